@@ -1,0 +1,317 @@
+"""The one compatibility layer: what cuda.core, cuda.bindings and CuPy offer in this environment.
+
+Every benchmark module imports this module and nothing version-specific of its own. It absorbs the API
+changes of cuda.core from 0.1 (Nov 2024) to today and of cuda.bindings from the ``cuda.cuda`` days on,
+so the suite imports and runs at any commit that asv checks out.
+
+Rules kept here:
+
+* Importing this module does no CUDA work (no ``cuInit``, no ``Device()``): asv imports every benchmark
+  module to discover the suite, on machines with and without a GPU.
+* Anything that is missing becomes ``None`` or an :class:`Unavailable` with a reason, never a NameError.
+  ``Unavailable`` subclasses ``NotImplementedError``, which asv records as a skip.
+* GPU state (the device, the primary context, compiled modules) is created on first use and cached for
+  the life of the benchmark process.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import os
+import re
+import warnings
+
+
+class Unavailable(NotImplementedError):
+    """What a benchmark needs is absent here: asv records the benchmark as skipped, with this reason."""
+
+
+def _import(name):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # cuda.core.experimental in 0.5-0.x
+            return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _dist_version(*names):
+    for name in names:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _version_tuple(text):
+    """'0.5.1' -> (0, 5, 1); '1.2.0.dev3+g1234' -> (1, 2, 0); None -> ()"""
+    if not text:
+        return ()
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+# --- cuda.core ------------------------------------------------------------------------------------
+# 0.1-0.4: everything lives in cuda.core.experimental; 0.5: moved to cuda.core (experimental kept as a
+# deprecated alias); 1.0: experimental removed.
+def _find_core():
+    top = _import("cuda.core")
+    if top is not None and hasattr(top, "Device"):
+        return top, _import("cuda.core.utils")
+    old = _import("cuda.core.experimental")
+    if old is not None and hasattr(old, "Device"):
+        return old, _import("cuda.core.experimental.utils")
+    return None, None
+
+
+core, core_utils = _find_core()
+CORE_VERSION = _dist_version("cuda-core") if core is not None else None
+core_version = _version_tuple(CORE_VERSION)
+
+# --- cuda.bindings ----------------------------------------------------------------------------------
+# cuda-python <= 12.6.0 shipped the same modules as cuda.cuda / cuda.cudart / cuda.nvrtc.
+driver = _import("cuda.bindings.driver") or _import("cuda.cuda")
+runtime = _import("cuda.bindings.runtime") or _import("cuda.cudart")
+nvrtc = _import("cuda.bindings.nvrtc") or _import("cuda.nvrtc")
+BINDINGS_VERSION = _dist_version("cuda-bindings", "cuda-python") if driver is not None else None
+
+# --- CuPy -------------------------------------------------------------------------------------------
+cupy = _import("cupy")
+CUPY_VERSION = getattr(cupy, "__version__", None)
+numpy = _import("numpy")
+
+LIBRARIES = {"core": core, "bindings": driver, "cupy": cupy}
+_NAMES = {"core": "cuda.core", "bindings": "cuda.bindings", "cupy": "CuPy"}
+_VERSIONS = {"core": CORE_VERSION, "bindings": BINDINGS_VERSION, "cupy": CUPY_VERSION}
+
+
+def describe(api):
+    """'cuda.core 0.3.2', 'CuPy 14.2.0', ..."""
+    return f"{_NAMES[api]} {_VERSIONS[api] or '(not installed)'}"
+
+
+# Roots that a requirement string may start with, e.g. "core.Device.create_event", "driver.cuInit",
+# "utils.StridedMemoryView.from_dlpack", "cupy.cuda.Event".
+_ROOTS = {
+    "core": ("core", lambda: core),
+    "utils": ("core", lambda: core_utils),
+    "system": ("core", lambda: getattr(core, "system", None)),
+    "driver": ("bindings", lambda: driver),
+    "runtime": ("bindings", lambda: runtime),
+    "nvrtc": ("bindings", lambda: nvrtc),
+    "cupy": ("cupy", lambda: cupy),
+    "numpy": ("cupy", lambda: numpy),
+}
+
+
+def resolve(requirement):
+    """Return the object named by ``requirement`` ('core.Device.arch') or raise Unavailable."""
+    root, *path = requirement.split(".")
+    api, get_root = _ROOTS[root]
+    obj = get_root()
+    if obj is None:
+        missing = "numpy" if root == "numpy" else _NAMES[api]
+        raise Unavailable(f"{requirement}: {missing} is not importable here")
+    for depth, name in enumerate(path):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            raise Unavailable(
+                f"{requirement}: {describe(api)} has no {'.'.join([root, *path[: depth + 1]])}"
+            ) from None
+    return obj
+
+
+def resolve_all(requirements):
+    for requirement in requirements:
+        resolve(requirement)
+
+
+# --- the GPU ----------------------------------------------------------------------------------------
+_gpu_problem = []
+
+
+def require_gpu():
+    """Initialise the CUDA driver once per process; raise Unavailable when there is no usable GPU."""
+    if _gpu_problem:
+        if _gpu_problem[0]:
+            raise Unavailable(_gpu_problem[0])
+        return
+    problem = ""
+    if driver is None:
+        problem = "no GPU check possible: cuda.bindings is not importable"
+    else:
+        try:
+            (err,) = driver.cuInit(0)
+        except Exception as exc:  # cuda-pathfinder raises DynamicLibNotFoundError without libcuda
+            problem = f"no CUDA driver here ({type(exc).__name__}: {exc})"
+        else:
+            if int(err) != 0:
+                problem = f"no usable GPU here (cuInit returned {err!r})"
+            else:
+                err, count = driver.cuDeviceGetCount()
+                if int(err) != 0 or count < 1:
+                    problem = "no GPU here (cuDeviceGetCount found none)"
+    _gpu_problem.append(problem)
+    if problem:
+        raise Unavailable(problem)
+
+
+def has_gpu():
+    try:
+        require_gpu()
+    except Unavailable:
+        return False
+    return True
+
+
+def check(result):
+    """Unpack a cuda.bindings result tuple in setup code; raise on any error code."""
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if int(err) != 0:
+        raise RuntimeError(f"CUDA call failed: {err!r}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+@functools.cache
+def primary_context():
+    """Device 0's primary context, retained and made current (the context cuda.core and CuPy use too)."""
+    require_gpu()
+    dev = check(driver.cuDeviceGet(0))
+    ctx = check(driver.cuDevicePrimaryCtxRetain(dev))
+    check(driver.cuCtxSetCurrent(ctx))
+    return dev, ctx
+
+
+@functools.cache
+def compute_capability():
+    dev, _ = primary_context()
+    attr = driver.CUdevice_attribute
+    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
+    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+    return major, minor
+
+
+def require_compute_capability(major, minor, feature):
+    have = compute_capability()
+    if have < (major, minor):
+        raise Unavailable(f"{feature} needs compute capability {major}.{minor}; this GPU has {have[0]}.{have[1]}")
+
+
+def arch():
+    """The compile target: this GPU's, or CUDA_BENCH_ARCH (default sm_90) where there is no GPU."""
+    if not has_gpu():
+        return os.environ.get("CUDA_BENCH_ARCH", "sm_90")
+    major, minor = compute_capability()
+    return f"sm_{major}{minor}"
+
+
+# --- cuda.core, absorbed -----------------------------------------------------------------------------
+@functools.cache
+def core_device():
+    """cuda.core's Device(0), made current."""
+    require_gpu()
+    dev = core.Device(0)
+    dev.set_current()
+    return dev
+
+
+def core_stream(dev):
+    return dev.create_stream()
+
+
+def core_event(dev, stream=None):
+    """An event with timing disabled. 0.1.x has no Device.create_event: record one on a stream."""
+    if hasattr(dev, "create_event"):
+        return dev.create_event(core.EventOptions(enable_timing=False))
+    return (stream or dev.default_stream).record(options=core.EventOptions(enable_timing=False))
+
+
+def core_allocate(dev, size, stream):
+    """Allocate from the device's memory resource on ``stream`` (keyword-only from 1.0, accepted before)."""
+    return dev.memory_resource.allocate(size, stream=stream)
+
+
+def core_launch_config(grid, block, stream=None):
+    """0.1.x carries the stream in LaunchConfig; later versions take it as launch()'s first argument."""
+    if core_version and core_version < (0, 2):
+        return core.LaunchConfig(grid=grid, block=block, stream=stream)
+    return core.LaunchConfig(grid=grid, block=block)
+
+
+def core_launch_call(stream, config, kernel, args):
+    """(launch, arguments) in the order this version wants, so the timed body is one native call."""
+    if core_version and core_version < (0, 2):
+        return core.launch, (kernel, config, *args)
+    return core.launch, (stream, config, kernel, *args)
+
+
+def core_program(source, target_arch):
+    """Program(source) with options for ``target_arch``; returns (program, compile_kwargs)."""
+    if core_version and core_version < (0, 2):
+        # 0.1.x: Program(code, code_type); options are nvrtc flags passed to compile()
+        return core.Program(source, "c++"), {"options": (f"-arch={target_arch}",)}
+    options = core.ProgramOptions(arch=target_arch)
+    return core.Program(source, "c++", options=options), {}
+
+
+def core_compile(source, target, target_arch):
+    program, kwargs = core_program(source, target_arch)
+    return program.compile(target, **kwargs)
+
+
+def core_memory_view_call(array, stream_ptr):
+    """StridedMemoryView.from_dlpack where it exists (0.5+); the constructor before it."""
+    view = core_utils.StridedMemoryView
+    if hasattr(view, "from_dlpack"):
+        return view.from_dlpack, (array, stream_ptr)
+    return view, (array, stream_ptr)
+
+
+def object_code_from_cubin(cubin):
+    factory = getattr(core.ObjectCode, "from_cubin", None)
+    if factory is not None:
+        return factory(cubin)
+    return core.ObjectCode(cubin, "cubin")  # 0.1.x-0.2.x constructor
+
+
+# --- CuPy ---------------------------------------------------------------------------------------------
+@functools.cache
+def cupy_device():
+    """CuPy's Device(0), made current (same primary context as the others)."""
+    primary_context()
+    dev = cupy.cuda.Device(0)
+    dev.use()
+    return dev
+
+
+# --- cuda.bindings, absorbed ---------------------------------------------------------------------------
+def nvrtc_compile(source, target, target_arch, name=b"bench.cu"):
+    """Compile with NVRTC through cuda.bindings; returns the PTX or cubin bytes."""
+    program = check(nvrtc.nvrtcCreateProgram(source.encode(), name, 0, [], []))
+    try:
+        opts = [f"--gpu-architecture={target_arch}".encode()]
+        err, = nvrtc.nvrtcCompileProgram(program, len(opts), opts)
+        if int(err) != 0:
+            size = check(nvrtc.nvrtcGetProgramLogSize(program))
+            log = b" " * size
+            check(nvrtc.nvrtcGetProgramLog(program, log))
+            raise RuntimeError(f"NVRTC failed: {log.decode(errors='replace')}")
+        get_size, get = (
+            (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
+            if target == "ptx"
+            else (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
+        )
+        out = b" " * check(get_size(program))
+        check(get(program, out))
+        return out
+    finally:
+        check(nvrtc.nvrtcDestroyProgram(program))
+
+
+def module_get_function(module, name):
+    return check(driver.cuModuleGetFunction(module, name.encode()))

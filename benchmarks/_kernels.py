@@ -1,0 +1,78 @@
+"""The CUDA C++ source every library compiles for the launch and module benchmarks, and its loaded forms.
+
+Each library compiles the same source with its own compiler path (cuda.core Program, NVRTC through
+cuda.bindings, CuPy RawModule) once per benchmark process, on first use; nothing happens at import.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import _compat as compat
+
+#: argument lists the launch benchmarks use: ("none", 0) or (kind, count)
+ARG_CASES = ["none", "2 ptr", "16 ptr", "256 ptr", "512 ptr", "16 int", "512 int"]
+
+
+def parse_case(case):
+    """'16 ptr' -> ('ptr', 16); 'none' -> ('ptr', 0)"""
+    if case == "none":
+        return "ptr", 0
+    count, kind = case.split()
+    return kind, int(count)
+
+
+def kernel_name(kind, count):
+    return "empty" if count == 0 else f"empty_{count}_{kind}"
+
+
+def _kernel(kind, count):
+    ctype = {"ptr": "int*", "int": "int"}[kind]
+    params = ", ".join(f"{ctype} a{i}" for i in range(count))
+    return f'extern "C" __global__ void {kernel_name(kind, count)}({params}) {{}}\n'
+
+
+SOURCE = "".join(_kernel(*parse_case(case)) for case in ARG_CASES)
+KERNEL_NAMES = [kernel_name(*parse_case(case)) for case in ARG_CASES]
+
+
+@functools.cache
+def cubin():
+    """SOURCE compiled for this GPU through cuda.bindings' NVRTC."""
+    return compat.nvrtc_compile(SOURCE, "cubin", compat.arch())
+
+
+@functools.cache
+def core_object_code():
+    compat.core_device()
+    return compat.core_compile(SOURCE, "cubin", compat.arch())
+
+
+@functools.cache
+def core_kernels():
+    code = core_object_code()
+    return {name: code.get_kernel(name) for name in KERNEL_NAMES}
+
+
+@functools.cache
+def bindings_module():
+    compat.primary_context()
+    return compat.check(compat.driver.cuModuleLoadData(cubin()))
+
+
+@functools.cache
+def bindings_kernels():
+    module = bindings_module()
+    return {name: compat.module_get_function(module, name) for name in KERNEL_NAMES}
+
+
+@functools.cache
+def cupy_module():
+    compat.cupy_device()
+    return compat.cupy.RawModule(code=SOURCE)
+
+
+@functools.cache
+def cupy_kernels():
+    module = cupy_module()
+    return {name: module.get_function(name) for name in KERNEL_NAMES}

@@ -1,0 +1,86 @@
+"""One benchmark class per operation, one asv parameter per library.
+
+A subclass of :class:`Op` times one operation (``EventCreate``, ``Launch``, ...) in every library that has
+it. asv sees a parameter ``api`` (``core``, ``bindings``, ``cupy``), so the cuda.core, cuda.bindings and
+CuPy forms of one operation share one benchmark name and one graph::
+
+    bench_event.EventCreate.time_event_create('core')
+    bench_event.EventCreate.time_event_create('bindings')
+    bench_event.EventCreate.time_event_create('cupy')
+
+A subclass declares, per api, the names it needs (``needs``) and one builder method of the same name
+(``core``, ``bindings``, ``cupy``) that returns ``(callable, args)``. The timed body is then a single
+``fn(*args)`` call of the library's own function, bound before timing starts. Names that this version of
+the library lacks, a missing GPU, or a GPU too old for the operation skip the benchmark with the reason
+(asv prints it with ``--show-stderr``; ``scripts/apis.py`` tabulates it).
+
+Operations that queue GPU work (launches, event records, async allocations) set ``queued = True``: each
+asv sample is then a fixed ``number`` of calls and the queue is drained between samples (in teardown),
+so the launch queue never fills and the numbers stay host latency, not GPU drain time.
+"""
+
+from __future__ import annotations
+
+from . import _compat as compat
+from ._compat import Unavailable
+
+APIS = ("core", "bindings", "cupy")
+
+
+class Op:
+    #: per api: the names this form needs, e.g. {"core": ("core.Device.create_event",)}
+    needs: dict = {}
+    #: extra asv parameters, e.g. {"args": ["none", "16 ptr"]}
+    cases: dict = {}
+    #: apis whose form runs without a GPU (compilation, enum construction, ...)
+    gpu_free: tuple = ()
+    #: this operation enqueues GPU work: fixed batch per sample, queue drained between samples
+    queued = False
+    #: the timed call synchronises with the GPU (stated in the dashboard via the docstring)
+    synchronizes = False
+
+    timeout = 120
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        apis = [api for api in APIS if api in cls.needs]
+        cls.params = [apis, *cls.cases.values()]
+        cls.param_names = ["api", *cls.cases]
+        if cls.queued:
+            # 0.2.5-style asv: setup/teardown run between samples, not inside one; warm-up is done in
+            # setup (below) so asv's own warm-up, which would not drain, is switched off.
+            cls.number = 100
+            cls.warmup_time = 0
+            cls.repeat = (10, 40, 20.0)
+
+    # asv hooks -------------------------------------------------------------------------------------
+    def setup(self, api, *case):
+        self._cleanups = []
+        self.drain = None
+        compat.resolve_all(self.needs[api])
+        if api not in self.gpu_free:
+            compat.require_gpu()
+        self.fn, self.args = getattr(self, api)(*case)
+        if self.queued and self.drain is None:
+            raise RuntimeError(f"{type(self).__name__}.{api} queues GPU work but set no drain")
+        try:
+            for _ in range(10 if self.queued else 1):  # warm-up; asv's own warm-up is off for queued ops
+                self.fn(*self.args)
+        except Exception as exc:
+            if api in self.gpu_free and not compat.has_gpu():
+                raise Unavailable(f"{compat.describe(api)} needs a CUDA driver for this ({exc!r})") from exc
+            raise
+        if self.drain is not None:
+            self.drain()
+
+    def teardown(self, api, *case):
+        if self.drain is not None:
+            self.drain()
+        while self._cleanups:
+            fn, args = self._cleanups.pop()
+            fn(*args)
+
+    # for builders ----------------------------------------------------------------------------------
+    def defer(self, fn, *args):
+        """Run ``fn(*args)`` in teardown (reverse order): what setup creates, teardown frees."""
+        self._cleanups.append((fn, args))

@@ -1,0 +1,158 @@
+"""Device queries: current device, compute capability, attributes, set-current (seeds #439 #459 #460 #739 #781)."""
+
+from operator import attrgetter
+
+from . import _compat as compat
+from ._op import Op
+
+
+class CurrentDevice(Op):
+    """The current device as an object: ``Device()``, ``cuCtxGetDevice()``, ``cupy.cuda.Device()``."""
+
+    needs = {
+        "core": ("core.Device",),
+        "bindings": ("driver.cuCtxGetDevice",),
+        "cupy": ("cupy.cuda.Device",),
+    }
+
+    def core(self):
+        compat.core_device()
+        return compat.core.Device, ()
+
+    def bindings(self):
+        compat.primary_context()
+        return compat.driver.cuCtxGetDevice, ()
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.Device, ()
+
+    def time_current_device(self, api):
+        self.fn(*self.args)
+
+
+class RuntimeGetDevice(Op):
+    """The current device ordinal through the runtime API: ``cudaGetDevice()``, ``cupy.cuda.runtime.getDevice()``."""
+
+    needs = {"bindings": ("runtime.cudaGetDevice",), "cupy": ("cupy.cuda.runtime.getDevice",)}
+
+    def bindings(self):
+        compat.primary_context()
+        return compat.runtime.cudaGetDevice, ()
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.runtime.getDevice, ()
+
+    def time_runtime_get_device(self, api):
+        self.fn(*self.args)
+
+
+class ComputeCapability(Op):
+    """Read the compute capability of a device object; bindings: the two ``cuDeviceGetAttribute`` calls."""
+
+    needs = {
+        "core": ("core.Device.compute_capability",),
+        "bindings": ("driver.cuDeviceGetAttribute",),
+        "cupy": ("cupy.cuda.Device.compute_capability",),
+    }
+
+    def core(self):
+        return attrgetter("compute_capability"), (compat.core_device(),)
+
+    def bindings(self):
+        dev, _ = compat.primary_context()
+        attr = compat.driver.CUdevice_attribute
+
+        def compute_capability(
+            get=compat.driver.cuDeviceGetAttribute,
+            major=attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            minor=attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+            dev=dev,
+        ):
+            return get(major, dev)[1], get(minor, dev)[1]
+
+        return compute_capability, ()
+
+    def cupy(self):
+        return attrgetter("compute_capability"), (compat.cupy_device(),)
+
+    def time_compute_capability(self, api):
+        self.fn(*self.args)
+
+
+class DeviceArch(Op):
+    """``Device.arch`` (cuda.core 0.4+), the string form of the compute capability."""
+
+    needs = {"core": ("core.Device.arch",)}
+
+    def core(self):
+        return attrgetter("arch"), (compat.core_device(),)
+
+    def time_device_arch(self, api):
+        self.fn(*self.args)
+
+
+class DeviceAttribute(Op):
+    """Read one device attribute (multiprocessor count), as each library exposes it."""
+
+    needs = {
+        "core": ("core.Device.properties",),
+        "bindings": ("driver.cuDeviceGetAttribute",),
+        "cupy": ("cupy.cuda.runtime.deviceGetAttribute",),
+    }
+
+    def core(self):
+        return attrgetter("properties.multiprocessor_count"), (compat.core_device(),)
+
+    def bindings(self):
+        dev, _ = compat.primary_context()
+        attr = compat.driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        return compat.driver.cuDeviceGetAttribute, (attr, dev)
+
+    def cupy(self):
+        compat.cupy_device()
+        runtime = compat.cupy.cuda.runtime
+        return runtime.deviceGetAttribute, (runtime.cudaDevAttrMultiProcessorCount, 0)
+
+    def time_device_attribute(self, api):
+        self.fn(*self.args)
+
+
+class SetCurrent(Op):
+    """Make device 0 current: ``Device.set_current()``, ``cuCtxSetCurrent(primary)``, ``cupy.cuda.Device(0).use()``."""
+
+    needs = {
+        "core": ("core.Device.set_current",),
+        "bindings": ("driver.cuCtxSetCurrent",),
+        "cupy": ("cupy.cuda.Device.use",),
+    }
+
+    def core(self):
+        return compat.core_device().set_current, ()
+
+    def bindings(self):
+        _, ctx = compat.primary_context()
+        return compat.driver.cuCtxSetCurrent, (ctx,)
+
+    def cupy(self):
+        return compat.cupy_device().use, ()
+
+    def time_set_current(self, api):
+        self.fn(*self.args)
+
+
+class CurrentContext(Op):
+    """The current context: ``Device.context``, ``cuCtxGetCurrent()``."""
+
+    needs = {"core": ("core.Device.context",), "bindings": ("driver.cuCtxGetCurrent",)}
+
+    def core(self):
+        return attrgetter("context"), (compat.core_device(),)
+
+    def bindings(self):
+        compat.primary_context()
+        return compat.driver.cuCtxGetCurrent, ()
+
+    def time_current_context(self, api):
+        self.fn(*self.args)

@@ -1,0 +1,63 @@
+"""Enums and version queries of cuda.bindings (seeds #439 #546 #982 #1581 #512)."""
+
+from . import _compat as compat
+from ._op import Op
+
+
+class ResultFromValue(Op):
+    """Construct an error-code enum from its value: ``CUresult(0)`` (282 ns in #439, the fast-enum work)."""
+
+    gpu_free = ("bindings",)
+    needs = {"bindings": ("driver.CUresult",)}
+
+    def bindings(self):
+        return compat.driver.CUresult, (0,)
+
+    def time_result_from_value(self, api):
+        self.fn(*self.args)
+
+
+class ResultMember(Op):
+    """Read an enum member by name: ``CUresult.CUDA_SUCCESS`` (through ``getattr``)."""
+
+    gpu_free = ("bindings",)
+    needs = {"bindings": ("driver.CUresult.CUDA_SUCCESS",)}
+
+    def bindings(self):
+        return getattr, (compat.driver.CUresult, "CUDA_SUCCESS")
+
+    def time_result_member(self, api):
+        self.fn(*self.args)
+
+
+class DriverVersion(Op):
+    """The CUDA driver's version: ``cuDriverGetVersion()``, ``cupy.cuda.runtime.driverGetVersion()``."""
+
+    needs = {"bindings": ("driver.cuDriverGetVersion",), "cupy": ("cupy.cuda.runtime.driverGetVersion",)}
+
+    def bindings(self):
+        return compat.driver.cuDriverGetVersion, ()
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.runtime.driverGetVersion, ()
+
+    def time_driver_version(self, api):
+        self.fn(*self.args)
+
+
+class RuntimeVersion(Op):
+    """The CUDA runtime's version: ``cudaRuntimeGetVersion()``, ``cupy.cuda.runtime.runtimeGetVersion()``."""
+
+    gpu_free = ("bindings",)
+    needs = {"bindings": ("runtime.cudaRuntimeGetVersion",), "cupy": ("cupy.cuda.runtime.runtimeGetVersion",)}
+
+    def bindings(self):
+        return compat.runtime.cudaRuntimeGetVersion, ()
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.runtime.runtimeGetVersion, ()
+
+    def time_runtime_version(self, api):
+        self.fn(*self.args)

@@ -1,0 +1,17 @@
+"""The harness floor: what asv's timing loop costs around a call that does nothing.
+
+Every operation's timed body is ``self.fn(*self.args)`` inside asv's parameterised loop. This benchmark has
+the same shape with ``fn = int`` (a C builtin returning the cached 0), so ``measured - floor`` is the cost of
+the call itself. Each run records its own floor.
+"""
+
+
+class Floor:
+    params = [["noop"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        self.fn, self.args = int, ()
+
+    def time_noop(self, api):
+        self.fn(*self.args)

@@ -1,0 +1,110 @@
+"""Kernel launches and launch configuration (seeds #1221 #1390; cuda-python's launch_* benchmarks).
+
+The kernels are empty; the argument lists are device pointers (``ptr``) or 32-bit ints (``int``).
+Each sample is a fixed batch of launches on one stream and the stream is drained between samples, so
+the launch queue never fills: the numbers are host-side launch latency.
+"""
+
+import ctypes
+import functools
+
+from . import _compat as compat
+from . import _kernels as kernels
+from ._op import Op
+from .bench_stream import new_bindings_stream
+
+
+class LaunchConfigCreate(Op):
+    """Construct ``LaunchConfig(grid=(1024,), block=(256,))`` (#1221)."""
+
+    needs = {"core": ("core.LaunchConfig",)}
+    gpu_free = ("core",)
+
+    def core(self):
+        return functools.partial(compat.core.LaunchConfig, grid=(1024,), block=(256,)), ()
+
+    def time_launch_config_create(self, api):
+        self.fn(*self.args)
+
+
+class Launch(Op):
+    """Launch an empty 1x1 kernel: ``launch()``, ``cuLaunchKernel`` (arguments as Python values), ``RawKernel``."""
+
+    queued = True
+    cases = {"args": kernels.ARG_CASES}
+    needs = {
+        "core": ("core.launch", "core.LaunchConfig", "core.Program"),
+        "bindings": ("driver.cuLaunchKernel", "nvrtc.nvrtcCreateProgram"),
+        "cupy": ("cupy.RawModule",),
+    }
+
+    def core(self, case):
+        kind, count = kernels.parse_case(case)
+        dev = compat.core_device()
+        kernel = kernels.core_kernels()[kernels.kernel_name(kind, count)]
+        stream = dev.create_stream()
+        self.defer(stream.close)
+        if kind == "ptr":
+            buffer = compat.core_allocate(dev, 4, stream)
+            self.defer(buffer.close, stream)
+            values = (buffer,) * count
+        else:
+            values = (compat.numpy.int32(1),) * count
+        self.drain = stream.sync
+        config = compat.core_launch_config(1, 1, stream)
+        return compat.core_launch_call(stream, config, kernel, values)
+
+    def bindings(self, case):
+        kind, count = kernels.parse_case(case)
+        function = kernels.bindings_kernels()[kernels.kernel_name(kind, count)]
+        stream = new_bindings_stream(self)
+        if count == 0:
+            params = 0
+        elif kind == "ptr":
+            ptr = compat.check(compat.driver.cuMemAlloc(4))
+            self.defer(compat.driver.cuMemFree, ptr)
+            params = ((int(ptr),) * count, (None,) * count)
+        else:
+            params = ((1,) * count, (ctypes.c_int,) * count)
+        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
+        return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, params, 0)
+
+    def cupy(self, case):
+        kind, count = kernels.parse_case(case)
+        compat.cupy_device()
+        kernel = kernels.cupy_kernels()[kernels.kernel_name(kind, count)]
+        stream = compat.cupy.cuda.Stream(non_blocking=True)
+        stream.use()
+        self.defer(compat.cupy.cuda.Stream.null.use)
+        if kind == "ptr":
+            self.array = compat.cupy.empty(1, compat.cupy.int32)
+            values = (self.array,) * count
+        else:
+            values = (compat.numpy.int32(1),) * count
+        self.drain = stream.synchronize
+        return kernel, ((1,), (1,), values)
+
+    def time_launch(self, api, args):
+        self.fn(*self.args)
+
+
+class LaunchPrepacked(Op):
+    """``cuLaunchKernel`` with the arguments already packed into a ``void**`` array (no Python conversion)."""
+
+    queued = True
+    cases = {"args": ["16 ptr", "512 ptr"]}
+    needs = {"bindings": ("driver.cuLaunchKernel", "nvrtc.nvrtcCreateProgram")}
+
+    def bindings(self, case):
+        kind, count = kernels.parse_case(case)
+        function = kernels.bindings_kernels()[kernels.kernel_name(kind, count)]
+        stream = new_bindings_stream(self)
+        ptr = compat.check(compat.driver.cuMemAlloc(4))
+        self.defer(compat.driver.cuMemFree, ptr)
+        self._values = [ctypes.c_void_p(int(ptr)) for _ in range(count)]
+        self._packed = (ctypes.c_void_p * count)(*(ctypes.addressof(v) for v in self._values))
+        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
+        return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, self._packed, 0)
+
+    def time_launch_prepacked(self, api, args):
+        self.fn(*self.args)

@@ -1,0 +1,170 @@
+"""Memory: small async allocations, with and without a device sync, memory resources, pointer attributes
+(seeds #756 #876 #1274).
+
+CuPy allocates from its own caching pool, not the driver's stream-ordered pool: its numbers are a pool hit.
+cuda.core and the runtime calls allocate from the driver's default memory pool, whose release threshold
+decides whether a sync hands memory back to the driver (the 646 us of #756).
+"""
+
+from . import _compat as compat
+from ._op import Op
+from .bench_stream import new_bindings_stream
+
+SIZE = 10  # bytes, as in the seeds
+
+
+def _core_stream(op):
+    stream = compat.core_device().create_stream()
+    op.defer(stream.close)
+    return stream
+
+
+class AllocFree(Op):
+    """Allocate and free 10 bytes on a stream, without synchronising (stream drained between samples)."""
+
+    queued = True
+    needs = {
+        "core": ("core.Device.memory_resource", "core.Buffer.close"),
+        "bindings": ("runtime.cudaMallocAsync", "runtime.cudaFreeAsync"),
+        "cupy": ("cupy.empty",),
+    }
+
+    def core(self):
+        dev = compat.core_device()
+        stream = _core_stream(self)
+        self.drain = stream.sync
+
+        def alloc_free(allocate=compat.core_allocate, dev=dev, size=SIZE, stream=stream):
+            allocate(dev, size, stream).close(stream)
+
+        return alloc_free, ()
+
+    def bindings(self):
+        stream = new_bindings_stream(self)
+        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
+
+        def alloc_free(
+            malloc=compat.runtime.cudaMallocAsync, free=compat.runtime.cudaFreeAsync, size=SIZE, stream=stream
+        ):
+            free(malloc(size, stream)[1], stream)
+
+        return alloc_free, ()
+
+    def cupy(self):
+        compat.cupy_device()
+        stream = compat.cupy.cuda.Stream(non_blocking=True)
+        stream.use()
+        self.defer(compat.cupy.cuda.Stream.null.use)
+        self.drain = stream.synchronize
+        return compat.cupy.empty, (SIZE, compat.cupy.uint8)
+
+    def time_alloc_free(self, api):
+        self.fn(*self.args)
+
+
+class AllocFreeSync(Op):
+    """Allocate and free 10 bytes, then synchronise the device (the ``mr.allocate(10); Device().sync()`` of #756)."""
+
+    synchronizes = True
+    needs = {
+        "core": ("core.Device.memory_resource", "core.Device.sync", "core.Buffer.close"),
+        "bindings": ("runtime.cudaMallocAsync", "runtime.cudaFreeAsync", "runtime.cudaDeviceSynchronize"),
+        "cupy": ("cupy.empty", "cupy.cuda.runtime.deviceSynchronize"),
+    }
+
+    def core(self):
+        dev = compat.core_device()
+        stream = _core_stream(self)
+
+        def alloc_free_sync(allocate=compat.core_allocate, dev=dev, size=SIZE, stream=stream):
+            allocate(dev, size, stream).close(stream)
+            dev.sync()
+
+        return alloc_free_sync, ()
+
+    def bindings(self):
+        stream = new_bindings_stream(self)
+        rt = compat.runtime
+
+        def alloc_free_sync(
+            malloc=rt.cudaMallocAsync, free=rt.cudaFreeAsync, sync=rt.cudaDeviceSynchronize, size=SIZE, stream=stream
+        ):
+            free(malloc(size, stream)[1], stream)
+            sync()
+
+        return alloc_free_sync, ()
+
+    def cupy(self):
+        compat.cupy_device()
+
+        def alloc_free_sync(empty=compat.cupy.empty, uint8=compat.cupy.uint8, size=SIZE,
+                            sync=compat.cupy.cuda.runtime.deviceSynchronize):
+            empty(size, uint8)
+            sync()
+
+        return alloc_free_sync, ()
+
+    def time_alloc_free_sync(self, api):
+        self.fn(*self.args)
+
+
+class MemoryResourceCreate(Op):
+    """Construct ``DeviceMemoryResource(0)`` (#1274)."""
+
+    needs = {"core": ("core.DeviceMemoryResource",)}
+
+    def core(self):
+        compat.core_device()
+        return compat.core.DeviceMemoryResource, (0,)
+
+    def time_memory_resource_create(self, api):
+        self.fn(*self.args)
+
+
+class PointerGetAttribute(Op):
+    """Ask the driver for one attribute (memory type) of a device pointer."""
+
+    needs = {
+        "bindings": ("driver.cuPointerGetAttribute",),
+        "cupy": ("cupy.cuda.runtime.pointerGetAttributes",),
+    }
+
+    def bindings(self):
+        ptr = _bindings_alloc(self, 1 << 18)
+        attr = compat.driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        return compat.driver.cuPointerGetAttribute, (attr, ptr)
+
+    def cupy(self):
+        compat.cupy_device()
+        array = compat.cupy.empty(1 << 18, compat.cupy.uint8)
+        return compat.cupy.cuda.runtime.pointerGetAttributes, (array.data.ptr,)
+
+    def time_pointer_get_attribute(self, api):
+        self.fn(*self.args)
+
+
+class PointerGetAttributes(Op):
+    """Ask the driver for four attributes of a device pointer in one ``cuPointerGetAttributes`` call."""
+
+    needs = {"bindings": ("driver.cuPointerGetAttributes",)}
+
+    def bindings(self):
+        ptr = _bindings_alloc(self, 1 << 18)
+        attr = compat.driver.CUpointer_attribute
+        attrs = (
+            attr.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            attr.CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+            attr.CU_POINTER_ATTRIBUTE_HOST_POINTER,
+            attr.CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        )
+        return compat.driver.cuPointerGetAttributes, (len(attrs), attrs, ptr)
+
+    def time_pointer_get_attributes(self, api):
+        self.fn(*self.args)
+
+
+def _bindings_alloc(op, size):
+    compat.primary_context()
+    ptr = compat.check(compat.driver.cuMemAlloc(size))
+    op.defer(compat.driver.cuMemFree, ptr)
+    return ptr

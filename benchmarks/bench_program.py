@@ -1,0 +1,145 @@
+"""Compilation and modules: NVRTC compile to PTX/cubin, kernel lookup, module load, NVRTC with 100
+headers (seeds #940 #624; cuda-python's nvrtc_* and module_* benchmarks)."""
+
+from . import _compat as compat
+from . import _kernels as kernels
+from ._op import Op
+
+SOURCE = 'extern "C" __global__ void saxpy(float a, const float* x, float* y) { y[threadIdx.x] += a * x[threadIdx.x]; }'
+
+
+class Compile(Op):
+    """Compile one small kernel with NVRTC: ``Program(...).compile(target)`` or the nvrtc* sequence."""
+
+    cases = {"target": ["ptx", "cubin"]}
+    gpu_free = ("core", "bindings")
+    needs = {
+        "core": ("core.Program",),
+        "bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcCompileProgram"),
+    }
+    timeout = 300
+
+    def core(self, target):
+        return compat.core_compile, (SOURCE, target, compat.arch())
+
+    def bindings(self, target):
+        return compat.nvrtc_compile, (SOURCE, target, compat.arch())
+
+    def time_compile(self, api, target):
+        self.fn(*self.args)
+
+
+class GetKernel(Op):
+    """Look a kernel up by name in a loaded module: ``ObjectCode.get_kernel``, ``cuModuleGetFunction``,
+    ``RawModule.get_function``."""
+
+    needs = {
+        "core": ("core.ObjectCode.get_kernel", "core.Program"),
+        "bindings": ("driver.cuModuleGetFunction", "nvrtc.nvrtcCreateProgram"),
+        "cupy": ("cupy.RawModule.get_function",),
+    }
+
+    def core(self):
+        code = kernels.core_object_code()
+        return code.get_kernel, ("empty",)
+
+    def bindings(self):
+        return compat.driver.cuModuleGetFunction, (kernels.bindings_module(), b"empty")
+
+    def cupy(self):
+        compat.cupy_device()
+        return kernels.cupy_module().get_function, ("empty",)
+
+    def time_get_kernel(self, api):
+        self.fn(*self.args)
+
+
+class ModuleLoad(Op):
+    """Load a cubin, fetch one kernel, unload: ``ObjectCode.from_cubin(...).get_kernel`` (unloaded when
+    dropped), ``cuLibraryLoadData``/``cuLibraryGetKernel``/``cuLibraryUnload``."""
+
+    needs = {
+        "core": ("core.ObjectCode.get_kernel",),
+        "bindings": ("driver.cuLibraryLoadData", "driver.cuLibraryGetKernel", "driver.cuLibraryUnload"),
+    }
+
+    def core(self):
+        compat.core_device()
+
+        def load(from_cubin=compat.object_code_from_cubin, cubin=kernels.cubin()):
+            from_cubin(cubin).get_kernel("empty")
+
+        return load, ()
+
+    def bindings(self):
+        compat.primary_context()
+        driver = compat.driver
+
+        def load(
+            load=driver.cuLibraryLoadData,
+            get=driver.cuLibraryGetKernel,
+            unload=driver.cuLibraryUnload,
+            cubin=kernels.cubin(),
+        ):
+            library = load(cubin, None, None, 0, None, None, 0)[1]
+            get(library, b"empty")
+            unload(library)
+
+        return load, ()
+
+    def time_module_load(self, api):
+        self.fn(*self.args)
+
+
+class ModuleLoadLegacy(Op):
+    """The module API: ``cuModuleLoadData``, ``cuModuleGetFunction``, ``cuModuleUnload``."""
+
+    needs = {"bindings": ("driver.cuModuleLoadData", "driver.cuModuleUnload")}
+
+    def bindings(self):
+        compat.primary_context()
+        driver = compat.driver
+
+        def load(
+            load=driver.cuModuleLoadData,
+            get=driver.cuModuleGetFunction,
+            unload=driver.cuModuleUnload,
+            cubin=kernels.cubin(),
+        ):
+            module = load(cubin)[1]
+            get(module, b"empty")
+            unload(module)
+
+        return load, ()
+
+    def time_module_load_legacy(self, api):
+        self.fn(*self.args)
+
+
+class NvrtcCreateProgram100Headers(Op):
+    """``nvrtcCreateProgram`` with 100 (empty) headers, then destroy it (#940's stress test of argument
+    conversion; no compilation)."""
+
+    gpu_free = ("bindings",)
+    needs = {"bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcDestroyProgram")}
+
+    def bindings(self):
+        count = 100
+        names = [f"dummy{i}.h".encode() for i in range(count)]
+        sources = [b""] * count
+        code = ("".join(f"#include <dummy{i}.h>\n" for i in range(count)) + 'extern "C" __global__ void k() {}\n').encode()
+
+        def create_destroy(
+            create=compat.nvrtc.nvrtcCreateProgram,
+            destroy=compat.nvrtc.nvrtcDestroyProgram,
+            code=code,
+            count=count,
+            sources=sources,
+            names=names,
+        ):
+            destroy(create(code, b"test.cu", count, sources, names)[1])
+
+        return create_destroy, ()
+
+    def time_nvrtc_create_program_100_headers(self, api):
+        self.fn(*self.args)

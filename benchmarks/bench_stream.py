@@ -1,0 +1,75 @@
+"""Streams: create+destroy and synchronise an idle stream (seeds #658 #677 #709)."""
+
+from . import _compat as compat
+from ._op import Op
+
+
+class StreamCreate(Op):
+    """Create and destroy a non-blocking stream. CuPy destroys it when the object is dropped, inside the call."""
+
+    needs = {
+        "core": ("core.Device.create_stream", "core.Stream.close"),
+        "bindings": ("driver.cuStreamCreate", "driver.cuStreamDestroy"),
+        "cupy": ("cupy.cuda.Stream",),
+    }
+
+    def core(self):
+        def create_close(create=compat.core_device().create_stream):
+            create().close()
+
+        return create_close, ()
+
+    def bindings(self):
+        compat.primary_context()
+
+        def create_destroy(
+            create=compat.driver.cuStreamCreate,
+            destroy=compat.driver.cuStreamDestroy,
+            flags=compat.driver.CUstream_flags.CU_STREAM_NON_BLOCKING,
+        ):
+            destroy(create(flags)[1])
+
+        return create_destroy, ()
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.Stream, (False, True)  # null=False, non_blocking=True
+
+    def time_stream_create(self, api):
+        self.fn(*self.args)
+
+
+class StreamSync(Op):
+    """Synchronise an idle stream: the fixed cost of a ``sync()`` that has nothing to wait for."""
+
+    synchronizes = True
+    needs = {
+        "core": ("core.Stream.sync",),
+        "bindings": ("driver.cuStreamSynchronize",),
+        "cupy": ("cupy.cuda.Stream.synchronize",),
+    }
+
+    def core(self):
+        stream = compat.core_device().create_stream()
+        self.defer(stream.close)
+        return stream.sync, ()
+
+    def bindings(self):
+        stream = new_bindings_stream(self)
+        return compat.driver.cuStreamSynchronize, (stream,)
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.Stream(non_blocking=True).synchronize, ()
+
+    def time_stream_sync(self, api):
+        self.fn(*self.args)
+
+
+def new_bindings_stream(op):
+    """A non-blocking stream through cuda.bindings, destroyed in the op's teardown."""
+    compat.primary_context()
+    driver = compat.driver
+    stream = compat.check(driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING))
+    op.defer(driver.cuStreamDestroy, stream)
+    return stream

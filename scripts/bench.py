@@ -1,0 +1,169 @@
+"""Run the suite with asv and publish the dashboard: the project's main command.
+
+    scripts/bench run                      # newest commit of cuda-python main, then publish html/
+    scripts/bench run HEAD~20..HEAD        # any asv range (commits of cuda-python)
+    scripts/bench run --repo ~/cuda-python --bindings source HEAD^!
+    scripts/bench publish                  # html/ from results/
+    scripts/bench machine                  # record this machine (GPU, driver, CPU) for asv
+
+Options that change asv.conf.json for this run only (a derived config, ``.asv/asv.conf.local.json``):
+
+``--repo PATH``         a local clone or fork of cuda-python instead of GitHub
+``--bindings VERSION``  take this cuda-bindings wheel (``source``: build it from each commit)
+``--system-site DIR``   reuse CuPy and numpy from DIR (a GPU box with no network); drops them from
+                        the environment matrix
+``--machine NAME``      asv machine name (default: named after the GPU, e.g. ``nvidia-h200``)
+
+Everything after the options goes to ``asv run`` unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF = ROOT / "asv.conf.json"
+LOCAL_CONF = ROOT / ".asv" / "asv.conf.local.json"
+
+
+def fail(message):
+    print(f"bench: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_conf():
+    import json5  # asv's own config reader; the file has comments
+
+    return json5.loads(CONF.read_text())
+
+
+def derived_conf(args):
+    """asv.conf.json with this run's overrides, written next to it so relative paths still hold."""
+    conf = load_conf()
+    if args.repo:
+        repo = Path(args.repo).expanduser().resolve()
+        if not (repo / ".git").exists() and not (repo / "HEAD").exists():
+            fail(f"--repo {repo} is not a git repository")
+        conf["repo"] = str(repo)
+    matrix = conf.setdefault("matrix", {})
+    env = matrix.setdefault("env", {})
+    if args.bindings:
+        env["CUDA_BENCH_BINDINGS"] = [args.bindings]
+    if args.system_site:
+        site = Path(args.system_site).resolve()
+        if not site.is_dir():
+            fail(f"--system-site {site} is not a directory")
+        env["CUDA_BENCH_SYSTEM_SITE"] = [str(site)]
+        for name in ("numpy", "cupy-cuda13x", "cupy-cuda12x"):
+            matrix.get("req", {}).pop(name, None)
+    # relative paths in the derived file must mean the same as in asv.conf.json
+    for key in ("env_dir", "results_dir", "html_dir", "benchmark_dir"):
+        conf[key] = str((ROOT / conf[key]).resolve())
+    LOCAL_CONF.parent.mkdir(parents=True, exist_ok=True)
+    LOCAL_CONF.write_text(json.dumps(conf, indent=1))
+    return LOCAL_CONF
+
+
+def gpu_info():
+    """GPU fields for asv's machine file (it has none): from nvidia-smi, when there is one."""
+    if not shutil.which("nvidia-smi"):
+        return {}
+    query = "name,driver_version,compute_cap,memory.total,count"
+    try:
+        rows = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout.strip().splitlines()
+        header = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=60).stdout
+    except (subprocess.SubprocessError, OSError) as exc:
+        print(f"bench: nvidia-smi failed ({exc}); recording no GPU", file=sys.stderr)
+        return {}
+    if not rows:
+        return {}
+    name, driver, cc, memory, count = [field.strip() for field in rows[0].split(",")]
+    cuda = re.search(r"CUDA Version:\s*([\d.]+)", header)
+    return {
+        "gpu": name,
+        "gpu_count": count,
+        "gpu_cc": cc,
+        "gpu_memory": memory,
+        "driver": driver,
+        "cuda_driver": cuda.group(1) if cuda else "",
+    }
+
+
+def cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def default_machine_name(gpu):
+    if gpu:
+        return re.sub(r"[^a-z0-9]+", "-", gpu["gpu"].lower()).strip("-")
+    return f"cpu-{socket.gethostname()}"
+
+
+def record_machine(name=None):
+    """Write this machine into asv's machine file, GPU fields included; asv copies them into results."""
+    from asv.machine import Machine, MachineCollection
+
+    gpu = gpu_info()
+    name = name or default_machine_name(gpu)
+    info = Machine.get_defaults()
+    info.update(machine=name, cpu=cpu_model(), num_cpu=str(os.cpu_count()), **gpu)
+    MachineCollection.save(name, info)
+    print("bench: machine " + ", ".join(f"{k}={v}" for k, v in info.items()), file=sys.stderr)
+    return name
+
+
+def asv(*args, config=CONF):
+    cmd = [sys.executable, "-m", "asv", *args, "--config", str(config)]
+    print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.call(cmd, cwd=ROOT)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="asv run, then publish")
+    run.add_argument("--repo")
+    run.add_argument("--bindings")
+    run.add_argument("--system-site")
+    run.add_argument("--machine")
+    run.add_argument("--no-publish", action="store_true")
+    sub.add_parser("publish", help="asv publish into html/")
+    machine = sub.add_parser("machine", help="record this machine")
+    machine.add_argument("--machine")
+    args, rest = parser.parse_known_args(argv)
+
+    if args.command == "machine":
+        record_machine(args.machine)
+        return 0
+    if args.command == "publish":
+        return asv("publish")
+    config = derived_conf(args)
+    name = record_machine(args.machine)
+    # --show-stderr: skip reasons and build logs reach the console; failures are never silent
+    status = asv("run", "--machine", name, "--show-stderr", *rest, config=config)
+    if not args.no_publish:
+        published = asv("publish", config=config)
+        status = status or published
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

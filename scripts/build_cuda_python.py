@@ -1,0 +1,219 @@
+"""Build cuda-python's packages from a monorepo checkout, for asv's build_command / install_command.
+
+    python scripts/build_cuda_python.py build   SRC OUT   # wheels of SRC's packages into OUT
+    python scripts/build_cuda_python.py install OUT       # install OUT's wheels into this environment
+
+``build`` builds, in order, whichever of ``cuda_pathfinder/``, ``cuda_bindings/`` and ``cuda_core/`` the
+checkout has, each one against the ones before it (``--no-build-isolation``, so ``cuda_core`` compiles
+against the bindings of the same commit, not PyPI's newest). Wheels are cached by the git tree hash of the
+package's directory, so a commit that only touches ``cuda_core/`` rebuilds only ``cuda_core``.
+
+Environment:
+
+``CUDA_BENCH_BINDINGS``
+    ``source`` (default): build cuda_bindings from the checkout (needs CUDA headers matching the commit).
+    A version such as ``13.3.1``: install that cuda-bindings wheel (from the index, or from
+    ``PIP_FIND_LINKS`` offline) and build only cuda_pathfinder and cuda_core. Much faster.
+``CUDA_BENCH_SYSTEM_SITE``
+    a site-packages directory appended to the environment's path at install (offline GPU boxes that
+    have CuPy and numpy installed system-wide).
+``CUDA_HOME`` / ``CUDA_PATH``
+    CUDA headers; default ``/usr/local/cuda``.
+``CUDA_BENCH_CACHE``
+    wheel cache; default ``~/.cache/cuda-python-bench/wheels``.
+``CUDA_BENCH_JOBS``
+    parallel compile jobs; default: all cores.
+
+Every step is logged with its time to stderr and to ``OUT/build.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+PACKAGES = ("cuda_pathfinder", "cuda_bindings", "cuda_core")  # build order
+DISTRIBUTIONS = {"cuda_pathfinder": "cuda-pathfinder", "cuda_bindings": "cuda-bindings", "cuda_core": "cuda-core"}
+BUILD_REQUIREMENTS = ["setuptools>=77", "setuptools-scm>=8", "Cython>=3.0,<3.3", "wheel", "pyclibrary"]
+
+
+class BuildError(Exception):
+    pass
+
+
+def log(message):
+    print(f"[build_cuda_python] {message}", file=sys.stderr, flush=True)
+
+
+def run(cmd, cwd=None, env=None):
+    log("$ " + " ".join(map(str, cmd)))
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-40:])
+        raise BuildError(f"{' '.join(map(str, cmd[:4]))} ... failed ({proc.returncode}):\n{tail}")
+    return proc.stdout
+
+
+def git(src, *args):
+    return run(["git", *args], cwd=src).strip()
+
+
+def tree_hash(src, package):
+    return git(src, "rev-parse", f"HEAD:{package}")
+
+
+def cache_root():
+    return Path(os.environ.get("CUDA_BENCH_CACHE", Path.home() / ".cache" / "cuda-python-bench" / "wheels"))
+
+
+def python_tag():
+    return f"cp{sys.version_info[0]}{sys.version_info[1]}-{sysconfig.get_platform()}"
+
+
+def scm_version(src, package):
+    """setuptools-scm's version needs a tag; without one (a shallow clone) pretend one from the commit."""
+    tag_prefix = {"cuda_core": "cuda-core-v", "cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v"}[package]
+    try:
+        git(src, "describe", "--tags", "--match", f"{tag_prefix}*")
+        return None  # setuptools-scm will find it
+    except BuildError:
+        return "0.0.0.dev0+g" + git(src, "rev-parse", "--short=9", "HEAD")
+
+
+def build_env(src, package):
+    env = dict(os.environ)
+    jobs = os.environ.get("CUDA_BENCH_JOBS") or str(os.cpu_count() or 1)
+    env.setdefault("CUDA_HOME", env.get("CUDA_PATH", "/usr/local/cuda"))
+    env.setdefault("CUDA_PATH", env["CUDA_HOME"])
+    env["CUDA_PYTHON_PARALLEL_LEVEL"] = jobs
+    # setuptools' build_ext compiles serially unless told; cuda_bindings has dozens of extensions
+    cfg = Path(tempfile.mkdtemp()) / "setup.cfg"
+    cfg.write_text(f"[build_ext]\nparallel = {jobs}\n")
+    env["DIST_EXTRA_CONFIG"] = str(cfg)
+    if shutil.which("ccache"):
+        env.setdefault("CC", "ccache gcc")
+        env.setdefault("CXX", "ccache g++")
+    version = scm_version(src, package)
+    if version:
+        env[f"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_{DISTRIBUTIONS[package].upper().replace('-', '_')}"] = version
+    return env
+
+
+def pip(*args, env=None):
+    return run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args], env=env)
+
+
+def ensure_build_requirements():
+    pip("install", *BUILD_REQUIREMENTS)
+
+
+def build_one(src, package, out, bindings_spec, record):
+    key = f"{tree_hash(src, package)}-{python_tag()}"
+    if package == "cuda_core" and bindings_spec != "source":
+        key += f"-bindings{bindings_spec}"
+    cached = cache_root() / package / key
+    start = time.monotonic()
+    wheels = sorted(cached.glob("*.whl")) if cached.is_dir() else []
+    if wheels:
+        action = "reused"
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix=f"{package}-"))
+        pip("wheel", "--no-build-isolation", "--no-deps", "-w", str(tmp), str(src / package),
+            env=build_env(src, package))
+        wheels = sorted(tmp.glob("*.whl"))
+        if not wheels:
+            raise BuildError(f"{package}: pip wheel produced no wheel")
+        cached.mkdir(parents=True, exist_ok=True)
+        for wheel in wheels:
+            shutil.move(str(wheel), cached / wheel.name)
+        wheels = sorted(cached.glob("*.whl"))
+        action = "built"
+    for wheel in wheels:
+        shutil.copy2(wheel, out / wheel.name)
+    seconds = round(time.monotonic() - start, 1)
+    log(f"{package}: {action} in {seconds} s ({key})")
+    record["packages"][package] = {"action": action, "seconds": seconds, "key": key, "wheels": [w.name for w in wheels]}
+
+
+def build(src, out):
+    src, out = Path(src).resolve(), Path(out).resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    bindings_spec = os.environ.get("CUDA_BENCH_BINDINGS", "source")
+    record = {"commit": git(src, "rev-parse", "HEAD"), "bindings": bindings_spec, "packages": {}, "ok": False}
+    start = time.monotonic()
+    try:
+        present = [p for p in PACKAGES if (src / p).is_dir()]
+        if "cuda_core" not in present:
+            raise BuildError(f"{src} has no cuda_core/ (is it a cuda-python checkout?)")
+        ensure_build_requirements()
+        for package in present:
+            if package == "cuda_bindings" and bindings_spec != "source":
+                pip("install", f"cuda-bindings=={bindings_spec}")
+                record["packages"][package] = {"action": f"wheel cuda-bindings=={bindings_spec}"}
+                continue
+            build_one(src, package, out, bindings_spec, record)
+            if package != "cuda_core":  # the next package compiles against this one
+                install(out, only=package)
+        record["ok"] = True
+    except BuildError as exc:
+        record["error"] = str(exc)
+        raise
+    finally:
+        record["seconds"] = round(time.monotonic() - start, 1)
+        (out / "build.json").write_text(json.dumps(record, indent=1))
+
+
+def install(out, only=None):
+    out = Path(out)
+    wheels = sorted(out.glob("*.whl"))
+    if only:
+        prefix = DISTRIBUTIONS[only].replace("-", "_")
+        wheels = [w for w in wheels if w.name.startswith(prefix)]
+    if not wheels:
+        raise BuildError(f"no wheels in {out}: did the build step fail?")
+    pip("install", "--no-deps", "--force-reinstall", *map(str, wheels))
+    if not only:
+        link_system_site()
+
+
+def link_system_site():
+    """CUDA_BENCH_SYSTEM_SITE: let this environment import CuPy/numpy from another site-packages, after its own."""
+    site = os.environ.get("CUDA_BENCH_SYSTEM_SITE")
+    if site:
+        pth = Path(sysconfig.get_paths()["purelib"]) / "cuda_bench_system_site.pth"
+        pth.write_text(site + "\n")
+        log(f"{pth} -> {site}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build wheels of a checkout")
+    b.add_argument("src")
+    b.add_argument("out")
+    i = sub.add_parser("install", help="install built wheels")
+    i.add_argument("out")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            build(args.src, args.out)
+        else:
+            install(args.out)
+    except BuildError as exc:
+        log(f"FAILED: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
