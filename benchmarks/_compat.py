@@ -2,7 +2,8 @@
 
 Every benchmark module imports this module and nothing version-specific of its own. It absorbs the API
 changes of cuda.core from 0.1 (Nov 2024) to today and of cuda.bindings from the ``cuda.cuda`` days on,
-so the suite imports and runs at any commit that asv checks out.
+so the suite imports and runs at any commit that asv checks out. It detects features, never version
+numbers: a cuda-core built from a commit without release tags reports a made-up version.
 
 Rules kept here:
 
@@ -20,7 +21,6 @@ import functools
 import importlib
 import importlib.metadata
 import os
-import re
 import warnings
 
 
@@ -46,13 +46,6 @@ def _dist_version(*names):
     return None
 
 
-def _version_tuple(text):
-    """'0.5.1' -> (0, 5, 1); '1.2.0.dev3+g1234' -> (1, 2, 0); None -> ()"""
-    if not text:
-        return ()
-    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
-
-
 # --- cuda.core ------------------------------------------------------------------------------------
 # 0.1-0.4: everything lives in cuda.core.experimental; 0.5: moved to cuda.core (experimental kept as a
 # deprecated alias); 1.0: experimental removed.
@@ -68,7 +61,6 @@ def _find_core():
 
 core, core_utils = _find_core()
 CORE_VERSION = _dist_version("cuda-core") if core is not None else None
-core_version = _version_tuple(CORE_VERSION)
 
 # --- cuda.bindings ----------------------------------------------------------------------------------
 # cuda-python <= 12.6.0 shipped the same modules as cuda.cuda / cuda.cudart / cuda.nvrtc.
@@ -146,7 +138,7 @@ def require_gpu():
         try:
             (err,) = driver.cuInit(0)
         except Exception as exc:  # cuda-pathfinder raises DynamicLibNotFoundError without libcuda
-            problem = f"no CUDA driver here ({type(exc).__name__}: {exc})"
+            problem = f"no CUDA driver here ({type(exc).__name__})"
         else:
             if int(err) != 0:
                 problem = f"no usable GPU here (cuInit returned {err!r})"
@@ -224,11 +216,17 @@ def core_stream(dev):
     return dev.create_stream()
 
 
+def core_event_options():
+    """EventOptions with timing disabled: ``enable_timing`` became ``timing_enabled`` in 1.0."""
+    fields = getattr(core.EventOptions, "__dataclass_fields__", {})
+    return core.EventOptions(**{"timing_enabled" if "timing_enabled" in fields else "enable_timing": False})
+
+
 def core_event(dev, stream=None):
     """An event with timing disabled. 0.1.x has no Device.create_event: record one on a stream."""
     if hasattr(dev, "create_event"):
-        return dev.create_event(core.EventOptions(enable_timing=False))
-    return (stream or dev.default_stream).record(options=core.EventOptions(enable_timing=False))
+        return dev.create_event(core_event_options())
+    return (stream or dev.default_stream).record(options=core_event_options())
 
 
 def core_allocate(dev, size, stream):
@@ -236,24 +234,30 @@ def core_allocate(dev, size, stream):
     return dev.memory_resource.allocate(size, stream=stream)
 
 
+def _stream_in_launch_config():
+    """0.1.x carries the stream in LaunchConfig (a dataclass with a ``stream`` field) and launches with
+    ``launch(kernel, config, *args)``; 0.2+ takes ``launch(stream, config, kernel, *args)``."""
+    fields = getattr(core.LaunchConfig, "__dataclass_fields__", {})
+    return "stream" in fields
+
+
 def core_launch_config(grid, block, stream=None):
-    """0.1.x carries the stream in LaunchConfig; later versions take it as launch()'s first argument."""
-    if core_version and core_version < (0, 2):
+    if _stream_in_launch_config():
         return core.LaunchConfig(grid=grid, block=block, stream=stream)
     return core.LaunchConfig(grid=grid, block=block)
 
 
 def core_launch_call(stream, config, kernel, args):
     """(launch, arguments) in the order this version wants, so the timed body is one native call."""
-    if core_version and core_version < (0, 2):
+    if _stream_in_launch_config():
         return core.launch, (kernel, config, *args)
     return core.launch, (stream, config, kernel, *args)
 
 
 def core_program(source, target_arch):
     """Program(source) with options for ``target_arch``; returns (program, compile_kwargs)."""
-    if core_version and core_version < (0, 2):
-        # 0.1.x: Program(code, code_type); options are nvrtc flags passed to compile()
+    if not hasattr(core, "ProgramOptions"):
+        # 0.1.x: Program(code, code_type); options are NVRTC flags passed to compile()
         return core.Program(source, "c++"), {"options": (f"-arch={target_arch}",)}
     options = core.ProgramOptions(arch=target_arch)
     return core.Program(source, "c++", options=options), {}

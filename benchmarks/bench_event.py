@@ -11,7 +11,7 @@ class EventCreate(Op):
     """Create and destroy an event with timing disabled (CuPy's default enables timing; set off here)."""
 
     needs = {
-        "core": ("core.Device.create_event", "core.EventOptions", "core.Event.close"),
+        "core": ("core.Device.create_event", "core.EventOptions"),
         "bindings": ("driver.cuEventCreate", "driver.cuEventDestroy"),
         "cupy": ("cupy.cuda.Event",),
     }
@@ -19,7 +19,7 @@ class EventCreate(Op):
     def core(self):
         def create_close(
             create=compat.core_device().create_event,
-            options=compat.core.EventOptions(enable_timing=False),
+            options=compat.core_event_options(),
         ):
             create(options).close()
 

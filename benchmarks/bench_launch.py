@@ -33,7 +33,7 @@ class Launch(Op):
     queued = True
     cases = {"args": kernels.ARG_CASES}
     needs = {
-        "core": ("core.launch", "core.LaunchConfig", "core.Program"),
+        "core": ("core.launch", "core.LaunchConfig", "core.Program", "numpy.int32"),
         "bindings": ("driver.cuLaunchKernel", "nvrtc.nvrtcCreateProgram"),
         "cupy": ("cupy.RawModule",),
     }

@@ -24,7 +24,7 @@ class AllocFree(Op):
 
     queued = True
     needs = {
-        "core": ("core.Device.memory_resource", "core.Buffer.close"),
+        "core": ("core.Device.memory_resource",),
         "bindings": ("runtime.cudaMallocAsync", "runtime.cudaFreeAsync"),
         "cupy": ("cupy.empty",),
     }
@@ -67,7 +67,7 @@ class AllocFreeSync(Op):
 
     synchronizes = True
     needs = {
-        "core": ("core.Device.memory_resource", "core.Device.sync", "core.Buffer.close"),
+        "core": ("core.Device.memory_resource", "core.Device.sync"),
         "bindings": ("runtime.cudaMallocAsync", "runtime.cudaFreeAsync", "runtime.cudaDeviceSynchronize"),
         "cupy": ("cupy.empty", "cupy.cuda.runtime.deviceSynchronize"),
     }

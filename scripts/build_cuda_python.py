@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,21 +79,79 @@ def python_tag():
     return f"cp{sys.version_info[0]}{sys.version_info[1]}-{sysconfig.get_platform()}"
 
 
+def released_version(src, package):
+    """The newest version in the package's release notes (docs/source/release/X.Y.Z-notes.rst)."""
+    notes = Path(src) / package / "docs" / "source" / "release"
+    found = []
+    for path in notes.glob("*-notes.rst"):
+        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)-notes\.rst", path.name)
+        if m:
+            found.append(tuple(map(int, m.groups())))
+    return ".".join(map(str, max(found))) if found else "0.0.0"
+
+
 def scm_version(src, package):
-    """setuptools-scm's version needs a tag; without one (a shallow clone) pretend one from the commit."""
+    """setuptools-scm needs a release tag. Without one (a shallow clone, a fork without tags) pretend
+    ``<newest release in the notes>+g<sha>``: sane for version checks, and plainly a source build."""
     tag_prefix = {"cuda_core": "cuda-core-v", "cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v"}[package]
     try:
         git(src, "describe", "--tags", "--match", f"{tag_prefix}*")
         return None  # setuptools-scm will find it
     except BuildError:
-        return "0.0.0.dev0+g" + git(src, "rev-parse", "--short=9", "HEAD")
+        return f"{released_version(src, package)}+g" + git(src, "rev-parse", "--short=9", "HEAD")
 
 
-def build_env(src, package):
+def wanted_cuda(src, bindings_spec):
+    """The CUDA major.minor whose headers this build needs: the bindings wheel's, or the commit's
+    ci/versions.yml ``cuda.build.version`` when the bindings are built from source."""
+    if bindings_spec != "source":
+        return ".".join(bindings_spec.split(".")[:2])
+    versions = Path(src) / "ci" / "versions.yml"
+    if versions.is_file():
+        m = re.search(r"build:\s*\n\s*version:\s*\"?(\d+\.\d+)", versions.read_text())
+        if m:
+            return m.group(1)
+    return None
+
+
+def toolkit_version(root):
+    try:
+        return json.loads((Path(root) / "version.json").read_text())["cuda"]["version"]
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def cuda_home(src, bindings_spec):
+    """CUDA headers for this build: CUDA_HOME if set; else the local toolkit when it is the wanted
+    version and has NVRTC's header; else the pip cuda-toolkit wheels of that version, cached."""
+    if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH"):
+        return os.environ.get("CUDA_HOME") or os.environ["CUDA_PATH"]
+    local = Path("/usr/local/cuda")
+    want = wanted_cuda(src, bindings_spec)
+    have = toolkit_version(local)
+    if (local / "include" / "nvrtc.h").is_file() and (want is None or (have or "").startswith(want + ".")):
+        return str(local)
+    if want is None:
+        raise BuildError("no CUDA headers: set CUDA_HOME")
+    target = cache_root().parent / f"cuda-headers-{want}"
+    root = target / "nvidia" / f"cu{want.split('.')[0]}"
+    if not (root / "include" / "nvrtc.h").is_file():
+        try:
+            # the headers (and libcudart_static.a) of one CUDA release, as NVIDIA publishes them on PyPI
+            pip("install", "--target", str(target), f"cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]=={want}.*")
+        except BuildError as exc:
+            if (local / "include" / "nvrtc.h").is_file():
+                log(f"cannot fetch CUDA {want} headers ({str(exc).splitlines()[0]}); using {local} ({have})")
+                return str(local)
+            raise
+    log(f"CUDA headers: {root} (CUDA {want}; local toolkit is {have})")
+    return str(root)
+
+
+def build_env(src, package, bindings_spec):
     env = dict(os.environ)
     jobs = os.environ.get("CUDA_BENCH_JOBS") or str(os.cpu_count() or 1)
-    env.setdefault("CUDA_HOME", env.get("CUDA_PATH", "/usr/local/cuda"))
-    env.setdefault("CUDA_PATH", env["CUDA_HOME"])
+    env["CUDA_HOME"] = env["CUDA_PATH"] = cuda_home(src, bindings_spec)
     env["CUDA_PYTHON_PARALLEL_LEVEL"] = jobs
     # setuptools' build_ext compiles serially unless told; cuda_bindings has dozens of extensions
     cfg = Path(tempfile.mkdtemp()) / "setup.cfg"
@@ -127,7 +186,7 @@ def build_one(src, package, out, bindings_spec, record):
     else:
         tmp = Path(tempfile.mkdtemp(prefix=f"{package}-"))
         pip("wheel", "--no-build-isolation", "--no-deps", "-w", str(tmp), str(src / package),
-            env=build_env(src, package))
+            env=build_env(src, package, bindings_spec))
         wheels = sorted(tmp.glob("*.whl"))
         if not wheels:
             raise BuildError(f"{package}: pip wheel produced no wheel")

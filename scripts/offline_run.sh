@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Run the suite on a GPU box with no network access.
+#
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [asv range...]
+#
+# WHEELS       a folder of wheels: asv and its dependencies, asv_runner 0.2.5, the build requirements
+#              (Cython<3.3, setuptools-scm, ...) and the cuda-bindings wheel named by CUDA_BENCH_BINDINGS
+#              (see README "Offline GPU boxes" for the pip download command that fills it)
+# REPO         a clone of cuda-python (shallow is fine)
+# SYSTEM_SITE  a site-packages that has CuPy and numpy (reused, not reinstalled)
+# OUT          where logs, the API table and a copy of results/ go
+#
+# It installs asv into a private venv from WHEELS, checks that importing the suite does no CUDA work,
+# tabulates what every benchmark resolves to in the system Python (scripts/apis.py), then runs
+# scripts/bench.py with pip pointed at WHEELS only. results/ is copied to OUT even when a step fails.
+set -uo pipefail
+wheels=$(realpath "$1"); repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
+range=("${@:-HEAD^!}")
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels" PIP_DISABLE_PIP_VERSION_CHECK=1
+export CUDA_BENCH_BINDINGS=${CUDA_BENCH_BINDINGS:-13.3.1}
+
+save() {
+    tar -czf "$out/results.tar.gz" results
+    echo "offline_run: results/ saved to $out/results.tar.gz"
+}
+trap save EXIT
+
+step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+
+step "machine"
+nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv
+python3 --version; nproc
+
+step "asv into a private venv, from $wheels"
+python3 -m venv /tmp/asv-venv && /tmp/asv-venv/bin/pip install -q asv==0.6.6 "importlib-metadata<8.8" || exit 1
+/tmp/asv-venv/bin/python -m asv --version
+
+step "importing the suite does no CUDA work"
+python3 - <<'EOF' || exit 1
+import importlib, pkgutil, benchmarks
+for m in pkgutil.iter_modules(benchmarks.__path__):
+    importlib.import_module(f"benchmarks.{m.name}")
+maps = open("/proc/self/maps").read()
+assert "libcuda.so" not in maps, "libcuda was loaded while importing the benchmarks"
+print("ok: all benchmark modules imported, libcuda not loaded")
+EOF
+
+step "what every benchmark resolves to (system Python)"
+python3 scripts/apis.py --json "$out/apis.json" | tee "$out/apis.txt"
+
+step "asv run ${range[*]}"
+/tmp/asv-venv/bin/python scripts/bench.py run --repo "$repo" --system-site "$site" \
+    --bindings "$CUDA_BENCH_BINDINGS" --no-publish "${range[@]}" 2>&1 | tee "$out/asv.log"
+status=${PIPESTATUS[0]}
+echo "offline_run: asv exited $status"
+exit "$status"
