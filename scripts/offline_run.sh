@@ -43,9 +43,11 @@ python3 - <<'EOF' || exit 1
 import importlib, pkgutil, benchmarks
 for m in pkgutil.iter_modules(benchmarks.__path__):
     importlib.import_module(f"benchmarks.{m.name}")
-maps = open("/proc/self/maps").read()
-assert "libcuda.so" not in maps, "libcuda was loaded while importing the benchmarks"
-print("ok: all benchmark modules imported, libcuda not loaded")
+from cuda.bindings import driver
+err, _ = driver.cuCtxGetCurrent()
+# importing CuPy maps libcuda.so, but nothing may initialise the driver or create a context
+assert err == driver.CUresult.CUDA_ERROR_NOT_INITIALIZED, f"the driver was initialised at import ({err!r})"
+print("ok: all benchmark modules imported; CUDA driver not initialised")
 EOF
 
 step "what every benchmark resolves to (system Python)"

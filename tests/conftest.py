@@ -1,0 +1,109 @@
+"""Shared fixtures: real virtual environments with real cuda-core releases from PyPI, and real git repos.
+
+Environments are cached under ``.asv/test-envs`` (``CUDA_BENCH_TEST_ENVS`` to move them), keyed by their
+requirements, so a second test run reuses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
+
+#: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
+RUNNER = ["asv_runner==0.2.5", "pympler", "numpy"]
+
+#: the cuda-core releases the suite must resolve against, and how each one installs.
+#: 0.1-0.3.0 only exist for CUDA 12; 0.1.1 still imports cuda.cuda, which cuda-python 12.x provides.
+RELEASES = {
+    "0.1.1": ["cuda-core==0.1.1", "cuda-python==12.9.*"],
+    "0.2.0": ["cuda-core==0.2.0", "cuda-bindings==12.9.*"],
+    "0.3.2": ["cuda-core==0.3.2", "cuda-bindings==13.*"],
+    "0.4.2": ["cuda-core==0.4.2", "cuda-bindings==13.*"],
+    "0.5.1": ["cuda-core==0.5.1", "cuda-bindings==13.*"],
+    "0.7.0": ["cuda-core==0.7.0", "cuda-bindings==13.*"],
+    "1.0.1": ["cuda-core==1.0.1", "cuda-bindings==13.*"],
+    "1.2.2": ["cuda-core==1.2.2", "cuda-bindings==13.*"],
+}
+NEWEST = "1.2.2"
+#: the newest release with NVRTC, for running the GPU-free benchmarks for real
+NEWEST_WITH_NVRTC = [f"cuda-core[cu13]=={NEWEST}"]
+
+
+def make_env(requirements):
+    """A venv with ``requirements`` installed; returns its python. Cached by the requirement list."""
+    key = hashlib.sha256(json.dumps(sorted(requirements)).encode()).hexdigest()[:12]
+    path = ENVS / key
+    python = path / "bin" / "python"
+    done = path / "requirements.json"
+    if not done.exists():
+        venv.create(path, with_pip=True, clear=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements],
+            check=True,
+        )
+        done.write_text(json.dumps(requirements))
+    return python
+
+
+@pytest.fixture(scope="session")
+def newest_env():
+    return make_env(NEWEST_WITH_NVRTC + RUNNER)
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path):
+    """A real git repository with one commit (asv needs a repository to attach results to)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "bench@example.invalid")
+    git(repo, "config", "user.name", "bench")
+    (repo / "README").write_text("x\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "init")
+    return repo
+
+
+def asv_conf(tmp_path, repo, python, **overrides):
+    """The project's asv.conf.json, pointed at ``repo`` and an existing environment, paths in tmp_path."""
+    import json5
+
+    conf = json5.loads((ROOT / "asv.conf.json").read_text())
+    conf.update(
+        repo=str(repo),
+        benchmark_dir=str(ROOT / "benchmarks"),
+        env_dir=str(tmp_path / "env"),
+        results_dir=str(tmp_path / "results"),
+        html_dir=str(tmp_path / "html"),
+        environment_type="existing",
+        pythons=[str(python)],
+        matrix={},
+    )
+    conf.update(overrides)
+    path = tmp_path / "asv.conf.json"
+    path.write_text(json.dumps(conf, indent=1))
+    return path
+
+
+def run_asv(conf, *args, check=True):
+    proc = subprocess.run(
+        [sys.executable, "-m", "asv", *args, "--config", str(conf)],
+        capture_output=True, text=True, cwd=conf.parent,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc

@@ -1,0 +1,68 @@
+"""The suite's own rules, checked on its classes: mirrored names, one api parameter, bounded queues,
+no CUDA work at import."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import apis  # noqa: E402  (scripts/apis.py: the same discovery asv does)
+from benchmarks._op import APIS  # noqa: E402
+
+
+def snake(name):
+    return re.sub(r"(?<=[a-z])(?=[A-Z0-9])|(?<=[0-9])(?=[A-Z])", "_", name).lower()
+
+
+OPS = list(apis.operations())
+
+
+def test_there_are_operations_in_every_area():
+    modules = {module for module, _ in OPS}
+    assert {"bench_device", "bench_stream", "bench_event", "bench_memory", "bench_launch", "bench_program",
+            "bench_memoryview", "bench_enum", "bench_tensormap"} <= modules
+    assert len(OPS) >= 30
+
+
+def test_each_operation_times_one_method_named_after_it():
+    for module, cls in OPS:
+        timed = [name for name in dir(cls) if name.startswith(("time_", "track_", "mem_", "peakmem_"))]
+        assert timed == [f"time_{snake(cls.__name__)}"], (module, cls.__name__, timed)
+        signature = list(inspect.signature(getattr(cls, timed[0])).parameters)
+        assert signature == ["self", *cls.param_names], (cls.__name__, signature)
+
+
+def test_each_api_has_a_builder_and_declared_needs():
+    for module, cls in OPS:
+        assert cls.params[0], cls.__name__
+        assert set(cls.params[0]) <= set(APIS)
+        for api in cls.params[0]:
+            assert callable(getattr(cls, api, None)), f"{cls.__name__} has no {api}() builder"
+            assert cls.needs[api], f"{cls.__name__}.{api} declares no API it needs"
+
+
+def test_queued_operations_sample_fixed_batches():
+    queued = [cls for _, cls in OPS if cls.queued]
+    assert {cls.__name__ for cls in queued} >= {"Launch", "LaunchPrepacked", "EventRecord", "AllocFree"}
+    for cls in queued:
+        assert cls.number > 0 and cls.warmup_time == 0, cls.__name__
+
+
+def test_importing_the_suite_does_no_cuda_work():
+    code = (
+        "import importlib, pkgutil, benchmarks\n"
+        "from benchmarks import _compat\n"
+        "for m in pkgutil.iter_modules(benchmarks.__path__):\n"
+        "    importlib.import_module('benchmarks.' + m.name)\n"
+        "assert _compat._gpu_problem == [], 'a module asked for the GPU at import'\n"
+        "print('clean')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0 and "clean" in proc.stdout, proc.stderr
