@@ -63,7 +63,7 @@ class Launch(Op):
         elif kind == "ptr":
             ptr = compat.check(compat.driver.cuMemAlloc(4))
             self.defer(compat.driver.cuMemFree, ptr)
-            params = ((int(ptr),) * count, (None,) * count)
+            params = ((ptr,) * count, (None,) * count)  # CUdeviceptr objects: None means 'a binding type'
         else:
             params = ((1,) * count, (ctypes.c_int,) * count)
         self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))

@@ -65,9 +65,11 @@ def derived_conf(args):
         env["CUDA_BENCH_SYSTEM_SITE"] = [str(site)]
         for name in ("numpy", "cupy-cuda13x", "cupy-cuda12x"):
             matrix.get("req", {}).pop(name, None)
-    # relative paths in the derived file must mean the same as in asv.conf.json
+    # paths in the derived file must mean what they mean in asv.conf.json, which sits in ROOT
     for key in ("env_dir", "results_dir", "html_dir", "benchmark_dir"):
         conf[key] = str((ROOT / conf[key]).resolve())
+    for key in ("build_command", "install_command", "uninstall_command"):
+        conf[key] = [cmd.replace("{conf_dir}", str(ROOT)) for cmd in conf.get(key, [])]
     LOCAL_CONF.parent.mkdir(parents=True, exist_ok=True)
     LOCAL_CONF.write_text(json.dumps(conf, indent=1))
     return LOCAL_CONF
