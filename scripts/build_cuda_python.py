@@ -17,8 +17,10 @@ Environment:
 ``CUDA_BENCH_SYSTEM_SITE``
     a site-packages directory appended to the environment's path at install (offline GPU boxes that
     have CuPy and numpy installed system-wide).
-``CUDA_HOME`` / ``CUDA_PATH``
-    CUDA headers; default ``/usr/local/cuda``.
+``CUDA_BENCH_CUDA_HOME``
+    CUDA headers to use, whatever their version. Without it the build looks for headers of the CUDA
+    version the commit (or the bindings wheel) needs in ``CUDA_HOME``, ``CUDA_PATH``, ``/usr/local/cuda``
+    and its cache, and fetches them from PyPI (``cuda-toolkit`` wheels) when none matches.
 ``CUDA_BENCH_CACHE``
     wheel cache; default ``~/.cache/cuda-python-bench/wheels``.
 ``CUDA_BENCH_JOBS``
@@ -115,37 +117,45 @@ def wanted_cuda(src, bindings_spec):
 
 
 def toolkit_version(root):
+    """'13.3' from ROOT/include/cuda.h's CUDA_VERSION (13030), or None."""
     try:
-        return json.loads((Path(root) / "version.json").read_text())["cuda"]["version"]
-    except (OSError, KeyError, ValueError):
+        m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", (Path(root) / "include" / "cuda.h").read_text())
+    except OSError:
         return None
+    return f"{int(m.group(1)) // 1000}.{int(m.group(1)) % 1000 // 10}" if m else None
 
 
 def cuda_home(src, bindings_spec):
-    """CUDA headers for this build: CUDA_HOME if set; else the local toolkit when it is the wanted
-    version and has NVRTC's header; else the pip cuda-toolkit wheels of that version, cached."""
-    if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH"):
-        return os.environ.get("CUDA_HOME") or os.environ["CUDA_PATH"]
-    local = Path("/usr/local/cuda")
+    """CUDA headers for this build. CUDA_BENCH_CUDA_HOME wins outright. Otherwise the first of CUDA_HOME,
+    CUDA_PATH, /usr/local/cuda and the cached pip headers that has NVRTC's header and is the wanted
+    version; else the headers of that version from PyPI (cached); else, offline, the first toolkit
+    found, with a warning (the build may then fail on declarations the bindings expect)."""
+    forced = os.environ.get("CUDA_BENCH_CUDA_HOME")
+    if forced:
+        return forced
     want = wanted_cuda(src, bindings_spec)
-    have = toolkit_version(local)
-    if (local / "include" / "nvrtc.h").is_file() and (want is None or (have or "").startswith(want + ".")):
-        return str(local)
-    if want is None:
-        raise BuildError("no CUDA headers: set CUDA_HOME")
-    target = cache_root().parent / f"cuda-headers-{want}"
-    root = target / "nvidia" / f"cu{want.split('.')[0]}"
-    if not (root / "include" / "nvrtc.h").is_file():
+    pip_root = cache_root().parent / f"cuda-headers-{want}"
+    pip_home = pip_root / "nvidia" / f"cu{(want or '0').split('.')[0]}"
+    local = [Path(p) for p in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda") if p]
+    local = [p for p in local if (p / "include" / "nvrtc.h").is_file()]
+    for home in [*local, pip_home]:
+        if (home / "include" / "nvrtc.h").is_file() and (want is None or toolkit_version(home) == want):
+            log(f"CUDA headers: {home} (CUDA {toolkit_version(home)})")
+            return str(home)
+    if want:
         try:
             # the headers (and libcudart_static.a) of one CUDA release, as NVIDIA publishes them on PyPI
-            pip("install", "--target", str(target), f"cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]=={want}.*")
+            pip("install", "--target", str(pip_root), f"cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]=={want}.*")
+            log(f"CUDA headers: {pip_home} (CUDA {want}, from PyPI)")
+            return str(pip_home)
         except BuildError as exc:
-            if (local / "include" / "nvrtc.h").is_file():
-                log(f"cannot fetch CUDA {want} headers ({str(exc).splitlines()[0]}); using {local} ({have})")
-                return str(local)
-            raise
-    log(f"CUDA headers: {root} (CUDA {want}; local toolkit is {have})")
-    return str(root)
+            reason = str(exc).splitlines()[0]
+    else:
+        reason = "the commit names no CUDA version"
+    if not local:
+        raise BuildError(f"no CUDA headers for CUDA {want}: {reason}; set CUDA_BENCH_CUDA_HOME")
+    log(f"WARNING: no CUDA {want} headers ({reason}); using {local[0]} (CUDA {toolkit_version(local[0])})")
+    return str(local[0])
 
 
 def build_env(src, package, bindings_spec):
