@@ -132,6 +132,35 @@ def record_machine(name=None):
     return name
 
 
+def record_builds(machine, conf_path):
+    """Keep what each commit was built from (package versions, bindings source, build times) next to the
+    results: ``results/<machine>/builds.jsonl``, one line per commit and environment (asv reads only
+    ``*.json`` there, so the file travels with the results without confusing asv)."""
+    conf = json.loads(Path(conf_path).read_text())
+    env_dir, results = Path(conf["env_dir"]), Path(conf["results_dir"]) / machine
+    path = results / "builds.jsonl"
+    seen = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            seen[(row["commit"], row["env"])] = row
+    for build in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
+        row = json.loads(build.read_text())
+        installed = build.with_name("installed.json")
+        if installed.exists():
+            row["installed"] = json.loads(installed.read_text())
+        env_path = build.parents[3]
+        info = env_path / "asv-env-info.json"
+        if info.exists():
+            info = json.loads(info.read_text())
+            row.update(python=info.get("python"), env_vars=info.get("build_env_vars"))
+        row["env"] = env_path.name
+        seen[(row["commit"], row["env"])] = row
+    if seen:
+        results.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in seen.values()))
+
+
 def asv(*args, config=CONF):
     cmd = [sys.executable, "-m", "asv", *args, "--config", str(config)]
     print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
@@ -161,6 +190,7 @@ def main(argv=None):
     name = record_machine(args.machine)
     # --show-stderr: skip reasons and build logs reach the console; failures are never silent
     status = asv("run", "--machine", name, "--show-stderr", *rest, config=config)
+    record_builds(name, config)
     if not args.no_publish:
         published = asv("publish", config=config)
         status = status or published

@@ -253,6 +253,24 @@ def install(out, only=None):
     pip("install", "--no-deps", "--force-reinstall", *map(str, wheels))
     if not only:
         link_system_site()
+        record_installed(out)
+
+
+def record_installed(out):
+    """What the benchmarks will import, as the environment sees it after install (OUT/installed.json)."""
+    query = (
+        "import importlib.metadata as m, json, sys\n"
+        "names = ['cuda-core', 'cuda-bindings', 'cuda-pathfinder', 'cupy-cuda13x', 'cupy-cuda12x', 'numpy']\n"
+        "found = {}\n"
+        "for n in names:\n"
+        "    try: found[n] = m.version(n)\n"
+        "    except m.PackageNotFoundError: pass\n"
+        "found['python'] = sys.version.split()[0]\n"
+        "print(json.dumps(found))\n"
+    )
+    versions = json.loads(run([sys.executable, "-c", query]))
+    (Path(out) / "installed.json").write_text(json.dumps(versions, indent=1))
+    log("installed: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
 
 
 def link_system_site():
