@@ -66,3 +66,19 @@ def test_importing_the_suite_does_no_cuda_work():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0 and "clean" in proc.stdout, proc.stderr
+
+
+def test_cpp_twins_mirror_python_operations():
+    from benchmarks import _kernels, bench_cpp
+
+    python_cases = set()
+    for _, cls in OPS:
+        cases = [()] if len(cls.params) == 1 else [(c,) for c in cls.params[1]]
+        for case in cases:
+            python_cases.add(snake(cls.__name__) + (f"[{case[0]}]" if case else ""))
+    assert set(bench_cpp.OPS) <= python_cases, set(bench_cpp.OPS) - python_cases
+    source = bench_cpp.SOURCE.read_text()
+    for op in bench_cpp.OPS:
+        assert f'"{op}"' in source, f"twins.cpp does not measure {op}"
+    for name in _kernels.KERNEL_NAMES:
+        assert f'"{name}"' in source, f"twins.cpp does not launch {name}"
