@@ -3,7 +3,8 @@
     scripts/bench run                      # newest commit of cuda-python main, then publish html/
     scripts/bench run HEAD~20..HEAD        # any asv range (commits of cuda-python)
     scripts/bench run --repo ~/cuda-python --bindings source HEAD^!
-    scripts/bench publish                  # html/ from results/
+    scripts/bench publish [--repo PATH]    # html/ from results/: asv's pages, self-contained, + overview
+    scripts/bench serve                    # serve html/ on http://127.0.0.1:8080
     scripts/bench machine                  # record this machine (GPU, driver, CPU) for asv
 
 Options that change asv.conf.json for this run only (a derived config, ``.asv/asv.conf.local.json``):
@@ -49,16 +50,16 @@ def load_conf():
 def derived_conf(args):
     """asv.conf.json with this run's overrides, written next to it so relative paths still hold."""
     conf = load_conf()
-    if args.repo:
+    if getattr(args, "repo", None):
         repo = Path(args.repo).expanduser().resolve()
         if not (repo / ".git").exists() and not (repo / "HEAD").exists():
             fail(f"--repo {repo} is not a git repository")
         conf["repo"] = str(repo)
     matrix = conf.setdefault("matrix", {})
     env = matrix.setdefault("env", {})
-    if args.bindings:
+    if getattr(args, "bindings", None):
         env["CUDA_BENCH_BINDINGS"] = [args.bindings]
-    if args.system_site:
+    if getattr(args, "system_site", None):
         site = Path(args.system_site).resolve()
         if not site.is_dir():
             fail(f"--system-site {site} is not a directory")
@@ -176,7 +177,10 @@ def main(argv=None):
     run.add_argument("--system-site")
     run.add_argument("--machine")
     run.add_argument("--no-publish", action="store_true")
-    sub.add_parser("publish", help="asv publish into html/")
+    pub = sub.add_parser("publish", help="publish html/ from results/ (self-contained, with the overview)")
+    pub.add_argument("--repo")
+    serve = sub.add_parser("serve", help="serve html/ on localhost")
+    serve.add_argument("--port", default="8080")
     machine = sub.add_parser("machine", help="record this machine")
     machine.add_argument("--machine")
     args, rest = parser.parse_known_args(argv)
@@ -184,17 +188,30 @@ def main(argv=None):
     if args.command == "machine":
         record_machine(args.machine)
         return 0
-    if args.command == "publish":
-        return asv("publish")
+    if args.command == "serve":
+        return asv("preview", "--port", args.port)
     config = derived_conf(args)
+    if args.command == "publish":
+        return publish(config)
     name = record_machine(args.machine)
     # --show-stderr: skip reasons and build logs reach the console; failures are never silent
     status = asv("run", "--machine", name, "--show-stderr", *rest, config=config)
     record_builds(name, config)
     if not args.no_publish:
-        published = asv("publish", config=config)
-        status = status or published
+        status = status or publish(config)
     return status
+
+
+def publish(config):
+    """asv publish + self-contained assets + the overview page (scripts/dashboard.py)."""
+    import dashboard
+
+    try:
+        dashboard.publish(config)
+    except dashboard.DashboardError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,178 @@
+"""The published dashboard in a real browser: Debian's chromium, driven by Playwright.
+
+The pages are published from the real results under ``results/``. asv publish needs the results' commits
+in a git repository. With ``CUDA_BENCH_REPO`` pointing at a cuda-python clone that has them, that clone is
+used (the committed screenshots in docs/ were made so). CI has no copy of cuda-python (GitHub is
+unreachable there), so otherwise the fixture copies the results onto the commits of a throwaway
+repository, in the same order; every number is kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import itertools
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, asv_conf, git
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None and not os.environ.get("CI"):
+    pytest.skip("no chromium here (apt-get install chromium); CI installs it", allow_module_level=True)
+playwright = pytest.importorskip("playwright.sync_api")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+def real_results():
+    files = []
+    for machine in sorted(p for p in (ROOT / "results").iterdir() if (p / "machine.json").exists()):
+        files += [p for p in machine.glob("*.json") if p.name != "machine.json"]
+    assert files, "no results under results/"
+    return sorted(files, key=lambda p: json.loads(p.read_text())["date"])
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dashboard")
+    if os.environ.get("CUDA_BENCH_REPO"):
+        repo = Path(os.environ["CUDA_BENCH_REPO"])
+        conf = asv_conf(tmp, repo, sys.executable, results_dir=str(ROOT / "results"))
+        yield from _serve(tmp, conf, ROOT / "results")
+        return
+    repo = tmp / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    results = tmp / "results"
+    shutil.copy2(ROOT / "results" / "benchmarks.json", tmp / "benchmarks.json")
+    commits = {}
+    for path in real_results():
+        data = json.loads(path.read_text())
+        if data["commit_hash"] not in commits:
+            (repo / "n").write_text(data["commit_hash"])
+            git(repo, "add", "n")
+            git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", data["commit_hash"])
+            commits[data["commit_hash"]] = git(repo, "rev-parse", "HEAD")
+        new = commits[data["commit_hash"]]
+        data["commit_hash"] = new
+        target = results / path.parent.name / (new[:8] + path.name[8:])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path.parent / "machine.json", target.parent / "machine.json")
+        target.write_text(json.dumps(data))
+    shutil.move(str(tmp / "benchmarks.json"), results / "benchmarks.json")
+    conf = asv_conf(tmp, repo, sys.executable, results_dir=str(results))
+    yield from _serve(tmp, conf, results)
+
+
+def _serve(tmp, conf, results):
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "dashboard.py"), "publish", "--config", str(conf)],
+                   check=True, capture_output=True)
+    html = tmp / "html"
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield html, results, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture
+def page(published):
+    html, results, origin = published
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.problems, page.outside = [], []
+        page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
+        page.on("pageerror", lambda e: page.problems.append(str(e)))
+        page.on("request", lambda r: r.url.startswith(origin) or page.outside.append(r.url))
+        yield page
+        browser.close()
+    assert page.problems == [], f"console errors: {page.problems}"
+    assert page.outside == [], f"requests outside html/: {page.outside}"
+
+
+def shoot(page, name):
+    folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / name), full_page=name.startswith("overview"))
+
+
+def expected_cells(results_dir):
+    """{(machine, benchmark, case, api): value} of each machine's newest results file, time_ benchmarks."""
+    out = {}
+    for machine in (p for p in results_dir.iterdir() if p.is_dir()):
+        files = [json.loads(p.read_text()) for p in machine.glob("*.json") if p.name != "machine.json"]
+        newest = max(files, key=lambda d: d["date"])
+        columns = newest["result_columns"]
+        for name, row in newest["results"].items():
+            entry = dict(zip(columns, row))
+            if not name.split(".")[-1].startswith("time_") or name.startswith("bench_harness"):
+                continue
+            for combo, value in zip(itertools.product(*entry["params"]), entry["result"]):
+                combo = [c.strip("'") for c in combo]
+                out[(machine.name, name, " ".join(combo[1:]), combo[0])] = value
+    return out
+
+
+def test_overview_has_a_row_per_operation_with_the_results_numbers(published, page):
+    html, results, origin = published
+    page.goto(f"{origin}/overview.html")
+    cells = page.eval_on_selector_all(
+        "table.overview td[data-value]",
+        """tds => tds.map(td => [td.closest('table').dataset.machine, td.parentElement.dataset.benchmark,
+                                 td.parentElement.dataset.case, td.className.split(' ')[0], td.dataset.value])""",
+    )
+    shown = {tuple(c[:4]): c[4] for c in cells}
+    expected = expected_cells(results)
+    assert {k for k in shown if k[3] != "cpp"} == set(expected)
+    for key, value in expected.items():
+        if value is None or math.isnan(value):
+            assert shown[key] == "", key
+        else:
+            assert float(shown[key]) == pytest.approx(value, rel=1e-12), key
+    rows = page.eval_on_selector_all("table.overview tbody tr", "trs => trs.length")
+    assert rows == len({k[:3] for k in expected})
+    shoot(page, "overview.png")
+
+
+def test_every_cell_links_to_a_graph_that_draws(published, page):
+    html, results, origin = published
+    page.goto(f"{origin}/overview.html")
+    link = page.get_attribute("tr[data-benchmark='bench_event.EventCreate.time_event_create'] td.core a", "href")
+    page.goto(f"{origin}/{link}")
+    page.wait_for_selector("#graph-display canvas.flot-base", timeout=20000)
+    legend = page.inner_text("#graph-display")
+    assert "core" in legend
+    # flot drew something: the base canvas is not blank
+    painted = page.evaluate("""() => { const c = document.querySelector('#graph-display canvas.flot-base');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true; return false; }""")
+    assert painted
+    shoot(page, "graph.png")
+
+
+def test_regressions_page_lists_what_asv_flags(published, page):
+    html, results, origin = published
+    flagged = json.loads((html / "regressions.json").read_text())["regressions"]
+    page.goto(f"{origin}/index.html#regressions")
+    page.wait_for_selector("#regressions-body", state="attached", timeout=20000)
+    page.wait_for_timeout(500)
+    listed = page.eval_on_selector_all("#regressions-body table.regression-table tbody tr", "trs => trs.length")
+    assert listed == len(flagged)
+
+
+def test_no_page_loads_anything_from_outside(published):
+    html, results, origin = published
+    for page in html.glob("*.html"):
+        text = page.read_text()
+        assert "cdn" not in text.lower(), page.name
+        assert 'src="http' not in text and 'href="https://cdn' not in text, page.name
