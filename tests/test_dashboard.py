@@ -26,9 +26,9 @@ import pytest
 from conftest import ROOT, asv_conf, git
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None and not os.environ.get("CI"):
+if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
     pytest.skip("no chromium here (apt-get install chromium); CI installs it", allow_module_level=True)
-playwright = pytest.importorskip("playwright.sync_api")
+import playwright.sync_api as playwright  # noqa: E402  (requirements-test.txt)
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 
