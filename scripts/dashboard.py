@@ -141,6 +141,10 @@ def fmt(seconds):
     return f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.2f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
 
 
+def signed(seconds):
+    return ("-" if seconds < 0 else "+") + fmt(abs(seconds))
+
+
 def change(new, old):
     if not (number(new) and number(old)) or old == 0:
         return None
@@ -154,9 +158,14 @@ def regressions(html_dir):
         return set()
     flagged = set()
     for entry in json.loads(path.read_text()).get("regressions", []):
-        name, _graph, params, idx = entry[:4]
-        flagged.add((name, params.get("machine"), idx))
+        name, _graph, params, idx = entry[:4]  # name carries the case: "bench.X.time_x('core')"
+        flagged.add((name.split("(", 1)[0], params.get("machine"), idx))
     return flagged
+
+
+def is_flagged(flagged, name, machine, idx):
+    # asv leaves the machine out of a regression's params when there is only one machine
+    return (name, machine, idx) in flagged or (name, None, idx) in flagged
 
 
 def release_commits(html_dir):
@@ -184,7 +193,8 @@ def overview_rows(runs, flagged, releases, param_names):
         release = next((values(d) for d in reversed(history[:-1]) if d["commit_hash"] in releases), {})
         release_name = next((releases[d["commit_hash"]] for d in reversed(history[:-1])
                              if d["commit_hash"] in releases), None)
-        cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
+        cpp = {combo[0].strip("'"): (v, idx) for idx, ((name, combo), v) in
+               enumerate((k, v) for k, v in current.items() if k[0] == CPP)}
         params_of = {}
         for (name, combo) in current:
             params_of.setdefault(name, []).append(combo)
@@ -196,10 +206,11 @@ def overview_rows(runs, flagged, releases, param_names):
                 row = {"machine": machine, "benchmark": name, "case": [c.strip("'") for c in case],
                        "commit": newest["commit_hash"], "release": release_name, "floor": floor,
                        "params": newest["params"], "cells": {}}
-                cpp_value = cpp.get(cpp_id(name, ("'x'", *case)))
+                cpp_value, cpp_idx = cpp.get(cpp_id(name, ("'x'", *case)), (None, None))
                 if number(cpp_value):
                     row["cells"]["cpp"] = {"value": cpp_value, "benchmark": CPP,
-                                           "params": {"op": f"'{cpp_id(name, ('x', *case))}'"}}
+                                           "params": {"op": f"'{cpp_id(name, ('x', *case))}'"},
+                                           "regression": is_flagged(flagged, CPP, machine, cpp_idx)}
                 for idx, combo in enumerate(combos):
                     if combo[1:] != case:
                         continue
@@ -209,7 +220,7 @@ def overview_rows(runs, flagged, releases, param_names):
                             "params": dict(zip(param_names.get(name, []), combo)),
                             "vs_commit": change(value, previous.get((name, combo))),
                             "vs_release": change(value, release.get((name, combo))),
-                            "regression": (name, machine, idx) in flagged}
+                            "regression": is_flagged(flagged, name, machine, idx)}
                     if number(cpp_value) and number(value):
                         cell["over_cpp_ns"] = (value - cpp_value) * 1e9
                         cell["over_cpp_x"] = value / cpp_value
@@ -261,7 +272,7 @@ def render(rows):
                     continue
                 notes = []
                 if "over_cpp_ns" in cell:
-                    notes.append(f'+{cell["over_cpp_ns"]:.0f} ns / {cell["over_cpp_x"]:.1f}× C++')
+                    notes.append(f'{signed(cell["over_cpp_ns"] * 1e-9)} / {cell["over_cpp_x"]:.1f}× C++')
                 if cell.get("vs_commit") is not None:
                     notes.append(f'{pct(cell["vs_commit"])} vs prev. commit')
                 if cell.get("vs_release") is not None:

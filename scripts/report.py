@@ -1,94 +1,72 @@
-"""Tabulate one asv results file: one row per operation, cuda.core / cuda.bindings / CuPy side by side.
+"""The overview as Markdown: one row per operation, C++ / cuda.bindings / cuda.core / CuPy side by side.
 
-    python scripts/report.py                          # newest results file of every machine
-    python scripts/report.py results/nvidia-h200/cb56ab9f-....json
+    python scripts/report.py                 # each machine's newest commit in results/
+    python scripts/report.py --commit cb56ab9f
 
-Prints Markdown: per operation and case the median of each library's samples (asv's own statistics),
-and the harness floor (``bench_harness.Floor``) that every median includes. Skipped cases show ``n/a``,
-failed ones ``failed``.
+The same rows as the dashboard's overview page (scripts/dashboard.py): medians from asv's results, the
+C++ twin's per-call median, the harness floor every Python number includes.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import math
 import sys
 from pathlib import Path
 
+from dashboard import APIS, TITLES, fmt, load_results, number, overview_rows, signed
+
 ROOT = Path(__file__).resolve().parent.parent
-APIS = ("core", "bindings", "cupy")
-TITLES = {"core": "cuda.core", "bindings": "cuda.bindings", "cupy": "CuPy"}
 
 
-def load(path):
-    """{benchmark: {case tuple (without api): {api: value}}}, plus the file's metadata."""
-    data = json.loads(Path(path).read_text())
-    columns = data["result_columns"]
-    table = {}
-    for name, row in data["results"].items():
-        entry = dict(zip(columns, row))
-        params = entry.get("params") or []
-        values = entry["result"] if params else [entry["result"]]
-        for combo, value in zip(itertools.product(*params), values):
-            combo = tuple(p.strip("'") for p in combo)
-            api, case = (combo[0], combo[1:]) if combo else ("", ())
-            table.setdefault(name, {}).setdefault(case, {})[api] = value
-    return table, data
+def cell(row, api):
+    c = row["cells"].get(api)
+    if c is None:
+        return ""
+    if not number(c["value"]):
+        return "failed" if c["value"] is None else "n/a"
+    return fmt(c["value"])
 
 
-def fmt(seconds):
-    if seconds is None:
-        return "failed"
-    if isinstance(seconds, float) and math.isnan(seconds):
-        return "n/a"
-    ns = seconds * 1e9
-    if ns < 1e3:
-        return f"{ns:.0f} ns"
-    if ns < 1e6:
-        return f"{ns / 1e3:.2f} µs"
-    return f"{ns / 1e6:.2f} ms"
-
-
-def markdown(path):
-    table, data = load(path)
-    params = data["params"]
-    floor = table.pop("bench_harness.Floor.time_noop", {}).get((), {}).get("noop")
+def markdown(rows):
+    first = rows[0]
+    params = first["params"]
     lines = [
-        f"Machine `{params.get('machine')}`: {params.get('gpu', 'no GPU')}, driver {params.get('driver', '-')}, "
-        f"{params.get('cpu')}; commit `{data['commit_hash'][:9]}`; environment `{data['env_name']}`.",
+        f"Machine `{first['machine']}`: {params.get('gpu', 'no GPU')}, driver {params.get('driver', '-')} "
+        f"(CUDA {params.get('cuda_driver', '-')}), {params.get('cpu')}, {params.get('num_cpu')} CPUs; "
+        f"cuda-python commit `{first['commit'][:9]}`.",
         "",
-        f"Harness floor (asv loop + `self.fn(*self.args)` around a no-op C call): **{fmt(floor)}**, "
-        "included in every number below.",
+        f"Harness floor (`bench_harness.Floor`: asv's loop and `self.fn(*self.args)` around a no-op C call): "
+        f"**{fmt(first['floor']) if number(first['floor']) else 'n/a'}**, included in every Python number.",
         "",
-        "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " |",
-        "|---|---|" + "---:|" * len(APIS),
+        "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ |",
+        "|---|---|" + "---:|" * (len(APIS) + 1),
     ]
-    for name in sorted(table):
-        module, cls, _ = name.split(".")
-        for case, values in table[name].items():
-            cells = [fmt(values[a]) if a in values else "" for a in APIS]
-            lines.append(f"| `{module}.{cls}` | {' '.join(case)} | " + " | ".join(cells) + " |")
+    for row in rows:
+        module, cls, _ = row["benchmark"].split(".")
+        core = row["cells"].get("core", {})
+        over = f"{signed(core['over_cpp_ns'] * 1e-9)} ({core['over_cpp_x']:.1f}×)" if "over_cpp_ns" in core else ""
+        lines.append(f"| `{module[6:]}.{cls}` | {' '.join(row['case'])} | "
+                     + " | ".join(cell(row, a) for a in APIS) + f" | {over} |")
     return "\n".join(lines)
-
-
-def newest_files(results_dir):
-    for machine in sorted(p for p in Path(results_dir).iterdir() if p.is_dir()):
-        files = [p for p in machine.glob("*.json") if p.name != "machine.json"]
-        if files:
-            yield max(files, key=lambda p: json.loads(p.read_text()).get("date") or 0)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--commit", help="report this commit (a prefix) instead of the newest")
     args = parser.parse_args(argv)
-    files = args.files or list(newest_files(ROOT / "results"))
-    if not files:
+    runs = load_results(args.results)
+    if args.commit:
+        runs = [(m, d) for m, d in runs if d["commit_hash"].startswith(args.commit)]
+    if not runs:
         print("report: no results (run scripts/bench run first)", file=sys.stderr)
         return 1
-    print("\n\n".join(markdown(f) for f in files))
+    suite = json.loads((args.results / "benchmarks.json").read_text())
+    names = {n: b.get("param_names", []) for n, b in suite.items() if isinstance(b, dict)}
+    rows = overview_rows(runs, set(), {}, names)
+    machines = sorted({r["machine"] for r in rows})
+    print("\n\n".join(markdown([r for r in rows if r["machine"] == m]) for m in machines))
     return 0
 
 

@@ -164,10 +164,31 @@ def test_regressions_page_lists_what_asv_flags(published, page):
     html, results, origin = published
     flagged = json.loads((html / "regressions.json").read_text())["regressions"]
     page.goto(f"{origin}/index.html#regressions")
-    page.wait_for_selector("#regressions-body", state="attached", timeout=20000)
-    page.wait_for_timeout(500)
-    listed = page.eval_on_selector_all("#regressions-body table.regression-table tbody tr", "trs => trs.length")
-    assert listed == len(flagged)
+    page.wait_for_selector("#regressions-body .regression-div", state="attached", timeout=20000)
+    listed = page.eval_on_selector_all(
+        "#regressions-body .regression-div > table:not(.ignored) > tbody > tr",
+        "trs => trs.map(tr => tr.querySelector('a').textContent)",
+    )
+    # one row per jump (a regression may have several), each naming its benchmark and case
+    assert sorted(listed) == sorted(entry[0] for entry in flagged for _jump in entry[6])
+    shoot(page, "regressions.png")
+
+
+def test_overview_marks_what_asv_flags(published, page):
+    html, results, origin = published
+    flagged = json.loads((html / "regressions.json").read_text())["regressions"]
+    page.goto(f"{origin}/overview.html")
+    marked = page.eval_on_selector_all(
+        "td .label-danger", "spans => spans.map(s => s.closest('td').querySelector('a').getAttribute('href'))"
+    )
+    python_flags = [entry for entry in flagged if ".time_" in entry[0]]
+    cpp_flags = [entry for entry in flagged if entry[0].startswith("bench_cpp.")]
+    # every flagged Python case and every flagged C++ twin that has a row is marked, and nothing else
+    assert len(marked) >= len(python_flags)
+    for entry in python_flags:
+        name, case = entry[0].split("(", 1)
+        assert any(href.startswith(f"index.html#{name}?") for href in marked), entry[0]
+    assert len(marked) <= len(python_flags) + len(cpp_flags) * 2
 
 
 def test_no_page_loads_anything_from_outside(published):
