@@ -225,10 +225,13 @@ def build(src, out):
         if "cuda_core" not in present:
             raise BuildError(f"{src} has no cuda_core/ (is it a cuda-python checkout?)")
         ensure_build_requirements()
-        for package in present:
+        for package in PACKAGES:
             if package == "cuda_bindings" and bindings_spec != "source":
+                # after cuda_pathfinder, so the wheel's dependency on it is met by the commit's own
                 pip("install", f"cuda-bindings=={bindings_spec}")
                 record["packages"][package] = {"action": f"wheel cuda-bindings=={bindings_spec}"}
+                continue
+            if package not in present:
                 continue
             build_one(src, package, out, bindings_spec, record)
             if package != "cuda_core":  # the next package compiles against this one

@@ -1,0 +1,161 @@
+"""asv's build step (scripts/build_cuda_python.py) on real git repositories with cuda-python's layout.
+
+The repositories hold small stand-ins for cuda_pathfinder/, cuda_bindings/ and cuda_core/: real
+setuptools + setuptools-scm packages with the real distribution names and tag patterns, built by pip as
+the real ones are, in seconds instead of a quarter hour.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import ROOT, git, make_env
+
+SCRIPT = ROOT / "scripts" / "build_cuda_python.py"
+TAGS = {"cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v", "cuda_core": "cuda-core-v"}
+
+
+def write_package(repo, package, body="VALUE = 1\n", broken=False):
+    dist = package.replace("_", "-")
+    module = package.split("_", 1)[1]
+    root = repo / package
+    (root / "cuda" / module).mkdir(parents=True, exist_ok=True)
+    (root / "cuda" / module / "__init__.py").write_text(body)
+    (root / "pyproject.toml").write_text(textwrap.dedent(f"""\
+        [build-system]
+        requires = ["setuptools>=77", "setuptools-scm>=8"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "{dist}"
+        dynamic = ["version"]
+
+        [tool.setuptools.packages.find]
+        include = ["cuda.*"]
+
+        [tool.setuptools_scm]
+        root = ".."
+        tag_regex = "^{TAGS[package]}(?P<version>.*)$"
+        git_describe_command = "git describe --dirty --tags --long --match {TAGS[package]}*"
+        """) + ("this is not toml\n" if broken else ""))
+    notes = root / "docs" / "source" / "release"
+    notes.mkdir(parents=True, exist_ok=True)
+    (notes / "1.2.0-notes.rst").write_text("notes\n")
+
+
+def commit(repo, message):
+    (repo / ".gitignore").write_text("build/\n*.egg-info/\n")  # as cuda-python's: build output is not source
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def builder():
+    return make_env(["setuptools>=77", "setuptools-scm>=8", "wheel"])
+
+
+@pytest.fixture
+def build(builder, tmp_path):
+    cache = tmp_path / "cache"
+
+    def run(repo, out_name, bindings="source", expect_ok=True):
+        out = tmp_path / out_name
+        env = dict(os.environ, CUDA_BENCH_CACHE=str(cache), CUDA_BENCH_BINDINGS=bindings,
+                   CUDA_BENCH_CUDA_HOME=str(tmp_path))  # the stand-ins compile nothing
+        proc = subprocess.run([str(builder), str(SCRIPT), "build", str(repo), str(out)],
+                              capture_output=True, text=True, env=env)
+        assert (proc.returncode == 0) == expect_ok, proc.stderr[-3000:]
+        record = json.loads((out / "build.json").read_text())
+        return record, out, proc
+
+    return run
+
+
+def actions(record):
+    return {name: info["action"] for name, info in record["packages"].items()}
+
+
+def test_builds_in_order_and_reuses_unchanged_packages(tmp_path, build):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for package in ("cuda_pathfinder", "cuda_bindings", "cuda_core"):
+        write_package(repo, package)
+    first = commit(repo, "all three")
+
+    record, out, proc = build(repo, "first")
+    assert record["ok"] and record["commit"] == first
+    assert actions(record) == {"cuda_pathfinder": "built", "cuda_bindings": "built", "cuda_core": "built"}
+    assert list(record["packages"]) == ["cuda_pathfinder", "cuda_bindings", "cuda_core"]
+    assert sorted(p.name.split("-")[0] for p in out.glob("*.whl")) == ["cuda_bindings", "cuda_core", "cuda_pathfinder"]
+
+    write_package(repo, "cuda_core", body="VALUE = 2\n")  # a commit that touches only cuda_core
+    commit(repo, "core only")
+    record, out, proc = build(repo, "second")
+    assert actions(record) == {"cuda_pathfinder": "reused", "cuda_bindings": "reused", "cuda_core": "built"}
+
+    (repo / "README").write_text("docs only\n")  # a commit that touches no package
+    commit(repo, "docs")
+    record, out, proc = build(repo, "third")
+    assert set(actions(record).values()) == {"reused"}
+
+
+def test_layout_without_pathfinder_and_without_tags(tmp_path, build):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_package(repo, "cuda_bindings")
+    write_package(repo, "cuda_core")
+    sha = commit(repo, "Nov 2024 layout")
+    record, out, proc = build(repo, "out")
+    assert list(record["packages"]) == ["cuda_bindings", "cuda_core"]
+    (wheel,) = out.glob("cuda_core-*.whl")
+    # no cuda-core-v* tag: the newest release in the notes plus the commit
+    assert wheel.name.startswith(f"cuda_core-1.2.0+g{sha[:9]}-")
+
+
+def test_release_tags_give_the_release_version(tmp_path, build):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_core")
+    commit(repo, "release")
+    git(repo, "tag", "cuda-core-v0.3.2")
+    git(repo, "tag", "cuda-pathfinder-v1.1.0")
+    record, out, proc = build(repo, "out", bindings="13.3.1")
+    assert sorted(p.name.split("-")[1] for p in out.glob("*.whl")) == ["0.3.2", "1.1.0"]
+    # the bindings came from a wheel: recorded, not built
+    assert record["packages"]["cuda_bindings"]["action"] == "wheel cuda-bindings==13.3.1"
+
+
+def test_a_commit_that_cannot_build_is_recorded_with_the_reason(tmp_path, build):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_bindings")
+    write_package(repo, "cuda_core", broken=True)
+    commit(repo, "broken pyproject")
+    record, out, proc = build(repo, "out", expect_ok=False)
+    assert record["ok"] is False
+    assert "cuda_core" not in record["packages"]
+    assert "pip" in record["error"] and "failed" in record["error"]
+    assert "FAILED" in proc.stderr  # one readable line for asv's log, not a traceback
+    assert "Traceback" not in proc.stderr
+
+
+def test_not_a_cuda_python_checkout(tmp_path, build):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README").write_text("x\n")
+    commit(repo, "x")
+    record, out, proc = build(repo, "out", expect_ok=False)
+    assert "has no cuda_core/" in record["error"]
