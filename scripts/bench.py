@@ -5,6 +5,7 @@
     scripts/bench run --repo ~/cuda-python --bindings source HEAD^!
     scripts/bench publish [--repo PATH]    # html/ from results/: asv's pages, self-contained, + overview
     scripts/bench serve                    # serve html/ on http://127.0.0.1:8080
+    scripts/bench ladder [--repo PATH]     # every cuda-core-v* release and main's head (asv HASHFILE:)
     scripts/bench machine                  # record this machine (GPU, driver, CPU) for asv
 
 Options that change asv.conf.json for this run only (a derived config, ``.asv/asv.conf.local.json``):
@@ -162,6 +163,29 @@ def record_builds(machine, conf_path):
         path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in seen.values()))
 
 
+def release_ladder(repo, branch="main"):
+    """The commits of every cuda-core release tag (no release candidates), oldest first, then the
+    branch head: what `asv run HASHFILE:` should run to show latency across releases."""
+    refs = subprocess.run(["git", "ls-remote", repo, "refs/tags/cuda-core-v*", f"refs/heads/{branch}"],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    tags, head = {}, None
+    for line in refs:
+        sha, ref = line.split("\t")
+        if ref == f"refs/heads/{branch}":
+            head = sha
+            continue
+        tag = ref[len("refs/tags/"):].removesuffix("^{}")
+        if re.fullmatch(r"cuda-core-v\d+\.\d+\.\d+", tag):
+            # an annotated tag is listed twice; its peeled ("^{}") line names the commit
+            if ref.endswith("^{}") or tag not in tags:
+                tags[tag] = sha
+    ordered = sorted(tags, key=lambda t: tuple(int(x) for x in t.split("v")[-1].split(".")))
+    commits = [(tag, tags[tag]) for tag in ordered]
+    if head and head not in {sha for _, sha in commits}:
+        commits.append((branch, head))
+    return commits
+
+
 def asv(*args, config=CONF):
     cmd = [sys.executable, "-m", "asv", *args, "--config", str(config)]
     print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
@@ -181,6 +205,12 @@ def main(argv=None):
     pub.add_argument("--repo")
     serve = sub.add_parser("serve", help="serve html/ on localhost")
     serve.add_argument("--port", default="8080")
+    ladder = sub.add_parser("ladder", help="asv run over every cuda-core release tag and main's head")
+    ladder.add_argument("--repo")
+    ladder.add_argument("--bindings")
+    ladder.add_argument("--system-site")
+    ladder.add_argument("--machine")
+    ladder.add_argument("--no-publish", action="store_true")
     machine = sub.add_parser("machine", help="record this machine")
     machine.add_argument("--machine")
     args, rest = parser.parse_known_args(argv)
@@ -193,6 +223,15 @@ def main(argv=None):
     config = derived_conf(args)
     if args.command == "publish":
         return publish(config)
+    if args.command == "ladder":
+        conf = json.loads(config.read_text())
+        commits = release_ladder(conf["repo"], (conf.get("branches") or ["main"])[0])
+        if not commits:
+            fail(f"{conf['repo']} has no cuda-core-v* tags")
+        hashfile = ROOT / ".asv" / "ladder.txt"
+        hashfile.write_text("".join(sha + "\n" for _, sha in commits))
+        print("bench: ladder " + ", ".join(name for name, _ in commits), file=sys.stderr)
+        rest = [f"HASHFILE:{hashfile}", *rest]
     name = record_machine(args.machine)
     # --show-stderr: skip reasons and build logs reach the console; failures are never silent
     status = asv("run", "--machine", name, "--show-stderr", *rest, config=config)

@@ -159,3 +159,27 @@ def test_not_a_cuda_python_checkout(tmp_path, build):
     commit(repo, "x")
     record, out, proc = build(repo, "out", expect_ok=False)
     assert "has no cuda_core/" in record["error"]
+
+
+def test_release_ladder_lists_release_tags_in_order_then_main(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    shas = {}
+    for tag, annotated in [("cuda-core-v0.10.0", True), ("cuda-core-v0.2.0", False),
+                           ("cuda-core-v0.3.0rc1", False), ("cuda-pathfinder-v1.0.0", False)]:
+        (repo / "f").write_text(tag)
+        shas[tag] = commit(repo, tag)
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "tag", *(["-a", "-m", tag] if annotated else []), tag)
+    (repo / "f").write_text("head")
+    head = commit(repo, "head")
+    assert bench.release_ladder(str(repo)) == [
+        ("cuda-core-v0.2.0", shas["cuda-core-v0.2.0"]),
+        ("cuda-core-v0.10.0", shas["cuda-core-v0.10.0"]),  # numeric order; the commit, not the tag object
+        ("main", head),
+    ]
