@@ -73,8 +73,9 @@ def main(argv=None):
             except Exception:
                 status = "FAIL: " + traceback.format_exc().strip().splitlines()[-1]
                 failed = True
-            rows.append({"benchmark": name, "api": params[0], "status": status})
-            print(f"{name:70s} {status}", flush=True)
+            flags = [flag for flag, on in (("queued", cls.queued), ("synchronizes", cls.synchronizes)) if on]
+            rows.append({"benchmark": name, "api": params[0], "status": status, "flags": flags})
+            print(f"{name:70s} {status}{'  [' + ', '.join(flags) + ']' if flags else ''}", flush=True)
     versions = {api: compat.describe(api) for api in compat.LIBRARIES}
     print("versions:", ", ".join(versions.values()))
     if args.json:
