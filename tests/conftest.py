@@ -7,6 +7,7 @@ requirements, so a second test run reuses them.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import subprocess
@@ -97,6 +98,19 @@ def asv_conf(tmp_path, repo, python, **overrides):
     path = tmp_path / "asv.conf.json"
     path.write_text(json.dumps(conf, indent=1))
     return path
+
+
+def asv_results(path):
+    """{(benchmark, (param, ...)): value} of one asv results file, params without asv's quotes."""
+    data = json.loads(Path(path).read_text())
+    out = {}
+    for name, row in data["results"].items():
+        entry = dict(zip(data["result_columns"], row))
+        params = entry.get("params") or []
+        values = entry["result"] if params else [entry["result"]]
+        for combo, value in zip(itertools.product(*params), values):
+            out[(name, tuple(p.strip("'") for p in combo))] = value
+    return out
 
 
 def run_asv(conf, *args, check=True):

@@ -5,10 +5,9 @@ Uses cuda-core[cu13] (the newest release, with NVRTC) from PyPI in an environmen
 
 from __future__ import annotations
 
-import json
 import math
 
-from conftest import asv_conf, git, run_asv
+from conftest import asv_conf, asv_results, git, run_asv
 
 # what needs no GPU with cuda-core >= 0.7 (its LaunchConfig and cubin compile no longer load libcuda)
 RUNS_WITHOUT_GPU = {
@@ -26,18 +25,7 @@ RUNS_WITHOUT_GPU = {
 
 def results_by_case(results_file):
     """{"module.Class.method('core', 'x')": value} from an asv results file."""
-    data = json.loads(results_file.read_text())
-    columns = data["result_columns"]
-    out = {}
-    for name, row in data["results"].items():
-        entry = dict(zip(columns, row))
-        params = entry.get("params") or []
-        values = entry["result"] if params else [entry["result"]]
-        import itertools
-
-        for combo, value in zip(itertools.product(*params), values):
-            out[f"{name}({', '.join(combo)})"] = value
-    return out
+    return {f"{name}({', '.join(map(repr, combo))})": value for (name, combo), value in asv_results(results_file).items()}
 
 
 def test_cpu_subset_runs_and_gpu_benchmarks_skip(tmp_path, git_repo, newest_env):

@@ -55,6 +55,15 @@ def commit(repo, message):
     return git(repo, "rev-parse", "HEAD")
 
 
+@pytest.fixture
+def repo(tmp_path):
+    """An empty git repository (the cuda-python stand-in)."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    return path
+
+
 @pytest.fixture(scope="module")
 def builder():
     return make_env(["setuptools>=77", "setuptools-scm>=8", "wheel"])
@@ -81,10 +90,7 @@ def actions(record):
     return {name: info["action"] for name, info in record["packages"].items()}
 
 
-def test_builds_in_order_and_reuses_unchanged_packages(tmp_path, build):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+def test_builds_in_order_and_reuses_unchanged_packages(repo, build):
     for package in ("cuda_pathfinder", "cuda_bindings", "cuda_core"):
         write_package(repo, package)
     first = commit(repo, "all three")
@@ -106,10 +112,7 @@ def test_builds_in_order_and_reuses_unchanged_packages(tmp_path, build):
     assert set(actions(record).values()) == {"reused"}
 
 
-def test_layout_without_pathfinder_and_without_tags(tmp_path, build):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+def test_layout_without_pathfinder_and_without_tags(repo, build):
     write_package(repo, "cuda_bindings")
     write_package(repo, "cuda_core")
     sha = commit(repo, "Nov 2024 layout")
@@ -120,10 +123,7 @@ def test_layout_without_pathfinder_and_without_tags(tmp_path, build):
     assert wheel.name.startswith(f"cuda_core-1.2.0+g{sha[:9]}-")
 
 
-def test_release_tags_give_the_release_version(tmp_path, build):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+def test_release_tags_give_the_release_version(repo, build):
     write_package(repo, "cuda_pathfinder")
     write_package(repo, "cuda_core")
     commit(repo, "release")
@@ -135,10 +135,7 @@ def test_release_tags_give_the_release_version(tmp_path, build):
     assert record["packages"]["cuda_bindings"]["action"] == "wheel cuda-bindings==13.3.1"
 
 
-def test_a_commit_that_cannot_build_is_recorded_with_the_reason(tmp_path, build):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+def test_a_commit_that_cannot_build_is_recorded_with_the_reason(repo, build):
     write_package(repo, "cuda_pathfinder")
     write_package(repo, "cuda_bindings")
     write_package(repo, "cuda_core", broken=True)
@@ -151,25 +148,19 @@ def test_a_commit_that_cannot_build_is_recorded_with_the_reason(tmp_path, build)
     assert "Traceback" not in proc.stderr
 
 
-def test_not_a_cuda_python_checkout(tmp_path, build):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+def test_not_a_cuda_python_checkout(repo, build):
     (repo / "README").write_text("x\n")
     commit(repo, "x")
     record, out, proc = build(repo, "out", expect_ok=False)
     assert "has no cuda_core/" in record["error"]
 
 
-def test_release_ladder_lists_release_tags_in_order_then_main(tmp_path):
+def test_release_ladder_lists_release_tags_in_order_then_main(repo):
     import sys
 
     sys.path.insert(0, str(ROOT / "scripts"))
     import bench
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
     shas = {}
     for tag, annotated in [("cuda-core-v0.10.0", True), ("cuda-core-v0.2.0", False),
                            ("cuda-core-v0.3.0rc1", False), ("cuda-pathfinder-v1.0.0", False)]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import itertools
 import json
 import math
 import os
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, asv_conf, git
+from conftest import ROOT, asv_conf, asv_results, git
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
@@ -110,15 +109,10 @@ def expected_cells(results_dir):
     """{(machine, benchmark, case, api): value} of each machine's newest results file, time_ benchmarks."""
     out = {}
     for machine in (p for p in results_dir.iterdir() if p.is_dir()):
-        files = [json.loads(p.read_text()) for p in machine.glob("*.json") if p.name != "machine.json"]
-        newest = max(files, key=lambda d: d["date"])
-        columns = newest["result_columns"]
-        for name, row in newest["results"].items():
-            entry = dict(zip(columns, row))
-            if not name.split(".")[-1].startswith("time_") or name.startswith("bench_harness"):
-                continue
-            for combo, value in zip(itertools.product(*entry["params"]), entry["result"]):
-                combo = [c.strip("'") for c in combo]
+        files = [p for p in machine.glob("*.json") if p.name != "machine.json"]
+        newest = max(files, key=lambda p: json.loads(p.read_text())["date"])
+        for (name, combo), value in asv_results(newest).items():
+            if name.split(".")[-1].startswith("time_") and not name.startswith("bench_harness"):
                 out[(machine.name, name, " ".join(combo[1:]), combo[0])] = value
     return out
 
