@@ -6,6 +6,7 @@
     scripts/bench publish [--repo PATH]    # html/ from results/: asv's pages, self-contained, + overview
     scripts/bench serve                    # serve html/ on http://127.0.0.1:8080
     scripts/bench ladder [--repo PATH]     # every cuda-core-v* release and main's head (asv HASHFILE:)
+    scripts/bench compare BASE HEAD        # asv continuous + the PR comment (scripts/compare.py)
     scripts/bench machine                  # record this machine (GPU, driver, CPU) for asv
 
 Options that change asv.conf.json for this run only (a derived config, ``.asv/asv.conf.local.json``):
@@ -193,6 +194,11 @@ def asv(*args, config=CONF):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["compare"]:  # scripts/bench compare BASE HEAD ...: the PR workflow's job, locally
+        import compare
+
+        return compare.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("run", "asv run, then publish"),

@@ -100,6 +100,40 @@ def asv_conf(tmp_path, repo, python, **overrides):
     return path
 
 
+def real_results_in_a_repo(tmp, results_dir=None):
+    """(repo, results) where asv can read the committed H200 results: CUDA_BENCH_REPO (a cuda-python clone
+    with their commits) and results/ as they are; otherwise a throwaway repository with one commit per
+    results commit, in the same order, and a copy of results/ re-keyed onto those commits (every number
+    kept). CI has no copy of cuda-python, and asv needs the commits in a repository."""
+    import shutil
+
+    source = Path(results_dir or ROOT / "results")
+    if os.environ.get("CUDA_BENCH_REPO"):
+        return Path(os.environ["CUDA_BENCH_REPO"]), source, {}
+    repo, results = tmp / "repo", tmp / "results"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    files = [p for m in source.iterdir() if (m / "machine.json").exists() for p in m.glob("*.json")
+             if p.name != "machine.json"]
+    files.sort(key=lambda p: json.loads(p.read_text())["date"])
+    commits = {}
+    for path in files:
+        data = json.loads(path.read_text())
+        if data["commit_hash"] not in commits:
+            (repo / "n").write_text(data["commit_hash"])
+            git(repo, "add", "n")
+            git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", data["commit_hash"])
+            commits[data["commit_hash"]] = git(repo, "rev-parse", "HEAD")
+        new = commits[data["commit_hash"]]
+        data["commit_hash"] = new
+        target = results / path.parent.name / (new[:8] + path.name[8:])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path.parent / "machine.json", target.parent / "machine.json")
+        target.write_text(json.dumps(data))
+    shutil.copy2(source / "benchmarks.json", results / "benchmarks.json")
+    return repo, results, commits
+
+
 def asv_results(path):
     """{(benchmark, (param, ...)): value} of one asv results file, params without asv's quotes."""
     data = json.loads(Path(path).read_text())

@@ -1,10 +1,8 @@
 """The published dashboard in a real browser: Debian's chromium, driven by Playwright.
 
-The pages are published from the real results under ``results/``. asv publish needs the results' commits
-in a git repository. With ``CUDA_BENCH_REPO`` pointing at a cuda-python clone that has them, that clone is
-used (the committed screenshots in docs/ were made so). CI has no copy of cuda-python (GitHub is
-unreachable there), so otherwise the fixture copies the results onto the commits of a throwaway
-repository, in the same order; every number is kept.
+The pages are published from the real results under ``results/`` (``conftest.real_results_in_a_repo``:
+with ``CUDA_BENCH_REPO`` set to a cuda-python clone, as for the screenshots in docs/, or re-keyed onto a
+throwaway repository in CI, every number kept).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, asv_conf, asv_results, git
+from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
@@ -32,47 +30,11 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
         "--disable-component-update", "--disable-sync"]
 
 
-def real_results():
-    files = []
-    for machine in sorted(p for p in (ROOT / "results").iterdir() if (p / "machine.json").exists()):
-        files += [p for p in machine.glob("*.json") if p.name != "machine.json"]
-    assert files, "no results under results/"
-    return sorted(files, key=lambda p: json.loads(p.read_text())["date"])
-
-
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dashboard")
-    if os.environ.get("CUDA_BENCH_REPO"):
-        repo = Path(os.environ["CUDA_BENCH_REPO"])
-        conf = asv_conf(tmp, repo, sys.executable, results_dir=str(ROOT / "results"))
-        yield from _serve(tmp, conf, ROOT / "results")
-        return
-    repo = tmp / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    results = tmp / "results"
-    shutil.copy2(ROOT / "results" / "benchmarks.json", tmp / "benchmarks.json")
-    commits = {}
-    for path in real_results():
-        data = json.loads(path.read_text())
-        if data["commit_hash"] not in commits:
-            (repo / "n").write_text(data["commit_hash"])
-            git(repo, "add", "n")
-            git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", data["commit_hash"])
-            commits[data["commit_hash"]] = git(repo, "rev-parse", "HEAD")
-        new = commits[data["commit_hash"]]
-        data["commit_hash"] = new
-        target = results / path.parent.name / (new[:8] + path.name[8:])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path.parent / "machine.json", target.parent / "machine.json")
-        target.write_text(json.dumps(data))
-    shutil.move(str(tmp / "benchmarks.json"), results / "benchmarks.json")
+    repo, results, _ = real_results_in_a_repo(tmp)
     conf = asv_conf(tmp, repo, sys.executable, results_dir=str(results))
-    yield from _serve(tmp, conf, results)
-
-
-def _serve(tmp, conf, results):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "dashboard.py"), "publish", "--config", str(conf)],
                    check=True, capture_output=True)
     html = tmp / "html"

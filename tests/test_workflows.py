@@ -1,0 +1,149 @@
+"""The GitHub workflows and what they post: lint, audit, the safety rules, and the two formatters on
+real asv output from the real results under results/."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, asv_conf, real_results_in_a_repo, run_asv
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import compare  # noqa: E402
+import regression_issue  # noqa: E402
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+BIN = Path(sys.executable).parent
+
+
+def tool(name):
+    path = shutil.which(name, path=str(BIN)) or shutil.which(name)
+    assert path, f"{name} is not installed (requirements-test.txt)"
+    return path
+
+
+def test_actionlint_finds_nothing():
+    proc = subprocess.run([tool("actionlint")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_zizmor_finds_nothing():
+    proc = subprocess.run([tool("zizmor"), "--offline", ".github/workflows"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings to report" in proc.stdout + proc.stderr
+
+
+def jobs():
+    for path in WORKFLOWS:
+        workflow = yaml.safe_load(path.read_text())
+        for name, job in workflow["jobs"].items():
+            yield path.name, workflow, name, job
+
+
+def test_least_privilege_and_pinned_actions():
+    for path in WORKFLOWS:
+        text = path.read_text()
+        workflow = yaml.safe_load(text)
+        assert workflow["permissions"] == {}, path.name  # nothing by default; each job asks
+        assert "pull_request_target" not in text, path.name
+        for use in re.findall(r"uses:\s*(\S+)", text):
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", use), f"{path.name}: {use} not pinned"
+    for file, _, name, job in jobs():
+        assert "permissions" in job, f"{file}:{name} has no permissions block"
+        assert "secrets" not in json.dumps(job), f"{file}:{name} reaches for secrets"
+
+
+def test_gpu_jobs_are_read_only_and_serialised():
+    gpu_jobs = [(f, n, j) for f, _, n, j in jobs() if "self-hosted" in json.dumps(j["runs-on"])]
+    assert {f for f, _, _ in gpu_jobs} == {"benchmark-pr.yml", "nightly.yml"}
+    for file, name, job in gpu_jobs:
+        assert job["permissions"] == {"contents": "read"}, (file, name)
+        assert job["concurrency"]["group"].startswith("gpu-"), (file, name)
+        assert job["concurrency"]["cancel-in-progress"] is False, (file, name)
+        for step in job["steps"]:
+            if "actions/checkout" in step.get("uses", ""):
+                assert step["with"]["persist-credentials"] is False, (file, name)
+
+
+def test_jobs_that_write_run_no_pr_code():
+    for file, _, name, job in jobs():
+        writes = {k for k, v in job.get("permissions", {}).items() if v == "write"}
+        if file == "benchmark-pr.yml" and writes:
+            # the comment job: downloads the markdown the GPU job made, never checks anything out
+            assert not any("checkout" in s.get("uses", "") for s in job["steps"]), name
+
+
+def test_pr_workflow_can_be_called_and_dispatched():
+    on = yaml.safe_load((ROOT / ".github/workflows/benchmark-pr.yml").read_text())[True]  # YAML's `on`
+    assert {"workflow_call", "workflow_dispatch"} <= set(on)
+    assert on["workflow_call"]["inputs"].keys() == on["workflow_dispatch"]["inputs"].keys() >= {"base", "head"}
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    """The committed results where asv can compare and publish them, and the two newest commits."""
+    tmp = tmp_path_factory.mktemp("real")
+    repo, results, rekeyed = real_results_in_a_repo(tmp)
+    conf = asv_conf(tmp, repo, sys.executable, results_dir=str(results))
+    by_date = sorted((json.loads(p.read_text()) for m in results.iterdir() if m.is_dir()
+                      for p in m.glob("*.json") if p.name != "machine.json"), key=lambda d: d["date"])
+    (machine,) = {p.name for p in results.iterdir() if p.is_dir()}
+    return conf, machine, by_date[-2]["commit_hash"], by_date[-1]["commit_hash"]
+
+
+def asv_compare(conf, machine, base, head):
+    return run_asv(conf, "compare", "--split", "--factor", "1.1", "--machine", machine, base, head).stdout
+
+
+def test_pr_comment_from_a_real_comparison(real):
+    conf, machine, base, head = real
+    text = asv_compare(conf, machine, base, head)
+    worse = [line for line in text.split("Benchmarks that have got worse:")[-1].splitlines()
+             if line.startswith("| +") or line.startswith("| !")] if "got worse" in text else []
+    info = compare.machine_info(machine, json.loads(Path(conf).read_text())["results_dir"])
+    body = compare.comment(text, base[:8], head[:8], info, 1.1)
+    assert body.startswith(compare.MARKER)
+    assert f"`{machine}`" in body and info["gpu"] in body
+    sections = compare.parse(text)
+    assert len(sections["worse"]) == len(worse) > 0  # these two runs differ by more than 10% somewhere
+    assert f"**{len(worse)} regressions**" in body
+    # regressions come first, then improvements, then the unchanged ones folded away
+    order = [body.index(h) for h in ("#### Regressions", "#### Improvements", "unchanged</summary>") if h in body]
+    assert order == sorted(order) and len(order) >= 2
+    for row in sections["worse"]:
+        assert f"`{row[4]}`" in body.split("#### Improvements")[0]
+    headers = sum(1 for key in compare.SECTIONS if key in text)  # one "| Change | ..." line per section
+    assert sum(len(rows) for rows in sections.values()) == text.count("\n| ") - headers
+
+
+def test_compare_exit_status_follows_the_regressions(real, tmp_path):
+    conf, machine, base, head = real
+    for a, b in ((base, head), (head, head)):
+        saved = tmp_path / "compare.txt"
+        saved.write_text(asv_compare(conf, machine, a, b))
+        status = compare.main(["--format-only", str(saved), a[:8], b[:8], "--machine", machine])
+        assert status == (1 if compare.parse(saved.read_text())["worse"] else 0)
+    assert compare.parse(asv_compare(conf, machine, head, head))["worse"] == []  # a commit against itself
+
+
+def test_regression_issue_from_the_published_dashboard(real):
+    conf, machine, base, head = real
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "dashboard.py"), "publish", "--config", str(conf)],
+                   check=True, capture_output=True)
+    html = Path(conf).parent / "html"
+    flagged = json.loads((html / "regressions.json").read_text())["regressions"]
+    text, count = regression_issue.body(html)
+    assert count == sum(len(entry[6]) for entry in flagged) > 0
+    assert text.startswith(regression_issue.MARKER)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "`bench_" in line]
+    assert len(rows) == count
+    for entry in flagged:
+        assert any(f"`{entry[0]}`" in row for row in rows)
+    assert all(machine in row for row in rows)
