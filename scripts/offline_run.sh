@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the suite on a GPU box with no network access.
 #
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [asv range...]
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [asv range...]          # scripts/bench run
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT compare BASE HEAD [...]  # scripts/bench compare
 #
 # WHEELS       a folder of wheels: asv and its dependencies, asv_runner 0.2.5, the build requirements
 #              (Cython<3.3, setuptools-scm, ...) and the cuda-bindings wheel named by CUDA_BENCH_BINDINGS
@@ -15,7 +16,9 @@
 # scripts/bench.py with pip pointed at WHEELS only. results/ is copied to OUT even when a step fails.
 set -uo pipefail
 wheels=$(realpath "$1"); repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
-range=("${@:-HEAD^!}")
+command=run
+if [ "${1:-}" = compare ]; then command=compare; shift; fi
+args=("${@:-HEAD^!}")
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 mkdir -p "$out"
@@ -53,9 +56,10 @@ EOF
 step "what every benchmark resolves to (system Python)"
 python3 scripts/apis.py --json "$out/apis.json" | tee "$out/apis.txt"
 
-step "asv run ${range[*]}"
-/tmp/asv-venv/bin/python scripts/bench.py run --repo "$repo" --system-site "$site" \
-    --bindings "$CUDA_BENCH_BINDINGS" --no-publish "${range[@]}" 2>&1 | tee "$out/asv.log"
+step "scripts/bench $command ${args[*]}"
+if [ "$command" = run ]; then args=(--no-publish "${args[@]}"); else args=(--output "$out/compare.md" "${args[@]}"); fi
+/tmp/asv-venv/bin/python scripts/bench.py "$command" --repo "$repo" --system-site "$site" \
+    --bindings "$CUDA_BENCH_BINDINGS" "${args[@]}" 2>&1 | tee "$out/asv.log"
 status=${PIPESTATUS[0]}
-echo "offline_run: asv exited $status"
+echo "offline_run: scripts/bench $command exited $status"
 exit "$status"
