@@ -31,7 +31,7 @@ SECTIONS = {
 
 def parse(text):
     """asv compare --split output -> {"worse": [row, ...], ...}; row = [change, before, after, ratio, name]."""
-    sections, current = {key: [] for key in SECTIONS.values()}, None
+    sections, current = {key: [] for key in [*SECTIONS.values(), "missing"]}, None
     for line in text.splitlines():
         stripped = line.strip()
         if stripped in SECTIONS:
@@ -39,7 +39,9 @@ def parse(text):
         elif current and stripped.startswith("|") and not set(stripped) <= set("|-: "):
             cells = [c.strip() for c in stripped.strip("|").split("|")]
             if cells[0] != "Change" and len(cells) == 5:
-                sections[current].append(cells)
+                # skipped or not run on one side (e.g. `--bench` ran a subset): not "unchanged"
+                missing = current == "same" and "n/a" in (cells[1], cells[2])
+                sections["missing" if missing else current].append(cells)
     return sections
 
 
@@ -64,6 +66,7 @@ def comment(text, base, head, machine, factor):
         f"**{len(worse)} regression{'s' if len(worse) != 1 else ''}**, {len(better)} improvement"
         f"{'s' if len(better) != 1 else ''}, {len(same)} unchanged"
         + (f", {len(sections['incomparable'])} not comparable (benchmark changed)" if sections["incomparable"] else "")
+        + (f", {len(sections['missing'])} not measured on both sides" if sections["missing"] else "")
         + ".",
     ]
     if worse:
