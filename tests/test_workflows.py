@@ -147,3 +147,17 @@ def test_regression_issue_from_the_published_dashboard(real):
     for entry in flagged:
         assert any(f"`{entry[0]}`" in row for row in rows)
     assert all(machine in row for row in rows)
+
+
+def test_comment_of_the_h200_slowdown_run():
+    """The comparison on the H200 between main and a commit that slows Device.set_current
+    (docs/compare-h200.md): asv's own output of that run, formatted as the PR job would."""
+    text = (ROOT / "docs" / "compare-h200" / "asv-compare.txt").read_text()
+    sections = compare.parse(text)
+    worse = {row[4] for row in sections["worse"]}
+    assert "bench_device.SetCurrent.time_set_current('core')" in worse
+    assert not any("('bindings')" in name or "('cupy')" in name for name in worse)  # only cuda.core moved
+    body = compare.comment(text, "main", "slowdown", compare.machine_info("nvidia-h200"), 1.1)
+    assert f"**{len(worse)} regressions**" in body and "not measured on both sides" in body
+    assert compare.main(["--format-only", str(ROOT / "docs/compare-h200/asv-compare.txt"), "main", "slowdown",
+                         "--machine", "nvidia-h200"]) == 1
