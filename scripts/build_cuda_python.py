@@ -45,6 +45,7 @@ from pathlib import Path
 
 PACKAGES = ("cuda_pathfinder", "cuda_bindings", "cuda_core")  # build order
 DISTRIBUTIONS = {"cuda_pathfinder": "cuda-pathfinder", "cuda_bindings": "cuda-bindings", "cuda_core": "cuda-core"}
+VERSION_SCHEME = "v2"  # part of the cache key: bump when scm_version() changes what a wheel is called
 BUILD_REQUIREMENTS = ["setuptools>=77", "setuptools-scm>=8", "Cython>=3.0,<3.3", "wheel", "pyclibrary"]
 
 
@@ -94,13 +95,15 @@ def released_version(src, package):
 
 def scm_version(src, package):
     """setuptools-scm needs a release tag. Without one (a shallow clone, a fork without tags) pretend
-    ``<newest release in the notes>+g<sha>``: sane for version checks, and plainly a source build."""
+    ``<newest release in the notes>.post1+g<sha>``: after that release for version checks, plainly a
+    source build, and, like setuptools-scm's own ``X.Y.Z.devN+g<sha>``, three integers before anything
+    else (cuda.core parses the first three parts of cuda-bindings' version as ints)."""
     tag_prefix = {"cuda_core": "cuda-core-v", "cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v"}[package]
     try:
         git(src, "describe", "--tags", "--match", f"{tag_prefix}*")
         return None  # setuptools-scm will find it
     except BuildError:
-        return f"{released_version(src, package)}+g" + git(src, "rev-parse", "--short=9", "HEAD")
+        return f"{released_version(src, package)}.post1+g" + git(src, "rev-parse", "--short=9", "HEAD")
 
 
 def wanted_cuda(src, bindings_spec):
@@ -185,7 +188,7 @@ def ensure_build_requirements():
 
 
 def build_one(src, package, out, bindings_spec, record):
-    key = f"{tree_hash(src, package)}-{python_tag()}"
+    key = f"{tree_hash(src, package)}-{python_tag()}-{VERSION_SCHEME}"
     if package == "cuda_core" and bindings_spec != "source":
         key += f"-bindings{bindings_spec}"
     cached = cache_root() / package / key

@@ -119,8 +119,8 @@ def test_layout_without_pathfinder_and_without_tags(repo, build):
     record, out, proc = build(repo, "out")
     assert list(record["packages"]) == ["cuda_bindings", "cuda_core"]
     (wheel,) = out.glob("cuda_core-*.whl")
-    # no cuda-core-v* tag: the newest release in the notes plus the commit
-    assert wheel.name.startswith(f"cuda_core-1.2.0+g{sha[:9]}-")
+    # no cuda-core-v* tag: after the newest release in the notes, naming the commit
+    assert wheel.name.startswith(f"cuda_core-1.2.0.post1+g{sha[:9]}-")
 
 
 def test_release_tags_give_the_release_version(repo, build):
