@@ -1,0 +1,120 @@
+"""Per-benchmark regression thresholds from an A/A run: the same code measured several times.
+
+    python scripts/thresholds.py --machine nvidia-h200 --commits c278ecb3 cb56ab9f          # print
+    python scripts/thresholds.py --machine nvidia-h200 --commits c278ecb3 cb56ab9f --write  # asv.conf.json
+
+The commits' results must measure the same code: the script checks ``results/<machine>/builds.jsonl``
+(every package built from the same source tree, or the same wheel) and refuses otherwise; repeating one
+commit (``asv run --append-samples`` or several results directories) is the plain A/A. For every
+benchmark and case it takes the spread of the medians, ``max / min - 1``, and sets the threshold to
+``MARGIN`` times that, rounded up to 1%, never below ``FLOOR`` (asv flags a result when it is slower than
+the best earlier one by more than the threshold, so the threshold must clear the noise with room).
+``--write`` replaces the ``regressions_thresholds`` block of asv.conf.json: ``".*"`` keeps the default
+for benchmarks the A/A run did not measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+from dashboard import values
+
+ROOT = Path(__file__).resolve().parent.parent
+MARGIN = 1.5
+FLOOR = 0.05
+DEFAULT = 0.10
+
+
+class ThresholdError(Exception):
+    pass
+
+
+def results_for(results_dir, machine, commits):
+    """One results dict per commit prefix, in the order given."""
+    files = [json.loads(p.read_text()) for p in (Path(results_dir) / machine).glob("*.json") if p.name != "machine.json"]
+    chosen = []
+    for prefix in commits:
+        match = [d for d in files if d["commit_hash"].startswith(prefix)]
+        if len(match) != 1:
+            raise ThresholdError(f"{len(match)} results files for commit {prefix} on {machine}")
+        chosen.append(match[0])
+    return chosen
+
+
+def same_code(results_dir, machine, runs):
+    """Refuse runs whose packages were built from different sources (builds.jsonl keys and wheels)."""
+    builds = {}
+    path = Path(results_dir) / machine / "builds.jsonl"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            builds[row["commit"]] = {name: info.get("key", info.get("action")) for name, info in row["packages"].items()}
+    keys = [builds.get(run["commit_hash"]) for run in runs]
+    if None in keys:
+        raise ThresholdError("no build record for some commits: cannot tell that they measure the same code")
+    if any(k != keys[0] for k in keys):
+        raise ThresholdError(f"the commits measure different code: {keys}")
+
+
+def spreads(runs):
+    """{"bench.Class.method('core', 'x')": max/min - 1} over the runs' medians (both finite everywhere)."""
+    per_run = [values(run) for run in runs]
+    out = {}
+    for key in per_run[0]:
+        medians = [run.get(key) for run in per_run]
+        if all(isinstance(v, float) and math.isfinite(v) and v > 0 for v in medians):
+            name, combo = key
+            out[f"{name}({', '.join(combo)})" if combo else name] = max(medians) / min(medians) - 1
+    return out
+
+
+def thresholds(spread_by_benchmark):
+    return {name: max(FLOOR, math.ceil(MARGIN * spread * 100) / 100) for name, spread in spread_by_benchmark.items()}
+
+
+def write(conf_path, by_benchmark):
+    """Replace asv.conf.json's regressions_thresholds block (the file has comments: edit it as text)."""
+    text = Path(conf_path).read_text()
+    # asv matches each regex against "<benchmark>(<params>)" plus "@<branch>" when branches are configured
+    block = {".*": DEFAULT, **{re.escape(name) + "(@|$)": t for name, t in sorted(by_benchmark.items())}}
+    rendered = json.dumps(block, indent=4).replace("\n", "\n    ")
+    new, count = re.subn(r'"regressions_thresholds"\s*:\s*\{[^{}]*\}',
+                         lambda _: f'"regressions_thresholds": {rendered}', text)  # no template escapes
+    if count != 1:
+        raise ThresholdError(f"{conf_path}: no single regressions_thresholds block to replace")
+    Path(conf_path).write_text(new)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--machine", required=True)
+    parser.add_argument("--commits", nargs="+", required=True, help="two or more commits measuring the same code")
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--config", type=Path, default=ROOT / "asv.conf.json")
+    parser.add_argument("--write", action="store_true", help="write them into --config")
+    args = parser.parse_args(argv)
+    try:
+        if len(args.commits) < 2:
+            raise ThresholdError("an A/A run needs at least two runs")
+        runs = results_for(args.results, args.machine, args.commits)
+        same_code(args.results, args.machine, runs)
+        spread = spreads(runs)
+        result = thresholds(spread)
+        for name in sorted(result, key=lambda n: -spread[n]):
+            print(f"{spread[name] * 100:6.1f}% spread -> threshold {result[name]:.2f}  {name}")
+        if args.write:
+            write(args.config, result)
+            print(f"thresholds: {len(result)} written to {args.config}", file=sys.stderr)
+    except ThresholdError as exc:
+        print(f"thresholds: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
