@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -73,6 +74,24 @@ def spreads(runs):
     return out
 
 
+def summary(spread_by_benchmark):
+    """Markdown: the spread per library form (C++ twins, cuda.bindings, cuda.core, CuPy, the floor)."""
+    forms = {}
+    for name, spread in spread_by_benchmark.items():
+        api = name.split("('")[1].split("'")[0] if "('" in name else ""
+        form = "C++ twins" if name.startswith("bench_cpp.") else {
+            "core": "cuda.core", "bindings": "cuda.bindings", "cupy": "CuPy", "noop": "harness floor"}.get(api, api)
+        forms.setdefault(form, []).append(spread)
+    forms["all"] = list(spread_by_benchmark.values())
+    lines = ["| forms | cases | median spread | 90th percentile | max | within 3% | within 10% |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for form, spreads_ in forms.items():
+        v = sorted(spreads_)
+        lines.append(f"| {form} | {len(v)} | {statistics.median(v):.0%} | {v[min(len(v) - 1, int(0.9 * len(v)))]:.0%} "
+                     f"| {v[-1]:.0%} | {sum(x <= 0.03 for x in v)} | {sum(x <= 0.10 for x in v)} |")
+    return "\n".join(lines)
+
+
 def thresholds(spread_by_benchmark):
     return {name: max(FLOOR, math.ceil(MARGIN * spread * 100) / 100) for name, spread in spread_by_benchmark.items()}
 
@@ -97,6 +116,7 @@ def main(argv=None):
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--config", type=Path, default=ROOT / "asv.conf.json")
     parser.add_argument("--write", action="store_true", help="write them into --config")
+    parser.add_argument("--summary", action="store_true", help="print the spread per library form as Markdown")
     args = parser.parse_args(argv)
     try:
         if len(args.commits) < 2:
@@ -105,6 +125,9 @@ def main(argv=None):
         same_code(args.results, args.machine, runs)
         spread = spreads(runs)
         result = thresholds(spread)
+        if args.summary:
+            print(summary(spread))
+            return 0
         for name in sorted(result, key=lambda n: -spread[n]):
             print(f"{spread[name] * 100:6.1f}% spread -> threshold {result[name]:.2f}  {name}")
         if args.write:
