@@ -321,6 +321,7 @@ def publish(config):
     vendor(html_dir)
     add_nav_link(html_dir)
     rows = overview(results_dir, html_dir)
+    shutil.copy2(DASHBOARD / "html-README.md", html_dir / "README.md")  # asv publish empties html/
     print(f"dashboard: {html_dir}/index.html and overview.html ({len(rows)} rows)", file=sys.stderr)
 
 
