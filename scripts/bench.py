@@ -222,6 +222,8 @@ def main(argv=None):
         return 0
     if args.command == "serve":
         return asv("preview", "--port", args.port)
+    if args.command == "ladder" and not args.bindings:
+        args.bindings = "auto"  # releases span CUDA 12 and 13: each gets a bindings wheel it supports
     config = derived_conf(args)
     if args.command == "publish":
         return publish(config)

@@ -14,6 +14,9 @@ Environment:
     ``source`` (default): build cuda_bindings from the checkout (needs CUDA headers matching the commit).
     A version such as ``13.3.1``: install that cuda-bindings wheel (from the index, or from
     ``PIP_FIND_LINKS`` offline) and build only cuda_pathfinder and cuda_core. Much faster.
+    ``auto``: the same, with the wheel each commit supports: ``CUDA_BENCH_BINDINGS_13`` (default 13.3.1)
+    where cuda_core declares a ``cu13`` extra, else ``CUDA_BENCH_BINDINGS_12`` (default 12.9.10), for a
+    history that spans CUDA 12 and 13 (the release ladder).
 ``CUDA_BENCH_SYSTEM_SITE``
     a site-packages directory appended to the environment's path at install (offline GPU boxes that
     have CuPy and numpy installed system-wide).
@@ -80,6 +83,15 @@ def cache_root():
 
 def python_tag():
     return f"cp{sys.version_info[0]}{sys.version_info[1]}-{sysconfig.get_platform()}"
+
+
+def auto_bindings(src):
+    """The cuda-bindings wheel for this commit: CUDA 13's where cuda_core has a cu13 extra, else 12's."""
+    pyproject = Path(src) / "cuda_core" / "pyproject.toml"
+    text = pyproject.read_text() if pyproject.is_file() else ""
+    if re.search(r"^cu13\s*=", text, re.MULTILINE):
+        return os.environ.get("CUDA_BENCH_BINDINGS_13", "13.3.1")
+    return os.environ.get("CUDA_BENCH_BINDINGS_12", "12.9.10")
 
 
 def released_version(src, package):
@@ -149,6 +161,7 @@ def cuda_home(src, bindings_spec):
         try:
             # the headers (and libcudart_static.a) of one CUDA release, as NVIDIA publishes them on PyPI
             pip("install", "--target", str(pip_root), f"cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]=={want}.*")
+            merge_components(pip_root, pip_home)
             log(f"CUDA headers: {pip_home} (CUDA {want}, from PyPI)")
             return str(pip_home)
         except BuildError as exc:
@@ -159,6 +172,19 @@ def cuda_home(src, bindings_spec):
         raise BuildError(f"no CUDA headers for CUDA {want}: {reason}; set CUDA_BENCH_CUDA_HOME")
     log(f"WARNING: no CUDA {want} headers ({reason}); using {local[0]} (CUDA {toolkit_version(local[0])})")
     return str(local[0])
+
+
+def merge_components(pip_root, home):
+    """CUDA 13's wheels share one tree (nvidia/cu13); CUDA 12's put each component in its own
+    (nvidia/cuda_runtime, nvidia/cuda_nvrtc, ...): gather those into one CUDA_HOME-shaped tree."""
+    if (home / "include" / "nvrtc.h").is_file():
+        return
+    for component in sorted((pip_root / "nvidia").glob("*")):
+        for sub in ("include", "lib"):
+            if (component / sub).is_dir():
+                shutil.copytree(component / sub, home / sub, dirs_exist_ok=True)
+    if not (home / "include" / "nvrtc.h").is_file():
+        raise BuildError(f"the cuda-toolkit wheels in {pip_root} have no nvrtc.h")
 
 
 def build_env(src, package, bindings_spec):
@@ -220,8 +246,10 @@ def build(src, out):
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    bindings_spec = os.environ.get("CUDA_BENCH_BINDINGS", "source")
-    record = {"commit": git(src, "rev-parse", "HEAD"), "bindings": bindings_spec, "packages": {}, "ok": False}
+    requested = os.environ.get("CUDA_BENCH_BINDINGS", "source")
+    bindings_spec = auto_bindings(src) if requested == "auto" else requested
+    record = {"commit": git(src, "rev-parse", "HEAD"), "bindings": bindings_spec, "bindings_requested": requested,
+              "packages": {}, "ok": False}
     start = time.monotonic()
     try:
         present = [p for p in PACKAGES if (src / p).is_dir()]

@@ -135,6 +135,26 @@ def test_release_tags_give_the_release_version(repo, build):
     assert record["packages"]["cuda_bindings"]["action"] == "wheel cuda-bindings==13.3.1"
 
 
+def test_auto_bindings_follow_the_commits_cuda_extras(repo, build):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_cuda_python
+
+    write_package(repo, "cuda_core")
+    commit(repo, "a CUDA 12 era cuda_core: no cu13 extra")
+    assert build_cuda_python.auto_bindings(repo) == "12.9.10"
+    pyproject = repo / "cuda_core" / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        "[tool.setuptools.packages.find]",
+        '[project.optional-dependencies]\ncu12 = ["cuda-bindings==12.*"]\ncu13 = ["cuda-bindings==13.*"]\n\n'
+        "[tool.setuptools.packages.find]"))
+    commit(repo, "cu13 extra")
+    record, out, proc = build(repo, "out", bindings="auto")
+    assert record["bindings_requested"] == "auto" and record["bindings"] == "13.3.1"
+    assert record["packages"]["cuda_bindings"]["action"] == "wheel cuda-bindings==13.3.1"
+
+
 def test_a_commit_that_cannot_build_is_recorded_with_the_reason(repo, build):
     write_package(repo, "cuda_pathfinder")
     write_package(repo, "cuda_bindings")
