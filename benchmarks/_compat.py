@@ -212,10 +212,6 @@ def core_device():
     return dev
 
 
-def core_stream(dev):
-    return dev.create_stream()
-
-
 def core_event_options():
     """EventOptions with timing disabled: ``enable_timing`` became ``timing_enabled`` in 1.0."""
     fields = getattr(core.EventOptions, "__dataclass_fields__", {})
