@@ -22,7 +22,7 @@ import pytest
 
 from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
     pytest.skip("no chromium here (apt-get install chromium); CI installs it", allow_module_level=True)
 import playwright.sync_api as playwright  # noqa: E402  (requirements-test.txt)
