@@ -3,11 +3,12 @@
 #
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [asv range...]          # scripts/bench run
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT compare BASE HEAD [...]  # scripts/bench compare
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT ladder [...]             # scripts/bench ladder
 #
 # WHEELS       a folder of wheels: asv and its dependencies, asv_runner 0.2.5, the build requirements
 #              (Cython<3.3, setuptools-scm, ...) and the cuda-bindings wheel named by CUDA_BENCH_BINDINGS
 #              (see README "Offline GPU boxes" for the pip download command that fills it)
-# REPO         a clone of cuda-python (shallow is fine)
+# REPO         a clone of cuda-python (shallow is fine: scripts/shallow_clone.sh makes one with the tags)
 # SYSTEM_SITE  a site-packages that has CuPy and numpy (reused, not reinstalled)
 # OUT          where logs, the API table and a copy of results/ go
 #
@@ -17,13 +18,14 @@
 set -uo pipefail
 wheels=$(realpath "$1"); repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
 command=run
-if [ "${1:-}" = compare ]; then command=compare; shift; fi
-args=("${@:-HEAD^!}")
+case "${1:-}" in compare|ladder) command=$1; shift ;; esac
+if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels" PIP_DISABLE_PIP_VERSION_CHECK=1
 export CUDA_BENCH_BINDINGS=${CUDA_BENCH_BINDINGS:-13.3.1}
+[ "$command" = ladder ] && export CUDA_BENCH_BINDINGS=${CUDA_BENCH_LADDER_BINDINGS:-auto}
 
 save() {
     tar -czf "$out/results.tar.gz" results
@@ -57,7 +59,10 @@ step "what every benchmark resolves to (system Python)"
 python3 scripts/apis.py --json "$out/apis.json" | tee "$out/apis.txt"
 
 step "scripts/bench $command ${args[*]}"
-if [ "$command" = run ]; then args=(--no-publish "${args[@]}"); else args=(--output "$out/compare.md" "${args[@]}"); fi
+case "$command" in
+    run|ladder) args=(--no-publish "${args[@]}") ;;
+    compare) args=(--output "$out/compare.md" "${args[@]}") ;;
+esac
 /tmp/asv-venv/bin/python scripts/bench.py "$command" --repo "$repo" --system-site "$site" \
     --bindings "$CUDA_BENCH_BINDINGS" "${args[@]}" 2>&1 | tee "$out/asv.log"
 status=${PIPESTATUS[0]}

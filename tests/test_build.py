@@ -194,3 +194,19 @@ def test_release_ladder_lists_release_tags_in_order_then_main(repo):
         ("cuda-core-v0.10.0", shas["cuda-core-v0.10.0"]),  # numeric order; the commit, not the tag object
         ("main", head),
     ]
+
+
+def test_shallow_clone_keeps_main_and_every_release_tag(repo, tmp_path):
+    for i, tag in enumerate(["cuda-core-v0.1.0", "cuda-core-v0.2.0rc1", "cuda-core-v0.2.0"]):
+        (repo / "f").write_text(str(i))
+        commit(repo, tag)
+        git(repo, "tag", tag)
+    for i in range(5):
+        (repo / "f").write_text(f"main {i}")
+        commit(repo, f"main {i}")
+    dest = tmp_path / "small.git"
+    subprocess.run(["bash", str(ROOT / "scripts" / "shallow_clone.sh"), str(repo), str(dest), "2"], check=True,
+                   capture_output=True)
+    assert git(dest, "tag").split() == ["cuda-core-v0.1.0", "cuda-core-v0.2.0"]  # no release candidates
+    assert len(git(dest, "log", "--format=%H", "main").split()) == 2
+    assert git(dest, "rev-parse", "cuda-core-v0.2.0^{commit}") == git(repo, "rev-parse", "cuda-core-v0.2.0^{commit}")

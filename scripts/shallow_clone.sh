@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# A small bare clone of cuda-python for a GPU box without network: main's newest DEPTH commits and every
+# cuda-core-v* release tag (one commit each, no history), enough for `scripts/bench run`, `compare` and
+# `ladder`. About 11 MB for main (depth 8) and five tags.
+#
+#   scripts/shallow_clone.sh SOURCE DEST [DEPTH]     # SOURCE: a URL or a local clone of cuda-python
+set -euo pipefail
+source=$1; dest=$2; depth=${3:-8}
+git init -q --bare "$dest"
+git -C "$dest" fetch -q --depth "$depth" "$source" "refs/heads/main:refs/heads/main"
+for tag in $(git ls-remote --tags --refs "$source" 'cuda-core-v*' | awk '{print $2}'); do
+    case "$tag" in *rc*) continue ;; esac
+    git -C "$dest" fetch -q --depth 1 "$source" "$tag:$tag"
+done
+echo "shallow_clone: $dest: main ($depth commits) and $(git -C "$dest" tag | wc -l) release tags, $(du -sh "$dest" | cut -f1)"
