@@ -311,7 +311,9 @@ def overview(results_dir, html_dir):
 
 
 def publish(config):
-    conf = json.loads(json.dumps(__import__("json5").loads(Path(config).read_text())))
+    import json5  # asv's own reader of its config (the file has comments)
+
+    conf = json5.loads(Path(config).read_text())
     base = Path(config).resolve().parent
     html_dir = (base / conf.get("html_dir", "html")).resolve()
     results_dir = (base / conf.get("results_dir", "results")).resolve()

@@ -16,12 +16,9 @@ import re
 import sys
 from pathlib import Path
 
+from dashboard import fmt
+
 MARKER = "<!-- cuda-python-bench:regressions -->"
-
-
-def fmt(seconds):
-    ns = seconds * 1e9
-    return f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.2f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
 
 
 def body(html_dir, commit_url="https://github.com/NVIDIA/cuda-python/commit/"):
