@@ -7,6 +7,7 @@
     scripts/bench serve                    # serve html/ on http://127.0.0.1:8080
     scripts/bench ladder [--repo PATH]     # every cuda-core-v* release and main's head (asv HASHFILE:)
     scripts/bench compare BASE HEAD        # asv continuous + the PR comment (scripts/compare.py)
+    scripts/bench aa [--runs 3] COMMIT     # A/A: one commit N times, each into its own results dir
     scripts/bench machine                  # record this machine (GPU, driver, CPU) for asv
 
 Options that change asv.conf.json for this run only (a derived config, ``.asv/asv.conf.local.json``):
@@ -16,6 +17,13 @@ Options that change asv.conf.json for this run only (a derived config, ``.asv/as
 ``--system-site DIR``   reuse CuPy and numpy from DIR (a GPU box with no network); drops them from
                         the environment matrix
 ``--machine NAME``      asv machine name (default: named after the GPU, e.g. ``nvidia-h200``)
+``--results-dir DIR``   write asv's results there instead of ``results/`` (measurements kept apart)
+``--cpu-affinity LIST`` pin the benchmark processes (asv ``--cpu-affinity``); default ``auto``: the last
+                        core on a machine with 4 or more, nothing on smaller ones; ``none`` to switch off
+
+Every timed asv command also runs with address-space randomisation off (``setarch -R``, where the kernel
+allows it) and ``PYTHONHASHSEED=0``: each asv run otherwise gets its own memory layout, and 100-ns calls
+move with it from run to run (docs/measurement.md).
 
 Everything after the options goes to ``asv run`` unchanged.
 """
@@ -61,6 +69,8 @@ def derived_conf(args):
     env = matrix.setdefault("env", {})
     if getattr(args, "bindings", None):
         env["CUDA_BENCH_BINDINGS"] = [args.bindings]
+    if getattr(args, "results_dir", None):
+        conf["results_dir"] = str(Path(args.results_dir).resolve())
     if getattr(args, "system_site", None):
         site = Path(args.system_site).resolve()
         if not site.is_dir():
@@ -69,7 +79,7 @@ def derived_conf(args):
         for name in ("numpy", "cupy-cuda13x", "cupy-cuda12x"):
             matrix.get("req", {}).pop(name, None)
     # paths in the derived file must mean what they mean in asv.conf.json, which sits in ROOT
-    for key in ("env_dir", "results_dir", "html_dir", "benchmark_dir"):
+    for key in ("env_dir", "results_dir", "html_dir", "benchmark_dir"):  # an absolute one stays as it is
         conf[key] = str((ROOT / conf[key]).resolve())
     for key in ("build_command", "install_command", "uninstall_command"):
         conf[key] = [cmd.replace("{conf_dir}", str(ROOT)) for cmd in conf.get(key, [])]
@@ -187,10 +197,58 @@ def release_ladder(repo, branch="main"):
     return commits
 
 
-def asv(*args, config=CONF):
+def no_aslr_prefix():
+    """``setarch <arch> -R`` where the kernel lets this process switch address-space randomisation off
+    (containers' seccomp profiles often do not), else nothing. Children inherit it: asv's forkserver and
+    every benchmark process then get the same memory layout in every run."""
+    if not shutil.which("setarch"):
+        return []
+    prefix = ["setarch", platform.machine(), "-R"]
+    probe = subprocess.run([*prefix, "true"], capture_output=True)
+    return prefix if probe.returncode == 0 else []
+
+
+def cpu_affinity(choice):
+    """asv's ``--cpu-affinity`` arguments for ``auto`` / ``none`` / an explicit list such as ``7`` or ``6,7``."""
+    if choice in (None, "none"):
+        return []
+    if choice == "auto":
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        return ["--cpu-affinity", str(cores[-1])] if len(cores) >= 4 else []
+    return ["--cpu-affinity", choice]
+
+
+def asv(*args, config=CONF, timed=False, affinity=None):
+    """Run asv. ``timed``: a command that measures (run, continuous): pinned, without ASLR, fixed hash seed."""
     cmd = [sys.executable, "-m", "asv", *args, "--config", str(config)]
+    env = None
+    if timed:
+        cmd = [*no_aslr_prefix(), *cmd[:4], *cpu_affinity(affinity), *cmd[4:]]
+        env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"))
     print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
-    return subprocess.call(cmd, cwd=ROOT)
+    return subprocess.call(cmd, cwd=ROOT, env=env)
+
+
+def aa_runs(args, rest):
+    """``bench aa COMMIT``: asv runs of one commit, each into ``OUT/<machine>/aa-<commit>/run-<i>``, then the
+    spread of the medians per benchmark (scripts/thresholds.py). The runs share one built environment."""
+    import thresholds
+
+    name = record_machine(args.machine)
+    label = re.sub(r"[^A-Za-z0-9._-]+", "_", args.commit)
+    base = Path(args.out).resolve() / name / f"aa-{label}"
+    dirs = []
+    for i in range(1, args.runs + 1):
+        args.results_dir = base / f"run-{i}"
+        config = derived_conf(args)
+        print(f"bench: A/A run {i} of {args.runs} -> {args.results_dir}", file=sys.stderr, flush=True)
+        status = asv("run", "--machine", name, "--show-stderr", *rest, f"{args.commit}^!",
+                     config=config, timed=True, affinity=args.cpu_affinity)
+        record_builds(name, config)
+        if status != 0:
+            return status
+        dirs.append(args.results_dir)
+    return thresholds.main(["--machine", name, "--runs", *map(str, dirs), "--summary"])
 
 
 def main(argv=None):
@@ -202,13 +260,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("run", "asv run, then publish"),
-                       ("ladder", "asv run over every cuda-core release tag and main's head")):
+                       ("ladder", "asv run over every cuda-core release tag and main's head"),
+                       ("aa", "A/A: asv run of one commit several times, each into its own results dir")):
         run = sub.add_parser(name, help=text)
         run.add_argument("--repo")
         run.add_argument("--bindings")
         run.add_argument("--system-site")
         run.add_argument("--machine")
-        run.add_argument("--no-publish", action="store_true")
+        run.add_argument("--cpu-affinity", default="auto")
+        if name == "aa":
+            run.add_argument("commit")
+            run.add_argument("--runs", type=int, default=3)
+            run.add_argument("--out", default=str(ROOT / "measurements"), help="default: measurements/")
+        else:
+            run.add_argument("--results-dir")
+            run.add_argument("--no-publish", action="store_true")
     pub = sub.add_parser("publish", help="publish html/ from results/ (self-contained, with the overview)")
     pub.add_argument("--repo")
     serve = sub.add_parser("serve", help="serve html/ on localhost")
@@ -224,6 +290,10 @@ def main(argv=None):
         return asv("preview", "--port", args.port)
     if args.command == "ladder" and not args.bindings:
         args.bindings = "auto"  # releases span CUDA 12 and 13: each gets a bindings wheel it supports
+    if args.command == "aa":
+        if args.runs < 2:
+            fail("an A/A run needs --runs 2 or more")
+        return aa_runs(args, rest)
     config = derived_conf(args)
     if args.command == "publish":
         return publish(config)
@@ -238,7 +308,8 @@ def main(argv=None):
         rest = [f"HASHFILE:{hashfile}", *rest]
     name = record_machine(args.machine)
     # --show-stderr: skip reasons and build logs reach the console; failures are never silent
-    status = asv("run", "--machine", name, "--show-stderr", *rest, config=config)
+    status = asv("run", "--machine", name, "--show-stderr", *rest, config=config, timed=True,
+                 affinity=args.cpu_affinity)
     record_builds(name, config)
     if not args.no_publish:
         status = status or publish(config)

@@ -2,6 +2,7 @@
 
     python scripts/build_cuda_python.py build   SRC OUT   # wheels of SRC's packages into OUT
     python scripts/build_cuda_python.py install OUT       # install OUT's wheels into this environment
+    python scripts/build_cuda_python.py prebuild REPO REV [REV ...] [--parallel N]
 
 ``build`` builds, in order, whichever of ``cuda_pathfinder/``, ``cuda_bindings/`` and ``cuda_core/`` the
 checkout has, each one against the ones before it (``--no-build-isolation``, so ``cuda_core`` compiles
@@ -30,6 +31,11 @@ Environment:
     parallel compile jobs; default: all cores.
 
 Every step is logged with its time to stderr and to ``OUT/build.json``.
+
+``prebuild`` fills the same wheel cache for several commits at once, before ``asv run`` (which builds one
+commit after another): each commit in its own checkout and virtual environment, ``N`` at a time, the
+cores shared among them. asv's build step then finds every package in the cache. The environments must
+use the Python that asv's will (the cache key names the interpreter).
 """
 
 from __future__ import annotations
@@ -223,15 +229,22 @@ def build_one(src, package, out, bindings_spec, record):
     if wheels:
         action = "reused"
     else:
-        tmp = Path(tempfile.mkdtemp(prefix=f"{package}-"))
-        pip("wheel", "--no-build-isolation", "--no-deps", "-w", str(tmp), str(src / package),
-            env=build_env(src, package, bindings_spec))
-        wheels = sorted(tmp.glob("*.whl"))
-        if not wheels:
-            raise BuildError(f"{package}: pip wheel produced no wheel")
-        cached.mkdir(parents=True, exist_ok=True)
-        for wheel in wheels:
-            shutil.move(str(wheel), cached / wheel.name)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))  # same file system as the cache
+        try:
+            pip("wheel", "--no-build-isolation", "--no-deps", "-w", str(tmp), str(src / package),
+                env=build_env(src, package, bindings_spec))
+            if not list(tmp.glob("*.whl")):
+                raise BuildError(f"{package}: pip wheel produced no wheel")
+        except BuildError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        # publish the entry in one rename: a concurrent build of the same tree (prebuild, two asv
+        # runs) must not leave two wheels under one key; the first one in wins, the other is dropped
+        try:
+            tmp.rename(cached)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
         wheels = sorted(cached.glob("*.whl"))
         action = "built"
     for wheel in wheels:
@@ -316,6 +329,47 @@ def link_system_site():
         log(f"{pth} -> {site}")
 
 
+def prebuild(repo, revs, parallel, log_dir=None):
+    """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time; returns the records, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    work = Path(tempfile.mkdtemp(prefix="cuda-bench-prebuild-"))
+    log_dir = Path(log_dir or work)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, (os.cpu_count() or 1) // parallel)
+    done = []
+
+    def one(i, rev):
+        start = time.monotonic()
+        root = work / f"{i}"
+        label = re.sub(r"[^A-Za-z0-9._-]+", "_", rev)
+        log_path = log_dir / f"prebuild-{i}-{label}.log"
+        try:
+            run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(root / "src")])
+            run(["git", "-C", str(root / "src"), "checkout", "-q", "--detach", rev])
+            run([sys.executable, "-m", "venv", str(root / "venv")])
+            env = dict(os.environ, CUDA_BENCH_JOBS=str(jobs))
+            with open(log_path, "w") as log_file:
+                subprocess.run([str(root / "venv" / "bin" / "python"), __file__, "build", str(root / "src"),
+                                str(root / "out")], stdout=log_file, stderr=subprocess.STDOUT, env=env)
+            record = json.loads((root / "out" / "build.json").read_text())
+        except (BuildError, OSError, ValueError) as exc:
+            record = {"commit": rev, "ok": False, "error": str(exc).splitlines()[0], "packages": {}}
+        record["rev"] = rev
+        record["wall_seconds"] = round(time.monotonic() - start, 1)
+        done.append(record)
+        what = ", ".join(f"{k} {v['action']}" for k, v in record["packages"].items())
+        status = "ok" if record.get("ok") else f"FAILED ({record.get('error', 'see ' + str(log_path))})"
+        log(f"prebuild [{len(done)}/{len(revs)}] {rev}: {status} in {record['wall_seconds']} s; {what}")
+        return record
+
+    log(f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each; logs in {log_dir}")
+    with ThreadPoolExecutor(parallel) as pool:
+        records = list(pool.map(one, range(len(revs)), revs))
+    shutil.rmtree(work, ignore_errors=True)
+    return records
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -324,8 +378,16 @@ def main(argv=None):
     b.add_argument("out")
     i = sub.add_parser("install", help="install built wheels")
     i.add_argument("out")
+    p = sub.add_parser("prebuild", help="fill the wheel cache for several commits, in parallel")
+    p.add_argument("repo")
+    p.add_argument("revs", nargs="+")
+    p.add_argument("--parallel", type=int, default=4)
+    p.add_argument("--logs", help="keep each build's log here")
     args = parser.parse_args(argv)
     try:
+        if args.command == "prebuild":
+            records = prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs)
+            return 0 if all(r.get("ok") for r in records) else 1
         if args.command == "build":
             build(args.src, args.out)
         else:

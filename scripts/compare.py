@@ -94,6 +94,8 @@ def main(argv=None):
     parser.add_argument("--bindings")
     parser.add_argument("--system-site")
     parser.add_argument("--machine")
+    parser.add_argument("--results-dir", help="keep both commits' results there instead of results/")
+    parser.add_argument("--cpu-affinity", default="auto", help="as for scripts/bench run")
     parser.add_argument("--bench", action="append", default=[], help="asv -b REGEX (repeatable)")
     parser.add_argument("--factor", type=float, default=1.10)
     parser.add_argument("--output", type=Path, help="also write the comment here")
@@ -105,11 +107,11 @@ def main(argv=None):
     else:
         config = bench.derived_conf(args)
         name = bench.record_machine(args.machine)
-        info = machine_info(name)
         bench_args = [arg for regex in args.bench for arg in ("-b", regex)]
         status = bench.asv("continuous", "--interleave-rounds", "--record-samples", "--show-stderr",
                            "--factor", str(args.factor), "--machine", name, *bench_args,
-                           args.base, args.head, config=config)
+                           args.base, args.head, config=config, timed=True, affinity=args.cpu_affinity)
+        info = machine_info(name, json.loads(config.read_text())["results_dir"])
         if status not in (0, 1):  # 1 = asv found a regression; anything else is a failed run
             print(f"compare: asv continuous exited {status}", file=sys.stderr)
             return 2

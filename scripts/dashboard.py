@@ -7,9 +7,10 @@ asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs, so they
 behind a firewall. ``publish`` copies the same libraries from npm packages (``dashboard/package.json``
 pins them; ``npm ci`` fetches them once into ``dashboard/node_modules``) into ``html/vendor/`` and points
 the pages at those copies. It then writes ``html/overview.html``: one row per operation with the C++,
-cuda.bindings, cuda.core and CuPy latency at each machine's newest commit, the overhead over C++, the
-change since the previous commit and the previous release, a mark on what asv's regression detection
-flags (``html/regressions.json``), and a link to asv's graph from every cell.
+cuda.bindings, cuda.core and CuPy latency at each machine's newest commit, each Python number both raw and
+net of the harness floor (the same run's ``bench_harness.Floor``), the net overhead over C++, the change
+since the previous commit and the previous release, a mark on what asv's regression detection flags
+(``html/regressions.json``), and a link to asv's graph from every cell.
 """
 
 from __future__ import annotations
@@ -145,6 +146,12 @@ def signed(seconds):
     return ("-" if seconds < 0 else "+") + fmt(abs(seconds))
 
 
+def fmt_net(seconds):
+    """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
+    stays in overview.json)."""
+    return "<0" if seconds < 0 else fmt(seconds)
+
+
 def change(new, old):
     if not (number(new) and number(old)) or old == 0:
         return None
@@ -180,7 +187,25 @@ def release_commits(html_dir):
 
 
 def overview_rows(runs, flagged, releases, param_names):
-    """One row per (machine, operation, case) at each machine's newest commit."""
+    """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
+
+    A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the
+    newest earlier commit with a cuda-core release tag, or None), ``params`` (the machine's), ``floor``
+    (this run's ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None) and ``cells``, one
+    per api present: ``cpp``, ``bindings``, ``core``, ``cupy``. A cell:
+
+    - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params`` (for
+      asv's graph link), ``regression`` (asv flags it);
+    - Python cells only: ``net``: ``value - floor`` in seconds, the call without the timing harness
+      (None when either is not a number; below 0 is noise and kept as measured), ``vs_commit`` and
+      ``vs_release`` (relative change of ``value`` since the previous commit / release, or None),
+      ``over_cpp_ns`` and ``over_cpp_x`` (only with a C++ twin: the Python call over the C++ one, in ns
+      and as a ratio; ``over_cpp_x`` is None when the Python side is not above 0) and ``over_cpp_of``:
+      ``"net"`` when those use ``net`` (the C++ twin is timed in-process, without the harness) or
+      ``"raw"`` when the floor is unknown and they use ``value``.
+
+    C++ cells have no ``net``: the twins never include the harness, their value is already net.
+    """
     rows = []
     by_machine = {}
     for machine, data in runs:
@@ -216,14 +241,18 @@ def overview_rows(runs, flagged, releases, param_names):
                         continue
                     api = combo[0].strip("'")
                     value = current[(name, combo)]
-                    cell = {"value": value, "benchmark": name,
+                    net = value - floor if number(value) and number(floor) else None
+                    cell = {"value": value, "net": net, "benchmark": name,
                             "params": dict(zip(param_names.get(name, []), combo)),
                             "vs_commit": change(value, previous.get((name, combo))),
                             "vs_release": change(value, release.get((name, combo))),
                             "regression": is_flagged(flagged, name, machine, idx)}
                     if number(cpp_value) and number(value):
-                        cell["over_cpp_ns"] = (value - cpp_value) * 1e9
-                        cell["over_cpp_x"] = value / cpp_value
+                        # the C++ twin has no harness around it: compare it with the net call
+                        python = value if net is None else net
+                        cell["over_cpp_of"] = "raw" if net is None else "net"
+                        cell["over_cpp_ns"] = (python - cpp_value) * 1e9
+                        cell["over_cpp_x"] = python / cpp_value if python > 0 else None
                     row["cells"][api] = cell
                 rows.append(row)
     return rows
@@ -270,9 +299,15 @@ def render(rows):
                     text = "failed" if value is None else "n/a"
                     out.append(f'<td class="{api}" data-value=""><a href="{link}">{text}</a></td>')
                     continue
+                net = cell.get("net")
+                net_text = ""
+                if number(net):
+                    net_text = (f' <small class="net" title="measured − harness floor = {signed(net)}">'
+                                f'net {html.escape(fmt_net(net))}</small>')
                 notes = []
                 if "over_cpp_ns" in cell:
-                    notes.append(f'{signed(cell["over_cpp_ns"] * 1e-9)} / {cell["over_cpp_x"]:.1f}× C++')
+                    x = "" if cell["over_cpp_x"] is None else f' / {cell["over_cpp_x"]:.1f}×'
+                    notes.append(f'{signed(cell["over_cpp_ns"] * 1e-9)}{x} C++ ({cell.get("over_cpp_of", "raw")})')
                 if cell.get("vs_commit") is not None:
                     notes.append(f'{pct(cell["vs_commit"])} vs prev. commit')
                 if cell.get("vs_release") is not None:
@@ -280,8 +315,9 @@ def render(rows):
                 flag = ' <span class="label label-danger" title="asv flags a regression">regressed</span>' \
                     if cell.get("regression") else ""
                 small = f'<br><small class="text-muted">{"; ".join(notes)}</small>' if notes else ""
-                out.append(f'<td class="{api}{" danger" if flag else ""}" data-value="{value!r}">'
-                           f'<a href="{link}">{fmt(value)}</a>{flag}{small}</td>')
+                data_net = f' data-net="{net!r}"' if number(net) else ""
+                out.append(f'<td class="{api}{" danger" if flag else ""}" data-value="{value!r}"{data_net}>'
+                           f'<a href="{link}">{fmt(value)}</a>{net_text}{flag}{small}</td>')
             out.append("</tr>")
         out.append("</tbody></table>")
     return "\n".join(out)
@@ -293,9 +329,16 @@ PAGE = """<!DOCTYPE html>
 <style>body{{padding:1em}} td small{{font-size:75%}} .overview td{{white-space:nowrap}}</style></head>
 <body><h1>cuda-python: latency per call <small><a href="index.html">asv dashboard</a> ·
 <a href="index.html#regressions">regressions</a></small></h1>
-<p>Median time per call at each machine's newest commit, including the harness floor
-(<code>bench_harness.Floor</code>); C++ from <code>benchmarks/cpp/twins.cpp</code>. Under each number: overhead over
-C++, change since the previous commit and the previous release. Every cell links to its asv graph.</p>
+<p>Median time per call at each machine's newest commit. Each Python number is shown twice: <b>raw</b>, as
+asv measured it, and <b>net</b>, raw minus the <b>harness floor</b>. The floor is what the timing harness
+itself costs: <code>bench_harness.Floor.time_noop</code> runs the same shape as every operation (asv's
+parameterised timing loop around <code>self.fn(*self.args)</code>) with <code>fn = int</code>, a C builtin that
+does nothing, and is recorded in the same run as the numbers it is subtracted from. A net below 0
+(<code>&lt;0</code>) is noise: the call costs less than the floor's spread. C++ numbers
+(<code>benchmarks/cpp/twins.cpp</code>) are timed in-process in C++ without the harness, so they are already
+net. Under each number: the overhead over C++, net Python minus C++ and their ratio (marked
+<i>(net)</i>; <i>(raw)</i> only where a run lacks the floor), and the change of the raw number since the
+previous commit and the previous release. Every cell links to its asv graph.</p>
 {tables}
 </body></html>
 """

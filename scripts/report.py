@@ -3,8 +3,9 @@
     python scripts/report.py                 # each machine's newest commit in results/
     python scripts/report.py --commit cb56ab9f
 
-The same rows as the dashboard's overview page (scripts/dashboard.py): medians from asv's results, the
-C++ twin's per-call median, the harness floor every Python number includes.
+The same rows as the dashboard's overview page (scripts/dashboard.py): medians from asv's results, each
+Python number raw and net of the harness floor (the same run's ``bench_harness.Floor``), the C++ twin's
+per-call median (no harness: already net), and cuda.core's net overhead over C++.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from dashboard import APIS, TITLES, fmt, load_results, number, overview_rows, signed
+from dashboard import APIS, TITLES, fmt, fmt_net, load_results, number, overview_rows, signed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,6 +26,8 @@ def cell(row, api):
         return ""
     if not number(c["value"]):
         return "failed" if c["value"] is None else "n/a"
+    if number(c.get("net")):
+        return f"{fmt(c['value'])} (net {fmt_net(c['net'])})"
     return fmt(c["value"])
 
 
@@ -36,8 +39,12 @@ def markdown(rows):
         f"(CUDA {params.get('cuda_driver', '-')}), {params.get('cpu')}, {params.get('num_cpu')} CPUs; "
         f"cuda-python commit `{first['commit'][:9]}`.",
         "",
-        f"Harness floor (`bench_harness.Floor`: asv's loop and `self.fn(*self.args)` around a no-op C call): "
-        f"**{fmt(first['floor']) if number(first['floor']) else 'n/a'}**, included in every Python number.",
+        f"Harness floor (`bench_harness.Floor.time_noop`: asv's parameterised loop and `self.fn(*self.args)` "
+        f"around `int()`, a C builtin that does nothing, measured in the same run): "
+        f"**{fmt(first['floor']) if number(first['floor']) else 'n/a'}**. Every Python number is raw (floor "
+        f"included) and, in parentheses, net (raw − floor; `<0` is noise). C++ is timed in-process without the "
+        f"harness: already net. \"cuda.core over C++\" compares the net number with C++"
+        f"{'' if number(first['floor']) else ' (no floor in this run: the raw number)'}.",
         "",
         "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ |",
         "|---|---|" + "---:|" * (len(APIS) + 1),
@@ -45,7 +52,10 @@ def markdown(rows):
     for row in rows:
         module, cls, _ = row["benchmark"].split(".")
         core = row["cells"].get("core", {})
-        over = f"{signed(core['over_cpp_ns'] * 1e-9)} ({core['over_cpp_x']:.1f}×)" if "over_cpp_ns" in core else ""
+        over = ""
+        if "over_cpp_ns" in core:
+            x = "" if core["over_cpp_x"] is None else f" ({core['over_cpp_x']:.1f}×)"
+            over = signed(core["over_cpp_ns"] * 1e-9) + x
         lines.append(f"| `{module[6:]}.{cls}` | {' '.join(row['case'])} | "
                      + " | ".join(cell(row, a) for a in APIS) + f" | {over} |")
     return "\n".join(lines)

@@ -1,11 +1,12 @@
 """Per-benchmark regression thresholds from an A/A run: the same code measured several times.
 
-    python scripts/thresholds.py --machine nvidia-h200 --commits c278ecb3 cb56ab9f          # print
+    python scripts/thresholds.py --machine nvidia-h200 --runs measurements/nvidia-h200/aa-main/run-*  # print
     python scripts/thresholds.py --machine nvidia-h200 --commits c278ecb3 cb56ab9f --write  # asv.conf.json
 
-The commits' results must measure the same code: the script checks ``results/<machine>/builds.jsonl``
-(every package built from the same source tree, or the same wheel) and refuses otherwise; repeating one
-commit (``asv run --append-samples`` or several results directories) is the plain A/A. For every
+Runs come from ``--runs`` (results directories that ``scripts/bench aa`` writes, one run of one commit
+each) and/or ``--commits`` (commits in ``--results``), all together one A/A set. They must measure the same
+code: the same commit and environment, or, per ``builds.jsonl`` next to the results, every package built
+from the same source tree (or taken from the same wheel); the script refuses otherwise. For every
 benchmark and case it takes the spread of the medians, ``max / min - 1``, and sets the threshold to
 ``MARGIN`` times that, rounded up to 1%, never below ``FLOOR`` (asv flags a result when it is slower than
 the best earlier one by more than the threshold, so the threshold must clear the noise with room).
@@ -35,9 +36,16 @@ class ThresholdError(Exception):
     pass
 
 
+def result_files(results_dir, machine):
+    folder = Path(results_dir) / machine
+    if not folder.is_dir():
+        raise ThresholdError(f"no results for machine {machine} in {results_dir}")
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.name != "machine.json"]
+
+
 def results_for(results_dir, machine, commits):
     """One results dict per commit prefix, in the order given."""
-    files = [json.loads(p.read_text()) for p in (Path(results_dir) / machine).glob("*.json") if p.name != "machine.json"]
+    files = result_files(results_dir, machine)
     chosen = []
     for prefix in commits:
         match = [d for d in files if d["commit_hash"].startswith(prefix)]
@@ -47,14 +55,38 @@ def results_for(results_dir, machine, commits):
     return chosen
 
 
-def same_code(results_dir, machine, runs):
-    """Refuse runs whose packages were built from different sources (builds.jsonl keys and wheels)."""
-    builds = {}
+def results_of_runs(dirs, machine):
+    """The one results dict in each results directory (an A/A run of one commit)."""
+    chosen = []
+    for folder in dirs:
+        files = result_files(folder, machine)
+        if len(files) != 1:
+            raise ThresholdError(f"{folder}: {len(files)} results files for {machine}, expected one run")
+        chosen.append(files[0])
+    return chosen
+
+
+def build_keys(results_dir, machine):
+    """{commit: {package: source key}} from builds.jsonl; the key's tree hash and bindings, not the
+    version-naming scheme (``-v2``), which changes a wheel's name, not its code."""
+    keys = {}
     path = Path(results_dir) / machine / "builds.jsonl"
     if path.exists():
         for line in path.read_text().splitlines():
             row = json.loads(line)
-            builds[row["commit"]] = {name: info.get("key", info.get("action")) for name, info in row["packages"].items()}
+            keys[row["commit"]] = {name: re.sub(r"-v\d+(?=-|$)", "", info.get("key", info.get("action", "")))
+                                   for name, info in row["packages"].items()}
+    return keys
+
+
+def same_code(results_dirs, machine, runs):
+    """Refuse runs that measured different code: not one commit and environment, and not the same
+    package sources by the builds.jsonl of the results directories they came from."""
+    if len({(run["commit_hash"], run["env_name"]) for run in runs}) == 1:
+        return
+    builds = {}
+    for folder in dict.fromkeys(map(str, results_dirs)):
+        builds.update(build_keys(folder, machine))
     keys = [builds.get(run["commit_hash"]) for run in runs]
     if None in keys:
         raise ThresholdError("no build record for some commits: cannot tell that they measure the same code")
@@ -112,17 +144,19 @@ def write(conf_path, by_benchmark):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--machine", required=True)
-    parser.add_argument("--commits", nargs="+", required=True, help="two or more commits measuring the same code")
+    parser.add_argument("--commits", nargs="+", default=[], help="commits in --results measuring the same code")
+    parser.add_argument("--runs", nargs="+", type=Path, default=[], help="results directories, one run each")
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--config", type=Path, default=ROOT / "asv.conf.json")
     parser.add_argument("--write", action="store_true", help="write them into --config")
     parser.add_argument("--summary", action="store_true", help="print the spread per library form as Markdown")
     args = parser.parse_args(argv)
     try:
-        if len(args.commits) < 2:
+        if len(args.commits) + len(args.runs) < 2:
             raise ThresholdError("an A/A run needs at least two runs")
-        runs = results_for(args.results, args.machine, args.commits)
-        same_code(args.results, args.machine, runs)
+        runs = results_for(args.results, args.machine, args.commits) if args.commits else []
+        runs += results_of_runs(args.runs, args.machine)
+        same_code([args.results, *args.runs], args.machine, runs)
         spread = spreads(runs)
         result = thresholds(spread)
         if args.summary:

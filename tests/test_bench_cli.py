@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 
@@ -62,3 +63,52 @@ def test_machine_record_has_gpu_fields_only_from_a_gpu(tmp_path, monkeypatch):
         assert saved["gpu"] and saved["driver"] and name == bench.default_machine_name(saved)
     else:  # no GPU fields are invented
         assert name.startswith("cpu-") and "gpu" not in saved
+
+
+PROBE = '''
+import os
+
+
+def track_aslr_off():
+    with open("/proc/self/personality") as f:
+        return int(int(f.read(), 16) & 0x0040000 != 0)  # ADDR_NO_RANDOMIZE
+
+
+def track_hash_seed():
+    return int(os.environ.get("PYTHONHASHSEED", "-1"))
+
+
+def track_pinned_core():
+    cores = os.sched_getaffinity(0)
+    return cores.pop() if len(cores) == 1 else -1
+'''
+
+
+def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_seed(tmp_path, git_repo, newest_env,
+                                                                                   monkeypatch):
+    from conftest import asv_conf, asv_results, git
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "__init__.py").write_text("")
+    (tmp_path / "probe" / "bench_probe.py").write_text(PROBE)
+    conf = asv_conf(tmp_path, git_repo, newest_env, benchmark_dir=str(tmp_path / "probe"))
+    assert bench.asv("machine", "--yes", "--machine", "probe", config=conf) == 0
+    core = sorted(os.sched_getaffinity(0))[-1]
+    status = bench.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
+                       "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
+    assert status == 0
+    (results,) = [p for p in (tmp_path / "results" / "probe").glob("*.json") if p.name != "machine.json"]
+    seen = {name.split(".")[-1]: value[0] for (name, _), value in asv_results(results).items()}
+    assert seen["track_hash_seed"] == 0
+    assert seen["track_pinned_core"] == core
+    # setarch -R where the kernel allows it (bench.no_aslr_prefix probes); said plainly where not
+    assert seen["track_aslr_off"] == (1 if bench.no_aslr_prefix() else 0)
+
+
+def test_cpu_affinity_choices():
+    assert bench.cpu_affinity("none") == [] and bench.cpu_affinity(None) == []
+    assert bench.cpu_affinity("3,4") == ["--cpu-affinity", "3,4"]
+    cores = sorted(os.sched_getaffinity(0))
+    assert bench.cpu_affinity("auto") == (["--cpu-affinity", str(cores[-1])] if len(cores) >= 4 else [])

@@ -210,3 +210,28 @@ def test_shallow_clone_keeps_main_and_every_release_tag(repo, tmp_path):
     assert git(dest, "tag").split() == ["cuda-core-v0.1.0", "cuda-core-v0.2.0"]  # no release candidates
     assert len(git(dest, "log", "--format=%H", "main").split()) == 2
     assert git(dest, "rev-parse", "cuda-core-v0.2.0^{commit}") == git(repo, "rev-parse", "cuda-core-v0.2.0^{commit}")
+
+
+def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp_path):
+    for package in ("cuda_pathfinder", "cuda_core"):
+        write_package(repo, package)
+    first = commit(repo, "first")
+    write_package(repo, "cuda_core", body="VALUE = 2\n")
+    second = commit(repo, "core changed")
+    env = dict(os.environ, CUDA_BENCH_CACHE=str(tmp_path / "cache"), CUDA_BENCH_BINDINGS="13.3.1",
+               CUDA_BENCH_CUDA_HOME=str(tmp_path))
+    proc = subprocess.run([str(builder), str(SCRIPT), "prebuild", str(repo), first, second, "no-such-rev",
+                           "--parallel", "3", "--logs", str(tmp_path / "logs")],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 1, proc.stderr[-3000:]  # one commit could not be built: said, not hidden
+    assert "no-such-rev: FAILED" in proc.stderr and proc.stderr.count(": ok in ") == 2
+    assert "Traceback" not in proc.stderr
+    # asv's build step, one commit after the other, now only copies wheels out of the cache
+    for sha in (first, second):
+        git(repo, "checkout", "-q", sha)
+        out = tmp_path / f"out-{sha[:7]}"
+        subprocess.run([str(builder), str(SCRIPT), "build", str(repo), str(out)], check=True,
+                       capture_output=True, text=True, env=env)
+        record = json.loads((out / "build.json").read_text())
+        assert {k: v["action"] for k, v in record["packages"].items()} == {
+            "cuda_pathfinder": "reused", "cuda_bindings": "wheel cuda-bindings==13.3.1", "cuda_core": "reused"}

@@ -100,6 +100,43 @@ def test_overview_has_a_row_per_operation_with_the_results_numbers(published, pa
     shoot(page, "overview.png")
 
 
+def newest_results(results_dir, machine):
+    files = [p for p in (results_dir / machine).glob("*.json") if p.name != "machine.json"]
+    return max(files, key=lambda p: json.loads(p.read_text())["date"])
+
+
+def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(published, page):
+    html, results, origin = published
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from dashboard import fmt, signed
+
+    page.goto(f"{origin}/overview.html")
+    machine = page.get_attribute("table.overview", "data-machine")
+    measured = asv_results(newest_results(results, machine))
+    floor = measured[("bench_harness.Floor.time_noop", ("noop",))]
+    raw = measured[("bench_event.EventCreate.time_event_create", ("core",))]
+    cpp = measured[("bench_cpp.Cpp.track_latency", ("event_create",))]
+    td = page.locator(f"table.overview[data-machine='{machine}'] "
+                      "tr[data-benchmark='bench_event.EventCreate.time_event_create'] td.core")
+    assert float(td.get_attribute("data-net")) == pytest.approx(raw - floor, rel=1e-12)
+    text = td.inner_text()
+    assert text.startswith(f"{fmt(raw)} net {fmt(raw - floor)}"), text
+    assert f"{signed(raw - floor - cpp)} / {(raw - floor) / cpp:.1f}× C++ (net)" in text, text  # vs C++: net
+    assert page.inner_text(f"table.overview[data-machine='{machine}'] td.cpp >> nth=0").count("net") == 0
+    assert "harness floor" in page.inner_text("body > p")
+
+    rows = json.loads((html / "overview.json").read_text())
+    for row in rows:
+        for api, cell in row["cells"].items():
+            if api == "cpp":
+                assert "net" not in cell
+            elif cell["value"] is None or math.isnan(cell["value"]):
+                assert cell["net"] is None
+            else:
+                assert cell["net"] == pytest.approx(cell["value"] - row["floor"], rel=1e-12)
+    assert {row["floor"] for row in rows if row["machine"] == machine} == {floor}
+
+
 def test_every_cell_links_to_a_graph_that_draws(published, page):
     html, results, origin = published
     page.goto(f"{origin}/overview.html")

@@ -1,0 +1,94 @@
+"""scripts/report.py and the overview rows behind it (scripts/dashboard.py), on the recorded H200 results:
+every Python number shown raw and net of the same run's harness floor (``bench_harness.Floor``), the
+C++ twins as measured, cuda.core's overhead over C++ on the net number. No browser needed."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, asv_results
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import dashboard  # noqa: E402
+from dashboard import fmt, signed  # noqa: E402
+
+RESULTS = ROOT / "results"
+FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
+
+
+def newest(machine):
+    files = [p for p in (RESULTS / machine).glob("*.json") if p.name != "machine.json"]
+    return max(files, key=lambda p: json.loads(p.read_text())["date"])
+
+
+@pytest.fixture(scope="module")
+def machine():
+    return sorted(p.name for p in RESULTS.iterdir() if (p / "machine.json").exists())[0]
+
+
+def test_overview_json_has_the_net_of_every_python_number(tmp_path, machine):
+    rows = dashboard.overview(RESULTS, tmp_path)
+    assert len(rows) > 10
+    measured = asv_results(newest(machine))
+    floor = measured[FLOOR]
+    mine = [r for r in json.loads((tmp_path / "overview.json").read_text()) if r["machine"] == machine]
+    assert mine and {r["floor"] for r in mine} == {floor}
+    checked = 0
+    for row in mine:
+        for api, cell in row["cells"].items():
+            if api == "cpp":  # timed in C++ without the harness: nothing to subtract
+                assert "net" not in cell
+                continue
+            value = measured[(row["benchmark"], (api, *row["case"]))]
+            if value is None or math.isnan(value):
+                assert cell["net"] is None
+                continue
+            assert cell["net"] == pytest.approx(value - floor, rel=1e-12, abs=1e-18)
+            if "cpp" in row["cells"]:
+                assert cell["over_cpp_of"] == "net"
+                assert cell["over_cpp_ns"] == pytest.approx((value - floor - row["cells"]["cpp"]["value"]) * 1e9)
+            checked += 1
+    assert checked > 50
+
+
+def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
+    suite = json.loads((RESULTS / "benchmarks.json").read_text())
+    names = {n: b.get("param_names", []) for n, b in suite.items() if isinstance(b, dict)}
+    data = json.loads(newest(machine).read_text())
+    assert 'class="net"' in dashboard.render(dashboard.overview_rows([(machine, data)], set(), {}, names))
+    del data["results"][FLOOR[0]]
+    rows = dashboard.overview_rows([(machine, data)], set(), {}, names)
+    row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
+    core, cpp = row["cells"]["core"], row["cells"]["cpp"]
+    assert row["floor"] is None and core["net"] is None
+    assert core["over_cpp_of"] == "raw"
+    assert core["over_cpp_ns"] == pytest.approx((core["value"] - cpp["value"]) * 1e9)
+    page = dashboard.render(rows)
+    assert 'class="net"' not in page and "data-net" not in page and 'class="floor">n/a' in page
+
+
+def test_negative_net_is_shown_as_below_zero_not_as_a_time():
+    assert dashboard.fmt_net(-3e-9) == "<0"
+    assert dashboard.fmt_net(209e-9) == fmt(209e-9) == "209 ns"
+
+
+def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py")], check=True,
+                         capture_output=True, text=True).stdout
+    measured = asv_results(newest(machine))
+    floor = measured[FLOOR]
+    raw = measured[("bench_event.EventCreate.time_event_create", ("core",))]
+    cpp = measured[("bench_cpp.Cpp.track_latency", ("event_create",))]
+    assert f"**{fmt(floor)}**" in out
+    assert "net (raw − floor" in out
+    line = next(li for li in out.splitlines() if li.startswith("| `event.EventCreate` |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    # operation, case, C++, cuda.bindings, cuda.core, CuPy, cuda.core over C++
+    assert cells[2] == fmt(cpp)  # C++: no harness, no net
+    assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})"
+    assert cells[6] == f"{signed(raw - floor - cpp)} ({(raw - floor) / cpp:.1f}×)"
