@@ -6,6 +6,7 @@
     scripts/bench publish [--repo PATH]    # html/ from results/: asv's pages, self-contained, + overview
     scripts/bench serve                    # serve html/ on http://127.0.0.1:8080
     scripts/bench ladder [--repo PATH]     # every cuda-core-v* release and main's head (asv HASHFILE:)
+    scripts/bench ladder --tags 'v0\.5\.1$|^main$'   # only the names that match
     scripts/bench compare BASE HEAD        # asv continuous + the PR comment (scripts/compare.py)
     scripts/bench aa [--runs 3] COMMIT     # A/A: one commit N times, each into its own results dir
     scripts/bench machine                  # record this machine (GPU, driver, CPU) for asv
@@ -268,6 +269,8 @@ def main(argv=None):
         run.add_argument("--system-site")
         run.add_argument("--machine")
         run.add_argument("--cpu-affinity", default="auto")
+        if name == "ladder":
+            run.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
         if name == "aa":
             run.add_argument("commit")
             run.add_argument("--runs", type=int, default=3)
@@ -300,8 +303,10 @@ def main(argv=None):
     if args.command == "ladder":
         conf = json.loads(config.read_text())
         commits = release_ladder(conf["repo"], (conf.get("branches") or ["main"])[0])
+        if args.tags:
+            commits = [(tag, sha) for tag, sha in commits if re.search(args.tags, tag)]
         if not commits:
-            fail(f"{conf['repo']} has no cuda-core-v* tags")
+            fail(f"{conf['repo']} has no cuda-core-v* tags" + (f" matching {args.tags!r}" if args.tags else ""))
         hashfile = ROOT / ".asv" / "ladder.txt"
         hashfile.write_text("".join(sha + "\n" for _, sha in commits))
         print("bench: ladder " + ", ".join(name for name, _ in commits), file=sys.stderr)
