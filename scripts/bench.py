@@ -6,7 +6,7 @@
     scripts/bench publish [--repo PATH]    # html/ from results/: asv's pages, self-contained, + overview
     scripts/bench serve                    # serve html/ on http://127.0.0.1:8080
     scripts/bench ladder [--repo PATH]     # every cuda-core-v* release and main's head (asv HASHFILE:)
-    scripts/bench ladder --tags 'v0\.5\.1$|^main$'   # only the names that match
+    scripts/bench ladder --tags 'v0[.]5[.]1$|^main$'   # only the names that match
     scripts/bench compare BASE HEAD        # asv continuous + the PR comment (scripts/compare.py)
     scripts/bench aa [--runs 3] COMMIT     # A/A: one commit N times, each into its own results dir
     scripts/bench machine                  # record this machine (GPU, driver, CPU) for asv

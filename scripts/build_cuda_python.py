@@ -274,6 +274,7 @@ def build(src, out):
                 # after cuda_pathfinder, so the wheel's dependency on it is met by the commit's own
                 pip("install", f"cuda-bindings=={bindings_spec}")
                 record["packages"][package] = {"action": f"wheel cuda-bindings=={bindings_spec}"}
+                keep_pathfinder_the_wheel_needs(out, bindings_spec, record)
                 continue
             if package not in present:
                 continue
@@ -287,6 +288,32 @@ def build(src, out):
     finally:
         record["seconds"] = round(time.monotonic() - start, 1)
         (out / "build.json").write_text(json.dumps(record, indent=1))
+
+
+def installed_version(distribution):
+    query = f"import importlib.metadata as m; print(m.version({distribution!r}))"
+    try:
+        return run([sys.executable, "-c", query]).strip()
+    except BuildError:
+        return None
+
+
+def keep_pathfinder_the_wheel_needs(out, bindings_spec, record):
+    """A release's own cuda_pathfinder can be older than a newer cuda-bindings wheel requires (cuda-core
+    0.3.2 ships pathfinder 1.1; cuda-bindings 13.3.1 needs >= 1.4.2). pip then upgraded it while
+    installing the wheel: keep that one and drop the commit's wheel, so that install does not put the
+    incompatible version back. Recorded, so builds.jsonl says which pathfinder was measured."""
+    built = record["packages"].get("cuda_pathfinder")
+    if not built or not built.get("wheels"):
+        return
+    have = installed_version("cuda-pathfinder")
+    ours = built["wheels"][0].split("-")[1]
+    if have and have != ours:
+        for wheel in built["wheels"]:
+            (Path(out) / wheel).unlink(missing_ok=True)
+        built["action"] += f"; replaced by cuda-pathfinder {have}, which cuda-bindings {bindings_spec} requires"
+        built["wheels"] = []
+        log(f"cuda_pathfinder: {ours} is too old for cuda-bindings {bindings_spec}; keeping {have}")
 
 
 def install(out, only=None):

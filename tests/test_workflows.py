@@ -161,3 +161,21 @@ def test_comment_of_the_h200_slowdown_run():
     assert f"**{len(worse)} regressions**" in body and "not measured on both sides" in body
     assert compare.main(["--format-only", str(ROOT / "docs/compare-h200/asv-compare.txt"), "main", "slowdown",
                          "--machine", "nvidia-h200"]) == 1
+
+
+def test_fastest_sample_check_flags_only_the_slowed_call_in_the_h200_power_test():
+    """measurements/nvidia-h200/power-8fd2b97: main against a commit that adds a Python-level check to
+    Device.set_current, measured on the H200 with 4 interleaved rounds. The fastest-sample check flags
+    SetCurrent('core') and nothing else as slower; asv's median comparison, on the same samples, did not."""
+    power = ROOT / "measurements" / "nvidia-h200" / "power-8fd2b97"
+    base = compare.fastest_samples(power, "nvidia-h200", "cb56ab9f")
+    head = compare.fastest_samples(power, "nvidia-h200", "8fd2b97e")
+    assert len(base) == len(head) == 24
+    worse, better, same = compare.fastest_check(base, head, 1.1)
+    assert [name for name, *_ in worse] == ["bench_device.SetCurrent.time_set_current('core')"]
+    text = (power / "asv-compare.txt").read_text()
+    assert compare.parse(text)["worse"] == []  # what asv's own verdict would have said
+    assert compare.verdict(text, (worse, better, same)) == worse
+    body = compare.comment(text, "cb56ab9f9", "8fd2b97e3", compare.machine_info("nvidia-h200", power), 1.1,
+                           (worse, better, same))
+    assert body == (power / "compare.md").read_text()  # the committed comment is this run's
