@@ -102,8 +102,16 @@ class DeviceAttribute(Op):
         "cupy": ("cupy.cuda.runtime.deviceGetAttribute",),
     }
 
+    # pinned when the core form learnt to skip cuda-core 0.1 (found by the release ladder): the timed
+    # calls did not change, so earlier results stay comparable
+    version = "f567ba36d00aac00"
+
     def core(self):
-        return attrgetter("properties.multiprocessor_count"), (compat.core_device(),)
+        device = compat.core_device()
+        if not hasattr(device.properties, "multiprocessor_count"):
+            # cuda-core 0.1: Device.properties is the runtime's cudaDeviceProp (multiProcessorCount)
+            raise compat.Unavailable("cuda.core Device.properties has no DeviceProperties.multiprocessor_count")
+        return attrgetter("properties.multiprocessor_count"), (device,)
 
     def bindings(self):
         dev, _ = compat.primary_context()

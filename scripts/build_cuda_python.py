@@ -100,6 +100,14 @@ def auto_bindings(src):
     return os.environ.get("CUDA_BENCH_BINDINGS_12", "12.9.10")
 
 
+def wants_cuda_python_metapackage(src):
+    """cuda-core 0.1.x declares ``cu12 = ["cuda-python==12.*"]`` (before cuda-bindings was its own
+    distribution) and calls ``importlib.metadata.version("cuda-python")`` when it loads a module."""
+    pyproject = Path(src) / "cuda_core" / "pyproject.toml"
+    text = pyproject.read_text() if pyproject.is_file() else ""
+    return re.search(r'"cuda-python\s*[=~<>]', text) is not None
+
+
 def released_version(src, package):
     """The newest version in the package's release notes (docs/source/release/X.Y.Z-notes.rst)."""
     notes = Path(src) / package / "docs" / "source" / "release"
@@ -274,6 +282,10 @@ def build(src, out):
                 # after cuda_pathfinder, so the wheel's dependency on it is met by the commit's own
                 pip("install", f"cuda-bindings=={bindings_spec}")
                 record["packages"][package] = {"action": f"wheel cuda-bindings=={bindings_spec}"}
+                if wants_cuda_python_metapackage(src):
+                    # cuda-core 0.1 depended on `cuda-python` and reads that distribution's version
+                    pip("install", f"cuda-python=={bindings_spec}")
+                    record["packages"][package]["action"] += f" + cuda-python=={bindings_spec}"
                 keep_pathfinder_the_wheel_needs(out, bindings_spec, record)
                 continue
             if package not in present:

@@ -2,6 +2,7 @@
 
     python scripts/report.py                 # each machine's newest commit in results/
     python scripts/report.py --commit cb56ab9f
+    python scripts/report.py --across v0.1.0=72acaaf0 v0.5.1=73f808a6 main=cb56ab9f [--api core]
 
 The same rows as the dashboard's overview page (scripts/dashboard.py): medians from asv's results, each
 Python number raw and net of the harness floor (the same run's ``bench_harness.Floor``), the C++ twin's
@@ -61,12 +62,51 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def across(runs, columns, api):
+    """One row per operation and case, one column per ``LABEL=COMMIT`` (the release ladder): ``api``'s
+    median per call, raw, and the harness floor of each run on top."""
+    from dashboard import FLOOR, values
+
+    picked = []
+    for column in columns:
+        label, _, prefix = column.rpartition("=")
+        found = [d for _, d in runs if d["commit_hash"].startswith(prefix)]
+        if not found:
+            raise SystemExit(f"report: no results for commit {prefix}")
+        picked.append((label or prefix, values(found[-1])))
+    keys = [k for k in picked[-1][1] if k[1][:1] == (f"'{api}'",)]
+    for _, vals in picked[:-1]:
+        keys += [k for k in vals if k[1][:1] == (f"'{api}'",) and k not in keys]
+    lines = ["| operation | case | " + " | ".join(label for label, _ in picked) + " |",
+             "|---|---|" + "---:|" * len(picked),
+             "| harness floor |  | " + " | ".join(fmt(v.get((FLOOR, ("'noop'",)))) if number(v.get((FLOOR, ("'noop'",))))
+                                          else "n/a" for _, v in picked) + " |"]
+    for name, combo in sorted(keys):
+        module, cls, _ = name.split(".")
+        cells = []
+        for _, vals in picked:
+            value = vals.get((name, combo))
+            if (name, combo) not in vals:
+                cells.append("—")  # the suite had no such benchmark or case then
+            else:
+                cells.append(fmt(value) if number(value) else "failed" if value is None else "skipped")
+        case = " ".join(c.strip("'") for c in combo[1:])
+        lines.append(f"| `{module[6:]}.{cls}` | {case} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--commit", help="report this commit (a prefix) instead of the newest")
+    parser.add_argument("--across", nargs="+", metavar="[LABEL=]COMMIT",
+                        help="one column per commit (a release ladder) for one api")
+    parser.add_argument("--api", default="core", choices=APIS)
     args = parser.parse_args(argv)
     runs = load_results(args.results)
+    if args.across:
+        print(across(runs, args.across, args.api))
+        return 0
     if args.commit:
         runs = [(m, d) for m, d in runs if d["commit_hash"].startswith(args.commit)]
     if not runs:

@@ -239,3 +239,19 @@ def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp
         actions = {k: v["action"].split(";")[0] for k, v in record["packages"].items()}
         assert actions == {"cuda_pathfinder": "reused", "cuda_bindings": "wheel cuda-bindings==13.3.1",
                            "cuda_core": "reused"}
+
+
+@pytest.mark.parametrize("declared, wanted", [
+    ('dependencies = ["numpy", "cuda-python <13"]', True),      # cuda-core 0.1.0
+    ('cu12 = ["cuda-python==12.*"]', True),                    # cuda-core 0.1.1
+    ('cu12 = ["cuda-bindings==12.*"]', False),                 # cuda-core 0.2 and later
+])
+def test_cuda_core_0_1_gets_the_cuda_python_metapackage(tmp_path, declared, wanted):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_cuda_python
+
+    (tmp_path / "cuda_core").mkdir()
+    (tmp_path / "cuda_core" / "pyproject.toml").write_text(f'[project]\nname = "cuda-core"\n{declared}\n')
+    assert build_cuda_python.wants_cuda_python_metapackage(tmp_path) is wanted

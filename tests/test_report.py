@@ -92,3 +92,22 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
     assert cells[2] == fmt(cpp)  # C++: no harness, no net
     assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})"
     assert cells[6] == f"{signed(raw - floor - cpp)} ({(raw - floor) / cpp:.1f}×)"
+
+
+def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped():
+    """The release-ladder table (report.py --across) on the committed H200 ladder: cuda-core 0.1.0's
+    launches failed there (its ObjectCode needs the cuda-python metapackage), TensorMap is skipped
+    before it existed, and each column's floor is that run's."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py"), "--across", "v0.1.0=72acaaf0",
+                           "v0.5.1=73f808a6"], capture_output=True, text=True, check=True)
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "| operation | case | v0.1.0 | v0.5.1 |"
+    launch = next(line for line in lines if line.startswith("| `launch.Launch` | none |"))
+    assert launch.split("|")[3].strip() == "failed" and launch.split("|")[4].strip().endswith("µs")
+    tensormap = next(line for line in lines if line.startswith("| `tensormap.TensorMapEncodeTiled`"))
+    assert tensormap.split("|")[3].strip() == "skipped"
