@@ -119,8 +119,11 @@ def values(data):
     for name, row in data["results"].items():
         entry = dict(zip(columns, row))
         params = entry.get("params") or []
+        combos = list(itertools.product(*params))
         results = entry["result"] if params else [entry["result"]]
-        for combo, value in zip(itertools.product(*params), results or []):
+        if results is None:  # the whole benchmark failed (e.g. in setup_cache): every case failed
+            results = [None] * len(combos)
+        for combo, value in zip(combos, results):
             out[(name, combo)] = value
     return out
 
