@@ -20,7 +20,6 @@ results), asv's verdict stands. Exit status 1 when something regressed, 2 on a u
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import subprocess
@@ -28,6 +27,7 @@ import sys
 from pathlib import Path
 
 import bench
+from dashboard import case_name, fmt, values
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 SECTIONS = {
@@ -74,15 +74,10 @@ def fastest_samples(results_dir, machine, commit):
         data = json.loads(path.read_text())
         if not data.get("commit_hash", "").startswith(commit):
             continue
-        columns = data["result_columns"]
-        for name, row in data["results"].items():
-            row = dict(zip(columns, row))
-            samples = row.get("samples") or []
-            combos = list(itertools.product(*row["params"])) if row.get("params") else [()]
-            for combo, values in zip(combos, samples):
-                values = [v for v in values or [] if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-                if len(values) >= MIN_SAMPLES:
-                    out[f"{name}({', '.join(combo)})" if combo else name] = min(values)
+        for key, samples in values(data, "samples").items():
+            samples = [v for v in samples or [] if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+            if len(samples) >= MIN_SAMPLES:
+                out[case_name(*key)] = min(samples)
     return out
 
 
@@ -95,8 +90,6 @@ def fastest_check(base, head, factor):
 
 
 def fastest_table(rows):
-    from dashboard import fmt
-
     lines = ["| Before | After | Ratio | Benchmark |", "|--:|--:|--:|---|"]
     lines += [f"| {fmt(b)} | {fmt(a)} | {r:.2f} | `{name}` |" for name, b, a, r in rows]
     return "\n".join(lines)

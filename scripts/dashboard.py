@@ -112,20 +112,26 @@ def load_results(results_dir):
     return runs
 
 
-def values(data):
-    """{(benchmark, params tuple): value} of one results file; params as asv writes them ("'core'")."""
+def values(data, column="result"):
+    """{(benchmark, params tuple): value} of one results file's ``column`` (asv's medians by default;
+    ``"samples"``: each case's recorded samples); params as asv writes them ("'core'")."""
     columns = data["result_columns"]
     out = {}
     for name, row in data["results"].items():
         entry = dict(zip(columns, row))
         params = entry.get("params") or []
         combos = list(itertools.product(*params))
-        results = entry["result"] if params else [entry["result"]]
-        if results is None:  # the whole benchmark failed (e.g. in setup_cache): every case failed
+        results = entry.get(column) if params else [entry.get(column)]
+        if results is None:  # the whole benchmark failed (e.g. in setup_cache), or no such column
             results = [None] * len(combos)
         for combo, value in zip(combos, results):
             out[(name, combo)] = value
     return out
+
+
+def case_name(name, combo):
+    """asv's name of one case: ``bench_device.SetCurrent.time_set_current('core')``."""
+    return f"{name}({', '.join(combo)})" if combo else name
 
 
 def cpp_id(benchmark, combo):

@@ -15,10 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
+
+import bench
 
 CHILD = r"""
 import json, statistics, timeit
@@ -43,12 +44,12 @@ print(json.dumps(out))
 
 
 def settings():
-    arch = platform.machine()
-    cores = sorted(os.sched_getaffinity(0))
+    core = sorted(os.sched_getaffinity(0))[-1]
     yield "plain", []
-    if subprocess.run(["setarch", arch, "-R", "true"], capture_output=True).returncode == 0:
-        yield "ASLR off", ["setarch", arch, "-R"]
-        yield f"ASLR off + core {cores[-1]}", ["setarch", arch, "-R", "taskset", "-c", str(cores[-1])]
+    no_aslr = bench.no_aslr_prefix()  # what scripts/bench.py runs asv under
+    if no_aslr:
+        yield "ASLR off", no_aslr
+        yield f"ASLR off + core {core}", [*no_aslr, "taskset", "-c", str(core)]
     else:
         print("noise_probe: this kernel refuses setarch -R; only the plain setting", file=sys.stderr)
 

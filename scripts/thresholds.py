@@ -24,7 +24,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from dashboard import values
+from dashboard import case_name, values
 
 ROOT = Path(__file__).resolve().parent.parent
 MARGIN = 1.5
@@ -101,8 +101,7 @@ def spreads(runs):
     for key in per_run[0]:
         medians = [run.get(key) for run in per_run]
         if all(isinstance(v, float) and math.isfinite(v) and v > 0 for v in medians):
-            name, combo = key
-            out[f"{name}({', '.join(combo)})" if combo else name] = max(medians) / min(medians) - 1
+            out[case_name(*key)] = max(medians) / min(medians) - 1
     return out
 
 
