@@ -231,8 +231,9 @@ def asv(*args, config=CONF, timed=False, affinity=None):
 
 
 def aa_runs(args, rest):
-    """``bench aa COMMIT``: asv runs of one commit, each into ``OUT/<machine>/aa-<commit>/run-<i>``, then the
-    spread of the medians per benchmark (scripts/thresholds.py). The runs share one built environment."""
+    """``bench aa COMMIT``: asv runs of one commit, each into ``OUT/<machine>/aa-<commit>/run-<i>`` with its
+    samples recorded, then the spread per benchmark of the medians and of the fastest samples
+    (scripts/thresholds.py). The runs share one built environment."""
     import thresholds
 
     name = record_machine(args.machine)
@@ -243,7 +244,7 @@ def aa_runs(args, rest):
         args.results_dir = base / f"run-{i}"
         config = derived_conf(args)
         print(f"bench: A/A run {i} of {args.runs} -> {args.results_dir}", file=sys.stderr, flush=True)
-        status = asv("run", "--machine", name, "--show-stderr", *rest, f"{args.commit}^!",
+        status = asv("run", "--machine", name, "--show-stderr", "--record-samples", *rest, f"{args.commit}^!",
                      config=config, timed=True, affinity=args.cpu_affinity)
         record_builds(name, config)
         if status != 0:

@@ -183,6 +183,7 @@ def main(argv=None):
         status = bench.asv("continuous", "--interleave-rounds", "--record-samples", "--show-stderr",
                            "--factor", str(args.factor), "--machine", name, *bench_args,
                            args.base, args.head, config=config, timed=True, affinity=args.cpu_affinity)
+        bench.record_builds(name, config)  # what both commits were built from, next to their results
         results_dir = json.loads(config.read_text())["results_dir"]
         info = machine_info(name, results_dir)
         if status not in (0, 1):  # 1 = asv found a regression; anything else is a failed run

@@ -92,3 +92,70 @@ def test_runs_from_results_directories(tmp_path):
                            "--runs", *map(str, mixed), "--results", str(tmp_path / "none")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "cannot tell that they measure the same code" in proc.stderr
+
+
+MEASURED = ROOT / "measurements" / "nvidia-h200"
+AA3 = [MEASURED / "aa3-cb56ab9f9" / f"run-{i}" for i in (1, 2, 3)]
+# the same commit's rounds in the three A/A runs (2 rounds each) and as the base of two comparisons (4 each)
+POOL = [*map(str, AA3), f"{MEASURED / 'power-230377c'}:cb56ab9f", f"{MEASURED / 'aa-compare-b04e805'}:cb56ab9f"]
+POOL_ROUNDS = [2, 2, 2, 4, 4]
+
+
+def test_fastest_sample_spread_of_the_three_run_aa():
+    """The H200 A/A of main with samples recorded: each run's fastest sample is never above its median,
+    and the summary reports both statistics."""
+    runs = thresholds.results_of_runs(AA3, "nvidia-h200")
+    assert thresholds.has_samples(runs)
+    fastest = thresholds.spreads(runs, "fastest")
+    assert len(fastest) == 90  # the cases with samples: every Python form (C++ twins report one number)
+    for run in runs:
+        medians, minima = thresholds.values(run), thresholds.fastest(run)
+        assert all(minima[key] <= medians[key] for key in minima if minima[key] is not None)
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "thresholds.py"), "--machine", "nvidia-h200",
+                           "--runs", *map(str, AA3), "--summary"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "3 runs' medians" in proc.stdout and "| all | 122 |" in proc.stdout
+    assert "3 runs' fastest samples" in proc.stdout and "| all | 90 |" in proc.stdout
+
+
+def test_round_minima_split_each_run_into_its_rounds():
+    runs = thresholds.results_of_runs(POOL, "nvidia-h200")
+    pool = thresholds.round_minima(runs, POOL_ROUNDS)
+    assert len(pool) == 90 and all(len(m) == sum(POOL_ROUNDS) for m in pool.values())
+    # the fastest round of the pool is the fastest sample of all five runs
+    name, key = "bench_device.SetCurrent.time_set_current('core')", ("bench_device.SetCurrent.time_set_current",
+                                                                     ("'core'",))
+    samples = [thresholds.values(run, "samples")[key] for run in runs]
+    assert min(pool[name]) == min(v for run in samples for v in run)
+    # the second A/A run's two rounds: the fastest of each half of its samples
+    half = len(samples[1]) // 2
+    assert pool[name][2:4] == [min(samples[1][:half]), min(samples[1][half:])]
+
+
+def test_rounds_table_on_synthetic_and_recorded_rounds():
+    steady = {"a": [1.0] * 8, "b": [2.0] * 8}
+    assert thresholds.false_flags(steady, 4, 1.1) == (0, 1.0)
+    # one case at full speed in half its rounds, twice slower in the other half: an A/A comparison of one
+    # round a side flags it when the base drew a fast round and the head a slow one: 4/8 * 4/7
+    mixed = {"c": [1.0] * 4 + [2.0] * 4}
+    mean, _ = thresholds.false_flags(mixed, 1, 1.1, trials=4000)
+    assert abs(mean - 4 / 8 * 4 / 7) < 0.03
+
+    runs = thresholds.results_of_runs(POOL, "nvidia-h200")
+    pool = thresholds.round_minima(runs, POOL_ROUNDS)
+    flagged = [thresholds.false_flags(pool, k, 1.1)[0] for k in (1, 4, 7)]
+    assert flagged[0] > flagged[1] > flagged[2] > 0  # more rounds, fewer false flags; this VM never gets to none
+    assert thresholds.false_flags(pool, 4, 100.0) == (0, 1.0)
+
+
+def test_rounds_cli():
+    script = [sys.executable, str(ROOT / "scripts" / "thresholds.py"), "--machine", "nvidia-h200"]
+    proc = subprocess.run([*script, "--runs", *POOL, "--rounds", *map(str, POOL_ROUNDS)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "90 cases, 14 rounds each pooled" in proc.stdout and "\n| 7 |" in proc.stdout
+    proc = subprocess.run([*script, "--runs", *POOL, "--rounds", "2", "4"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "one count for all runs or one per run" in proc.stderr
+    both = str(MEASURED / "aa-compare-b04e805")
+    proc = subprocess.run([*script, "--runs", both, str(AA3[0]), "--rounds", "2"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "DIR:COMMIT" in proc.stderr

@@ -179,3 +179,27 @@ def test_fastest_sample_check_flags_only_the_slowed_call_in_the_h200_power_test(
     body = compare.comment(text, "cb56ab9f9", "8fd2b97e3", compare.machine_info("nvidia-h200", power), 1.1,
                            (worse, better, same))
     assert body == (power / "compare.md").read_text()  # the committed comment is this run's
+
+
+@pytest.mark.parametrize("folder, head, flagged", [
+    # one more check in Device.set_current (+26%): caught, with 7 cases the change cannot reach
+    ("power-230377c", "230377c35acabe3f017a16ba2e3779ec5bf4f7f6", 8),
+    # an empty commit on main: everything flagged is the machine (docs/measurement.md)
+    ("aa-compare-b04e805", "b04e8052ac73627c6ca80d50028adcc02c88781b", 11),
+])
+def test_committed_comparisons_are_what_compare_makes_of_their_results(folder, head, flagged, tmp_path):
+    """The full-suite comparisons of 2026-12-03 on the H200: the committed comment is what
+    `scripts/compare.py --format-only` makes of asv's output and the recorded samples, and its exit status
+    says "regression"."""
+    run = ROOT / "measurements" / "nvidia-h200" / folder
+    base = "cb56ab9f9ae3b4a0ef19666697336945925589a5"
+    out = tmp_path / "comment.md"
+    status = compare.main(["--format-only", str(run / "asv-compare.txt"), base, head, "--machine", "nvidia-h200",
+                           "--results-dir", str(run), "--output", str(out)])
+    assert status == 1
+    assert out.read_text() == (run / "compare.md").read_text()
+    worse, _, same = compare.fastest_check(compare.fastest_samples(run, "nvidia-h200", base),
+                                           compare.fastest_samples(run, "nvidia-h200", head[:8]), 1.1)
+    assert len(worse) == flagged and len(worse) + len(same) <= 90
+    slowed = "bench_device.SetCurrent.time_set_current('core')"
+    assert (slowed in {name for name, *_ in worse}) == folder.startswith("power")
