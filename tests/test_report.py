@@ -4,8 +4,10 @@ C++ twins as measured, cuda.core's overhead over C++ on the net number. No brows
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import shutil
 import subprocess
 import sys
 
@@ -94,20 +96,34 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
     assert cells[6] == f"{signed(raw - floor - cpp)} ({(raw - floor) / cpp:.1f}×)"
 
 
-def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped():
+def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tmp_path):
     """The release-ladder table (report.py --across) on the committed H200 ladder: cuda-core 0.1.0's
-    launches failed there (its ObjectCode needs the cuda-python metapackage), TensorMap is skipped
-    before it existed, and each column's floor is that run's."""
-    import subprocess
-    import sys
+    launches measured (since the re-run with the cuda-python metapackage), TensorMap skipped before it
+    existed; and a case asv recorded as failed (a null result, as in the first 0.1.0 ladder) says so."""
+    def across(results):
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py"), "--results", str(results),
+                               "--across", "v0.1.0=72acaaf0", "v0.5.1=73f808a6"],
+                              capture_output=True, text=True, check=True)
+        lines = proc.stdout.splitlines()
+        assert lines[0] == "| operation | case | v0.1.0 | v0.5.1 |"
+        launch = next(line for line in lines if line.startswith("| `launch.Launch` | none |"))
+        tensormap = next(line for line in lines if line.startswith("| `tensormap.TensorMapEncodeTiled`"))
+        assert tensormap.split("|")[3].strip() == "skipped"
+        return launch.split("|")[3].strip(), launch.split("|")[4].strip()
 
-    from conftest import ROOT
+    v010, v051 = across(RESULTS)
+    assert v010.endswith("µs") and v051.endswith("µs")
 
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py"), "--across", "v0.1.0=72acaaf0",
-                           "v0.5.1=73f808a6"], capture_output=True, text=True, check=True)
-    lines = proc.stdout.splitlines()
-    assert lines[0] == "| operation | case | v0.1.0 | v0.5.1 |"
-    launch = next(line for line in lines if line.startswith("| `launch.Launch` | none |"))
-    assert launch.split("|")[3].strip() == "failed" and launch.split("|")[4].strip().endswith("µs")
-    tensormap = next(line for line in lines if line.startswith("| `tensormap.TensorMapEncodeTiled`"))
-    assert tensormap.split("|")[3].strip() == "skipped"
+    folder = tmp_path / "results" / "nvidia-h200"
+    folder.mkdir(parents=True)
+    shutil.copy2(RESULTS / "benchmarks.json", tmp_path / "results")
+    for path in (RESULTS / "nvidia-h200").glob("*.json"):
+        if path.name == "machine.json" or path.name[:8] in ("72acaaf0", "73f808a6"):
+            shutil.copy2(path, folder)
+    old = next(folder.glob("72acaaf0*.json"))
+    data = json.loads(old.read_text())
+    row = data["results"]["bench_launch.Launch.time_launch"]
+    cases = list(itertools.product(*row[1]))
+    row[0][cases.index(("'core'", "'none'"))] = None  # what asv writes for a case that raised
+    old.write_text(json.dumps(data))
+    assert across(tmp_path / "results")[0] == "failed"
