@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
 
 import bench
-from dashboard import case_name, fmt, values
+from dashboard import case_name, fmt, samples
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 SECTIONS = {
@@ -74,10 +73,9 @@ def fastest_samples(results_dir, machine, commit):
         data = json.loads(path.read_text())
         if not data.get("commit_hash", "").startswith(commit):
             continue
-        for key, samples in values(data, "samples").items():
-            samples = [v for v in samples or [] if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-            if len(samples) >= MIN_SAMPLES:
-                out[case_name(*key)] = min(samples)
+        for key, found in samples(data).items():
+            if len(found) >= MIN_SAMPLES:
+                out[case_name(*key)] = min(found)
     return out
 
 

@@ -129,6 +129,13 @@ def values(data, column="result"):
     return out
 
 
+def samples(data):
+    """{(benchmark, params tuple): [recorded samples]} of one results file, the finite positive ones
+    (asv run/continuous ``--record-samples``; empty where none were recorded)."""
+    return {key: [v for v in found or [] if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+            for key, found in values(data, "samples").items()}
+
+
 def case_name(name, combo):
     """asv's name of one case: ``bench_device.SetCurrent.time_set_current('core')``."""
     return f"{name}({', '.join(combo)})" if combo else name

@@ -35,7 +35,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from dashboard import case_name, values
+from dashboard import case_name, samples, values
 
 ROOT = Path(__file__).resolve().parent.parent
 MARGIN = 1.5
@@ -115,11 +115,7 @@ def same_code(results_dirs, machine, runs):
 
 def fastest(run):
     """{(benchmark, params): fastest recorded sample} of one run (``asv run --record-samples``)."""
-    out = {}
-    for key, samples in values(run, "samples").items():
-        finite = [v for v in samples or [] if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-        out[key] = float(min(finite)) if finite else None
-    return out
+    return {key: float(min(found)) if found else None for key, found in samples(run).items()}
 
 
 def spreads(runs, statistic="median"):
@@ -139,11 +135,10 @@ def round_minima(runs, rounds):
     samples in every round of every run (asv appends a round's samples after the previous round's)."""
     pool = {}
     for run, count in zip(runs, rounds, strict=True):
-        for key, samples in values(run, "samples").items():
-            finite = [v for v in samples or [] if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-            per_round = len(finite) // count
-            if per_round and len(finite) == per_round * count:
-                blocks = (finite[i * per_round:(i + 1) * per_round] for i in range(count))
+        for key, found in samples(run).items():
+            per_round = len(found) // count
+            if per_round and len(found) == per_round * count:
+                blocks = (found[i * per_round:(i + 1) * per_round] for i in range(count))
                 pool.setdefault(case_name(*key), []).extend(min(block) for block in blocks)
     return {name: minima for name, minima in pool.items() if len(minima) == sum(rounds)}
 
