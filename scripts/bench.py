@@ -21,6 +21,12 @@ Options that change asv.conf.json for this run only (a derived config, ``.asv/as
 ``--results-dir DIR``   write asv's results there instead of ``results/`` (measurements kept apart)
 ``--cpu-affinity LIST`` pin the benchmark processes (asv ``--cpu-affinity``); default ``auto``: the last
                         core on a machine with 4 or more, nothing on smaller ones; ``none`` to switch off
+``--clock wall|reference``  the samples' clock (benchmarks/_clock.py). ``wall`` (default): asv's own
+                        timer. ``reference``: wall time scaled to the machine's full speed by a reference
+                        body timed around each sample; needs the machine's ``reference_ns`` in
+                        asv.conf.json (``scripts/noise_probe.py --timeline 10 --write-reference MACHINE``).
+                        Results of the two clocks are separate asv versions of each benchmark: keep one clock
+                        per results directory (docs/measurement.md says which to choose)
 
 Every timed asv command also runs with address-space randomisation off (``setarch -R``, where the kernel
 allows it) and ``PYTHONHASHSEED=0``: each asv run otherwise gets its own memory layout, and 100-ns calls
@@ -219,13 +225,31 @@ def cpu_affinity(choice):
     return ["--cpu-affinity", choice]
 
 
-def asv(*args, config=CONF, timed=False, affinity=None):
-    """Run asv. ``timed``: a command that measures (run, continuous): pinned, without ASLR, fixed hash seed."""
+def clock_env(clock, machine):
+    """The variables that give asv's benchmark processes their clock (benchmarks/_clock.py): ``reference``
+    sets CUDA_BENCH_REFERENCE_NS from asv.conf.json's ``reference_ns`` for ``machine``; ``wall`` clears it."""
+    if clock == "wall":
+        return {"CUDA_BENCH_REFERENCE_NS": None}
+    table = load_conf().get("reference_ns") or {}
+    if machine not in table:
+        fail(f"--clock reference: asv.conf.json has no reference_ns for machine {machine!r}. Measure it there "
+             f"(python scripts/noise_probe.py --timeline 10 --write-reference {machine}) or use --clock wall")
+    return {"CUDA_BENCH_REFERENCE_NS": str(table[machine])}
+
+
+def asv(*args, config=CONF, timed=False, affinity=None, clock=None):
+    """Run asv. ``timed``: a command that measures (run, continuous): pinned, without ASLR, fixed hash seed,
+    and the ``clock`` variables (clock_env) in the benchmark processes' environment."""
     cmd = [sys.executable, "-m", "asv", *args, "--config", str(config)]
     env = None
     if timed:
         cmd = [*no_aslr_prefix(), *cmd[:4], *cpu_affinity(affinity), *cmd[4:]]
         env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"))
+        for key, value in (clock or {}).items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
     print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
     return subprocess.call(cmd, cwd=ROOT, env=env)
 
@@ -237,15 +261,16 @@ def aa_runs(args, rest):
     import thresholds
 
     name = record_machine(args.machine)
+    clock = clock_env(args.clock, name)
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", args.commit)
-    base = Path(args.out).resolve() / name / f"aa-{label}"
+    base = Path(args.out).resolve() / name / f"aa-{label}{'-reference' if args.clock == 'reference' else ''}"
     dirs = []
     for i in range(1, args.runs + 1):
         args.results_dir = base / f"run-{i}"
         config = derived_conf(args)
         print(f"bench: A/A run {i} of {args.runs} -> {args.results_dir}", file=sys.stderr, flush=True)
         status = asv("run", "--machine", name, "--show-stderr", "--record-samples", *rest, f"{args.commit}^!",
-                     config=config, timed=True, affinity=args.cpu_affinity)
+                     config=config, timed=True, affinity=args.cpu_affinity, clock=clock)
         record_builds(name, config)
         if status != 0:
             return status
@@ -270,6 +295,7 @@ def main(argv=None):
         run.add_argument("--system-site")
         run.add_argument("--machine")
         run.add_argument("--cpu-affinity", default="auto")
+        run.add_argument("--clock", choices=["wall", "reference"], default="wall")
         if name == "ladder":
             run.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
         if name == "aa":
@@ -315,7 +341,7 @@ def main(argv=None):
     name = record_machine(args.machine)
     # --show-stderr: skip reasons and build logs reach the console; failures are never silent
     status = asv("run", "--machine", name, "--show-stderr", *rest, config=config, timed=True,
-                 affinity=args.cpu_affinity)
+                 affinity=args.cpu_affinity, clock=clock_env(args.clock, name))
     record_builds(name, config)
     if not args.no_publish:
         status = status or publish(config)

@@ -159,6 +159,7 @@ def main(argv=None):
     parser.add_argument("--results-dir", help="keep both commits' results there instead of results/ "
                         "(with --format-only: where to read their samples)")
     parser.add_argument("--cpu-affinity", default="auto", help="as for scripts/bench run")
+    parser.add_argument("--clock", choices=["wall", "reference"], default="wall", help="as for scripts/bench run")
     parser.add_argument("--bench", action="append", default=[], help="asv -b REGEX (repeatable)")
     parser.add_argument("-a", "--attribute", action="append", default=[],
                         help=f"asv -a KEY=VALUE (repeatable); rounds={ROUNDS} unless given")
@@ -174,13 +175,14 @@ def main(argv=None):
     else:
         config = bench.derived_conf(args)
         name = bench.record_machine(args.machine)
+        clock = bench.clock_env(args.clock, name)
         bench_args = [arg for regex in args.bench for arg in ("-b", regex)]
         attributes = args.attribute if any(a.startswith("rounds=") for a in args.attribute) else \
             [*args.attribute, f"rounds={ROUNDS}"]
         bench_args += [arg for attr in attributes for arg in ("-a", attr)]
         status = bench.asv("continuous", "--interleave-rounds", "--record-samples", "--show-stderr",
                            "--factor", str(args.factor), "--machine", name, *bench_args,
-                           args.base, args.head, config=config, timed=True, affinity=args.cpu_affinity)
+                           args.base, args.head, config=config, timed=True, affinity=args.cpu_affinity, clock=clock)
         bench.record_builds(name, config)  # what both commits were built from, next to their results
         results_dir = json.loads(config.read_text())["results_dir"]
         info = machine_info(name, results_dir)
