@@ -186,6 +186,9 @@ def test_fastest_sample_check_flags_only_the_slowed_call_in_the_h200_power_test(
     ("power-230377c", "230377c35acabe3f017a16ba2e3779ec5bf4f7f6", 8),
     # an empty commit on main: everything flagged is the machine (docs/measurement.md)
     ("aa-compare-b04e805", "b04e8052ac73627c6ca80d50028adcc02c88781b", 11),
+    # the same pairs' kin under the reference clock: a +9% slowdown (two slot checks) and the empty commit
+    ("power-e262d23-reference", "e262d239c78b6037a4dc0a0201ab5e57ac483631", 19),
+    ("aa-compare-b04e805-reference", "b04e8052ac73627c6ca80d50028adcc02c88781b", 27),
 ])
 def test_committed_comparisons_are_what_compare_makes_of_their_results(folder, head, flagged, tmp_path):
     """The full-suite comparisons of 2026-12-03 on the H200: the committed comment is what
