@@ -64,6 +64,20 @@ def load_conf():
     return json5.loads(CONF.read_text())
 
 
+def rewrite_conf_block(conf_path, key, update, indent=None):
+    """Replace the flat JSON object under ``key`` in asv.conf.json with ``update(its text)`` (a dict). The file
+    has comments, so it is edited as text; ValueError unless it holds exactly one such object."""
+    text = Path(conf_path).read_text()
+    found = list(re.finditer(rf'"{re.escape(key)}"\s*:\s*(\{{[^{{}}]*\}})', text))
+    if len(found) != 1:
+        raise ValueError(f"{conf_path}: no single {key} block to replace")
+    match = found[0]
+    rendered = json.dumps(update(match.group(1)), indent=indent)
+    if indent:
+        rendered = rendered.replace("\n", "\n    ")  # the block sits one level into the file
+    Path(conf_path).write_text(text[:match.start(1)] + rendered + text[match.end(1):])
+
+
 def derived_conf(args):
     """asv.conf.json with this run's overrides, written next to it so relative paths still hold."""
     conf = load_conf()

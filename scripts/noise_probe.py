@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -154,8 +153,9 @@ def describe_timeline(rows, fast=1.05):
 
 def timeline_main(args):
     core = args.core
-    if core is None and hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 4:
-        core = sorted(os.sched_getaffinity(0))[-1]   # where scripts/bench.py pins asv
+    if core is None:
+        auto = bench.cpu_affinity("auto")  # where scripts/bench.py pins asv: ["--cpu-affinity", N] or nothing
+        core = int(auto[1]) if auto else None
     rows, stolen = run_timeline(args.timeline, core)
     where = f"core {core}" if core is not None else "not pinned"
     print(f"timeline: {args.timeline:g} s in one process, {where}; ticks stolen by the hypervisor: "
@@ -170,14 +170,11 @@ def timeline_main(args):
 
 def write_reference(conf_path, machine, ns):
     """Set ``reference_ns[machine]`` in asv.conf.json (a file with comments: edited as text)."""
-    text = conf_path.read_text()
-    match = re.search(r'"reference_ns"\s*:\s*(\{[^{}]*\})', text)
-    if not match:
-        raise SystemExit(f"noise_probe: {conf_path} has no reference_ns block to write into")
-    table = json.loads(match.group(1))
-    table[machine] = round(ns, 1)
-    rendered = json.dumps(dict(sorted(table.items())))
-    conf_path.write_text(text[:match.start(1)] + rendered + text[match.end(1):])
+    try:
+        bench.rewrite_conf_block(conf_path, "reference_ns",
+                                 lambda text: dict(sorted({**json.loads(text), machine: round(ns, 1)}.items())))
+    except ValueError as exc:
+        raise SystemExit(f"noise_probe: {exc}") from None
 
 
 def cores_main(args):

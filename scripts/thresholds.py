@@ -35,6 +35,7 @@ import statistics
 import sys
 from pathlib import Path
 
+import bench
 from dashboard import case_name, samples, values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,15 +200,12 @@ def thresholds(spread_by_benchmark):
 
 def write(conf_path, by_benchmark):
     """Replace asv.conf.json's regressions_thresholds block (the file has comments: edit it as text)."""
-    text = Path(conf_path).read_text()
     # asv matches each regex against "<benchmark>(<params>)" plus "@<branch>" when branches are configured
     block = {".*": DEFAULT, **{re.escape(name) + "(@|$)": t for name, t in sorted(by_benchmark.items())}}
-    rendered = json.dumps(block, indent=4).replace("\n", "\n    ")
-    new, count = re.subn(r'"regressions_thresholds"\s*:\s*\{[^{}]*\}',
-                         lambda _: f'"regressions_thresholds": {rendered}', text)  # no template escapes
-    if count != 1:
-        raise ThresholdError(f"{conf_path}: no single regressions_thresholds block to replace")
-    Path(conf_path).write_text(new)
+    try:
+        bench.rewrite_conf_block(conf_path, "regressions_thresholds", lambda _: block, indent=4)
+    except ValueError as exc:
+        raise ThresholdError(str(exc)) from None
 
 
 def main(argv=None):
