@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 
-from . import _clock
 from . import _compat as compat
 from ._compat import Unavailable
 
@@ -44,8 +43,6 @@ class Op:
     synchronizes = False
 
     timeout = 120
-    #: wall time, or wall time at the machine's full speed (benchmarks/_clock.py)
-    timer = _clock.timer()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -56,7 +53,6 @@ class Op:
             classes = [k for k in cls.__mro__ if issubclass(k, Op) and k is not Op]
             source = "".join(map(inspect.getsource, [*classes, Op.setup, Op.teardown]))
             cls.version = hashlib.sha256(source.encode()).hexdigest()[:16]
-        cls.version += _clock.VERSION_TAG  # a reference-clock result is never graphed with a wall-clock one
         apis = [api for api in APIS if api in cls.needs]
         cls.params = [apis, *cls.cases.values()]
         cls.param_names = ["api", *cls.cases]

@@ -1,34 +1,36 @@
 #!/usr/bin/env bash
-# Run the suite on a GPU box with no network access.
+# scripts/bench on a GPU box with no network access.
 #
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [asv range...]          # scripts/bench run
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT compare BASE HEAD [...]  # scripts/bench compare
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT ladder [...]             # scripts/bench ladder
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT aa COMMIT [...]          # scripts/bench aa
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT compare BASE HEAD [...]  # the paired PR gate
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT aa COMMIT [...]          # paired A/A: thresholds
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT ladder [...]             # the release ladder
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT prebuild REV [REV ...]   # fill the wheel cache
 #
-# WHEELS       a folder of wheels: asv and its dependencies, asv_runner 0.2.5, the build requirements
-#              (Cython<3.3, setuptools-scm, ...) and the cuda-bindings wheel named by CUDA_BENCH_BINDINGS
-#              (see README "Offline GPU boxes" for the pip download command that fills it)
+# WHEELS       folders of wheels, separated by ':': asv and its dependencies (requirements.txt), asv_runner
+#              0.2.5, the build requirements (Cython<3.3, setuptools-scm, pyclibrary, ...) and the
+#              cuda-bindings wheel(s) the commits need (README "GPU boxes without network" has the pip
+#              download commands)
 # REPO         a clone of cuda-python (shallow is fine: scripts/shallow_clone.sh makes one with the tags)
 # SYSTEM_SITE  a site-packages that has CuPy and numpy (reused, not reinstalled)
-# OUT          where logs, the API table and a copy of results/ go
+# OUT          where logs, the API table and a copy of results/ and measurements/ go
 #
-# It installs asv into a private venv from WHEELS, checks that importing the suite does no CUDA work,
-# tabulates what every benchmark resolves to in the system Python (scripts/apis.py), then runs
-# scripts/bench.py with pip pointed at WHEELS only. results/ and measurements/ are copied to OUT even when
-# a step fails. Several calls in one session (prebuild, then aa, then ladder ...) set up only once.
+# It installs the tool's requirements into a private venv from WHEELS, checks that importing the suite does
+# no CUDA work, tabulates what every benchmark resolves to in the system Python (python -m cuda_bench.apis),
+# then runs scripts/bench's command with pip pointed at WHEELS only. results/ and measurements/ are saved to
+# OUT even when a step fails. Several calls on one machine set up once.
 set -uo pipefail
-wheels=$(realpath "$1"); repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
+wheels=$1; repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
 command=run
 case "${1:-}" in compare|ladder|aa|prebuild) command=$1; shift ;; esac
 if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 mkdir -p "$out"
-export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels" PIP_DISABLE_PIP_VERSION_CHECK=1
-export CUDA_BENCH_BINDINGS=${CUDA_BENCH_BINDINGS:-13.3.1}
-[ "$command" = ladder ] && export CUDA_BENCH_BINDINGS=${CUDA_BENCH_LADDER_BINDINGS:-auto}
+links=""; for dir in ${wheels//:/ }; do links="$links $(realpath "$dir")"; done
+export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_FIND_LINKS="${links# }" PIP_DISABLE_PIP_VERSION_CHECK=1
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+venv=/tmp/cuda-bench-venv
 
 save() {
     tar -czf "$out/results.tar.gz" results $(ls -d measurements 2>/dev/null)
@@ -38,47 +40,38 @@ trap save EXIT
 
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 
-if [ ! -e /tmp/asv-venv/.offline-run-ready ]; then
+if [ ! -e "$venv/.offline-run-ready" ]; then
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv
 python3 --version; nproc
 
-step "asv into a private venv, from $wheels"
-python3 -m venv /tmp/asv-venv && /tmp/asv-venv/bin/pip install -q asv==0.6.6 "importlib-metadata<8.8" || exit 1
-/tmp/asv-venv/bin/python -m asv --version
+step "the tool's requirements into $venv, from $PIP_FIND_LINKS"
+python3 -m venv "$venv" && "$venv/bin/pip" install -q -r requirements.txt "importlib-metadata<8.8" || exit 1
+"$venv/bin/python" -m asv --version
 
 step "importing the suite does no CUDA work"
 python3 - <<'EOF' || exit 1
-import importlib, pkgutil, benchmarks
-for m in pkgutil.iter_modules(benchmarks.__path__):
-    importlib.import_module(f"benchmarks.{m.name}")
+from cuda_bench.suite import cases
+found = cases()
 from cuda.bindings import driver
 err, _ = driver.cuCtxGetCurrent()
 # importing CuPy maps libcuda.so, but nothing may initialise the driver or create a context
 assert err == driver.CUresult.CUDA_ERROR_NOT_INITIALIZED, f"the driver was initialised at import ({err!r})"
-print("ok: all benchmark modules imported; CUDA driver not initialised")
+print(f"ok: {len(found)} cases imported; CUDA driver not initialised")
 EOF
 
 step "what every benchmark resolves to (system Python)"
-python3 scripts/apis.py --json "$out/apis.json" | tee "$out/apis.txt"
-touch /tmp/asv-venv/.offline-run-ready
-fi
-
-if [ "$command" = prebuild ]; then
-    step "prebuild ${args[*]}"
-    /tmp/asv-venv/bin/python scripts/build_cuda_python.py prebuild "$repo" "${args[@]}" \
-        --parallel "${CUDA_BENCH_PREBUILD_PARALLEL:-4}" --logs "$out/prebuild" 2>&1 | tee -a "$out/prebuild.log"
-    exit "${PIPESTATUS[0]}"
+python3 -m cuda_bench.apis --json "$out/apis.json" > "$out/apis.txt" 2>&1; tail -3 "$out/apis.txt"
+touch "$venv/.offline-run-ready"
 fi
 
 step "scripts/bench $command ${args[*]}"
 case "$command" in
-    run|ladder) args=(--no-publish "${args[@]}") ;;
-    aa) ;;
-    compare) args=(--output "$out/compare.md" "${args[@]}") ;;
+    prebuild) exec_args=(prebuild --repo "$repo" --logs "$out/prebuild" "${args[@]}") ;;
+    run|ladder) exec_args=("$command" --repo "$repo" --system-site "$site" --no-publish "${args[@]}") ;;
+    *) exec_args=("$command" --repo "$repo" --system-site "$site" "${args[@]}") ;;
 esac
-/tmp/asv-venv/bin/python scripts/bench.py "$command" --repo "$repo" --system-site "$site" \
-    --bindings "$CUDA_BENCH_BINDINGS" "${args[@]}" 2>&1 | tee -a "$out/asv.log"
+"$venv/bin/python" -m cuda_bench "${exec_args[@]}" 2>&1 | tee -a "$out/bench.log"
 status=${PIPESTATUS[0]}
 echo "offline_run: scripts/bench $command exited $status"
 exit "$status"

@@ -1,13 +1,14 @@
-"""Build cuda-python's packages from a monorepo checkout, for asv's build_command / install_command.
+"""Stage 1, build: cuda-python's packages from a monorepo checkout, for asv and for the paired engine.
 
-    python scripts/build_cuda_python.py build   SRC OUT   # wheels of SRC's packages into OUT
-    python scripts/build_cuda_python.py install OUT       # install OUT's wheels into this environment
-    python scripts/build_cuda_python.py prebuild REPO REV [REV ...] [--parallel N]
+    python -m cuda_bench.build build   SRC OUT   # wheels of SRC's packages into OUT (asv's build_command)
+    python -m cuda_bench.build install OUT       # install OUT's wheels into this environment (install_command)
+    python -m cuda_bench.build prebuild REPO REV [REV ...] [--parallel N]
 
 ``build`` builds, in order, whichever of ``cuda_pathfinder/``, ``cuda_bindings/`` and ``cuda_core/`` the
 checkout has, each one against the ones before it (``--no-build-isolation``, so ``cuda_core`` compiles
 against the bindings of the same commit, not PyPI's newest). Wheels are cached by the git tree hash of the
 package's directory, so a commit that only touches ``cuda_core/`` rebuilds only ``cuda_core``.
+:func:`environment` makes a virtual environment with one commit installed (the paired engine's sides).
 
 Environment:
 
@@ -29,8 +30,12 @@ Environment:
     wheel cache; default ``~/.cache/cuda-python-bench/wheels``.
 ``CUDA_BENCH_JOBS``
     parallel compile jobs; default: all cores.
+``CUDA_BENCH_PROGRESS``
+    a file to append one line to when a package starts and ends building (asv keeps a build step's output
+    to itself; ``scripts/bench run`` shows these lines as they come).
 
-Every step is logged with its time to stderr and to ``OUT/build.json``.
+Every step is logged with its time to stderr and to ``OUT/build.json``. Standard library only: this module
+runs inside the benchmark environments.
 
 ``prebuild`` fills the same wheel cache for several commits at once, before ``asv run`` (which builds one
 commit after another): each commit in its own checkout and virtual environment, ``N`` at a time, the
@@ -52,9 +57,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from cuda_bench.layout import CACHE, ROOT
+
 PACKAGES = ("cuda_pathfinder", "cuda_bindings", "cuda_core")  # build order
 DISTRIBUTIONS = {"cuda_pathfinder": "cuda-pathfinder", "cuda_bindings": "cuda-bindings", "cuda_core": "cuda-core"}
 VERSION_SCHEME = "v2"  # part of the cache key: bump when scm_version() changes what a wheel is called
+# cuda-bindings' wheels load NVRTC at run time but do not bring it (only their heavy [all] extra does)
+NVRTC = {"12": "nvidia-cuda-nvrtc-cu12==12.*", "13": "cuda-toolkit[nvrtc]==13.*"}
 BUILD_REQUIREMENTS = ["setuptools>=77", "setuptools-scm>=8", "Cython>=3.0,<3.3", "wheel", "pyclibrary"]
 
 
@@ -63,7 +72,17 @@ class BuildError(Exception):
 
 
 def log(message):
-    print(f"[build_cuda_python] {message}", file=sys.stderr, flush=True)
+    print(f"[build] {message}", file=sys.stderr, flush=True)
+
+
+def progress(message):
+    """A line worth showing while asv builds (a package starts or ends): logged, and appended to
+    ``CUDA_BENCH_PROGRESS`` when set."""
+    log(message)
+    path = os.environ.get("CUDA_BENCH_PROGRESS")
+    if path:
+        with open(path, "a") as f:
+            f.write(message + "\n")
 
 
 def run(cmd, cwd=None, env=None):
@@ -84,7 +103,7 @@ def tree_hash(src, package):
 
 
 def cache_root():
-    return Path(os.environ.get("CUDA_BENCH_CACHE", Path.home() / ".cache" / "cuda-python-bench" / "wheels"))
+    return Path(os.environ.get("CUDA_BENCH_CACHE", CACHE / "wheels"))
 
 
 def python_tag():
@@ -237,6 +256,7 @@ def build_one(src, package, out, bindings_spec, record):
     if wheels:
         action = "reused"
     else:
+        progress(f"{package}: building ({key[:12]}); a cold cuda_core build takes minutes")
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))  # same file system as the cache
         try:
@@ -258,7 +278,7 @@ def build_one(src, package, out, bindings_spec, record):
     for wheel in wheels:
         shutil.copy2(wheel, out / wheel.name)
     seconds = round(time.monotonic() - start, 1)
-    log(f"{package}: {action} in {seconds} s ({key})")
+    progress(f"{package}: {action} in {seconds} s" + (" (wheel cache)" if action == "reused" else ""))
     record["packages"][package] = {"action": action, "seconds": seconds, "key": key, "wheels": [w.name for w in wheels]}
 
 
@@ -293,6 +313,7 @@ def build(src, out):
             build_one(src, package, out, bindings_spec, record)
             if package != "cuda_core":  # the next package compiles against this one
                 install(out, only=package)
+        install_nvrtc(src, bindings_spec, record)
         record["ok"] = True
     except BuildError as exc:
         record["error"] = str(exc)
@@ -300,6 +321,23 @@ def build(src, out):
     finally:
         record["seconds"] = round(time.monotonic() - start, 1)
         (out / "build.json").write_text(json.dumps(record, indent=1))
+
+
+def install_nvrtc(src, bindings_spec, record):
+    """NVRTC for the bindings' CUDA major, so that compilation (Program, nvrtc*) runs, with or without a GPU.
+    Where the index (an offline wheel folder) has no such wheel, the environment keeps what its system
+    site provides; the build record says which."""
+    major = (bindings_spec if bindings_spec != "source" else wanted_cuda(src, "source") or "").split(".")[0]
+    spec = NVRTC.get(major)
+    if spec is None:
+        record["nvrtc"] = f"no NVRTC wheel known for CUDA {major or '?'}"
+        return
+    try:
+        pip("install", spec)
+        record["nvrtc"] = spec
+    except BuildError as exc:
+        record["nvrtc"] = f"{spec} not installed: {str(exc).splitlines()[-1][:200]}"
+        log(f"WARNING: {record['nvrtc']}; NVRTC benchmarks run only if the system site provides NVRTC")
 
 
 def installed_version(distribution):
@@ -368,6 +406,69 @@ def link_system_site():
         log(f"{pth} -> {site}")
 
 
+def resolve(repo, rev):
+    """The commit ``rev`` names in ``repo``, as asv would find it: a SHA, tag or branch, also a branch that
+    exists only as a remote-tracking one (``origin/main`` in a plain clone)."""
+    for candidate in (rev, f"origin/{rev}", f"refs/remotes/origin/{rev}"):
+        proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            return proc.stdout.strip()
+    raise BuildError(f"{repo} has no commit, tag or branch named {rev!r}")
+
+
+def checkout(repo, sha, dest):
+    """A working tree of ``repo`` at ``sha`` in ``dest`` (sharing the repository's objects)."""
+    run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(dest)])
+    run(["git", "-C", str(dest), "checkout", "-q", "--detach", sha])
+
+
+def environment(repo, rev, path, bindings, requirements=(), system_site=None, jobs=None, log_path=None):
+    """A virtual environment at ``path`` with cuda-python at ``rev`` installed, built through the wheel cache;
+    reused when it exists. Returns its record (``python``, ``commit``, the build record, what got installed).
+
+    ``requirements`` are installed first (numpy, CuPy: asv.conf.json's matrix); ``system_site`` instead links
+    a site-packages that has them. The build runs in the new environment itself, as asv's build step does."""
+    path = Path(path)
+    record_path = path / "cuda-bench-env.json"
+    if record_path.exists():
+        return json.loads(record_path.read_text())
+    sha = resolve(repo, rev)
+    start = time.monotonic()
+    if path.exists():
+        shutil.rmtree(path)  # an earlier attempt that did not finish
+    path.mkdir(parents=True)
+    log_path = Path(log_path or path / "build.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    python = path / "bin" / "python"
+    env = dict(os.environ, CUDA_BENCH_BINDINGS=bindings, PYTHONPATH=str(ROOT))
+    env.pop("CUDA_BENCH_PROGRESS", None)
+    if jobs:
+        env["CUDA_BENCH_JOBS"] = str(jobs)
+    if system_site:
+        env["CUDA_BENCH_SYSTEM_SITE"] = str(system_site)
+    try:
+        checkout(repo, sha, path / "src")
+        run([sys.executable, "-m", "venv", str(path)])
+        if requirements:
+            run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements])
+        with open(log_path, "w") as log_file:
+            for step in (["build", str(path / "src"), str(path / "wheels")], ["install", str(path / "wheels")]):
+                proc = subprocess.run([str(python), "-m", "cuda_bench.build", *step], stdout=log_file,
+                                      stderr=subprocess.STDOUT, env=env)
+                if proc.returncode != 0:
+                    raise BuildError(f"{rev} ({sha[:9]}): {step[0]} failed; log: {log_path}\n"
+                                     + "\n".join(log_path.read_text().splitlines()[-15:]))
+    finally:
+        shutil.rmtree(path / "src", ignore_errors=True)
+    record = {"rev": rev, "commit": sha, "python": str(python), "bindings": bindings,
+              "seconds": round(time.monotonic() - start, 1),
+              "build": json.loads((path / "wheels" / "build.json").read_text()),
+              "installed": json.loads((path / "wheels" / "installed.json").read_text())}
+    record_path.write_text(json.dumps(record, indent=1))
+    return record
+
+
 def prebuild(repo, revs, parallel, log_dir=None):
     """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time; returns the records, in order."""
     from concurrent.futures import ThreadPoolExecutor
@@ -376,22 +477,14 @@ def prebuild(repo, revs, parallel, log_dir=None):
     log_dir = Path(log_dir or work)
     log_dir.mkdir(parents=True, exist_ok=True)
     jobs = max(1, (os.cpu_count() or 1) // parallel)
+    bindings = os.environ.get("CUDA_BENCH_BINDINGS", "source")
     done = []
 
     def one(i, rev):
         start = time.monotonic()
-        root = work / f"{i}"
-        label = re.sub(r"[^A-Za-z0-9._-]+", "_", rev)
-        log_path = log_dir / f"prebuild-{i}-{label}.log"
+        log_path = log_dir / f"prebuild-{i}-{re.sub(r'[^A-Za-z0-9._-]+', '_', rev)}.log"
         try:
-            run(["git", "clone", "-q", "--shared", "--no-checkout", str(repo), str(root / "src")])
-            run(["git", "-C", str(root / "src"), "checkout", "-q", "--detach", rev])
-            run([sys.executable, "-m", "venv", str(root / "venv")])
-            env = dict(os.environ, CUDA_BENCH_JOBS=str(jobs))
-            with open(log_path, "w") as log_file:
-                subprocess.run([str(root / "venv" / "bin" / "python"), __file__, "build", str(root / "src"),
-                                str(root / "out")], stdout=log_file, stderr=subprocess.STDOUT, env=env)
-            record = json.loads((root / "out" / "build.json").read_text())
+            record = environment(repo, rev, work / str(i), bindings, jobs=jobs, log_path=log_path)["build"]
         except (BuildError, OSError, ValueError) as exc:
             record = {"commit": rev, "ok": False, "error": str(exc).splitlines()[0], "packages": {}}
         record["rev"] = rev
@@ -399,10 +492,10 @@ def prebuild(repo, revs, parallel, log_dir=None):
         done.append(record)
         what = ", ".join(f"{k} {v['action']}" for k, v in record["packages"].items())
         status = "ok" if record.get("ok") else f"FAILED ({record.get('error', 'see ' + str(log_path))})"
-        log(f"prebuild [{len(done)}/{len(revs)}] {rev}: {status} in {record['wall_seconds']} s; {what}")
+        progress(f"prebuild [{len(done)}/{len(revs)}] {rev}: {status} in {record['wall_seconds']} s; {what}")
         return record
 
-    log(f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each; logs in {log_dir}")
+    progress(f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each; logs in {log_dir}")
     with ThreadPoolExecutor(parallel) as pool:
         records = list(pool.map(one, range(len(revs)), revs))
     shutil.rmtree(work, ignore_errors=True)

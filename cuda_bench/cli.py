@@ -1,0 +1,268 @@
+"""scripts/bench: one command for every stage. ``scripts/bench COMMAND --help`` says what each option does.
+
+The stages, one module each: build (``cuda_bench.build``) -> run (``cuda_bench.run``, asv) -> results
+(``cuda_bench.results``) -> compare (``cuda_bench.compare``, the paired engine) -> publish
+(``cuda_bench.publish``, the dashboard). A problem the user can fix is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from cuda_bench import build, compare, machine, paired, publish, results, run, stats
+from cuda_bench.layout import RESULTS, WORK, label
+
+DESCRIPTION = """\
+cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after commit.
+
+commands:
+  run        asv run over commits of cuda-python (default: main's newest), pair each newly measured
+             commit with the previous one, publish html/ (the main job)
+  ladder     the same over every cuda-core-v* release tag and main's head
+  compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
+  aa         the paired engine on one commit against itself: calibrates each case's threshold
+  publish    html/ from results/ again (asv's pages, self-contained, the overview, the paired steps)
+  serve      serve html/ on http://127.0.0.1:8080
+  machine    record this machine (GPU, driver, CPU) for asv
+  prebuild   build several commits into the wheel cache at once, before a run
+
+examples:
+  scripts/bench run                               # newest commit of main
+  scripts/bench run HEAD~20..HEAD                 # the last 20 commits (anything `asv run` takes)
+  scripts/bench run --repo ~/src/cuda-python main..my-branch
+  scripts/bench compare main my-branch --repo ~/src/cuda-python
+  scripts/bench aa main                           # thresholds for this machine
+"""
+
+
+def asv_options(parser, results_dir=True):
+    group = parser.add_argument_group("what to build and where (asv.conf.json is never edited: "
+                                      "a derived copy goes to .asv/asv.conf.local.json)")
+    group.add_argument("--repo", metavar="PATH", help="a local clone or fork of cuda-python instead of the "
+                       "configured GitHub URL (scripts/shallow_clone.sh makes a small one)")
+    group.add_argument("--bindings", metavar="VERSION", help="take this cuda-bindings wheel and build only "
+                       "cuda_pathfinder + cuda_core (default from asv.conf.json: 13.3.1); 'source' builds "
+                       "cuda_bindings from each commit (a quarter hour); 'auto' takes 13.3.1 where the commit's "
+                       "cuda_core has a cu13 extra, else 12.9.10")
+    group.add_argument("--system-site", metavar="DIR", help="reuse CuPy and numpy from this site-packages "
+                       "instead of installing them (GPU boxes without network)")
+    group.add_argument("--machine", metavar="NAME", help="asv machine name (default: after the GPU, e.g. "
+                       "nvidia-h200; cpu-<host> without one)")
+    if results_dir:
+        group.add_argument("--results-dir", metavar="DIR", help="asv's results there instead of results/ "
+                           "(default on a machine without a GPU: .asv/results-no-gpu, kept out of the history)")
+
+
+def paired_options(parser, pairs=None):
+    group = parser.add_argument_group("the paired engine (docs/measurement.md says how these were chosen)")
+    defaults = paired.Settings()
+    group.add_argument("--pairs", type=int, default=pairs or defaults.pairs,
+                       help="process pairs; a case's 95%% interval is over their ratios (default %(default)s)")
+    group.add_argument("--seconds", type=float, default=defaults.seconds,
+                       help="seconds of interleaved samples per case and process pair (default %(default)s)")
+    group.add_argument("--jobs", type=int, default=0,
+                       help="process pairs at a time, each on its own core (default: every core but the first)")
+    group.add_argument("--bench", "-b", action="append", default=[], metavar="REGEX",
+                       help="only the cases whose name matches (repeatable, as asv's -b)")
+
+
+def settings_of(args):
+    if args.pairs < 1 or args.seconds <= 0:
+        raise run.RunError("--pairs must be at least 1 and --seconds above 0")
+    return paired.Settings(pairs=args.pairs, seconds=args.seconds, jobs=args.jobs)
+
+
+def parser():
+    top = argparse.ArgumentParser(prog="scripts/bench", description=DESCRIPTION,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, text in (("run", "asv run, then paired steps, then publish"),
+                       ("ladder", "asv run over every cuda-core release tag and main's head, then as run")):
+        p = sub.add_parser(name, help=text, description=f"{text}. Everything after the options goes to "
+                           "`asv run` unchanged (a range such as HEAD~5..HEAD, -b REGEX, --quick ...).")
+        asv_options(p)
+        p.add_argument("--cpu-affinity", default="auto", metavar="LIST", help="pin asv's benchmark processes "
+                       "('auto': the last core on machines with 4 or more; 'none'; or a list such as 7)")
+        p.add_argument("--no-publish", action="store_true", help="leave html/ as it is")
+        p.add_argument("--no-steps", action="store_true", help="skip the paired steps after asv run")
+        if name == "ladder":
+            p.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
+        paired_options(p)
+    for name, text in (("compare", "BASE against HEAD with the paired engine: the pull-request gate"),
+                       ("aa", "one commit against itself with the paired engine: this machine's thresholds")):
+        p = sub.add_parser(name, help=text, description=f"{text}. Exit status: 1 when a case regressed (its whole "
+                           "95%% interval beyond its threshold), 2 when something could not be measured, else 0.")
+        if name == "compare":
+            p.add_argument("base", help="commit, tag or branch to compare against")
+            p.add_argument("head", help="commit, tag or branch to test")
+            p.add_argument("--kind", default="pr", choices=["pr", "injected", "release", "aa"],
+                           help="recorded in summary.json (default pr)")
+            p.add_argument("--expected", nargs="*", default=[], metavar="CASE",
+                           help="cases an injected change should slow (recorded in summary.json)")
+        else:
+            p.add_argument("commit", help="commit, tag or branch")
+            p.add_argument("--against", metavar="REV", help="a commit with the same behaviour but a rebuilt binary "
+                           "(e.g. a comment-only change in a .pyx) on the head side: the thresholds then also cover "
+                           "the machine-code layout shift that any rebuild brings")
+            p.add_argument("--no-write", action="store_true",
+                           help="do not record the thresholds in results/<machine>/calibration.jsonl")
+        asv_options(p, results_dir=False)
+        paired_options(p)
+        p.add_argument("--out", metavar="DIR", help="summary.json, comment.md and the worker logs "
+                       "(default .asv/compare/BASE-HEAD)")
+        p.add_argument("--output", metavar="FILE", help="also write the comment here")
+    p = sub.add_parser("publish", help="publish html/ from results/", description="asv publish into a new "
+                       "folder, made self-contained, the overview and the paired steps added; it replaces html/ "
+                       "only when complete.")
+    p.add_argument("--repo", metavar="PATH", help="a local clone of cuda-python (asv needs one to order commits)")
+    p.add_argument("--results-dir", metavar="DIR", help="publish these results instead of results/")
+    p = sub.add_parser("serve", help="serve html/ on localhost", description="asv preview: html/ on localhost "
+                       "(browsers refuse asv's data from file://)")
+    p.add_argument("--port", default="8080")
+    p = sub.add_parser("machine", help="record this machine", description="write this machine (GPU, driver, CPU) "
+                       "into asv's machine file")
+    p.add_argument("--machine", metavar="NAME")
+    p = sub.add_parser("prebuild", help="fill the wheel cache for several commits at once",
+                       description="build REVs into the wheel cache, N at a time (each in its own checkout and "
+                       "venv); asv's build step then finds them. CUDA_BENCH_BINDINGS picks the bindings.")
+    p.add_argument("revs", nargs="+", metavar="REV")
+    p.add_argument("--repo", metavar="PATH", required=True)
+    p.add_argument("--parallel", type=int, default=4)
+    p.add_argument("--logs", metavar="DIR", help="keep each build's log here")
+    return top
+
+
+def log(message):
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def paired_context(args):
+    """(derived conf dict, local repo, bindings, requirements, system site) for the paired engine."""
+    conf = json.loads(run.derived_conf(args.repo, args.bindings, None, args.system_site).read_text())
+    return conf, run.local_repo(conf), run.bindings_of(conf), run.requirements(conf), run.system_site_of(conf)
+
+
+def cmd_compare(args, argv):
+    name, info = machine.record(args.machine)
+    conf, repo, bindings, reqs, site = paired_context(args)
+    aa = args.command == "aa"
+    base, head = (args.commit, args.against or args.commit) if aa else (args.base, args.head)
+    out = Path(args.out or WORK / "compare" / f"{label(base)}-{label(head)}").resolve()
+    thresholds = {} if aa else results.calibration(RESULTS, name)
+    log(f"thresholds: {'A/A calibration' if aa else (f'{len(thresholds)} calibrated on {name}' if thresholds else f'none calibrated on {name} yet (scripts/bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case')}")
+    report, built = compare.measure(repo, base, head, bindings=bindings, requirements=reqs, system_site=site,
+                                    settings=settings_of(args), bench=args.bench, thresholds=thresholds,
+                                    log_dir=out / "logs", progress=log)
+    kind = "aa" if aa else args.kind
+    data = compare.summary(report, kind, getattr(args, "expected", []), built,
+                           "scripts/bench " + " ".join(map(shlex.quote, argv)), info)
+    text = compare.write(out, data)
+    print(text)
+    if args.output:
+        Path(args.output).write_text(text)
+    log(f"{out}/summary.json: {report.seconds:.0f} s measuring, {built:.0f} s building")
+    if aa and not args.no_write:
+        record = compare.calibration_record(data)
+        results.append_line(RESULTS / name / "calibration.jsonl", record)
+        log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/calibration.jsonl")
+    return compare.exit_status(data)
+
+
+def history_steps(args, name, results_dir, before, config):
+    """Pair every newly measured commit with the previous measured one; append to steps.jsonl."""
+    pairs = run.new_steps(results_dir, name, before)
+    if not pairs:
+        log("steps: no newly measured commit has a measured predecessor on this machine")
+        return 0
+    conf = json.loads(Path(config).read_text())
+    repo = run.local_repo(conf)
+    thresholds = results.calibration(RESULTS, name)
+    status = 0
+    for i, (base, head) in enumerate(pairs, 1):
+        log(f"step {i}/{len(pairs)}: {base[:9]} -> {head[:9]}")
+        out = WORK / "steps" / f"{base[:12]}-{head[:12]}"
+        report, built = compare.measure(repo, base, head, bindings=run.bindings_of(conf),
+                                        requirements=run.requirements(conf), system_site=run.system_site_of(conf),
+                                        settings=settings_of(args), bench=args.bench, thresholds=thresholds,
+                                        log_dir=out / "logs", progress=log)
+        data = compare.summary(report, "step", (), built, None, machine.record(name)[1])
+        compare.write(out, data)
+        results.append_line(Path(results_dir) / name / "steps.jsonl", data)
+        flagged = compare.regressions(data)
+        log(f"step {base[:9]} -> {head[:9]}: {len(flagged)} regression(s)"
+            + "".join(f"\n  {c['name']} ×{c['ratio']:.3f} [{c['low']:.3f}, {c['high']:.3f}]" for c in flagged))
+        status = status or (2 if data["errors"] else 0)
+    return status
+
+
+def cmd_run(args, rest):
+    name, info = machine.record(args.machine)
+    results_dir = run.no_gpu_results_dir(info, args.results_dir)
+    config = run.derived_conf(args.repo, args.bindings or ("auto" if args.command == "ladder" else None),
+                              results_dir, args.system_site)
+    conf = json.loads(config.read_text())
+    run.check_reachable(conf["repo"])
+    if args.command == "ladder":
+        commits = run.release_ladder(conf["repo"], (conf.get("branches") or ["main"])[0])
+        if args.tags:
+            commits = [(tag, sha) for tag, sha in commits if re.search(args.tags, tag)]
+        if not commits:
+            raise run.RunError(f"{conf['repo']} has no cuda-core-v* tags" + (f" matching {args.tags!r}" if args.tags else ""))
+        hashfile = WORK / "ladder.txt"
+        hashfile.write_text("".join(sha + "\n" for _, sha in commits))
+        log("ladder " + ", ".join(tag for tag, _ in commits))
+        rest = [f"HASHFILE:{hashfile}", *rest]
+    results_dir = Path(conf["results_dir"])
+    before = run.snapshot(results_dir, name)
+    with run.build_progress() as progress_env:
+        # --show-stderr: skip reasons and failures reach the console
+        status = run.asv("run", "--machine", name, "--show-stderr", *rest, config=config, timed=True,
+                         affinity=args.cpu_affinity, env=progress_env)
+    run.record_builds(name, config)
+    if status == 0 and not args.no_steps:
+        status = history_steps(args, name, results_dir, before, config)
+    if not args.no_publish:
+        publish.publish(config)
+    return status
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    top = parser()
+    args, rest = top.parse_known_args(argv)
+    if rest and args.command not in ("run", "ladder"):
+        top.error(f"unrecognised arguments: {' '.join(rest)}")
+    start = time.monotonic()
+    try:
+        if args.command in ("run", "ladder"):
+            status = cmd_run(args, rest)
+        elif args.command in ("compare", "aa"):
+            status = cmd_compare(args, argv)
+        elif args.command == "publish":
+            status = 0
+            publish.publish(run.derived_conf(args.repo, None, args.results_dir, None))
+        elif args.command == "serve":
+            status = run.asv("preview", "--port", args.port)
+        elif args.command == "machine":
+            machine.record(args.machine)
+            status = 0
+        else:  # prebuild
+            records = build.prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs)
+            status = 0 if all(r.get("ok") for r in records) else 1
+    except (run.RunError, build.BuildError, compare.CompareError, paired.WorkerError, publish.DashboardError) as exc:
+        log(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        log(f"interrupted after {time.monotonic() - start:.0f} s")
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

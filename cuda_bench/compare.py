@@ -1,0 +1,196 @@
+"""Stage 4, compare: two commits measured by the paired engine, and what the tool says about them.
+
+Three uses of one engine (``cuda_bench.paired``):
+
+* the pull-request gate, ``scripts/bench compare BASE HEAD``: a comment that leads with the cases that
+  changed, each with its ratio and interval; exit status 1 only for a regression, a case whose whole
+  interval lies beyond its threshold;
+* calibration, ``scripts/bench aa COMMIT``: the same build on both sides; the farthest each case's interval
+  strays from 1 sets that case's threshold on this machine (``results/<machine>/calibration.jsonl``);
+* the history, after ``scripts/bench run``: each newly measured commit paired with the previous measured
+  one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from.
+
+Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio,
+the interval and the verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from cuda_bench import build, machine, paired, results, stats
+from cuda_bench.report import fmt_ns
+from cuda_bench.layout import PAIRED_ENVS, label
+from cuda_bench.suite import cases as suite_cases
+
+MARKER = "<!-- cuda-python-bench:compare -->"
+
+
+class CompareError(Exception):
+    pass
+
+
+def case_names(bench_patterns, benchmark_dir):
+    """The suite's time_ cases (``--bench`` regexes, as asv's ``-b``, narrow them)."""
+    names = list(suite_cases(benchmark_dir))
+    if bench_patterns:
+        names = [n for n in names if any(re.search(p, n) for p in bench_patterns)]
+    if not names:
+        raise CompareError(f"no benchmark matches {bench_patterns}")
+    return names
+
+
+def environments(repo, revs, bindings, requirements, system_site, log_dir, progress):
+    """One environment per distinct commit of ``revs`` (built in parallel, through the wheel cache):
+    {rev: record}."""
+    commits = {rev: build.resolve(repo, rev) for rev in revs}
+    unique = list(dict.fromkeys(commits.values()))
+    jobs = max(1, len(machine.cores()) // len(unique))
+
+    def one(commit):
+        path = PAIRED_ENVS / f"{commit[:12]}-{label(bindings)}-{build.python_tag()}"
+        ready = (path / "cuda-bench-env.json").exists()
+        progress(f"compare: environment for {commit[:9]} ({'reused' if ready else 'building'}: {path})")
+        record = build.environment(repo, commit, path, bindings, requirements, system_site, jobs,
+                                   Path(log_dir) / f"build-{commit[:12]}.log")
+        if not ready:
+            progress(f"compare: environment for {commit[:9]} ready in {record['seconds']} s")
+        return commit, record
+
+    with ThreadPoolExecutor(len(unique)) as pool:
+        built = dict(pool.map(one, unique))
+    return {rev: built[commit] for rev, commit in commits.items()}
+
+
+def measure(repo, base, head, *, bindings, requirements=(), system_site=None, settings=None, bench=(),
+            thresholds=None, log_dir, progress=None):
+    """Build (or reuse) both environments and run the paired engine: (paired.Report, build seconds)."""
+    progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
+    settings = settings or paired.Settings()
+    names = case_names(bench, settings.benchmark_dir)
+    start = time.monotonic()
+    envs = environments(repo, [base, head], bindings, requirements, system_site, log_dir, progress)
+    built = round(time.monotonic() - start, 1)
+    sides = [paired.Side(name, rev, envs[rev]["commit"], envs[rev]["python"], record=envs[rev])
+             for name, rev in (("base", base), ("head", head))]
+    return paired.run(sides, names, settings, Path(log_dir) / "workers", thresholds, progress), built
+
+
+def summary(report, kind, expected=(), build_seconds=None, command=None, machine_info=None):
+    """The record of one paired run (``summary.json``)."""
+    base, head = report.sides
+    return {
+        "kind": kind, "base": base.commit, "head": head.commit, "base_rev": base.rev, "head_rev": head.rev,
+        "seconds": report.seconds, "build_seconds": build_seconds, "expected": list(expected),
+        "command": command, "machine": machine_info or {}, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "settings": {**report.settings.describe(), "cores": report.cores, "aslr_off": all(
+            w.get("aslr_off") for w in report.workers.values())},
+        "versions": {side: w.get("versions") for side, w in report.workers.items()},
+        "cases": [case.summary() for case in report.cases],
+        "skipped": report.skipped, "only": {name: list(v) for name, v in report.only.items()},
+        "errors": report.errors,
+    }
+
+
+def counted(data):
+    """The cases that decide (controls never do)."""
+    return [c for c in data["cases"] if not c.get("control")]
+
+
+def regressions(data):
+    return [c for c in counted(data) if c["verdict"] == "regression"]
+
+
+def exit_status(data):
+    """1: a regression; 2: a case could not be measured on both sides; 0: neither."""
+    if regressions(data):
+        return 1
+    return 2 if data["errors"] else 0
+
+
+def case_row(case):
+    return (f"| `{case['name']}` | {fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | ×{case['ratio']:.3f} | "
+            f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
+
+
+TABLE_HEAD = ["| case | per call, base → head | ratio | 95% interval | threshold |", "|---|--:|--:|:-:|--:|"]
+
+
+def comment(data):
+    """The pull-request comment: the cases that changed first, each with the interval it rests on."""
+    cases = counted(data)
+    worse = sorted(regressions(data), key=lambda c: -c["low"])
+    better = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["high"])
+    same = [c for c in cases if c["verdict"] == "same"]
+    info = data.get("machine") or {}
+    gpu = ", ".join(str(info[k]) for k in ("gpu", "driver") if info.get(k)) or "no GPU"
+    s = data["settings"]
+    thresholds = sorted({c["threshold"] for c in cases})
+    span = (f"{thresholds[0]:.1%}" if len(thresholds) == 1 else f"{thresholds[0]:.1%}–{thresholds[-1]:.1%}") \
+        if thresholds else "n/a"
+    out = [
+        MARKER,
+        f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`",
+        "",
+        f"**{len(worse)} regression{'s' if len(worse) != 1 else ''}**, {len(better)} improvement"
+        f"{'s' if len(better) != 1 else ''}, {len(same)} without a change beyond their threshold"
+        + (f", {len(data['errors'])} not measured (errors below)" if data["errors"] else "") + ".",
+        "",
+        f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one worker per build on "
+        f"one core, samples taken in turn (A B B A); a case's ratio is the median over the pairs and its interval "
+        f"a {s['confidence']:.0%} confidence interval of that median. A verdict needs the whole interval beyond "
+        f"the case's threshold ({span}). {data['seconds']:.0f} s of measurement"
+        + (f", {data['build_seconds']:.0f} s of builds" if data.get("build_seconds") is not None else "") + ".",
+    ]
+    if cases and max(c["coverage"] for c in cases) < s["confidence"]:
+        out += ["", f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} interval "
+                "(6 or more can)."]
+    if worse:
+        out += ["", "#### Regressions", "", *TABLE_HEAD, *map(case_row, worse)]
+    if better:
+        out += ["", "#### Improvements", "", *TABLE_HEAD, *map(case_row, better)]
+    controls = [c for c in data["cases"] if c.get("control")]
+    if controls:
+        out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(
+            f"`{c['name']}` ×{c['ratio']:.3f} [{c['low']:.3f}, {c['high']:.3f}]" for c in controls)]
+    if data["errors"]:
+        out += ["", "#### Not measured", ""] + [f"- `{name}`: {text.splitlines()[-1] if text else '?'}"
+                                               for name, text in sorted(data["errors"].items())]
+    if data["only"]:
+        out += ["", "Measured on one side only (the other build skips it): " + ", ".join(
+            f"`{name}` (only {side})" for name, (side, _) in sorted(data["only"].items()))]
+    if same:
+        out += ["", f"<details><summary>{len(same)} cases without a change beyond their threshold</summary>", "",
+                *TABLE_HEAD, *map(case_row, same), "", "</details>"]
+    if data["skipped"]:
+        out += ["", f"{len(data['skipped'])} cases skipped by both builds (e.g. `{next(iter(data['skipped']))}`: "
+                f"{next(iter(data['skipped'].values()))})."]
+    versions = data.get("versions") or {}
+    if versions:
+        out += ["", "Builds: " + "; ".join(f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
+                                          for side, found in versions.items() if found)]
+    return "\n".join(out) + "\n"
+
+
+def write(out_dir, data):
+    """summary.json and comment.md into ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "summary.json").write_text(json.dumps(data, indent=1) + "\n")
+    text = comment(data)
+    (out_dir / "comment.md").write_text(text)
+    return text
+
+
+def calibration_record(data):
+    """A calibration line for ``results/<machine>/calibration.jsonl`` from an A/A summary (the same commit on
+    both sides, or two builds of the same behaviour)."""
+    if data["kind"] != "aa":
+        raise CompareError("calibration needs an A/A run")
+    return {"base": data["base"], "head": data["head"], "date": data["date"], "settings": data["settings"],
+            "thresholds": stats.calibrate(data["cases"])}

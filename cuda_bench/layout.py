@@ -1,0 +1,88 @@
+"""Where things are and what they are called: every path and naming rule of the project, written once.
+
+Standard library only: the build step and the paired workers import this module inside benchmark
+environments, where nothing else of the project is installed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONF = ROOT / "asv.conf.json"
+BENCHMARKS = ROOT / "benchmarks"
+RESULTS = ROOT / "results"  # the history: real GPU runs only
+MEASUREMENTS = ROOT / "measurements"  # A/A runs, power tests, logs: kept out of the history
+HTML = ROOT / "html"
+DASHBOARD = ROOT / "dashboard"  # the dashboard's pinned npm libraries and html/README.md
+
+WORK = ROOT / ".asv"  # working state, never committed: asv environments, clones, derived config
+LOCAL_CONF = WORK / "asv.conf.local.json"
+NO_GPU_RESULTS = WORK / "results-no-gpu"  # where a run on a machine without a GPU goes by default
+PAIRED_ENVS = WORK / "paired"  # one virtual environment per (commit, cuda-bindings) for the paired engine
+CACHE = Path.home() / ".cache" / "cuda-python-bench"  # built wheels, CUDA headers (shared by all clones)
+
+# Next to asv's results files in results/<machine>/: line-per-record files that asv does not read (it loads
+# every *.json there as a results file).
+BUILDS = "builds.jsonl"  # what each commit was built from, and how long it took
+STEPS = "steps.jsonl"  # the paired comparison of each newly measured commit with the previous one
+CALIBRATION = "calibration.jsonl"  # per-case thresholds from paired A/A runs on this machine
+
+# Benchmarks that do not depend on cuda-python: shown, never counted as a regression of a commit.
+CPP = "bench_cpp.Cpp.track_latency"  # the C++ twins (their own binary)
+FLOOR = "bench_harness.Floor.time_noop"  # the timing harness around a call that does nothing
+CONTROLS = ("bench_cpp.", "bench_harness.")
+
+
+def result_files(machine_dir):
+    """asv's results files of one machine directory: every ``*.json`` but ``machine.json``."""
+    folder = Path(machine_dir)
+    return sorted(p for p in folder.glob("*.json") if p.name != "machine.json") if folder.is_dir() else []
+
+
+def machine_dirs(results_dir):
+    """The machine directories of an asv results directory (those with a machine.json)."""
+    root = Path(results_dir)
+    return sorted(p for p in root.iterdir() if (p / "machine.json").is_file()) if root.is_dir() else []
+
+
+def case_name(benchmark, combo=()):
+    """asv's name of one case: ``bench_device.SetCurrent.time_set_current('core')``. ``combo`` holds the
+    parameter values as asv stores them (``repr`` strings: ``"'core'"``)."""
+    return f"{benchmark}({', '.join(combo)})" if combo else benchmark
+
+
+def split_case(name):
+    """``"bench_x.C.time_y('core', '16 ptr')"`` -> ``("bench_x.C.time_y", ("'core'", "'16 ptr'"))``."""
+    match = re.fullmatch(r"([\w.]+)(?:\((.*)\))?", name)
+    if not match:
+        raise ValueError(f"not a case name: {name!r}")
+    benchmark, inner = match.groups()
+    return benchmark, tuple(re.findall(r"'[^']*'|[^,\s][^,]*", inner or ""))
+
+
+def api_of(name):
+    """The library form of a case: 'core', 'bindings', 'cupy' (its first parameter), or '' (C++, floor)."""
+    combo = split_case(name)[1]
+    return combo[0].strip("'") if combo and not name.startswith(CONTROLS) else ""
+
+
+def is_control(name):
+    """C++ twins and the harness floor: independent of cuda-python, so never a regression of a commit."""
+    return name.startswith(CONTROLS)
+
+
+def cpp_id(benchmark, combo):
+    """The C++ twin of a Python case: ``bench_launch.Launch.time_launch`` + ``("'core'", "'16 ptr'")`` ->
+    ``"launch[16 ptr]"``: the method name without ``time_``, the non-api parameters in brackets.
+    ``LaunchPrepacked`` shares ``launch``'s twins (C++ always passes packed arguments)."""
+    op = benchmark.rsplit(".", 1)[1][len("time_"):]
+    op = {"launch_prepacked": "launch"}.get(op, op)
+    case = [c.strip("'") for c in combo[1:]]
+    return f"{op}[{' '.join(case)}]" if case else op
+
+
+def label(text):
+    """A name safe for a file or folder: ``cuda-core-v0.3.0`` stays, ``HEAD~1`` -> ``HEAD_1``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_") or "x"

@@ -1,0 +1,110 @@
+"""This machine: what asv records about it (GPU fields included), and how timed processes are started on it.
+
+asv's machine file has no GPU fields: :func:`record` adds the GPU's name, driver, CUDA version and compute
+capability from ``nvidia-smi`` (asv copies them into every results file). Timed processes (asv's benchmark
+runs, the paired engine's workers) start with address-space randomisation off (:func:`no_aslr_prefix`)
+and ``PYTHONHASHSEED=0``: each process otherwise gets its own memory layout, which moves 100-ns calls by
+several percent from process to process (docs/measurement.md).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+HASH_SEED = "0"
+
+
+def gpu_info():
+    """GPU fields for asv's machine file, from nvidia-smi; {} where there is no GPU (none are invented)."""
+    if not shutil.which("nvidia-smi"):
+        return {}
+    query = "name,driver_version,compute_cap,memory.total,count"
+    try:
+        rows = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                              capture_output=True, text=True, check=True, timeout=60).stdout.strip().splitlines()
+        header = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=60).stdout
+    except (subprocess.SubprocessError, OSError) as exc:
+        print(f"bench: nvidia-smi failed ({exc}); recording no GPU", file=sys.stderr)
+        return {}
+    if not rows:
+        return {}
+    name, driver, cc, memory, count = [field.strip() for field in rows[0].split(",")]
+    cuda = re.search(r"CUDA Version:\s*([\d.]+)", header)
+    return {"gpu": name, "gpu_count": count, "gpu_cc": cc, "gpu_memory": memory, "driver": driver,
+            "cuda_driver": cuda.group(1) if cuda else ""}
+
+
+def cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def default_name(gpu):
+    """asv machine name: after the GPU (``nvidia-h200``), or ``cpu-<host>`` without one."""
+    if gpu:
+        return re.sub(r"[^a-z0-9]+", "-", gpu["gpu"].lower()).strip("-")
+    return f"cpu-{socket.gethostname()}"
+
+
+def record(name=None):
+    """Write this machine into asv's machine file, GPU fields included. Returns (name, info)."""
+    from asv.machine import Machine, MachineCollection
+
+    gpu = gpu_info()
+    name = name or default_name(gpu)
+    info = Machine.get_defaults()
+    info.update(machine=name, cpu=cpu_model(), num_cpu=str(os.cpu_count()), **gpu)
+    MachineCollection.save(name, info)
+    print("bench: machine " + ", ".join(f"{k}={v}" for k, v in info.items()), file=sys.stderr)
+    return name, info
+
+
+def has_gpu(info):
+    return bool(info.get("gpu"))
+
+
+@cache
+def no_aslr_prefix():
+    """``setarch <arch> -R`` where the kernel lets this process switch address-space randomisation off
+    (containers' seccomp profiles often do not), else nothing. Children inherit it."""
+    if not shutil.which("setarch"):
+        return ()
+    prefix = ("setarch", platform.machine(), "-R")
+    probe = subprocess.run([*prefix, "true"], capture_output=True)
+    return prefix if probe.returncode == 0 else ()
+
+
+def cores():
+    """The cores this process may run on."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+
+
+def cpu_affinity(choice):
+    """asv's ``--cpu-affinity`` arguments for ``auto`` / ``none`` / an explicit list such as ``7`` or ``6,7``:
+    ``auto`` pins to the last core on machines with 4 or more, nothing on smaller ones."""
+    if choice in (None, "none"):
+        return []
+    if choice == "auto":
+        found = cores()
+        return ["--cpu-affinity", str(found[-1])] if len(found) >= 4 else []
+    return ["--cpu-affinity", choice]
+
+
+def timed_env(base=None):
+    """The environment of a timed process: a fixed hash seed (unless one is set)."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONHASHSEED"] = env.get("PYTHONHASHSEED", HASH_SEED)
+    return env

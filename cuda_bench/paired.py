@@ -1,0 +1,291 @@
+"""Stage 4, compare: the paired engine. Two builds of cuda-python, every case, interleaved sample by sample.
+
+For each process pair, two workers (``cuda_bench.worker``), one per build, run on the same core with
+address-space randomisation off and the same hash seed. For each case both set up the suite's own
+benchmark class, then take turns: A, B, B, A (one ABBA group), again and again for ``seconds``. A sample is
+``calls`` calls of the bound operation, sized so that a sample lasts about ``sample_ns`` (queued operations
+use their class's fixed batch and are drained after every sample, untimed). The machine's speed, which on
+the lent H200 VM changes by 2x for seconds at a time, is the same within a group and cancels in its ratio;
+``cuda_bench.stats`` turns the groups into a ratio, an interval over process pairs and a verdict.
+
+Process pairs run concurrently, one per core (core 0 is left to the controller and the system). A pair is
+driven by its own process pinned to the pair's core, so the driver and its two workers take turns on that
+core and never wait for another pair's driver; each pair goes through the cases in its own shuffled order,
+so that no two pairs load the GPU with the same operation at the same time. A worker that dies or stops
+answering (``timeout``) is reported with its log, and its pair starts fresh workers for the next case.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import queue
+import random
+import select
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuda_bench import machine, stats
+from cuda_bench.layout import BENCHMARKS, ROOT, is_control
+
+MAX_CALLS = 1 << 22
+
+
+@dataclass
+class Side:
+    """One build: the interpreter of its environment, and what it was built from."""
+
+    name: str  # "base" or "head"
+    rev: str  # as the user named it
+    commit: str
+    python: str
+    env: dict = field(default_factory=dict)  # extra variables for its workers
+    record: dict = field(default_factory=dict)  # the environment's build record
+
+
+@dataclass
+class Settings:
+    pairs: int = 45  # process pairs (fresh processes each): the interval is over their ratios
+    seconds: float = 0.1  # of ABBA groups per case and pair
+    sample_ns: int = 200_000  # target length of one sample
+    min_groups: int = 3  # even for a case whose samples are long (compilation)
+    max_groups: int = 5000
+    jobs: int = 0  # process pairs at a time; 0: one per core but core 0
+    benchmark_dir: Path = BENCHMARKS
+    confidence: float = stats.CONFIDENCE
+    timeout: float = 600  # seconds a worker may take to answer one request (a setup compiles kernels)
+
+    def describe(self):
+        return {"pairs": self.pairs, "seconds_per_case_and_pair": self.seconds, "sample_ns": self.sample_ns,
+                "min_groups": self.min_groups, "confidence": self.confidence}
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+class Worker:
+    """A ``cuda_bench.worker`` process of one side, pinned to one core; its stderr goes to ``log``."""
+
+    def __init__(self, side, core, settings, log):
+        self.side, self.core, self.log, self.timeout = side, core, Path(log), settings.timeout
+        cmd = [*machine.no_aslr_prefix(), side.python, "-m", "cuda_bench.worker", "--core", str(core),
+               "--benchmark-dir", str(settings.benchmark_dir)]
+        env = machine.timed_env()
+        env.update(side.env)
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        env["PYTHONUNBUFFERED"] = "1"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "a") as stderr:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                         text=True, bufsize=1, env=env, cwd=ROOT)
+        self.hello = self.ask(op="hello")
+        if "error" in self.hello:
+            self.close()
+            raise WorkerError(f"{side.name} worker ({side.rev}) did not start: {self.hello['error']}")
+
+    def ask(self, **request):
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+            if not ready:
+                self.proc.kill()
+                raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) gave no answer to "
+                                  f"{request.get('op')} in {self.timeout:g} s; killed (log {self.log})")
+            line = self.proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            code = self.proc.poll()
+            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-12:]) if self.log.exists() else ""
+            raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) died"
+                              f"{f' (exit {code})' if code is not None else ''} during {request.get('op')}; "
+                              f"log {self.log}:\n{tail}")
+        return json.loads(line)
+
+    def setup(self, name):
+        return self.ask(op="setup", case=name)
+
+    def sample(self, calls):
+        answer = self.ask(op="sample", n=calls)
+        if "ns" not in answer:
+            raise WorkerError(f"{self.side.name} worker: {answer.get('error', answer)}")
+        return answer["ns"]
+
+    def teardown(self):
+        return self.ask(op="teardown")
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(json.dumps({"op": "quit"}) + "\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+def calls_per_sample(a, settings):
+    """Calls per sample: grown until one of A's samples lasts ``sample_ns`` (at least one call)."""
+    calls = 1
+    while True:
+        elapsed = a.sample(calls)
+        if elapsed >= settings.sample_ns or calls >= MAX_CALLS:
+            return calls
+        calls = min(MAX_CALLS, max(2 * calls, int(calls * settings.sample_ns / max(elapsed, 1) * 1.1)))
+
+
+def measure_case(a, b, name, settings, now=time.monotonic):
+    """One case in one process pair. ("ok", calls, groups) with groups of (a1, b1, b2, a2) nanoseconds,
+    ("skip", reason), ("only", side, reason) when one build has the case and the other skips it, or
+    ("error", text)."""
+    answers = (a.setup(name), b.setup(name))
+    try:
+        errors = [f"{w.side.name}: {ans['error']}" for w, ans in zip((a, b), answers) if "error" in ans]
+        if errors:
+            return ("error", "\n".join(errors))
+        skips = [(w.side.name, ans["skip"]) for w, ans in zip((a, b), answers) if "skip" in ans]
+        if len(skips) == 2:
+            return ("skip", skips[0][1] if skips[0][1] == skips[1][1] else "; ".join(f"{s}: {r}" for s, r in skips))
+        if skips:
+            present = b.side.name if skips[0][0] == a.side.name else a.side.name
+            return ("only", present, skips[0][1])
+        number = answers[0].get("number") or answers[1].get("number")
+        calls = number or calls_per_sample(a, settings)
+        a.sample(calls), b.sample(calls)  # one turn each before the groups: both warm at this size
+        groups = []
+        end = now() + settings.seconds
+        while len(groups) < settings.min_groups or (now() < end and len(groups) < settings.max_groups):
+            a1 = a.sample(calls)
+            b1 = b.sample(calls)
+            b2 = b.sample(calls)
+            a2 = a.sample(calls)
+            groups.append((a1, b1, b2, a2))
+        return ("ok", calls, groups)
+    finally:
+        for worker, answer in zip((a, b), answers):
+            if "ok" in answer:
+                worker.teardown()
+
+
+@dataclass
+class Report:
+    sides: list
+    settings: Settings
+    cases: list  # stats.CaseResult, in suite order
+    skipped: dict  # name -> reason (both builds skip it)
+    only: dict  # name -> (side that has it, the other's skip reason)
+    errors: dict  # name -> text
+    seconds: float
+    workers: dict  # side name -> the first worker's hello (versions, ASLR, core)
+    cores: list
+
+
+def default_cores():
+    found = machine.cores()
+    return found[1:] if len(found) > 2 else found
+
+
+def one_pair(pair, sides, names, settings, log_dir, cores, done, make_worker=Worker):
+    """Process pair number ``pair``: a core from ``cores`` (a queue), both workers on it, every case in a
+    shuffled order. {name: outcome of measure_case}; ``done`` (a queue) hears of every finished case."""
+    core = cores.get()
+    if hasattr(os, "sched_setaffinity") and make_worker is Worker:
+        os.sched_setaffinity(0, {core})  # this driver takes turns with its two workers on their core
+    order = list(names)
+    random.Random(pair).shuffle(order)
+    found, workers, hello = {}, None, {}
+    try:
+        for name in order:
+            try:
+                if workers is None:
+                    workers = [make_worker(side, core, settings, Path(log_dir) / f"pair{pair:02d}-{side.name}.log")
+                               for side in sides]
+                    for worker in workers:
+                        hello.setdefault(worker.side.name, worker.hello)
+                found[name] = measure_case(*workers, name, settings)
+            except WorkerError as exc:
+                found[name] = ("error", str(exc))
+                for worker in workers or []:
+                    worker.close()
+                workers = None
+            done.put(name)
+    finally:
+        for worker in workers or []:
+            worker.close()
+        cores.put(core)
+    return found, hello
+
+
+def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=None, make_worker=Worker):
+    """Measure ``names`` (case names) with ``sides`` (base, head): a :class:`Report`. Process pairs run in
+    processes of their own; with another ``make_worker`` (tests), in threads."""
+    progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    thresholds = thresholds or {}
+    cores = list(cores or default_cores())
+    jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
+    total = len(names) * settings.pairs
+    progress(f"paired: {len(names)} cases x {settings.pairs} process pairs, {jobs} at a time on cores "
+             f"{','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per case and pair "
+             f"(about {total / jobs * (settings.seconds + 0.05) / 60:.1f} min)")
+    start = time.monotonic()
+    real = make_worker is Worker
+    manager = multiprocessing.Manager() if real else None
+    free, done = (manager.Queue(), manager.Queue()) if real else (queue.Queue(), queue.Queue())
+    for core in cores[:jobs]:
+        free.put(core)
+    executor = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) if real \
+        else ThreadPoolExecutor(jobs)
+    try:
+        with executor as pool:
+            futures = [pool.submit(one_pair, pair, sides, names, settings, log_dir, free, done, make_worker)
+                       for pair in range(settings.pairs)]
+            finished, last = 0, start
+            while not all(f.done() for f in futures) or not done.empty():
+                try:
+                    done.get(timeout=1)
+                    finished += 1
+                except queue.Empty:
+                    pass
+                now = time.monotonic()
+                if finished and (now - last >= 15 or finished == total):
+                    last = now
+                    progress(f"paired: {finished}/{total} case runs ({finished / total:.0%}), {now - start:.0f} s, "
+                             f"about {(now - start) / finished * (total - finished):.0f} s left")
+            outcomes = [f.result() for f in futures]
+    finally:
+        if manager is not None:
+            manager.shutdown()
+    hello = {}
+    for _, pair_hello in outcomes:
+        for side, answer in pair_hello.items():
+            hello.setdefault(side, answer)
+
+    found = {name: [pair_found.get(name) for pair_found, _ in outcomes] for name in names}
+    results, skipped, only, errors = [], {}, {}, {}
+    for name in names:
+        outcomes_ = found[name]
+        bad = [o for o in outcomes_ if o is None or o[0] == "error"]
+        if bad:
+            errors[name] = next((o[1] for o in bad if o is not None), "not measured")
+            continue
+        kinds = {o[0] for o in outcomes_}
+        if kinds == {"skip"}:
+            skipped[name] = outcomes_[0][1]
+        elif kinds == {"only"}:
+            only[name] = outcomes_[0][1:]
+        elif kinds == {"ok"}:
+            threshold = thresholds.get(name, stats.DEFAULT_THRESHOLD)
+            results.append(stats.analyse(name, [o[1:] for o in outcomes_], threshold, is_control(name),
+                                         settings.confidence))
+        else:
+            errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
+    return Report(sides, settings, results, skipped, only, errors, round(time.monotonic() - start, 1), hello,
+                  cores[:jobs])

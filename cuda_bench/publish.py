@@ -1,0 +1,413 @@
+"""Stage 5, publish: the static dashboard in ``html/``, self-contained, with what the paired steps flag.
+
+    python -m cuda_bench.publish [--config asv.conf.json]     # scripts/bench publish
+
+``asv publish`` writes asv's pages into a new folder next to ``html/``; only when every step below has
+worked does that folder replace ``html/`` (a failed publish leaves the old dashboard and its README). A
+results file that does not parse is left out with one line naming it; publishing fails only when nothing
+is left.
+
+* **Self-contained**: asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs; the same
+  libraries come from npm packages pinned in ``dashboard/package.json`` (``npm ci`` once, into
+  ``dashboard/node_modules``) and are served from ``html/vendor/``. No request leaves ``html/``.
+* **Readable graphs**: commits are evenly spaced by default (a handful of main commits are not squeezed
+  against the right edge behind years of release tags) and the legend sits beside the plot, not on it.
+* **Regressions from paired steps**: asv's Regressions page (``regressions.json``, ``regressions.xml``)
+  lists what the history's paired steps flagged (``results/<machine>/steps.jsonl``), not asv's own step
+  detection on unpaired medians, which on a noisy machine flags noise and misses real slowdowns.
+* **Overview** (``overview.html``, linked from asv's navigation bar): one row per operation with the C++,
+  cuda.bindings, cuda.core and CuPy medians at each machine's newest commit (GPU machines first), the paired
+  step's verdict with its interval and the chained index beside each Python number; **Steps**
+  (``steps.html``): every paired step of the history with its counts and the cases it flagged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import itertools
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import quote
+
+from cuda_bench import report, results
+from cuda_bench.layout import CONF, DASHBOARD, is_control, split_case
+from cuda_bench.report import APIS, TITLES, fmt, fmt_net, number, signed
+
+# the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
+ASSETS = {
+    "jquery-3.3.1.min.js": "jquery/dist/jquery.min.js",
+    "flot/0.8.3/jquery.flot.min.js": "flot/jquery.flot.js",
+    "flot/0.8.3/jquery.flot.time.min.js": "flot/jquery.flot.time.js",
+    "flot/0.8.3/jquery.flot.selection.min.js": "flot/jquery.flot.selection.js",
+    "flot/0.8.3/jquery.flot.categories.min.js": "flot/jquery.flot.categories.js",
+    "flot-orderbars@1.0.0/js/jquery.flot.orderBars.js": "flot-orderbars/js/jquery.flot.orderBars.js",
+    "stupidtable/1.0.1/stupidtable.min.js": "stupid-table-plugin/stupidtable.min.js",
+    "blueimp-md5/2.19.0/js/md5.min.js": "blueimp-md5/js/md5.min.js",
+    "bootstrap@3.1.1/dist/js/bootstrap.min.js": "bootstrap/dist/js/bootstrap.min.js",
+    "bootstrap@3.1.1/dist/css/bootstrap.min.css": "bootstrap/dist/css/bootstrap.min.css",
+}
+EXTRA_FILES = ["bootstrap/dist/fonts"]  # bootstrap.min.css loads ../fonts/glyphicons-*
+TAG = re.compile(r'<(script|link)\b[^>]*?(?:src|href)="(https?://[^"]+)"[^>]*>(?:</script>)?')
+
+
+
+
+class DashboardError(Exception):
+    pass
+
+
+# --- self-contained pages --------------------------------------------------------------------------
+def node_modules():
+    modules = DASHBOARD / "node_modules"
+    if not all((modules / path).exists() for path in ASSETS.values()):
+        if not shutil.which("npm"):
+            raise DashboardError("npm is needed once to fetch the dashboard's libraries (dashboard/package.json)")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=DASHBOARD, check=True)
+    return modules
+
+
+def vendor(html_dir):
+    """Copy the libraries into html/vendor and point every page at them; no address outside html/ stays."""
+    modules = node_modules()
+    for path in [*ASSETS.values(), *EXTRA_FILES]:
+        source, target = modules / path, html_dir / "vendor" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+
+    def local(match):
+        kind, url = match.groups()
+        for suffix, path in ASSETS.items():
+            if url.endswith(suffix):
+                if kind == "script":
+                    return f'<script src="vendor/{path}"></script>'
+                return f'<link rel="stylesheet" href="vendor/{path}">'
+        raise DashboardError(f"{url}: an asset this script does not know (a newer asv?); add it to ASSETS")
+
+    for page in html_dir.glob("*.html"):
+        page.write_text(TAG.sub(local, page.read_text()))
+
+
+def patch(path, old, new):
+    """Replace ``old`` by ``new`` once in one of asv's files; fail loudly when asv changed it."""
+    text = path.read_text()
+    if new in text:
+        return
+    if text.count(old) != 1:
+        raise DashboardError(f"{path.name}: no single {old!r} to patch (a newer asv?)")
+    path.write_text(text.replace(old, new))
+
+
+def add_nav_links(html_dir):
+    patch(html_dir / "index.html", '<li id="nav-li-regressions">',
+          '<li id="nav-li-overview"><a href="overview.html">Overview</a></li>\n\t'
+          '<li id="nav-li-steps"><a href="steps.html">Steps</a></li>\n\t<li id="nav-li-regressions">')
+
+
+LEGEND = '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; overflow: auto"></div>'
+
+
+def readable_graphs(html_dir):
+    """Even commit spacing by default, and the legend in a column beside the plot."""
+    patch(html_dir / "graphdisplay.js", "        if (params['x-axis-scale']) {",
+          "        if (!params['x-axis-scale']) { params['x-axis-scale'] = ['even']; }  // cuda-python-bench\n"
+          "        if (params['x-axis-scale']) {")
+    patch(html_dir / "graphdisplay.js", 'position: "nw",',
+          'position: "nw", container: $("#cuda-bench-legend"),  // cuda-python-bench: beside the plot')
+    patch(html_dir / "index.html",
+          '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
+          f'{LEGEND}\n          <div style="position: absolute; top: 48px; left: 0; right: 270px; bottom: 100px;">')
+
+
+# --- the overview and the steps -------------------------------------------------------------------
+def release_commits(index):
+    """{commit hash: tag} for cuda-core release tags, from asv publish's index.json."""
+    to_hash = index.get("revision_to_hash", {})
+    return {to_hash[str(rev)]: tag for tag, rev in index.get("tags", {}).items()
+            if tag.startswith("cuda-core-v") and str(rev) in to_hash}
+
+
+def graph_link(benchmark, machine, params):
+    """asv's own address for one line of one graph: index.html#bench?machine=m&p-api='core'"""
+    parts = [f"machine={quote(machine)}", *(f"p-{quote(k)}={quote(v)}" for k, v in params.items())]
+    return f"index.html#{benchmark}?{'&'.join(parts)}"
+
+
+def esc(text):
+    return html.escape(str(text))
+
+
+def step_note(cell):
+    """The paired view of a cell: the newest step's ratio with its interval, and the chained index."""
+    notes = []
+    step = cell.get("step")
+    if step:
+        notes.append(f'<span class="step {esc(step["verdict"])}" title="paired with {esc(step["base"][:9])}: '
+                     f'95% interval {step["low"]:.3f}–{step["high"]:.3f}">'
+                     f'×{step["ratio"]:.3f} [{step["low"]:.3f}, {step["high"]:.3f}] vs prev.</span>')
+    if cell.get("index"):
+        product, base, count = cell["index"]
+        notes.append(f'<span class="index" title="product of the paired ratios of {count} step(s)">'
+                     f'index ×{product:.3f} since {esc(base[:9])}</span>')
+    return notes
+
+
+def render(rows):
+    def pct(x):
+        return "" if x is None else f"{x * 100:+.1f}%"
+
+    out = []
+    for machine in dict.fromkeys(r["machine"] for r in rows):
+        mrows = [r for r in rows if r["machine"] == machine]
+        first = mrows[0]
+        params, floor = first["params"], first["floor"]
+        release = first["release"] or "no earlier release in results"
+        out.append(f'<h2>{esc(machine)} <small>commit {first["commit"][:9]}; previous release: {esc(release)}'
+                   f'{"" if first["gpu"] else "; no GPU: GPU benchmarks skipped"}</small></h2>')
+        out.append(f'<p class="machine">{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))} '
+                   f'(CUDA {esc(params.get("cuda_driver", "-"))}), {esc(params.get("cpu", ""))}; harness floor '
+                   f'<span class="floor">{fmt(floor) if number(floor) else "n/a"}</span></p>')
+        out.append('<table class="table table-condensed table-hover overview" '
+                   f'data-machine="{esc(machine)}"><thead><tr><th>operation</th><th>case</th>'
+                   + "".join(f"<th>{TITLES[a]}</th>" for a in APIS) + "</tr></thead><tbody>")
+        for row in mrows:
+            module, cls, _ = row["benchmark"].split(".")
+            out.append(f'<tr data-benchmark="{row["benchmark"]}" data-case="{esc(" ".join(row["case"]))}">'
+                       f"<td>{module[6:]}.{cls}</td><td>{esc(' '.join(row['case']))}</td>")
+            for api in APIS:
+                cell = row["cells"].get(api)
+                if cell is None:
+                    out.append("<td></td>")
+                    continue
+                value = cell["value"]
+                link = graph_link(cell["benchmark"], machine, cell["params"])
+                if not number(value):
+                    text = "failed" if value is None else "n/a"
+                    out.append(f'<td class="{api}" data-value=""><a href="{link}">{text}</a></td>')
+                    continue
+                net = cell.get("net")
+                net_text = ""
+                if number(net):
+                    net_text = (f' <small class="net" title="measured − harness floor = {signed(net)}">'
+                                f'net {esc(fmt_net(net))}</small>')
+                notes = []
+                if "over_cpp_ns" in cell:
+                    x = "" if cell["over_cpp_x"] is None else f' / {cell["over_cpp_x"]:.1f}×'
+                    notes.append(f'{signed(cell["over_cpp_ns"] * 1e-9)}{x} C++ ({cell.get("over_cpp_of", "raw")})')
+                if cell.get("vs_commit") is not None:
+                    notes.append(f'{pct(cell["vs_commit"])} vs prev. commit (unpaired)')
+                if cell.get("vs_release") is not None:
+                    notes.append(f'{pct(cell["vs_release"])} vs release (unpaired)')
+                notes += step_note(cell)
+                flag = (' <span class="label label-danger" title="the paired step to this commit flags it">'
+                        'regressed</span>') if cell.get("regression") else ""
+                small = f'<br><small class="text-muted">{"; ".join(notes)}</small>' if notes else ""
+                data_net = f' data-net="{net!r}"' if number(net) else ""
+                out.append(f'<td class="{api}{" danger" if flag else ""}" data-value="{value!r}"{data_net}>'
+                           f'<a href="{link}">{fmt(value)}</a>{net_text}{flag}{small}</td>')
+            out.append("</tr>")
+        out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+HEAD = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{title}</title><link rel="icon" href="swallow.ico">
+<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">
+<style>body{{padding:1em}} td small{{font-size:75%}} .overview td{{white-space:nowrap}}
+.step.regression{{color:#a94442;font-weight:bold}} .step.improvement{{color:#3c763d}}</style></head>
+<body><h1>{title} <small><a href="index.html">asv dashboard</a> · <a href="overview.html">overview</a> ·
+<a href="steps.html">paired steps</a> · <a href="index.html#regressions">regressions</a></small></h1>
+"""
+
+OVERVIEW = """<p>Median time per call at each machine's newest commit, as asv measured it. Each Python number is
+shown <b>raw</b> and <b>net</b> of the <b>harness floor</b> (<code>bench_harness.Floor.time_noop</code>: asv's
+loop around <code>self.fn(*self.args)</code> with <code>fn = int</code>, a C builtin that does nothing, in the same
+run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) are timed in-process without the
+harness, so they are already net; under each number, the overhead of net Python over C++.</p>
+<p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the lent H200 VM), so
+changes between commits are decided by <b>paired steps</b>: the newest commit and the previous measured one,
+timed in turn sample by sample on one core (<a href="steps.html">every step</a>). Under a number: the step's
+ratio with its 95% interval, and the <b>chained index</b>, the product of the paired ratios since the first commit
+the steps reach; <span class="label label-danger">regressed</span> marks a case whose whole interval lies beyond
+its threshold. The "vs prev. commit / release" percentages compare unpaired medians: context, not verdicts.
+Every cell links to its asv graph.</p>
+"""
+
+
+def render_steps(steps_by_machine, revisions):
+    out = []
+    for machine, steps in steps_by_machine.items():
+        if not steps:
+            continue
+        out.append(f"<h2>{esc(machine)}</h2>")
+        out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
+                   "<th>base → head</th><th>date</th><th>regressions</th><th>improvements</th><th>same</th>"
+                   "<th>pairs</th><th>seconds</th></tr></thead><tbody>")
+        for step in reversed(steps):
+            counted = [c for c in step["cases"] if not is_control(c["name"])]
+            count = {v: [c for c in counted if c["verdict"] == v] for v in ("regression", "improvement", "same")}
+            out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td><code>{step["base"][:9]}</code>'
+                       f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}</td>'
+                       f'<td>{len(count["regression"])}</td><td>{len(count["improvement"])}</td>'
+                       f'<td>{len(count["same"])}</td><td>{step.get("settings", {}).get("pairs", "")}</td>'
+                       f'<td>{step.get("seconds", 0):.0f}</td></tr>')
+            for verdict in ("regression", "improvement"):
+                for case in count[verdict]:
+                    out.append(f'<tr class="{"danger" if verdict == "regression" else "success"} case" '
+                               f'data-case="{esc(case["name"])}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
+                               f'<td colspan="5">{verdict}: {report.interval(case)}, threshold '
+                               f'{case["threshold"]:.1%}; {report.fmt_ns(case["base_ns"])} → '
+                               f'{report.fmt_ns(case["head_ns"])} per call</td></tr>')
+        out.append("</tbody></table>")
+    return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
+                             "measured commit that has a measured predecessor on the same machine.</p>"
+
+
+STEPS = """<p>Every newly measured commit of the history, paired with the previous measured commit on the same
+machine: two worker processes, one per build, pinned to one core with address-space randomisation off, timed in
+turn (A B B A) case by case; a case's ratio is the median over process pairs and its interval a 95% confidence
+interval of that median. A <b>regression</b> needs the whole interval above 1 + the case's threshold (from a paired
+A/A calibration on the machine). C++ twins and the harness floor do not depend on cuda-python and never count.</p>
+"""
+
+
+def asv_regressions(steps_by_machine, suite, revisions, html_dir):
+    """asv's regressions.json entries for what the paired steps flagged: [name, graph, params, flat index,
+    last, best, [[rev before, rev after, before, after]]]; before/after are the step's base median per call
+    and that times the paired ratio, so asv's factor column shows the paired ratio."""
+    entries = []
+    graphs = {}
+    for path in (html_dir / "graphs").rglob("*.json"):
+        graphs.setdefault(path.stem, []).append(path.relative_to(html_dir).as_posix())
+    for machine, steps in steps_by_machine.items():
+        for step, case in report.flagged_steps(steps):
+            before, after = revisions.get(step["base"]), revisions.get(step["head"])
+            benchmark, combo = split_case(case["name"])
+            info = suite.get(benchmark)
+            if after is None or info is None:
+                continue  # not in the published history: listed on steps.html only
+            combos = [tuple(map(str, c)) for c in itertools.product(*info.get("params", []))]
+            idx = combos.index(combo) if combo in combos else None
+            graph = next((g for g in graphs.get(benchmark, []) if f"/machine-{machine}/" in g), "")
+            base_s = case["base_ns"] * 1e-9
+            entries.append([case["name"], graph, {"machine": machine}, idx, base_s * case["ratio"], base_s,
+                            [[before, after, base_s, base_s * case["ratio"]]]])
+    return entries
+
+
+def write_regressions(config, html_dir, entries, revisions):
+    """regressions.json and asv's Atom feed (asv's own writer) from ``entries``."""
+    (html_dir / "regressions.json").write_text(json.dumps({"regressions": entries}, separators=(",", ":")))
+    feed = html_dir / "regressions.xml"
+    try:
+        from asv.benchmarks import Benchmarks
+        from asv.config import Config
+        from asv.plugins.regressions import Regressions
+
+        conf = Config.load(str(config))
+        conf.html_dir = str(html_dir)
+        Regressions._save_feed(conf, Benchmarks.load(conf), entries, revisions,
+                               {rev: commit for commit, rev in revisions.items()})
+    except Exception as exc:  # the feed is a convenience; a stale one would contradict the page
+        feed.unlink(missing_ok=True)
+        print(f"publish: no regressions feed ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
+def pages(config, results_dir, html_dir):
+    """overview.html/.json, steps.html and the paired regressions, into a published ``html_dir``."""
+    index = json.loads((html_dir / "index.json").read_text())
+    revisions = {commit: int(rev) for rev, commit in index.get("revision_to_hash", {}).items()}
+    runs = results.load_all(results_dir)
+    machines = list(dict.fromkeys(m for m, _ in runs))
+    steps = {m: results.steps(results_dir, m) for m in machines}
+    suite = results.suite(results_dir)
+    param_names = {name: b.get("param_names", []) for name, b in suite.items()}
+    rows = report.overview_rows(runs, steps, release_commits(index), param_names)
+    (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
+    title = "cuda-python: latency per call"
+    (html_dir / "overview.html").write_text(HEAD.format(title=title) + OVERVIEW + render(rows) + "\n</body></html>\n")
+    (html_dir / "steps.html").write_text(HEAD.format(title="cuda-python: paired steps") + STEPS
+                                         + render_steps(steps, revisions) + "\n</body></html>\n")
+    entries = asv_regressions(steps, suite, revisions, html_dir)
+    write_regressions(config, html_dir, entries, revisions)
+    return rows, entries
+
+
+def clean_results(results_dir, work):
+    """``results_dir`` itself, or a copy in ``work`` without the results files that do not parse."""
+    bad = results.bad_files(results_dir)
+    if not bad:
+        return Path(results_dir)
+    copy = Path(work) / "results"
+    shutil.copytree(results_dir, copy)
+    for path in bad:
+        print(f"publish: skipping {path}: not a readable results file", file=sys.stderr)
+        (copy / path.relative_to(results_dir)).unlink()
+    if not results.load_all(copy):
+        raise DashboardError(f"no readable results left in {results_dir}")
+    return copy
+
+
+def publish(config=CONF):
+    """Publish ``config``'s results into its html_dir: built aside, swapped in only when complete."""
+    import json5  # asv's own reader of its config (the file has comments)
+
+    config = Path(config).resolve()
+    conf = json5.loads(config.read_text())
+    base = config.parent
+    html_dir = (base / conf.get("html_dir", "html")).resolve()
+    results_dir = (base / conf.get("results_dir", "results")).resolve()
+    if not results.load_all(results_dir):
+        raise DashboardError(f"no results in {results_dir} to publish (scripts/bench run makes some)")
+    html_dir.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".html-new-", dir=html_dir.parent))
+    try:
+        new_html = work / "html"
+        used = clean_results(results_dir, work)
+        conf.update(html_dir=str(new_html), results_dir=str(used))
+        for key in ("env_dir", "benchmark_dir"):
+            conf[key] = str((base / conf[key]).resolve())
+        temp_config = work / "asv.conf.json"
+        temp_config.write_text(json.dumps(conf))
+        proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(temp_config)], cwd=base,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise DashboardError(f"asv publish exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-2000:]}")
+        vendor(new_html)
+        add_nav_links(new_html)
+        readable_graphs(new_html)
+        rows, entries = pages(temp_config, used, new_html)
+        shutil.copy2(DASHBOARD / "html-README.md", new_html / "README.md")
+        old = work / "old"
+        if html_dir.exists():
+            html_dir.rename(old)
+        new_html.rename(html_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"publish: {html_dir} ({len(rows)} overview rows, {len(entries)} flagged by paired steps). "
+          "Open it with `scripts/bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
+          file=sys.stderr)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=str(CONF))
+    args = parser.parse_args(argv)
+    try:
+        publish(args.config)
+    except DashboardError as exc:
+        print(f"publish: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

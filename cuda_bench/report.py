@@ -1,0 +1,313 @@
+"""Stage 5, report: the rows the dashboard and the Markdown reports show, and how numbers are written.
+
+    python -m cuda_bench.report                 # each machine's newest commit in results/, as Markdown
+    python -m cuda_bench.report --commit cb56ab9f
+    python -m cuda_bench.report --across v0.1.0=72acaaf0 v0.5.1=73f808a6 main=cb56ab9f [--api core]
+    python -m cuda_bench.report --steps         # the history's paired steps
+
+One row per (machine, operation, case) at each machine's newest commit: asv's medians for C++,
+cuda.bindings, cuda.core and CuPy, each Python number raw and net of the same run's harness floor, the net
+overhead over C++, and the history's paired view of the same case: the verdict of the newest step (the newest
+commit paired with the previous measured one) and the chained index since the first commit the steps reach
+(the product of the paired ratios along the way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from cuda_bench import results
+from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control
+
+APIS = ("cpp", "bindings", "core", "cupy")
+TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
+
+
+# --- numbers as text ---------------------------------------------------------------------------------
+def number(value):
+    return isinstance(value, (int, float)) and not math.isnan(value)
+
+
+def fmt(seconds):
+    ns = seconds * 1e9
+    return f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.2f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
+
+
+def fmt_ns(ns):
+    return fmt(ns * 1e-9)
+
+
+def signed(seconds):
+    return ("-" if seconds < 0 else "+") + fmt(abs(seconds))
+
+
+def fmt_net(seconds):
+    """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
+    stays in overview.json)."""
+    return "<0" if seconds < 0 else fmt(seconds)
+
+
+def change(new, old):
+    if not (number(new) and number(old)) or old == 0:
+        return None
+    return (new - old) / old
+
+
+def interval(case):
+    return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
+
+
+# --- the history's paired steps ------------------------------------------------------------------------
+def chains(steps):
+    """{commit: [steps from the chain's first commit to it]} for the commits the steps reach: each step
+    pairs a commit with the previous measured one, so they chain."""
+    by_head = {step["head"]: step for step in steps}
+    out = {}
+    for head in by_head:
+        path, seen, commit = [], set(), head
+        while commit in by_head and commit not in seen:
+            seen.add(commit)
+            path.append(by_head[commit])
+            commit = by_head[commit]["base"]
+        out[head] = path[::-1]
+    return out
+
+
+def chained_index(path, name):
+    """(product of the case's paired ratios along ``path``, the commit it starts from, steps used), or None
+    when a step of the path did not measure the case."""
+    product = 1.0
+    for step in path:
+        case = next((c for c in step["cases"] if c["name"] == name), None)
+        if case is None:
+            return None
+        product *= case["ratio"]
+    return (product, path[0]["base"], len(path)) if path else None
+
+
+def flagged_steps(steps):
+    """[(step, case)] for every case a step found to regress (controls never count), newest step first."""
+    found = [(step, case) for step in steps for case in step["cases"]
+             if case["verdict"] == "regression" and not is_control(case["name"])]
+    return sorted(found, key=lambda sc: sc[0].get("date", ""), reverse=True)
+
+
+# --- the overview ---------------------------------------------------------------------------------------
+def overview_rows(runs, steps_by_machine, releases, param_names):
+    """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
+
+    A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the newest
+    earlier commit with a cuda-core release tag, or None), ``params`` (the machine's), ``floor`` (this run's
+    ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None), ``gpu`` (the machine has one) and
+    ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``. A cell:
+
+    - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params`` (for asv's
+      graph link);
+    - Python cells only: ``net`` (``value - floor``), ``vs_commit`` and ``vs_release`` (relative change of
+      ``value`` since the previous commit / release), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of`` (with a
+      C++ twin: net Python over C++), ``step`` (the paired step that ends at this commit, for this case:
+      ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
+      commit, steps]`` since the first commit the steps reach), each None where there is none;
+      ``regression``: the step's verdict is "regression".
+    """
+    rows = []
+    by_machine = {}
+    for machine_name, data in runs:
+        by_machine.setdefault(machine_name, []).append(data)
+    order = sorted(by_machine, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
+    for machine_name in order:
+        history = by_machine[machine_name]
+        newest = history[-1]
+        current = results.values(newest)
+        floor = current.get((FLOOR, ("'noop'",)))
+        previous = results.values(history[-2]) if len(history) > 1 else {}
+        release = next((results.values(d) for d in reversed(history[:-1]) if d["commit_hash"] in releases), {})
+        release_name = next((releases[d["commit_hash"]] for d in reversed(history[:-1])
+                             if d["commit_hash"] in releases), None)
+        path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
+        last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
+        cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
+        params_of = {}
+        for name, combo in current:
+            params_of.setdefault(name, []).append(combo)
+        for name in sorted(params_of):
+            if name in (CPP, FLOOR) or not name.split(".")[-1].startswith("time_"):
+                continue
+            combos = params_of[name]
+            for case in dict.fromkeys(c[1:] for c in combos):  # asv's parameter order
+                row = {"machine": machine_name, "benchmark": name, "case": [c.strip("'") for c in case],
+                       "commit": newest["commit_hash"], "release": release_name, "floor": floor,
+                       "params": newest["params"], "gpu": bool(newest["params"].get("gpu")), "cells": {}}
+                twin = cpp_id(name, ("'x'", *case))
+                cpp_value = cpp.get(twin)
+                if number(cpp_value):
+                    row["cells"]["cpp"] = {"value": cpp_value, "benchmark": CPP, "params": {"op": f"'{twin}'"}}
+                for combo in combos:
+                    if combo[1:] != case:
+                        continue
+                    api = combo[0].strip("'")
+                    value = current[(name, combo)]
+                    net = value - floor if number(value) and number(floor) else None
+                    full = case_name(name, combo)
+                    step = last_step.get(full)
+                    cell = {"value": value, "net": net, "benchmark": name,
+                            "params": dict(zip(param_names.get(name, []), combo)),
+                            "vs_commit": change(value, previous.get((name, combo))),
+                            "vs_release": change(value, release.get((name, combo))),
+                            "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")} | {
+                                "base": path[-1]["base"]} if step else None,
+                            "index": list(chained_index(path, full) or []) or None,
+                            "regression": bool(step and step["verdict"] == "regression")}
+                    if number(cpp_value) and number(value):
+                        # the C++ twin has no harness around it: compare it with the net call
+                        python = value if net is None else net
+                        cell["over_cpp_of"] = "raw" if net is None else "net"
+                        cell["over_cpp_ns"] = (python - cpp_value) * 1e9
+                        cell["over_cpp_x"] = python / cpp_value if python > 0 else None
+                    row["cells"][api] = cell
+                rows.append(row)
+    return rows
+
+
+# --- Markdown ----------------------------------------------------------------------------------------
+def cell_text(row, api):
+    c = row["cells"].get(api)
+    if c is None:
+        return ""
+    if not number(c["value"]):
+        return "failed" if c["value"] is None else "n/a"
+    text = fmt(c["value"]) + (f" (net {fmt_net(c['net'])})" if number(c.get("net")) else "")
+    if c.get("index"):
+        text += f" ×{c['index'][0]:.3f}"
+    return text
+
+
+def markdown(rows):
+    first = rows[0]
+    params = first["params"]
+    lines = [
+        f"Machine `{first['machine']}`: {params.get('gpu', 'no GPU')}, driver {params.get('driver', '-')} "
+        f"(CUDA {params.get('cuda_driver', '-')}), {params.get('cpu')}, {params.get('num_cpu')} CPUs; "
+        f"cuda-python commit `{first['commit'][:9]}`.",
+        "",
+        f"Harness floor (`bench_harness.Floor.time_noop`: asv's parameterised loop and `self.fn(*self.args)` "
+        f"around `int()`, a C builtin that does nothing, measured in the same run): "
+        f"**{fmt(first['floor']) if number(first['floor']) else 'n/a'}**. Every Python number is raw (floor "
+        f"included) and, in parentheses, net (raw − floor; `<0` is noise); where the history's paired steps "
+        f"reach this commit, ×N is the chained index (product of the paired ratios since the first commit they "
+        f"reach). C++ is timed in-process without the harness: already net. \"cuda.core over C++\" compares the "
+        f"net number with C++{'' if number(first['floor']) else ' (no floor in this run: the raw number)'}.",
+        "",
+        "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ |",
+        "|---|---|" + "---:|" * (len(APIS) + 1),
+    ]
+    for row in rows:
+        module, cls, _ = row["benchmark"].split(".")
+        core = row["cells"].get("core", {})
+        over = ""
+        if "over_cpp_ns" in core:
+            x = "" if core["over_cpp_x"] is None else f" ({core['over_cpp_x']:.1f}×)"
+            over = signed(core["over_cpp_ns"] * 1e-9) + x
+        lines.append(f"| `{module[6:]}.{cls}` | {' '.join(row['case'])} | "
+                     + " | ".join(cell_text(row, a) for a in APIS) + f" | {over} |")
+    return "\n".join(lines)
+
+
+def across(runs, columns, api):
+    """One row per operation and case, one column per ``LABEL=COMMIT`` (the release ladder): ``api``'s
+    median per call, raw, and the harness floor of each run on top."""
+    picked = []
+    for column in columns:
+        name, _, prefix = column.rpartition("=")
+        found = [d for _, d in runs if d["commit_hash"].startswith(prefix)]
+        if not found:
+            raise SystemExit(f"report: no results for commit {prefix}")
+        picked.append((name or prefix, results.values(found[-1])))
+    keys = [k for k in picked[-1][1] if k[1][:1] == (f"'{api}'",)]
+    for _, vals in picked[:-1]:
+        keys += [k for k in vals if k[1][:1] == (f"'{api}'",) and k not in keys]
+    floors = [v.get((FLOOR, ("'noop'",))) for _, v in picked]
+    lines = ["| operation | case | " + " | ".join(name for name, _ in picked) + " |",
+             "|---|---|" + "---:|" * len(picked),
+             "| harness floor |  | " + " | ".join(fmt(f) if number(f) else "n/a" for f in floors) + " |"]
+    for name, combo in sorted(keys):
+        module, cls, _ = name.split(".")
+        cells = []
+        for _, vals in picked:
+            value = vals.get((name, combo))
+            if (name, combo) not in vals:
+                cells.append("—")  # the suite had no such benchmark or case then
+            else:
+                cells.append(fmt(value) if number(value) else "failed" if value is None else "skipped")
+        case = " ".join(c.strip("'") for c in combo[1:])
+        lines.append(f"| `{module[6:]}.{cls}` | {case} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def steps_markdown(machine_name, steps):
+    """The history's paired steps of one machine: each step's counts, then every case a step flagged."""
+    lines = [f"Paired steps on `{machine_name}` (each newly measured commit against the previous one):", "",
+             "| base → head | date | regressions | improvements | same | seconds |", "|---|---|--:|--:|--:|--:|"]
+    for step in steps:
+        counted = [c for c in step["cases"] if not c.get("control")]
+        count = {v: sum(c["verdict"] == v for c in counted) for v in ("regression", "improvement", "same")}
+        lines.append(f"| `{step['base'][:9]}` → `{step['head'][:9]}` | {step.get('date', '')[:10]} | "
+                     f"{count['regression']} | {count['improvement']} | {count['same']} | {step.get('seconds', 0):.0f} |")
+    return "\n".join(lines)
+
+
+MARKER = "<!-- cuda-python-bench:regressions -->"
+
+
+def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-python/commit/"):
+    """The nightly issue: every case a paired step of the history flagged, newest first. (text, count)"""
+    rows = []
+    for machine_name, steps in sorted(steps_by_machine.items()):
+        for step, case in flagged_steps(steps):
+            base, head = step["base"], step["head"]
+            rows.append(f"| {machine_name} | `{case['name']}` | [`{base[:9]}`]({commit_url}{base}) → "
+                        f"[`{head[:9]}`]({commit_url}{head}) | {interval(case)} | {case['threshold']:.1%} | "
+                        f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} |")
+    lines = [MARKER, f"The history's paired comparisons flag **{len(rows)} regression{'s' if len(rows) != 1 else ''}** "
+             "on main: a newly measured commit against the previous one, interleaved on one core; a flag needs "
+             "the whole 95% interval beyond the case's threshold. Updated by the nightly benchmark run.", ""]
+    if rows:
+        lines += ["| machine | case | commits | ratio [95% interval] | threshold | per call |",
+                  "|---|---|---|--:|--:|--:|", *rows]
+    return "\n".join(lines) + "\n", len(rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--commit", help="report this commit (a prefix) instead of the newest")
+    parser.add_argument("--across", nargs="+", metavar="[LABEL=]COMMIT",
+                        help="one column per commit (a release ladder) for one api")
+    parser.add_argument("--api", default="core", choices=APIS)
+    parser.add_argument("--steps", action="store_true", help="the history's paired steps")
+    args = parser.parse_args(argv)
+    runs = results.load_all(args.results)
+    machines = sorted({m for m, _ in runs})
+    steps = {m: results.steps(args.results, m) for m in machines}
+    if args.steps:
+        print("\n\n".join(steps_markdown(m, s) for m, s in steps.items() if s) or "report: no paired steps yet")
+        return 0
+    if args.across:
+        print(across(runs, args.across, args.api))
+        return 0
+    if args.commit:
+        runs = [(m, d) for m, d in runs if d["commit_hash"].startswith(args.commit)]
+    if not runs:
+        print("report: no results (run scripts/bench run first)", file=sys.stderr)
+        return 1
+    names = {n: b.get("param_names", []) for n, b in results.suite(args.results).items()}
+    rows = overview_rows(runs, steps, {}, names)
+    print("\n\n".join(markdown([r for r in rows if r["machine"] == m]) for m in dict.fromkeys(r["machine"] for r in rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

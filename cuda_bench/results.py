@@ -1,0 +1,120 @@
+"""Stage 3, results: the one reader of what runs leave behind.
+
+asv's results files (``results/<machine>/<commit>-<env>.json``), and the line-per-record files next to them
+that asv does not read: ``builds.jsonl`` (what each commit was built from), ``steps.jsonl`` (the paired
+comparison of each newly measured commit with the previous one) and ``calibration.jsonl`` (per-case
+thresholds from paired A/A runs). The dashboard, the reports, the comparisons and the tests read through here.
+
+A results file that does not parse (a run killed mid-write, a bad merge) is skipped with one line naming it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from pathlib import Path
+
+from cuda_bench.layout import BUILDS, CALIBRATION, STEPS, machine_dirs, result_files
+
+
+def warn(message):
+    print(f"results: {message}", file=sys.stderr)
+
+
+def load(path):
+    """One asv results file as a dict, or None (with a line naming it) when it does not parse."""
+    try:
+        data = json.loads(Path(path).read_text())
+        if not isinstance(data, dict) or "results" not in data or "commit_hash" not in data:
+            raise ValueError("not an asv results file")
+        return data
+    except (OSError, ValueError) as exc:
+        warn(f"skipping {path}: {exc}")
+        return None
+
+
+def load_machine(machine_dir):
+    """The results files of one machine that parse, oldest commit first."""
+    found = [d for d in map(load, result_files(machine_dir)) if d is not None]
+    return sorted(found, key=lambda d: d.get("date") or 0)
+
+
+def load_all(results_dir):
+    """[(machine, results dict)] of every machine, each machine's newest commit last."""
+    return [(folder.name, data) for folder in machine_dirs(results_dir) for data in load_machine(folder)]
+
+
+def bad_files(results_dir):
+    """The results files that do not parse (asv publish would choke on them)."""
+    bad = []
+    for folder in machine_dirs(results_dir):
+        for path in result_files(folder):
+            try:
+                json.loads(path.read_text())
+            except (OSError, ValueError):
+                bad.append(path)
+    return bad
+
+
+def values(data, column="result"):
+    """{(benchmark, params tuple): value} of one results file's ``column`` (asv's medians by default;
+    ``"samples"``: each case's recorded samples); params as asv writes them ("'core'")."""
+    columns = data["result_columns"]
+    out = {}
+    for name, row in data["results"].items():
+        entry = dict(zip(columns, row))
+        params = entry.get("params") or []
+        combos = list(itertools.product(*params))
+        found = entry.get(column) if params else [entry.get(column)]
+        if found is None:  # the whole benchmark failed (e.g. in setup_cache), or no such column
+            found = [None] * len(combos)
+        for combo, value in zip(combos, found):
+            out[(name, combo)] = value
+    return out
+
+
+def suite(results_dir):
+    """asv's benchmarks.json of a results directory: {benchmark: its description}."""
+    path = Path(results_dir) / "benchmarks.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    return {name: b for name, b in data.items() if isinstance(b, dict)}
+
+
+def machine_info(results_dir, name):
+    """The machine as asv recorded it next to its results (GPU fields included)."""
+    path = Path(results_dir) / name / "machine.json"
+    return json.loads(path.read_text()) if path.exists() else {"machine": name}
+
+
+def read_lines(path):
+    """The records of a ``.jsonl`` file, oldest first ([] when there is none)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def append_line(path, record):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def steps(results_dir, machine_name):
+    """The history's paired steps of one machine, oldest first; a re-measured step replaces the older one."""
+    found = {}
+    for step in read_lines(Path(results_dir) / machine_name / STEPS):
+        found[(step["base"], step["head"])] = step
+    return list(found.values())
+
+
+def calibration(results_dir, machine_name):
+    """{case: threshold} from every A/A calibration of the machine: for each case the highest, so that none
+    of those A/A runs would have flagged it ({} before any; delete a line to forget a run)."""
+    out = {}
+    for record in read_lines(Path(results_dir) / machine_name / CALIBRATION):
+        for name, threshold in record["thresholds"].items():
+            out[name] = max(threshold, out.get(name, 0))
+    return out

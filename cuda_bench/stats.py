@@ -1,0 +1,114 @@
+"""The paired engine's statistics: from interleaved samples to a ratio, an interval and a verdict.
+
+A process pair is two workers, one per build, on one core; they take turns sample by sample in ABBA
+groups (A, B, B, A). The machine's state (the H200 VM's cores run at full or half speed for seconds at a
+time) is the same for the four samples of a group, so the group's ratio ``(b1 + b2) / (a1 + a2)`` is free
+of it, and a linear drift within the group cancels too. A pair's ratio is the median of its groups'.
+Process pairs differ by what a process brings (memory layout, allocator state): the case's ratio is the
+median over pairs, and its interval a distribution-free confidence interval of that median (order
+statistics of the pair ratios). The verdict compares the interval, not the point, with a threshold.
+
+Pure functions of numbers: tested on a scripted clock (tests/test_paired.py).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+CONFIDENCE = 0.95  # of each case's interval
+DEFAULT_THRESHOLD = 0.02  # a case's threshold until an A/A calibration on the machine sets one
+FLOOR = 0.01  # calibration never sets a threshold below this
+MARGIN = 2.0  # calibration: this many times the A/A interval's reach beyond 1
+
+
+def group_ratio(a1, b1, b2, a2):
+    """One ABBA group: B's time over A's, both sides' two samples summed."""
+    return (b1 + b2) / (a1 + a2)
+
+
+def pair_ratio(groups):
+    """A process pair's ratio: the median of its groups' ratios (groups: (a1, b1, b2, a2) tuples)."""
+    return statistics.median(group_ratio(*g) for g in groups)
+
+
+def binom_cdf(k, n):
+    """P(X <= k) for X ~ Binomial(n, 1/2)."""
+    return sum(math.comb(n, i) for i in range(0, k + 1)) / 2 ** n
+
+
+def median_interval(values, confidence=CONFIDENCE):
+    """(median, low, high, coverage): the order statistics x(k), x(n+1-k) with the largest k whose coverage
+    ``1 - 2 P(Binomial(n, 1/2) <= k - 1)`` is at least ``confidence`` (k = 1, the extremes, when even those
+    fall short: the coverage says so)."""
+    xs = sorted(values)
+    n = len(xs)
+    if n == 0:
+        raise ValueError("no values")
+    k = 1
+    while k + 1 <= (n + 1) // 2 and 1 - 2 * binom_cdf(k, n) >= confidence:
+        k += 1
+    coverage = 1 - 2 * binom_cdf(k - 1, n) if n > 1 else 0.0
+    return statistics.median(xs), xs[k - 1], xs[n - k], coverage
+
+
+def verdict(low, high, threshold):
+    """"regression" when the whole interval is above 1 + threshold, "improvement" when it is below
+    1 / (1 + threshold), else "same" (no change beyond the threshold shown)."""
+    if low > 1 + threshold:
+        return "regression"
+    if high < 1 / (1 + threshold):
+        return "improvement"
+    return "same"
+
+
+@dataclass
+class CaseResult:
+    name: str
+    ratio: float  # median over process pairs of B/A
+    low: float
+    high: float
+    coverage: float
+    verdict: str
+    threshold: float
+    pairs: list  # each pair's ratio
+    base_ns: float  # median per-call time of A's samples, all pairs (mixed machine states: context only)
+    head_ns: float
+    groups: int  # ABBA groups, all pairs
+    calls: int  # calls per sample
+    control: bool = False  # C++ twin or harness floor: never a regression of a commit
+
+    def summary(self):
+        return {"name": self.name, "ratio": round(self.ratio, 5), "low": round(self.low, 5),
+                "high": round(self.high, 5), "verdict": self.verdict, "threshold": self.threshold,
+                "coverage": round(self.coverage, 4), "pairs": [round(r, 5) for r in self.pairs],
+                "base_ns": round(self.base_ns, 2), "head_ns": round(self.head_ns, 2), "groups": self.groups,
+                "calls_per_sample": self.calls, "control": self.control}
+
+
+def analyse(name, per_pair, threshold, control=False, confidence=CONFIDENCE):
+    """A case's result from its process pairs: one ``(calls per sample, [(a1, b1, b2, a2), ...])`` each."""
+    per_pair = [(calls, groups) for calls, groups in per_pair if groups]
+    pairs = [pair_ratio(groups) for _, groups in per_pair]
+    ratio, low, high, coverage = median_interval(pairs, confidence)
+    a = [s / calls for calls, groups in per_pair for g in groups for s in (g[0], g[3])]
+    b = [s / calls for calls, groups in per_pair for g in groups for s in (g[1], g[2])]
+    # a verdict is a claim: it needs an interval of the stated confidence (6 process pairs or more)
+    found = "same" if control or coverage < confidence else verdict(low, high, threshold)
+    return CaseResult(name, ratio, low, high, coverage, found, threshold, pairs, statistics.median(a),
+                      statistics.median(b), sum(len(groups) for _, groups in per_pair),
+                      int(statistics.median(calls for calls, _ in per_pair)), control)
+
+
+def calibrate(cases, margin=MARGIN, floor=FLOOR):
+    """Per-case thresholds from an A/A run (the same build on both sides): ``margin`` times the farthest the
+    case's interval reached from 1 in either direction (``high - 1``, ``1 / low - 1``), never below
+    ``floor``, rounded up to 0.1%. Every case of that A/A run would have stayed silent under its threshold."""
+    out = {}
+    for case in cases:
+        if case.get("control"):
+            continue
+        reach = max(case["high"] - 1, 1 / case["low"] - 1, 0)
+        out[case["name"]] = max(floor, math.ceil(margin * reach * 1000) / 1000)
+    return out

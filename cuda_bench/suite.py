@@ -1,0 +1,65 @@
+"""What the benchmark suite holds: its modules, classes and cases, found as asv finds them.
+
+Standard library only (it runs inside benchmark environments, in the paired workers). asv imports the
+benchmark folder as a package named after the folder, then every module in it; a benchmark is a method
+named ``time_*`` (``track_*`` ...) of a class, and a case is one combination of the class's ``params``.
+The cases the paired engine can time are the ``time_*`` benchmarks whose ``setup`` binds the operation as
+``self.fn`` and ``self.args`` (every ``benchmarks._op.Op`` and ``bench_harness.Floor``); ``queued``
+classes (their calls enqueue GPU work) sample a fixed ``number`` of calls and are drained in between.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import itertools
+import pkgutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuda_bench.layout import BENCHMARKS, case_name
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # asv's name: bench_device.SetCurrent.time_set_current('core')
+    cls: type
+    method: str  # time_set_current
+    params: tuple  # the Python values: ('core',)
+
+
+def import_suite(benchmark_dir=BENCHMARKS):
+    """Import the benchmark package and its ``bench_*`` modules; [(module name, module)]."""
+    path = Path(benchmark_dir).resolve()
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    package = importlib.import_module(path.name)
+    return [(info.name, importlib.import_module(f"{path.name}.{info.name}"))
+            for info in pkgutil.iter_modules(package.__path__) if info.name.startswith("bench_")]
+
+
+def benchmark_classes(benchmark_dir=BENCHMARKS):
+    """(module name, class) of every public class defined in a ``bench_*`` module, in file order."""
+    for module_name, module in import_suite(benchmark_dir):
+        for name, cls in vars(module).items():
+            if inspect.isclass(cls) and cls.__module__ == module.__name__ and not name.startswith("_"):
+                yield module_name, cls
+
+
+def timed_methods(cls):
+    return [name for name in dir(cls) if name.startswith("time_") and callable(getattr(cls, name))]
+
+
+def cases(benchmark_dir=BENCHMARKS):
+    """{name: Case} for every ``time_*`` case of the suite, in file and parameter order."""
+    out = {}
+    for module_name, cls in benchmark_classes(benchmark_dir):
+        for method in timed_methods(cls):
+            params = getattr(cls, "params", None) or []
+            if params and not isinstance(params[0], (list, tuple)):
+                params = [params]  # asv accepts a flat list for a single parameter
+            for combo in itertools.product(*params) if params else [()]:
+                name = case_name(f"{module_name}.{cls.__name__}.{method}", tuple(map(repr, combo)))
+                out[name] = Case(name, cls, method, tuple(combo))
+    return out

@@ -1,0 +1,156 @@
+"""The paired engine's design, on a scripted machine, against the unpaired way: no GPU, no timing luck.
+
+The scripted machine is the lent H200 VM's noise as measured (docs/measurement.md): each core runs at full
+or half speed, switching every few hundred milliseconds; each process pair sits on its own core with its
+own phase of that pattern, and each process brings its own small offset (memory layout). The workers are
+scripted: a sample of ``n`` calls takes ``n x cost x speed x offset`` on the core's clock, plus a fixed
+turn-around between samples. The engine's own scheduling (``paired.measure_case``) and statistics
+(``stats.analyse``) run unchanged on them.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from conftest import ROOT  # noqa: F401  (puts the project on sys.path)
+from cuda_bench import paired, stats
+
+
+class Core:
+    """One core's clock: full (1x) or half (2x slower) speed, switching every 100-500 ms."""
+
+    def __init__(self, seed):
+        rng = random.Random(seed)
+        self.now_ns = 0
+        self.switches, t, slow = [], -rng.uniform(0, 5e8), rng.random() < 0.5  # its own phase
+        while t < 600e9:
+            t += rng.uniform(1e8, 5e8)
+            self.switches.append((t, 2.0 if slow else 1.0))
+            slow = not slow
+
+    def speed(self):
+        for end, factor in self.switches:  # few enough per test
+            if self.now_ns < end:
+                return factor
+        return 1.0
+
+    def seconds(self):
+        return self.now_ns / 1e9
+
+
+class ScriptedWorker:
+    TURNAROUND_NS = 40_000  # the controller's round trip between two samples
+
+    def __init__(self, name, core, costs, offset):
+        self.side = paired.Side(name, name, name, "scripted")
+        self.core, self.costs, self.offset = core, costs, offset
+        self.case = None
+
+    def setup(self, name):
+        self.case = name
+        return {"ok": True, "number": None}
+
+    def sample(self, calls):
+        elapsed = int(calls * self.costs[self.case] * self.offset * self.core.speed())
+        self.core.now_ns += elapsed + self.TURNAROUND_NS
+        return elapsed
+
+    def teardown(self):
+        self.case = None
+        return {"ok": True}
+
+
+CASES = {f"bench_sim.Op{i}.time_op{i}('core')": cost for i, cost in enumerate(
+    [60, 120, 250, 400, 800, 1500, 3000, 6000, 12000, 25000, 50000, 100000, 300, 450, 700, 2000, 9000, 40, 90, 5000])}
+INJECTED = "bench_sim.Op3.time_op3('core')"  # a ~400 ns call
+
+
+def scripted_run(slowdown=1.0, pairs=10, seconds=0.3, seed=1):
+    """The engine's per-pair scheduling on scripted workers: {case: [(calls, groups), ...]}, and the raw
+    samples per process (for the unpaired comparison of the same data)."""
+    rng = random.Random(seed)
+    settings = paired.Settings(pairs=pairs, seconds=seconds)
+    head_costs = dict(CASES, **{INJECTED: CASES[INJECTED] * slowdown})
+    per_pair = {name: [] for name in CASES}
+    for pair in range(pairs):
+        core = Core(seed * 1000 + pair)
+        a = ScriptedWorker("base", core, CASES, rng.gauss(1, 0.002))  # each process its own offset
+        b = ScriptedWorker("head", core, head_costs, rng.gauss(1, 0.002))
+        for name in CASES:
+            outcome = paired.measure_case(a, b, name, settings, now=core.seconds)
+            assert outcome[0] == "ok", outcome
+            per_pair[name].append(outcome[1:])
+    return per_pair
+
+
+def analysed(per_pair, threshold=0.01):
+    return {name: stats.analyse(name, found, threshold) for name, found in per_pair.items()}
+
+
+def test_aa_on_the_scripted_machine_reads_one_and_flags_nothing():
+    results = analysed(scripted_run())
+    for name, case in results.items():
+        assert case.verdict == "same", (name, case)
+        assert case.low <= 1.0 <= case.high, (name, case)
+        assert abs(case.ratio - 1) < 0.005, (name, case)
+
+
+def test_a_three_percent_slowdown_of_one_call_is_found_and_nothing_else():
+    results = analysed(scripted_run(slowdown=1.03))
+    assert results[INJECTED].verdict == "regression"
+    assert 1.025 < results[INJECTED].ratio < 1.035
+    assert results[INJECTED].low > 1.01
+    assert [n for n, c in results.items() if c.verdict != "same"] == [INJECTED]
+
+
+def unpaired(found):
+    """The same samples compared the unpaired way, as asv does: base and head each measured in processes of
+    their own, two each (asv's two rounds: here the base's samples of process pairs 0 and 1, the head's of
+    pairs 2 and 3), per-call medians, asv's own rule (factor, then Mann-Whitney U / 99% intervals)."""
+    from asv.commands.compare import _is_result_better
+    from asv_runner.statistics import compute_stats
+
+    base = [g[i] / calls for calls, groups in found[:2] for g in groups for i in (0, 3)]
+    head = [g[i] / calls for calls, groups in found[2:4] for g in groups for i in (1, 2)]
+    a, b = (statistics.median(base), compute_stats(base, 1)[1], base), (statistics.median(head), compute_stats(head, 1)[1], head)
+    worse = _is_result_better(a[0], b[0], a[1:], b[1:], 1.01)
+    better = _is_result_better(b[0], a[0], b[1:], a[1:], 1.01)
+    return b[0] / a[0], worse or better
+
+
+def test_the_same_data_compared_unpaired_fails():
+    aa = scripted_run()
+    unpaired_aa = {name: unpaired(found) for name, found in aa.items()}
+    false_flags = [name for name, (_, changed) in unpaired_aa.items() if changed]
+    assert len(false_flags) >= 3, unpaired_aa  # the unpaired way calls untouched calls changed ...
+    assert all(c.verdict == "same" for c in analysed(aa).values())  # ... where pairing calls none
+    ratios = [ratio for ratio, _ in unpaired_aa.values()]
+    assert max(ratios) / min(ratios) > 1.5  # its A/A ratios move with the machine's state, not the code
+
+
+def test_median_interval_coverage_and_order_statistics():
+    assert stats.median_interval([1.0])[1:3] == (1.0, 1.0)
+    ratio, low, high, coverage = stats.median_interval([0.99, 1.0, 1.01, 1.02, 1.0, 0.98, 1.03, 1.0, 1.01, 0.97])
+    assert (low, high) == (0.98, 1.02)  # x(2), x(9) of 10: coverage 97.9%
+    assert coverage == pytest.approx(1 - 2 * 11 / 1024)
+    assert stats.median_interval(list(range(5)))[3] < 0.95  # too few pairs: the coverage says so
+
+
+def test_verdicts_rest_on_the_whole_interval():
+    assert stats.verdict(1.021, 1.05, 0.02) == "regression"
+    assert stats.verdict(1.019, 1.05, 0.02) == "same"  # the interval reaches into the threshold
+    assert stats.verdict(0.95, 0.979, 0.02) == "improvement"
+    assert stats.verdict(0.95, 0.99, 0.02) == "same"
+
+
+def test_calibration_keeps_its_own_aa_silent():
+    aa = [case.summary() for case in analysed(scripted_run(seed=7)).values()]
+    thresholds = stats.calibrate(aa)
+    assert min(thresholds.values()) >= stats.FLOOR
+    for case in aa:
+        assert stats.verdict(case["low"], case["high"], thresholds[case["name"]]) == "same"
+    wide = dict(aa[0], low=0.9, high=1.2)
+    assert stats.calibrate([wide])[wide["name"]] == pytest.approx(0.4)  # 2 x the farthest reach (1.2 - 1)
