@@ -64,6 +64,9 @@ DISTRIBUTIONS = {"cuda_pathfinder": "cuda-pathfinder", "cuda_bindings": "cuda-bi
 VERSION_SCHEME = "v2"  # part of the cache key: bump when scm_version() changes what a wheel is called
 # cuda-bindings' wheels load NVRTC at run time but do not bring it (only their heavy [all] extra does)
 NVRTC = {"12": "nvidia-cuda-nvrtc-cu12==12.*", "13": "cuda-toolkit[nvrtc]==13.*"}
+# The oldest cuda-pathfinder that cuda-bindings wheels load the driver with: under cuda-bindings 12.9.10,
+# cuda-core 0.3.2's own 1.1.0 fails (KeyError 'cuda') and 0.4.0's 1.3.1a0 works (H200, 2026-12-03).
+WHEEL_PATHFINDER = (1, 3)
 BUILD_REQUIREMENTS = ["setuptools>=77", "setuptools-scm>=8", "Cython>=3.0,<3.3", "wheel", "pyclibrary"]
 
 
@@ -299,8 +302,11 @@ def build(src, out):
         ensure_build_requirements()
         for package in PACKAGES:
             if package == "cuda_bindings" and bindings_spec != "source":
-                # after cuda_pathfinder, so the wheel's dependency on it is met by the commit's own
+                # after the commit's own cuda_pathfinder, so the wheel's dependency on it is met by that one
                 pip("install", f"cuda-bindings=={bindings_spec}")
+                if version_tuple(installed_version("cuda-pathfinder")) < WHEEL_PATHFINDER:
+                    # too old for the wheels' loader calls: the newest one the wheel accepts
+                    pip("install", "--upgrade", "cuda-pathfinder", f"cuda-bindings=={bindings_spec}")
                 record["packages"][package] = {"action": f"wheel cuda-bindings=={bindings_spec}"}
                 if wants_cuda_python_metapackage(src):
                     # cuda-core 0.1 depended on `cuda-python` and reads that distribution's version
@@ -340,6 +346,11 @@ def install_nvrtc(src, bindings_spec, record):
         log(f"WARNING: {record['nvrtc']}; NVRTC benchmarks run only if the system site provides NVRTC")
 
 
+def version_tuple(version):
+    """'1.3.1a0' -> (1, 3, 1); None -> ()."""
+    return tuple(int(part) for part in re.findall(r"\d+", (version or "").split("+")[0].split("a")[0])[:3])
+
+
 def installed_version(distribution):
     query = f"import importlib.metadata as m; print(m.version({distribution!r}))"
     try:
@@ -349,10 +360,10 @@ def installed_version(distribution):
 
 
 def keep_pathfinder_the_wheel_needs(out, bindings_spec, record):
-    """A release's own cuda_pathfinder can be older than a newer cuda-bindings wheel requires (cuda-core
-    0.3.2 ships pathfinder 1.1; cuda-bindings 13.3.1 needs >= 1.4.2). pip then upgraded it while
-    installing the wheel: keep that one and drop the commit's wheel, so that install does not put the
-    incompatible version back. Recorded, so builds.jsonl says which pathfinder was measured."""
+    """A release's own cuda_pathfinder can be older than a later cuda-bindings wheel requires or calls
+    (cuda-core 0.3.2 ships pathfinder 1.1; cuda-bindings 13.3.1 needs >= 1.4.2, and 12.9.10 accepts 1.1 but
+    cannot load the driver with it): pip then installed a newer one. Keep that one and drop the commit's
+    wheel, so that install does not put it back. Recorded, so builds.jsonl says which pathfinder was measured."""
     built = record["packages"].get("cuda_pathfinder")
     if not built or not built.get("wheels"):
         return
@@ -361,7 +372,7 @@ def keep_pathfinder_the_wheel_needs(out, bindings_spec, record):
     if have and have != ours:
         for wheel in built["wheels"]:
             (Path(out) / wheel).unlink(missing_ok=True)
-        built["action"] += f"; replaced by cuda-pathfinder {have}, which cuda-bindings {bindings_spec} requires"
+        built["action"] += f"; replaced by cuda-pathfinder {have} for cuda-bindings {bindings_spec}"
         built["wheels"] = []
         log(f"cuda_pathfinder: {ours} is too old for cuda-bindings {bindings_spec}; keeping {have}")
 

@@ -149,6 +149,7 @@ def paired_context(args):
 
 
 def cmd_compare(args, argv):
+    settings = settings_of(args)
     name, info = machine.record(args.machine)
     conf, repo, bindings, reqs, site = paired_context(args)
     aa = args.command == "aa"
@@ -157,7 +158,7 @@ def cmd_compare(args, argv):
     thresholds = {} if aa else results.calibration(RESULTS, name)
     log(f"thresholds: {'A/A calibration' if aa else (f'{len(thresholds)} calibrated on {name}' if thresholds else f'none calibrated on {name} yet (scripts/bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case')}")
     report, built = compare.measure(repo, base, head, bindings=bindings, requirements=reqs, system_site=site,
-                                    settings=settings_of(args), bench=args.bench, thresholds=thresholds,
+                                    settings=settings, bench=args.bench, thresholds=thresholds,
                                     log_dir=out / "logs", progress=log)
     kind = "aa" if aa else args.kind
     data = compare.summary(report, kind, getattr(args, "expected", []), built,
@@ -202,6 +203,7 @@ def history_steps(args, name, results_dir, before, config):
 
 
 def cmd_run(args, rest):
+    settings_of(args)  # checked before anything runs
     name, info = machine.record(args.machine)
     results_dir = run.no_gpu_results_dir(info, args.results_dir)
     config = run.derived_conf(args.repo, args.bindings or ("auto" if args.command == "ladder" else None),

@@ -23,7 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import build, machine, paired, results, stats
+from cuda_bench import build, machine, paired, stats
 from cuda_bench.report import fmt_ns
 from cuda_bench.layout import PAIRED_ENVS, label
 from cuda_bench.suite import cases as suite_cases

@@ -102,7 +102,10 @@ class Worker:
         except (BrokenPipeError, OSError):
             line = ""
         if not line:
-            code = self.proc.poll()
+            try:
+                code = self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                code = None
             tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-12:]) if self.log.exists() else ""
             raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) died"
                               f"{f' (exit {code})' if code is not None else ''} during {request.get('op')}; "

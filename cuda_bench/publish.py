@@ -27,6 +27,7 @@ import argparse
 import html
 import itertools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -369,18 +370,21 @@ def publish(config=CONF):
         raise DashboardError(f"no results in {results_dir} to publish (scripts/bench run makes some)")
     html_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".html-new-", dir=html_dir.parent))
+    # next to the given config: asv finds its clone of the project relative to its config file
+    temp_config = config.parent / f".publish-{os.getpid()}.conf.json"
     try:
         new_html = work / "html"
         used = clean_results(results_dir, work)
         conf.update(html_dir=str(new_html), results_dir=str(used))
         for key in ("env_dir", "benchmark_dir"):
             conf[key] = str((base / conf[key]).resolve())
-        temp_config = work / "asv.conf.json"
         temp_config.write_text(json.dumps(conf))
         proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(temp_config)], cwd=base,
                               capture_output=True, text=True)
         if proc.returncode != 0:
-            raise DashboardError(f"asv publish exited {proc.returncode}:\n{(proc.stdout + proc.stderr)[-2000:]}")
+            lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+            raise DashboardError(f"asv publish exited {proc.returncode} ({lines[-1].strip() if lines else 'no output'}); "
+                                 f"{html_dir} is as it was")
         vendor(new_html)
         add_nav_links(new_html)
         readable_graphs(new_html)
@@ -392,6 +396,7 @@ def publish(config=CONF):
         new_html.rename(html_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        temp_config.unlink(missing_ok=True)
     print(f"publish: {html_dir} ({len(rows)} overview rows, {len(entries)} flagged by paired steps). "
           "Open it with `scripts/bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
           file=sys.stderr)

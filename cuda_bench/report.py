@@ -4,6 +4,7 @@
     python -m cuda_bench.report --commit cb56ab9f
     python -m cuda_bench.report --across v0.1.0=72acaaf0 v0.5.1=73f808a6 main=cb56ab9f [--api core]
     python -m cuda_bench.report --steps         # the history's paired steps
+    python -m cuda_bench.report --issue [--output FILE]   # the nightly issue: what the paired steps flagged
 
 One row per (machine, operation, case) at each machine's newest commit: asv's medians for C++,
 cuda.bindings, cuda.core and CuPy, each Python number raw and net of the same run's harness floor, the net
@@ -288,10 +289,19 @@ def main(argv=None):
                         help="one column per commit (a release ladder) for one api")
     parser.add_argument("--api", default="core", choices=APIS)
     parser.add_argument("--steps", action="store_true", help="the history's paired steps")
+    parser.add_argument("--issue", action="store_true", help="the nightly issue's body; exit 1 when a paired "
+                        "step flagged something")
+    parser.add_argument("--output", type=Path, help="with --issue: also write the body here")
     args = parser.parse_args(argv)
     runs = results.load_all(args.results)
     machines = sorted({m for m, _ in runs})
     steps = {m: results.steps(args.results, m) for m in machines}
+    if args.issue:
+        text, count = issue_body(steps)
+        print(text)
+        if args.output:
+            args.output.write_text(text)
+        return 1 if count else 0
     if args.steps:
         print("\n\n".join(steps_markdown(m, s) for m, s in steps.items() if s) or "report: no paired steps yet")
         return 0

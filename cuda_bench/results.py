@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from cuda_bench.layout import BUILDS, CALIBRATION, STEPS, machine_dirs, result_files
+from cuda_bench.layout import CALIBRATION, STEPS, machine_dirs, result_files
 
 
 def warn(message):

@@ -36,8 +36,8 @@ def load_conf(path=CONF):
 
 
 def asv_mirror(conf):
-    """Where asv keeps its clone of a remote project (``project``, relative to where asv runs)."""
-    return ROOT / conf["project"]
+    """Where asv keeps its clone of a remote project: ``project``, next to the (derived) config file."""
+    return LOCAL_CONF.parent / conf["project"]
 
 
 def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the cuda_bench package
 ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
@@ -145,6 +146,17 @@ def asv_results(path):
         for combo, value in zip(itertools.product(*params), values):
             out[(name, tuple(p.strip("'") for p in combo))] = value
     return out
+
+
+def run_module(module, *args, check=True, env=None, python=sys.executable, cwd=ROOT):
+    """``python -m module args`` with the project importable, as scripts/bench runs it."""
+    full_env = dict(os.environ if env is None else env)
+    full_env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [full_env.get("PYTHONPATH")])])
+    proc = subprocess.run([str(python), "-m", module, *map(str, args)], capture_output=True, text=True, env=full_env,
+                          cwd=cwd)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{module} {args} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
 
 
 def run_asv(conf, *args, check=True):

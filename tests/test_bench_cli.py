@@ -1,27 +1,29 @@
-"""scripts/bench.py: the derived configuration that points asv at a clone, a wheel or a system site
-without editing asv.conf.json, and the machine record asv copies into every results file."""
+"""scripts/bench (cuda_bench.cli, .run, .machine): the derived configuration that points asv at a clone, a
+wheel or a system site without editing asv.conf.json, the machine record, the timed-process settings, and
+what a newcomer meets first: the help, clear one-line errors, visible build progress, GPU-less runs kept out
+of the history."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
+import time
 
 import json5
+import pytest
 
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import bench  # noqa: E402
+from conftest import ROOT, run_module
+from cuda_bench import cli, machine, run
+from cuda_bench.layout import NO_GPU_RESULTS
 
 
 def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
     site = tmp_path / "site"
     site.mkdir()
-    args = argparse.Namespace(repo=str(git_repo), bindings="source", system_site=str(site))
-    conf = json.loads(bench.derived_conf(args).read_text())
+    conf = json.loads(run.derived_conf(git_repo, "source", None, site).read_text())
     original = json5.loads((ROOT / "asv.conf.json").read_text())
     assert conf["repo"] == str(git_repo)
     assert conf["matrix"]["env"]["CUDA_BENCH_BINDINGS"] == ["source"]
@@ -30,39 +32,89 @@ def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
     assert conf["matrix"]["req"]["pip+asv_runner"] == ["0.2.5"]
     # paths still mean what they mean in asv.conf.json, wherever the derived file lives
     assert conf["benchmark_dir"] == str(ROOT / "benchmarks")
-    assert all(str(ROOT / "scripts") in cmd for cmd in conf["build_command"] + conf["install_command"])
-    assert conf["regressions_thresholds"] == original["regressions_thresholds"]
+    assert all(str(ROOT) in cmd for cmd in conf["build_command"] + conf["install_command"])
     assert json5.loads((ROOT / "asv.conf.json").read_text()) == original  # the file itself is untouched
+    # the paired engine's environments hold what asv's do, from the same matrix
+    assert run.requirements(conf) == [] and run.system_site_of(conf) == str(site)
+    assert run.requirements(original) == ["numpy", "cupy-cuda13x"]
+    assert run.bindings_of(original) == "13.3.1"
 
 
-def test_defaults_keep_the_project_config(tmp_path):
-    args = argparse.Namespace(repo=None, bindings=None, system_site=None)
-    conf = json.loads(bench.derived_conf(args).read_text())
+def test_defaults_keep_the_project_config():
+    conf = json.loads(run.derived_conf().read_text())
     original = json5.loads((ROOT / "asv.conf.json").read_text())
     assert conf["repo"] == original["repo"] == "https://github.com/NVIDIA/cuda-python.git"
     assert conf["matrix"] == original["matrix"]
 
 
-def test_a_path_that_is_not_a_repository_is_a_clear_error(tmp_path, capsys):
-    args = argparse.Namespace(repo=str(tmp_path), bindings=None, system_site=None)
-    try:
-        bench.derived_conf(args)
-    except SystemExit as exc:
-        assert exc.code == 2
-    else:
-        raise AssertionError("no error")
-    assert "is not a git repository" in capsys.readouterr().err
+def test_a_path_that_is_not_a_repository_is_one_clear_line(tmp_path):
+    proc = run_module("cuda_bench", "compare", "main", "x", "--repo", tmp_path, check=False,
+                      env=dict(os.environ, HOME=str(tmp_path)))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == f"bench: --repo {tmp_path} is not a git repository"
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_unreachable_repository_is_one_line_with_the_ways_on(monkeypatch, capsys, tmp_path):
+    """`scripts/bench run` where GitHub cannot be reached: one line saying what failed and the two ways on,
+    not asv's traceback. The address refuses at once (nothing listens on port 1)."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # asv's machine file
+    conf = run.load_conf()
+    conf["repo"] = "https://127.0.0.1:1/NVIDIA/cuda-python.git"
+    monkeypatch.setattr(run, "load_conf", lambda path=None: dict(conf))
+    assert cli.main(["run", "--no-publish"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("bench: cannot reach https://127.0.0.1:1/NVIDIA/cuda-python.git (")
+    assert "--repo" in err and "GPU boxes without network" in err
+
+
+def test_help_names_every_command_and_says_where_the_rest_goes():
+    top = run_module("cuda_bench", "--help").stdout
+    for command in ("run", "ladder", "compare", "aa", "publish", "serve", "machine", "prebuild"):
+        assert f"\n  {command} " in top, command
+    run_help = run_module("cuda_bench", "run", "--help").stdout
+    assert "goes to `asv run` unchanged" in " ".join(run_help.split())
+    for option in ("--repo", "--bindings", "--system-site", "--machine", "--results-dir", "--cpu-affinity",
+                   "--no-publish", "--no-steps", "--pairs", "--seconds", "--jobs"):
+        line = next(li for li in run_help.splitlines() if li.strip().startswith(option))
+        assert len(line.split(option, 1)[1].strip()) > 3 or option in ("--pairs", "--seconds", "--jobs"), line
+    compare_help = " ".join(run_module("cuda_bench", "compare", "--help").stdout.split())
+    assert "Exit status: 1 when a case regressed" in compare_help
 
 
 def test_machine_record_has_gpu_fields_only_from_a_gpu(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))  # asv keeps its machine file in ~/.asv-machine.json
-    name = bench.record_machine()
+    name, info = machine.record()
     saved = json.loads((tmp_path / ".asv-machine.json").read_text())[name]
     assert saved["machine"] == name and saved["num_cpu"] and saved["cpu"]
     if shutil.which("nvidia-smi"):
-        assert saved["gpu"] and saved["driver"] and name == bench.default_machine_name(saved)
+        assert saved["gpu"] and saved["driver"] and name == machine.default_name(saved)
     else:  # no GPU fields are invented
         assert name.startswith("cpu-") and "gpu" not in saved
+
+
+def test_a_run_without_a_gpu_stays_out_of_the_history(capsys):
+    assert run.no_gpu_results_dir({"machine": "cpu-x"}, None) == str(NO_GPU_RESULTS)
+    assert "not into the history" in capsys.readouterr().err
+    assert run.no_gpu_results_dir({"machine": "cpu-x"}, "elsewhere") == "elsewhere"  # asked for: as asked
+    assert run.no_gpu_results_dir({"gpu": "NVIDIA H200"}, None) is None  # the history (results/)
+
+
+def test_build_progress_reaches_the_console_while_asv_builds(capfd):
+    """asv keeps a build step's output to itself: the build writes progress lines to CUDA_BENCH_PROGRESS,
+    and scripts/bench prints them as they come, while the build is still running."""
+    with run.build_progress() as env:
+        child = subprocess.Popen([sys.executable, "-c", (
+            "import os, time\n"
+            "from cuda_bench.build import progress\n"
+            "progress('cuda_core: building (abc); a cold cuda_core build takes minutes')\n"
+            "time.sleep(3)\n"
+            "progress('cuda_core: built in 3.0 s')\n")], env=dict(os.environ, **env, PYTHONPATH=str(ROOT)))
+        time.sleep(1.5)
+        early = capfd.readouterr().err
+        child.wait()
+    assert "bench: build: cuda_core: building (abc)" in early and "built in" not in early
+    assert "bench: build: cuda_core: built in 3.0 s" in capfd.readouterr().err
 
 
 PROBE = '''
@@ -94,21 +146,28 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     (tmp_path / "probe" / "__init__.py").write_text("")
     (tmp_path / "probe" / "bench_probe.py").write_text(PROBE)
     conf = asv_conf(tmp_path, git_repo, newest_env, benchmark_dir=str(tmp_path / "probe"))
-    assert bench.asv("machine", "--yes", "--machine", "probe", config=conf) == 0
-    core = sorted(os.sched_getaffinity(0))[-1]
-    status = bench.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
-                       "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
+    assert run.asv("machine", "--yes", "--machine", "probe", config=conf) == 0
+    core = machine.cores()[-1]
+    status = run.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
+                     "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
     assert status == 0
     (results,) = [p for p in (tmp_path / "results" / "probe").glob("*.json") if p.name != "machine.json"]
     seen = {name.split(".")[-1]: value[0] for (name, _), value in asv_results(results).items()}
     assert seen["track_hash_seed"] == 0
     assert seen["track_pinned_core"] == core
-    # setarch -R where the kernel allows it (bench.no_aslr_prefix probes); said plainly where not
-    assert seen["track_aslr_off"] == (1 if bench.no_aslr_prefix() else 0)
+    # setarch -R where the kernel allows it (machine.no_aslr_prefix probes); said plainly where not
+    assert seen["track_aslr_off"] == (1 if machine.no_aslr_prefix() else 0)
 
 
 def test_cpu_affinity_choices():
-    assert bench.cpu_affinity("none") == [] and bench.cpu_affinity(None) == []
-    assert bench.cpu_affinity("3,4") == ["--cpu-affinity", "3,4"]
-    cores = sorted(os.sched_getaffinity(0))
-    assert bench.cpu_affinity("auto") == (["--cpu-affinity", str(cores[-1])] if len(cores) >= 4 else [])
+    assert machine.cpu_affinity("none") == [] and machine.cpu_affinity(None) == []
+    assert machine.cpu_affinity("3,4") == ["--cpu-affinity", "3,4"]
+    cores = machine.cores()
+    assert machine.cpu_affinity("auto") == (["--cpu-affinity", str(cores[-1])] if len(cores) >= 4 else [])
+
+
+@pytest.mark.parametrize("pairs, seconds", [(0, 0.1), (3, 0)])
+def test_paired_settings_are_checked(pairs, seconds, tmp_path):
+    proc = run_module("cuda_bench", "aa", "main", "--repo", ROOT, "--pairs", pairs, "--seconds", seconds,
+                      check=False, env=dict(os.environ, HOME=str(tmp_path)))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -1,4 +1,5 @@
-"""asv's build step (scripts/build_cuda_python.py) on real git repositories with cuda-python's layout.
+"""The build stage (cuda_bench.build: asv's build step, prebuild, the paired engine's environments) on real git
+repositories with cuda-python's layout.
 
 The repositories hold small stand-ins for cuda_pathfinder/, cuda_bindings/ and cuda_core/: real
 setuptools + setuptools-scm packages with the real distribution names and tag patterns, built by pip as
@@ -15,8 +16,9 @@ import textwrap
 import pytest
 
 from conftest import ROOT, git, make_env
+from cuda_bench import build as build_module
 
-SCRIPT = ROOT / "scripts" / "build_cuda_python.py"
+MODULE = ["-m", "cuda_bench.build"]
 TAGS = {"cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v", "cuda_core": "cuda-core-v"}
 
 
@@ -76,8 +78,8 @@ def build(builder, tmp_path):
     def run(repo, out_name, bindings="source", expect_ok=True):
         out = tmp_path / out_name
         env = dict(os.environ, CUDA_BENCH_CACHE=str(cache), CUDA_BENCH_BINDINGS=bindings,
-                   CUDA_BENCH_CUDA_HOME=str(tmp_path))  # the stand-ins compile nothing
-        proc = subprocess.run([str(builder), str(SCRIPT), "build", str(repo), str(out)],
+                   CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT))  # the stand-ins compile nothing
+        proc = subprocess.run([str(builder), *MODULE, "build", str(repo), str(out)],
                               capture_output=True, text=True, env=env)
         assert (proc.returncode == 0) == expect_ok, proc.stderr[-3000:]
         record = json.loads((out / "build.json").read_text())
@@ -139,14 +141,9 @@ def test_release_tags_give_the_release_version(repo, build):
 
 
 def test_auto_bindings_follow_the_commits_cuda_extras(repo, build):
-    import sys
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import build_cuda_python
-
     write_package(repo, "cuda_core")
     commit(repo, "a CUDA 12 era cuda_core: no cu13 extra")
-    assert build_cuda_python.auto_bindings(repo) == "12.9.10"
+    assert build_module.auto_bindings(repo) == "12.9.10"
     pyproject = repo / "cuda_core" / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace(
         "[tool.setuptools.packages.find]",
@@ -222,8 +219,8 @@ def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp
     write_package(repo, "cuda_core", body="VALUE = 2\n")
     second = commit(repo, "core changed")
     env = dict(os.environ, CUDA_BENCH_CACHE=str(tmp_path / "cache"), CUDA_BENCH_BINDINGS="13.3.1",
-               CUDA_BENCH_CUDA_HOME=str(tmp_path))
-    proc = subprocess.run([str(builder), str(SCRIPT), "prebuild", str(repo), first, second, "no-such-rev",
+               CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([str(builder), *MODULE, "prebuild", str(repo), first, second, "no-such-rev",
                            "--parallel", "3", "--logs", str(tmp_path / "logs")],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 1, proc.stderr[-3000:]  # one commit could not be built: said, not hidden
@@ -233,7 +230,7 @@ def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp
     for sha in (first, second):
         git(repo, "checkout", "-q", sha)
         out = tmp_path / f"out-{sha[:7]}"
-        subprocess.run([str(builder), str(SCRIPT), "build", str(repo), str(out)], check=True,
+        subprocess.run([str(builder), *MODULE, "build", str(repo), str(out)], check=True,
                        capture_output=True, text=True, env=env)
         record = json.loads((out / "build.json").read_text())
         actions = {k: v["action"].split(";")[0] for k, v in record["packages"].items()}
@@ -247,11 +244,58 @@ def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp
     ('cu12 = ["cuda-bindings==12.*"]', False),                 # cuda-core 0.2 and later
 ])
 def test_cuda_core_0_1_gets_the_cuda_python_metapackage(tmp_path, declared, wanted):
-    import sys
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import build_cuda_python
-
     (tmp_path / "cuda_core").mkdir()
     (tmp_path / "cuda_core" / "pyproject.toml").write_text(f'[project]\nname = "cuda-core"\n{declared}\n')
-    assert build_cuda_python.wants_cuda_python_metapackage(tmp_path) is wanted
+    assert build_module.wants_cuda_python_metapackage(tmp_path) is wanted
+
+
+def test_revisions_resolve_as_asv_resolves_them(repo, tmp_path):
+    """A plain clone has its branches only as remote-tracking ones (origin/main): prebuild and the paired
+    engine accept what asv run accepts there, a SHA, a tag, a branch."""
+    write_package(repo, "cuda_core")
+    sha = commit(repo, "one")
+    git(repo, "tag", "cuda-core-v9.9.9")
+    git(repo, "branch", "feature")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-q", "--detach")
+    git(clone, "branch", "-D", "main")  # main now exists only as origin/main
+    for rev in ("main", "feature", "cuda-core-v9.9.9", sha, sha[:9]):
+        assert build_module.resolve(clone, rev) == sha, rev
+    with pytest.raises(build_module.BuildError, match="no commit, tag or branch named 'nope'"):
+        build_module.resolve(clone, "nope")
+
+
+def test_an_environment_per_commit_for_the_paired_engine(repo, tmp_path, monkeypatch):
+    """build.environment: a virtual environment with the commit's packages installed, built through the
+    wheel cache, reused the second time; its record says what was built and installed."""
+    monkeypatch.setenv("CUDA_BENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUDA_BENCH_CUDA_HOME", str(tmp_path))
+    for package in ("cuda_pathfinder", "cuda_bindings", "cuda_core"):
+        write_package(repo, package)
+    sha = commit(repo, "all three")
+    path = tmp_path / "envs" / sha[:12]
+    record = build_module.environment(repo, "main", path, "source", log_path=tmp_path / "logs" / "build.log")
+    assert record["commit"] == sha and record["build"]["ok"]
+    assert set(record["installed"]) >= {"cuda-core", "cuda-bindings", "cuda-pathfinder", "python"}
+    assert record["installed"]["cuda-core"].startswith("1.2.0.post1+g")
+    probe = subprocess.run([record["python"], "-c", "import cuda.core, cuda.bindings; print(cuda.core.VALUE)"],
+                           capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "1"
+    assert not (path / "src").exists()  # the checkout is not kept
+    again = build_module.environment(repo, "main", path, "source")
+    assert again == record  # reused, not rebuilt
+
+
+def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, build):
+    """cuda-bindings 12.9.10 accepts cuda-pathfinder ~=1.1, but a release's own 1.1.0 cannot load the driver
+    under it (KeyError 'cuda' on the H200, cuda-core 0.3.2): below 1.3, pip's newest for the wheel is kept."""
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_core")
+    commit(repo, "release")
+    git(repo, "tag", "cuda-core-v0.3.2")
+    git(repo, "tag", "cuda-pathfinder-v1.1.0")
+    record, out, proc = build(repo, "out", bindings="12.9.10")
+    assert "replaced by cuda-pathfinder 1." in record["packages"]["cuda_pathfinder"]["action"]
+    assert sorted(p.name.split("-")[1] for p in out.glob("*.whl")) == ["0.3.2"]
+    assert build_module.version_tuple(record["packages"]["cuda_pathfinder"]["action"].split("cuda-pathfinder ")[1]) >= (1, 3)

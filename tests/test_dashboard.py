@@ -2,7 +2,9 @@
 
 The pages are published from the real results under ``results/`` (``conftest.real_results_in_a_repo``:
 with ``CUDA_BENCH_REPO`` set to a cuda-python clone, as for the screenshots in docs/, or re-keyed onto a
-throwaway repository in CI, every number kept).
+throwaway repository in CI, every number kept). The history's paired steps there are the records of two real
+paired runs on the H200 (an A/A and the injected slowdown of ``Device.set_current``), placed on the two
+newest steps of that history: what the publisher does with steps, on real paired data.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo
+from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo, run_module
+from cuda_bench import report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
@@ -30,13 +32,31 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
         "--disable-component-update", "--disable-sync"]
 
 
+SLOWED = "bench_device.SetCurrent.time_set_current('core')"
+
+
+def place_steps(results):
+    """The two newest steps of the history get the records of two real paired runs (A/A, then the injected
+    slowdown); returns them."""
+    machine = results / "nvidia-h200"
+    commits = [json.loads(p.read_text()) for p in machine.glob("*.json") if p.name != "machine.json"]
+    commits = [d["commit_hash"] for d in sorted(commits, key=lambda d: d["date"]) if "13.3.1" in d["env_name"]]
+    steps = []
+    for (base, head), run in zip(zip(commits[-3:], commits[-2:]), ("paired-aa-cb56ab9f9", "paired-injected-spin24")):
+        step = json.loads((ROOT / "measurements" / "nvidia-h200" / run / "summary.json").read_text())
+        step.update(base=base, head=head, kind="step")
+        steps.append(step)
+    (machine / "steps.jsonl").write_text("".join(json.dumps(step) + "\n" for step in steps))
+    return steps
+
+
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dashboard")
     repo, results, _ = real_results_in_a_repo(tmp)
+    place_steps(results)
     conf = asv_conf(tmp, repo, sys.executable, results_dir=str(results))
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "dashboard.py"), "publish", "--config", str(conf)],
-                   check=True, capture_output=True)
+    run_module("cuda_bench.publish", "--config", conf)
     html = tmp / "html"
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -107,8 +127,7 @@ def newest_results(results_dir, machine):
 
 def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(published, page):
     html, results, origin = published
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from dashboard import fmt, signed
+    from cuda_bench.report import fmt, signed
 
     page.goto(f"{origin}/overview.html")
     machine = page.get_attribute("table.overview", "data-machine")
@@ -153,36 +172,73 @@ def test_every_cell_links_to_a_graph_that_draws(published, page):
     shoot(page, "graph.png")
 
 
-def test_regressions_page_lists_what_asv_flags(published, page):
+def test_regressions_page_lists_what_the_paired_steps_flag(published, page):
     html, results, origin = published
     flagged = json.loads((html / "regressions.json").read_text())["regressions"]
+    assert [entry[0] for entry in flagged] == [SLOWED]  # the injected slowdown, nothing the A/A step measured
+    ((rev_a, rev_b, before, after),) = flagged[0][6]
+    step = json.loads((results / "nvidia-h200" / "steps.jsonl").read_text().splitlines()[-1])
+    case = next(c for c in step["cases"] if c["name"] == SLOWED)
+    assert after / before == pytest.approx(case["ratio"])  # asv's factor column shows the paired ratio
     page.goto(f"{origin}/index.html#regressions")
     page.wait_for_selector("#regressions-body .regression-div", state="attached", timeout=20000)
     listed = page.eval_on_selector_all(
         "#regressions-body .regression-div > table:not(.ignored) > tbody > tr",
         "trs => trs.map(tr => tr.querySelector('a').textContent)",
     )
-    # one row per jump (a regression may have several), each naming its benchmark and case
-    assert sorted(listed) == sorted(entry[0] for entry in flagged for _jump in entry[6])
+    assert listed == [SLOWED]
     shoot(page, "regressions.png")
 
 
-def test_overview_marks_what_asv_flags(published, page):
+def test_overview_marks_what_the_paired_steps_flag_with_interval_and_index(published, page):
     html, results, origin = published
-    flagged = json.loads((html / "regressions.json").read_text())["regressions"]
     page.goto(f"{origin}/overview.html")
     marked = page.eval_on_selector_all(
-        "td .label-danger", "spans => spans.map(s => s.closest('td').querySelector('a').getAttribute('href'))"
-    )
-    # the harness floor has no row (the page prints it above each machine's table)
-    python_flags = [entry for entry in flagged if ".time_" in entry[0] and not entry[0].startswith("bench_harness.")]
-    cpp_flags = [entry for entry in flagged if entry[0].startswith("bench_cpp.")]
-    # every flagged Python case and every flagged C++ twin that has a row is marked, and nothing else
-    assert len(marked) >= len(python_flags)
-    for entry in python_flags:
-        name, case = entry[0].split("(", 1)
-        assert any(href.startswith(f"index.html#{name}?") for href in marked), entry[0]
-    assert len(marked) <= len(python_flags) + len(cpp_flags) * 2
+        "td .label-danger", "spans => spans.map(s => s.closest('td').querySelector('a').getAttribute('href'))")
+    assert marked == ["index.html#bench_device.SetCurrent.time_set_current?machine=nvidia-h200&p-api=%27core%27"]
+    steps = [json.loads(line) for line in (results / "nvidia-h200" / "steps.jsonl").read_text().splitlines()]
+    ratios = [next(c["ratio"] for c in step["cases"] if c["name"] == SLOWED) for step in steps]
+    td = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
+    text = td.inner_text()
+    last = next(c for c in steps[-1]["cases"] if c["name"] == SLOWED)
+    assert f"×{last['ratio']:.3f} [{last['low']:.3f}, {last['high']:.3f}] vs prev." in text
+    assert f"index ×{ratios[0] * ratios[1]:.3f} since {steps[0]['base'][:9]}" in text
+
+
+def test_steps_page_lists_every_step_and_what_it_flagged(published, page):
+    html, results, origin = published
+    page.goto(f"{origin}/steps.html")
+    rows = page.eval_on_selector_all("table.steps tr[data-head]", "trs => trs.map(tr => tr.dataset.head)")
+    steps = [json.loads(line) for line in (results / "nvidia-h200" / "steps.jsonl").read_text().splitlines()]
+    assert rows == [step["head"] for step in reversed(steps)]
+    cases = page.eval_on_selector_all("table.steps tr.case", "trs => trs.map(tr => tr.dataset.case)")
+    assert cases == [SLOWED]
+    text, count = report.issue_body({"nvidia-h200": steps})  # the nightly issue lists the same
+    assert count == 1 and f"`{SLOWED}`" in text
+
+
+def test_graph_default_view_is_readable(published, page):
+    """Commits evenly spaced (not squeezed against the right edge behind years of release tags), and the
+    legend beside the plot, not over it."""
+    html, results, origin = published
+    page.goto(f"{origin}/index.html#bench_launch.Launch.time_launch?machine=nvidia-h200")
+    page.wait_for_selector("#graph-display canvas.flot-base", timeout=20000)
+    page.wait_for_selector("#cuda-bench-legend table", timeout=20000)
+    assert "active" in page.get_attribute("#even-spacing", "class")
+    plot = page.locator("#main-graph canvas.flot-base").bounding_box()
+    legend = page.locator("#cuda-bench-legend table").bounding_box()
+    assert legend["x"] >= plot["x"] + plot["width"] - 1  # entirely to the right of the plot
+    assert page.locator("#main-graph .legend").count() == 0  # nothing drawn on the plot itself
+    # the measured commits spread over the plot: every series' neighbouring points are far apart, not a pixel
+    series = page.evaluate("""() => { const p = $('#main-graph').data('plot');
+        return p.getData().filter(s => s.data.length > 1).map(s => s.data.map(d => p.getAxes().xaxis.p2c(d[0]))); }""")
+    assert series
+    everything = [x for xs in series for x in xs]
+    assert max(everything) - min(everything) > 0.8 * plot["width"]
+    for xs in series:
+        xs = sorted(xs)
+        assert min(b - a for a, b in zip(xs, xs[1:])) > 0.03 * plot["width"], xs
+    shoot(page, "graph.png")
 
 
 def test_no_page_loads_anything_from_outside(published):
@@ -191,3 +247,43 @@ def test_no_page_loads_anything_from_outside(published):
         text = page.read_text()
         assert "cdn" not in text.lower(), page.name
         assert 'src="http' not in text and 'href="https://cdn' not in text, page.name
+
+
+def test_a_corrupt_results_file_is_skipped_with_its_name(published, tmp_path):
+    """A results file cut off mid-write: publishing goes on without it, one line naming it, exit 0."""
+    html, results, origin = published
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    newest = newest_results(copy, "nvidia-h200")
+    bad = newest.with_name("deadbeef-" + newest.name.split("-", 1)[1])
+    bad.write_text(newest.read_text()[: len(newest.read_text()) // 2])
+    conf = asv_conf(tmp_path, Path(json.loads((html.parent / "asv.conf.json").read_text())["repo"]), sys.executable,
+                    results_dir=str(copy))
+    proc = run_module("cuda_bench.publish", "--config", conf)
+    assert f"publish: skipping {bad}: not a readable results file" in proc.stderr
+    assert json.loads((tmp_path / "html" / "overview.json").read_text())  # published from the rest
+    assert (tmp_path / "html" / "README.md").exists()
+    only_bad = tmp_path / "only-bad"
+    (only_bad / "nvidia-h200").mkdir(parents=True)
+    shutil.copy2(copy / "nvidia-h200" / "machine.json", only_bad / "nvidia-h200")
+    shutil.copy2(bad, only_bad / "nvidia-h200")
+    proc = run_module("cuda_bench.publish", "--config", asv_conf(tmp_path, tmp_path, sys.executable,
+                                                                 results_dir=str(only_bad)), check=False)
+    assert proc.returncode == 1 and "publish: no results in" in proc.stderr  # nothing left: a failure
+
+
+def test_a_failed_publish_keeps_the_dashboard_that_was_there(published, page, tmp_path):
+    """asv publish fails (here: the project is no git repository): html/ is left as it was, README and all,
+    and still serves the dashboard."""
+    html, results, origin = published
+    before = sorted(str(p.relative_to(html)) for p in html.rglob("*"))
+    assert "README.md" in before
+    broken = tmp_path / "not-a-repo"
+    broken.mkdir()
+    conf = asv_conf(tmp_path, broken, sys.executable, results_dir=str(results), html_dir=str(html))
+    proc = run_module("cuda_bench.publish", "--config", conf, check=False)
+    assert proc.returncode == 1 and proc.stderr.strip().splitlines()[-1].startswith("publish: asv publish exited")
+    assert sorted(str(p.relative_to(html)) for p in html.rglob("*")) == before
+    assert not list(html.parent.glob(".html-new-*"))  # the half-built folder is gone
+    page.goto(f"{origin}/overview.html")
+    assert page.locator("table.overview tbody tr").count() > 10

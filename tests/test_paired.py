@@ -154,3 +154,148 @@ def test_calibration_keeps_its_own_aa_silent():
         assert stats.verdict(case["low"], case["high"], thresholds[case["name"]]) == "same"
     wide = dict(aa[0], low=0.9, high=1.2)
     assert stats.calibrate([wide])[wide["name"]] == pytest.approx(0.4)  # 2 x the farthest reach (1.2 - 1)
+
+
+# --- the workers and their protocol, on real subprocesses ------------------------------------------------
+PROBE_SUITE = '''
+import os
+import sys
+
+
+def spin(n):
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+
+
+class Spin:
+    """A pure-Python operation whose cost each build sets (SPIN iterations)."""
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        self.fn, self.args = spin, (int(os.environ.get("SPIN", "200")),)
+
+    def time_spin(self, api):
+        self.fn(*self.args)
+
+
+class OnlyBase:
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        if os.environ.get("SIDE") == "head":
+            raise NotImplementedError("this build has no such call")
+        self.fn, self.args = int, ()
+
+    def time_only_base(self, api):
+        self.fn(*self.args)
+
+
+class Broken:
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        raise RuntimeError("setup is broken")
+
+    def time_broken(self, api):
+        pass
+
+
+class Crash:
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        if os.environ.get("SIDE") == "head":
+            print("about to crash", file=sys.stderr, flush=True)
+            os._exit(3)
+        self.fn, self.args = int, ()
+
+    def time_crash(self, api):
+        pass
+
+
+class Queued:
+    """Records a queue as a launch would: every call enqueues, drain() empties it."""
+    params = [["py"]]
+    param_names = ["api"]
+    queued = True
+    number = 100
+
+    def setup(self, api):
+        self.queue, self.deepest, self.drains, self.samples = [], 0, 0, 0
+        self.fn, self.args = self.enqueue, ()
+        self.drain = self.empty
+
+    def enqueue(self):
+        self.queue.append(1)
+        self.deepest = max(self.deepest, len(self.queue))
+
+    def empty(self):
+        self.drains += 1
+        self.queue.clear()
+
+    def teardown(self, api):
+        with open(os.environ["QUEUE_LOG"], "a") as f:
+            f.write(f"{self.deepest} {self.drains}\\n")
+
+    def time_queued(self, api):
+        self.fn(*self.args)
+'''
+
+
+@pytest.fixture
+def probe(tmp_path):
+    suite = tmp_path / "probebench"
+    suite.mkdir()
+    (suite / "__init__.py").write_text("")
+    (suite / "bench_probe.py").write_text(PROBE_SUITE)
+    return suite
+
+
+def probe_run(probe, tmp_path, head_spin, names, pairs=6):
+    import sys as _sys
+
+    log = tmp_path / "queue.log"
+    sides = [paired.Side("base", "a", "a", _sys.executable, {"SPIN": "200", "SIDE": "base", "QUEUE_LOG": str(log)}),
+             paired.Side("head", "b", "b", _sys.executable, {"SPIN": str(head_spin), "SIDE": "head",
+                                                            "QUEUE_LOG": str(log)})]
+    settings = paired.Settings(pairs=pairs, seconds=0.05, benchmark_dir=probe)
+    return paired.run(sides, names, settings, tmp_path / "logs", progress=lambda m: None), log
+
+
+def test_real_workers_measure_a_pure_python_call_and_its_double(probe, tmp_path):
+    spin = "bench_probe.Spin.time_spin('py')"
+    same, _ = probe_run(probe, tmp_path, 200, [spin])
+    (case,) = same.cases
+    assert 0.9 < case.ratio < 1.1 and case.groups >= 6 * 3 and case.calls >= 1
+    assert same.workers["base"]["versions"]["python"] and same.workers["head"]["core"] is not None
+    double, _ = probe_run(probe, tmp_path, 400, [spin])
+    (case,) = double.cases
+    assert 1.6 < case.ratio < 2.4 and case.verdict == "regression" and case.low > 1.02
+
+
+def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path):
+    names = ["bench_probe.OnlyBase.time_only_base('py')", "bench_probe.Broken.time_broken('py')",
+             "bench_probe.Crash.time_crash('py')", "bench_probe.Spin.time_spin('py')"]
+    report, _ = probe_run(probe, tmp_path, 200, names)
+    assert report.only == {names[0]: ("base", "this build has no such call")}
+    assert "setup is broken" in report.errors[names[1]]
+    assert "head worker (b) died (exit 3) during setup" in report.errors[names[2]]
+    assert "about to crash" in report.errors[names[2]]  # the worker's log, quoted
+    assert [c.name for c in report.cases] == [names[3]]  # measured after the crash, in every pair
+
+
+def test_queued_work_is_drained_after_every_sample_and_never_exceeds_the_batch(probe, tmp_path):
+    report, log = probe_run(probe, tmp_path, 200, ["bench_probe.Queued.time_queued('py')"])
+    (case,) = report.cases
+    assert case.calls == 100  # the class's fixed batch, not a calibrated count
+    rows = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
+    assert len(rows) == 2 * 6  # one teardown per worker
+    for deepest, drains in rows:
+        assert deepest == 100  # the queue never held more than one sample's calls
+        assert drains >= 1 + 2 * 3  # the warm-up turn and every sample of at least 3 groups

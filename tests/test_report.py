@@ -1,6 +1,7 @@
-"""scripts/report.py and the overview rows behind it (scripts/dashboard.py), on the recorded H200 results:
-every Python number shown raw and net of the same run's harness floor (``bench_harness.Floor``), the
-C++ twins as measured, cuda.core's overhead over C++ on the net number. No browser needed."""
+"""cuda_bench.report and the overview rows behind it, on the recorded H200 results: every Python number shown
+raw and net of the same run's harness floor (``bench_harness.Floor``), the C++ twins as measured, cuda.core's
+overhead over C++ on the net number, and the history's paired steps (chained index, flagged steps). No
+browser needed."""
 
 from __future__ import annotations
 
@@ -8,16 +9,12 @@ import itertools
 import json
 import math
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, asv_results
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import dashboard  # noqa: E402
-from dashboard import fmt, signed  # noqa: E402
+from conftest import ROOT, asv_results, run_module
+from cuda_bench import publish, report, results
+from cuda_bench.report import fmt, signed
 
 RESULTS = ROOT / "results"
 FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
@@ -33,12 +30,16 @@ def machine():
     return sorted(p.name for p in RESULTS.iterdir() if (p / "machine.json").exists())[0]
 
 
-def test_overview_json_has_the_net_of_every_python_number(tmp_path, machine):
-    rows = dashboard.overview(RESULTS, tmp_path)
+def suite_names():
+    return {n: b.get("param_names", []) for n, b in results.suite(RESULTS).items()}
+
+
+def test_overview_rows_have_the_net_of_every_python_number(machine):
+    rows = report.overview_rows(results.load_all(RESULTS), {}, {}, suite_names())
     assert len(rows) > 10
     measured = asv_results(newest(machine))
     floor = measured[FLOOR]
-    mine = [r for r in json.loads((tmp_path / "overview.json").read_text()) if r["machine"] == machine]
+    mine = [r for r in json.loads(json.dumps(rows)) if r["machine"] == machine]
     assert mine and {r["floor"] for r in mine} == {floor}
     checked = 0
     for row in mine:
@@ -59,29 +60,27 @@ def test_overview_json_has_the_net_of_every_python_number(tmp_path, machine):
 
 
 def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
-    suite = json.loads((RESULTS / "benchmarks.json").read_text())
-    names = {n: b.get("param_names", []) for n, b in suite.items() if isinstance(b, dict)}
+    names = suite_names()
     data = json.loads(newest(machine).read_text())
-    assert 'class="net"' in dashboard.render(dashboard.overview_rows([(machine, data)], set(), {}, names))
+    assert 'class="net"' in publish.render(report.overview_rows([(machine, data)], {}, {}, names))
     del data["results"][FLOOR[0]]
-    rows = dashboard.overview_rows([(machine, data)], set(), {}, names)
+    rows = report.overview_rows([(machine, data)], {}, {}, names)
     row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
     core, cpp = row["cells"]["core"], row["cells"]["cpp"]
     assert row["floor"] is None and core["net"] is None
     assert core["over_cpp_of"] == "raw"
     assert core["over_cpp_ns"] == pytest.approx((core["value"] - cpp["value"]) * 1e9)
-    page = dashboard.render(rows)
+    page = publish.render(rows)
     assert 'class="net"' not in page and "data-net" not in page and 'class="floor">n/a' in page
 
 
 def test_negative_net_is_shown_as_below_zero_not_as_a_time():
-    assert dashboard.fmt_net(-3e-9) == "<0"
-    assert dashboard.fmt_net(209e-9) == fmt(209e-9) == "209 ns"
+    assert report.fmt_net(-3e-9) == "<0"
+    assert report.fmt_net(209e-9) == fmt(209e-9) == "209 ns"
 
 
 def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py")], check=True,
-                         capture_output=True, text=True).stdout
+    out = run_module("cuda_bench.report").stdout
     measured = asv_results(newest(machine))
     floor = measured[FLOOR]
     raw = measured[("bench_event.EventCreate.time_event_create", ("core",))]
@@ -97,13 +96,11 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
 
 
 def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tmp_path):
-    """The release-ladder table (report.py --across) on the committed H200 ladder: cuda-core 0.1.0's
+    """The release-ladder table (cuda_bench.report --across) on the committed H200 ladder: cuda-core 0.1.0's
     launches measured (since the re-run with the cuda-python metapackage), TensorMap skipped before it
     existed; and a case asv recorded as failed (a null result, as in the first 0.1.0 ladder) says so."""
     def across(results):
-        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report.py"), "--results", str(results),
-                               "--across", "v0.1.0=72acaaf0", "v0.5.1=73f808a6"],
-                              capture_output=True, text=True, check=True)
+        proc = run_module("cuda_bench.report", "--results", results, "--across", "v0.1.0=72acaaf0", "v0.5.1=73f808a6")
         lines = proc.stdout.splitlines()
         assert lines[0] == "| operation | case | v0.1.0 | v0.5.1 |"
         launch = next(line for line in lines if line.startswith("| `launch.Launch` | none |"))

@@ -9,19 +9,15 @@ import subprocess
 import sys
 
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import apis  # noqa: E402  (scripts/apis.py: the same discovery asv does)
-from benchmarks._op import APIS  # noqa: E402
+from cuda_bench import apis  # the same discovery asv does
+from benchmarks._op import APIS
 
 
 def snake(name):
     return re.sub(r"(?<=[a-z])(?=[A-Z0-9])|(?<=[0-9])(?=[A-Z])", "_", name).lower()
 
 
-OPS = list(apis.operations())
+OPS = list(dict.fromkeys((case.name.split(".")[0], case.cls) for case in apis.operations().values()))
 
 
 def test_there_are_operations_in_every_area():

@@ -1,7 +1,7 @@
 """Every benchmark resolves its API, or declares it absent with a reason, in every cuda-core release.
 
 Each release is installed from PyPI into its own virtual environment. In each, asv itself discovers and
-checks the suite (``asv check``), and ``scripts/apis.py --resolve-only`` lists what every benchmark
+checks the suite (``asv check``), and ``python -m cuda_bench.apis --resolve-only`` lists what every benchmark
 resolves to. The skips are compared with the API history of cuda.core (../shared/NOTES.md and the
 releases' own namespaces): a benchmark that stops resolving, or resolves where it should not, fails here.
 """
@@ -9,11 +9,10 @@ releases' own namespaces): a benchmark that stops resolving, or resolves where i
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
-from conftest import RELEASES, ROOT, RUNNER, asv_conf, make_env, run_asv
+from conftest import RELEASES, RUNNER, asv_conf, make_env, run_asv, run_module
 
 # benchmark -> first release whose cuda.core has it
 INTRODUCED = {
@@ -47,10 +46,7 @@ def test_asv_discovers_and_checks_the_suite(release, tmp_path, git_repo):
 def test_every_benchmark_resolves_or_says_why(release, tmp_path):
     version, python = release
     out = tmp_path / "apis.json"
-    proc = subprocess.run(
-        [str(python), str(ROOT / "scripts" / "apis.py"), "--resolve-only", "--json", str(out)],
-        capture_output=True, text=True,
-    )
+    proc = run_module("cuda_bench.apis", "--resolve-only", "--json", out, python=python, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     table = json.loads(out.read_text())
     assert table["versions"]["core"] == f"cuda.core {version}"
@@ -64,6 +60,7 @@ def test_every_benchmark_resolves_or_says_why(release, tmp_path):
         if status != "ok (api)":
             # the reason names the library and version that lacks the API
             assert f"cuda.core {version} has no" in status, row
-            skipped.add(row["benchmark"])
+            benchmark, case = row["benchmark"].split("(", 1)
+            skipped.add(f"{benchmark.rsplit('.', 1)[0]}({case}")  # bench_x.Class('core')
     expected = {name for name, first in INTRODUCED.items() if _v(version) < _v(first)}
     assert skipped == expected
