@@ -5,9 +5,12 @@ Uses cuda-core[cu13] (the newest release, with NVRTC) from PyPI in an environmen
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
 
-from conftest import asv_conf, asv_results, git, run_asv
+from conftest import ROOT, asv_conf, asv_results, git, run_asv
 
 # what needs no GPU with cuda-core >= 0.7 (its LaunchConfig and cubin compile no longer load libcuda)
 RUNS_WITHOUT_GPU = {
@@ -44,3 +47,31 @@ def test_cpu_subset_runs_and_gpu_benchmarks_skip(tmp_path, git_repo, newest_env)
     assert ran == RUNS_WITHOUT_GPU
     for name in ran:
         assert 0 < results[name] < 1.0, (name, results[name])
+
+
+def test_the_build_step_brings_nvrtc_so_compilation_runs_without_a_gpu(tmp_path):
+    """The plain cuda-bindings wheel has no NVRTC: an environment that the build step made gets it
+    (build.install_nvrtc), so the NVRTC benchmarks run on a machine without a GPU instead of skipping."""
+    import venv
+
+    from conftest import run_module
+
+    venv.create(tmp_path / "env", with_pip=True)
+    python = tmp_path / "env" / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "cuda-bindings==13.3.1",
+                    "numpy"], check=True)
+    before = run_module("cuda_bench.apis", "--json", tmp_path / "before.json", python=python, check=False)
+    status = {r["benchmark"]: r["status"] for r in json.loads((tmp_path / "before.json").read_text())["rows"]}
+    nvrtc = "bench_program.NvrtcCreateProgram100Headers.time_nvrtc_create_program_100_headers('bindings')"
+    assert status[nvrtc].startswith("skip"), before.stdout  # what the plain wheel gives
+    probe = ("import json, sys; from cuda_bench.build import install_nvrtc; r = {}; "
+             "install_nvrtc(None, '13.3.1', r); print(json.dumps(r))")
+    # cuda_bench.build runs inside benchmark environments: it needs nothing but the standard library there
+    assert "usage" in run_module("cuda_bench.build", python=python, check=False).stderr
+    record = json.loads(subprocess.run([str(python), "-c", probe], capture_output=True, text=True, check=True,
+                                       env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.splitlines()[-1])
+    assert record["nvrtc"] == "cuda-toolkit[nvrtc]==13.*"
+    run_module("cuda_bench.apis", "--json", tmp_path / "after.json", python=python)
+    status = {r["benchmark"]: r["status"] for r in json.loads((tmp_path / "after.json").read_text())["rows"]}
+    assert status[nvrtc] == "ok"
+    assert status["bench_program.Compile.time_compile('bindings', 'cubin')"] == "ok"
