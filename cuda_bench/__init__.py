@@ -1,6 +1,6 @@
 """cuda-python-bench: the latency of every cuda.core and cuda.bindings call, commit after commit.
 
-One module per stage, each importing only the ones before it:
+The flow, one module per stage:
 
     build    (build.py)    cuda-python's packages at a commit: asv's build step, the paired engine's environments
     run      (run.py)      asv over commits of cuda-python: the history in results/
@@ -9,5 +9,7 @@ One module per stage, each importing only the ones before it:
     publish  (publish.py)  the static dashboard in html/; report.py: the same rows as Markdown
 
 ``layout`` holds every path and naming rule, ``machine`` this machine, ``suite`` what the benchmark suite
-holds, ``cli`` the command line (``scripts/bench``). Importing the package does nothing.
+holds, ``cli`` the command line (``scripts/bench``). A module imports only modules listed before it in
+``tests/test_structure.py``'s FLOW (results, the reader, comes before run, which reads what asv wrote);
+importing the package does nothing.
 """

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from cuda_bench import machine, results
-from cuda_bench.layout import BUILDS, CONF, LOCAL_CONF, NO_GPU_RESULTS, ROOT, WORK
+from cuda_bench.layout import BUILDS, CONF, LOCAL_CONF, NO_GPU_RESULTS, ROOT, WORK, result_files
 
 
 class RunError(Exception):
@@ -214,8 +214,7 @@ def release_ladder(repo, branch="main"):
 
 def snapshot(results_dir, machine_name):
     """{results file: modification time} of one machine: what a run changes, it measured."""
-    return {p: p.stat().st_mtime_ns for p in (Path(results_dir) / machine_name).glob("*.json")
-            if p.name != "machine.json"}
+    return {p: p.stat().st_mtime_ns for p in result_files(Path(results_dir) / machine_name)}
 
 
 def new_steps(results_dir, machine_name, before):

@@ -19,6 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the cuda_bench package
+from cuda_bench.layout import machine_dirs, result_files  # noqa: E402
 ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
@@ -114,8 +115,7 @@ def real_results_in_a_repo(tmp, results_dir=None):
     repo, results = tmp / "repo", tmp / "results"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    files = [p for m in source.iterdir() if (m / "machine.json").exists() for p in m.glob("*.json")
-             if p.name != "machine.json"]
+    files = [p for m in machine_dirs(source) for p in result_files(m)]
     files.sort(key=lambda p: json.loads(p.read_text())["date"])
     commits = {}
     for path in files:

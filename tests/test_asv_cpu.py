@@ -11,6 +11,7 @@ import os
 import subprocess
 
 from conftest import ROOT, asv_conf, asv_results, git, run_asv
+from cuda_bench.layout import result_files
 
 # what needs no GPU with cuda-core >= 0.7 (its LaunchConfig and cubin compile no longer load libcuda)
 RUNS_WITHOUT_GPU = {
@@ -37,7 +38,7 @@ def test_cpu_subset_runs_and_gpu_benchmarks_skip(tmp_path, git_repo, newest_env)
     commit = git(git_repo, "rev-parse", "HEAD")
     run_asv(conf, "run", "--quick", "--machine", "cpu-test", "--set-commit-hash", commit,
             "-E", f"existing:{newest_env}")
-    (results_file,) = [p for p in (tmp_path / "results" / "cpu-test").glob("*.json") if p.name != "machine.json"]
+    (results_file,) = result_files(tmp_path / "results" / "cpu-test")
     results = results_by_case(results_file)
 
     assert RUNS_WITHOUT_GPU <= results.keys()

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT, run_module
 from cuda_bench import cli, machine, run
-from cuda_bench.layout import NO_GPU_RESULTS
+from cuda_bench.layout import NO_GPU_RESULTS, result_files
 
 
 def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
@@ -151,7 +151,7 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     status = run.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
                      "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
     assert status == 0
-    (results,) = [p for p in (tmp_path / "results" / "probe").glob("*.json") if p.name != "machine.json"]
+    (results,) = result_files(tmp_path / "results" / "probe")
     seen = {name.split(".")[-1]: value[0] for (name, _), value in asv_results(results).items()}
     assert seen["track_hash_seed"] == 0
     assert seen["track_pinned_core"] == core

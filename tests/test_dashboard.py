@@ -23,6 +23,7 @@ import pytest
 
 from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo, run_module
 from cuda_bench import report
+from cuda_bench.layout import machine_dirs, result_files
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
@@ -39,7 +40,7 @@ def place_steps(results):
     """The two newest steps of the history get the records of two real paired runs (A/A, then the injected
     slowdown); returns them."""
     machine = results / "nvidia-h200"
-    commits = [json.loads(p.read_text()) for p in machine.glob("*.json") if p.name != "machine.json"]
+    commits = [json.loads(p.read_text()) for p in result_files(machine)]
     commits = [d["commit_hash"] for d in sorted(commits, key=lambda d: d["date"]) if "13.3.1" in d["env_name"]]
     steps = []
     for (base, head), run in zip(zip(commits[-3:], commits[-2:]), ("paired-aa-cb56ab9f9", "paired-injected-spin24")):
@@ -90,8 +91,8 @@ def shoot(page, name):
 def expected_cells(results_dir):
     """{(machine, benchmark, case, api): value} of each machine's newest results file, time_ benchmarks."""
     out = {}
-    for machine in (p for p in results_dir.iterdir() if p.is_dir()):
-        files = [p for p in machine.glob("*.json") if p.name != "machine.json"]
+    for machine in machine_dirs(results_dir):
+        files = result_files(machine)
         newest = max(files, key=lambda p: json.loads(p.read_text())["date"])
         for (name, combo), value in asv_results(newest).items():
             if name.split(".")[-1].startswith("time_") and not name.startswith("bench_harness"):
@@ -121,7 +122,7 @@ def test_overview_has_a_row_per_operation_with_the_results_numbers(published, pa
 
 
 def newest_results(results_dir, machine):
-    files = [p for p in (results_dir / machine).glob("*.json") if p.name != "machine.json"]
+    files = result_files(results_dir / machine)
     return max(files, key=lambda p: json.loads(p.read_text())["date"])
 
 

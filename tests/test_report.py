@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT, asv_results, run_module
 from cuda_bench import publish, report, results
+from cuda_bench.layout import machine_dirs, result_files
 from cuda_bench.report import fmt, signed
 
 RESULTS = ROOT / "results"
@@ -21,13 +22,13 @@ FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
 
 
 def newest(machine):
-    files = [p for p in (RESULTS / machine).glob("*.json") if p.name != "machine.json"]
+    files = result_files(RESULTS / machine)
     return max(files, key=lambda p: json.loads(p.read_text())["date"])
 
 
 @pytest.fixture(scope="module")
 def machine():
-    return sorted(p.name for p in RESULTS.iterdir() if (p / "machine.json").exists())[0]
+    return machine_dirs(RESULTS)[0].name
 
 
 def suite_names():
@@ -124,3 +125,25 @@ def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tm
     row[0][cases.index(("'core'", "'none'"))] = None  # what asv writes for a case that raised
     old.write_text(json.dumps(data))
     assert across(tmp_path / "results")[0] == "failed"
+
+
+def test_gpu_machines_lead_the_overview(machine):
+    """A machine without a GPU (a run that someone forced into the history) comes after the GPU machines."""
+    data = json.loads(newest(machine).read_text())
+    cpu = json.loads(json.dumps(data))
+    cpu["params"] = {k: v for k, v in cpu["params"].items() if not k.startswith("gpu")}
+    rows = report.overview_rows([("aaa-cpu", cpu), (machine, data)], {}, {}, suite_names())
+    order = list(dict.fromkeys(r["machine"] for r in rows))
+    assert order == [machine, "aaa-cpu"] and rows[0]["gpu"] and not rows[-1]["gpu"]
+
+
+def test_chained_index_is_the_product_of_the_paired_ratios():
+    case = "bench_device.SetCurrent.time_set_current('core')"
+    steps = [{"base": "a", "head": "b", "cases": [{"name": case, "ratio": 1.1, "verdict": "same"}]},
+             {"base": "b", "head": "c", "cases": [{"name": case, "ratio": 0.5, "verdict": "regression"}]},
+             {"base": "x", "head": "y", "cases": []}]
+    path = report.chains(steps)["c"]
+    assert [s["head"] for s in path] == ["b", "c"]
+    assert report.chained_index(path, case) == (pytest.approx(0.55), "a", 2)
+    assert report.chained_index(path, "bench_x.Other.time_other('core')") is None  # not measured on the way
+    assert report.chained_index(report.chains(steps)["y"], case) is None

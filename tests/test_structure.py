@@ -78,3 +78,38 @@ def test_cpp_twins_mirror_python_operations():
         assert f'"{op}"' in source, f"twins.cpp does not measure {op}"
     for name in _kernels.KERNEL_NAMES:
         assert f'"{name}"' in source, f"twins.cpp does not launch {name}"
+
+
+# the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
+# leave, results, before the stages that read it); a module imports only modules before it
+FLOW = ["layout", "machine", "suite", "build", "results", "run", "stats", "worker", "paired", "report", "compare",
+        "publish", "apis", "cli"]
+
+
+def test_cuda_bench_modules_import_only_earlier_stages():
+    """build -> run -> results -> compare -> publish, visible in the imports: no circle, no stage reaching
+    forward (every module of the package is in FLOW, so a new one has to take its place)."""
+    import ast
+
+    package = ROOT / "cuda_bench"
+    modules = sorted(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert sorted(FLOW) == modules
+    for name in FLOW:
+        tree = ast.parse((package / f"{name}.py").read_text())
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module == "cuda_bench":
+                    imported |= {alias.name for alias in node.names}
+                elif node.module.startswith("cuda_bench."):
+                    imported.add(node.module.split(".")[1])
+        later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)}
+        assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
+
+
+def test_build_and_worker_need_only_the_standard_library():
+    """They run inside benchmark environments, where nothing of the project is installed."""
+    for name in ("layout", "build", "worker", "suite"):
+        code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
+        proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 0, (name, proc.stderr)
