@@ -259,6 +259,14 @@ def core_program(source, target_arch):
     return core.Program(source, "c++", options=options), {}
 
 
+def require_program_options(*fields):
+    """ProgramOptions with these fields (a dataclass in every release that has it), or Unavailable."""
+    have = getattr(core.ProgramOptions, "__dataclass_fields__", {})
+    missing = [f for f in fields if f not in have]
+    if missing:
+        raise Unavailable(f"{describe('core')} ProgramOptions has no {', '.join(missing)}")
+
+
 def core_compile(source, target, target_arch):
     program, kwargs = core_program(source, target_arch)
     return program.compile(target, **kwargs)

@@ -21,8 +21,8 @@ from . import _kernels as kernels
 SOURCE = Path(__file__).with_name("cpp") / "twins.cpp"
 
 OPS = [
-    "current_device", "runtime_get_device", "compute_capability", "device_attribute", "set_current",
-    "current_context", "driver_version", "runtime_version",
+    "current_device", "runtime_get_device", "compute_capability", "current_compute_capability",
+    "device_attribute", "set_current", "current_context", "device_sync", "driver_version", "runtime_version",
     "stream_create", "stream_sync", "event_create", "event_record", "event_query", "event_sync",
     "alloc_free", "alloc_free_sync", "pointer_get_attribute", "pointer_get_attributes",
     "get_kernel", "module_load", "module_load_legacy",

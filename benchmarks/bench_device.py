@@ -1,4 +1,5 @@
-"""Device queries: current device, compute capability, attributes, set-current (seeds #439 #459 #460 #739 #781)."""
+"""Device queries: current device, compute capability, attributes, set-current, an idle sync (seeds #439 #459 #460
+#739 #756 #781)."""
 
 from operator import attrgetter
 
@@ -163,4 +164,76 @@ class CurrentContext(Op):
         return compat.driver.cuCtxGetCurrent, ()
 
     def time_current_context(self, api):
+        self.fn(*self.args)
+
+
+class CurrentComputeCapability(Op):
+    """The seeds' own form (#439, #459): look the current device up, then read its compute capability:
+    ``Device().compute_capability``, ``cupy.cuda.Device().compute_capability``; bindings: ``cuCtxGetDevice``
+    and the two ``cuDeviceGetAttribute`` calls (no cache)."""
+
+    needs = {
+        "core": ("core.Device.compute_capability",),
+        "bindings": ("driver.cuCtxGetDevice", "driver.cuDeviceGetAttribute"),
+        "cupy": ("cupy.cuda.Device.compute_capability",),
+    }
+
+    def core(self):
+        compat.core_device()
+
+        def current_compute_capability(device=compat.core.Device):
+            return device().compute_capability
+
+        return current_compute_capability, ()
+
+    def bindings(self):
+        compat.primary_context()
+        attr = compat.driver.CUdevice_attribute
+
+        def current_compute_capability(
+            current=compat.driver.cuCtxGetDevice,
+            get=compat.driver.cuDeviceGetAttribute,
+            major=attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            minor=attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        ):
+            dev = current()[1]
+            return get(major, dev)[1], get(minor, dev)[1]
+
+        return current_compute_capability, ()
+
+    def cupy(self):
+        compat.cupy_device()
+
+        def current_compute_capability(device=compat.cupy.cuda.Device):
+            return device().compute_capability
+
+        return current_compute_capability, ()
+
+    def time_current_compute_capability(self, api):
+        self.fn(*self.args)
+
+
+class DeviceSync(Op):
+    """Synchronise an idle device: ``Device.sync()``, ``cuCtxSynchronize()``,
+    ``cupy.cuda.runtime.deviceSynchronize()`` (the ``Device().sync()`` of #756, with nothing to wait for)."""
+
+    synchronizes = True
+    needs = {
+        "core": ("core.Device.sync",),
+        "bindings": ("driver.cuCtxSynchronize",),
+        "cupy": ("cupy.cuda.runtime.deviceSynchronize",),
+    }
+
+    def core(self):
+        return compat.core_device().sync, ()
+
+    def bindings(self):
+        compat.primary_context()
+        return compat.driver.cuCtxSynchronize, ()
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.runtime.deviceSynchronize, ()
+
+    def time_device_sync(self, api):
         self.fn(*self.args)

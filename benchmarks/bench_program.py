@@ -1,5 +1,8 @@
-"""Compilation and modules: NVRTC compile to PTX/cubin, kernel lookup, module load, NVRTC with 100
-headers (seeds #940 #624; cuda-python's nvrtc_* and module_* benchmarks)."""
+"""Compilation and modules: NVRTC compile to PTX/cubin (also from several threads at once), program options,
+kernel lookup, module load, NVRTC with 100 headers (seeds #940 #624; cuda-python's nvrtc_* and module_*
+benchmarks)."""
+
+from concurrent.futures import ThreadPoolExecutor
 
 from . import _compat as compat
 from . import _kernels as kernels
@@ -142,4 +145,59 @@ class NvrtcCreateProgram100Headers(Op):
         return create_destroy, ()
 
     def time_nvrtc_create_program_100_headers(self, api):
+        self.fn(*self.args)
+
+
+class CompileThreads(Op):
+    """Compile the small kernel in 1, 2, 4 and 8 threads at once, each its own program (#624: does
+    ``nvrtcCompileProgram`` hold the GIL?). The time of the whole batch: flat in the thread count (up to
+    the machine's cores) when compilation runs in parallel, growing with it when it is serialised."""
+
+    cases = {"threads": ["1", "2", "4", "8"]}
+    gpu_free = ("core", "bindings")
+    needs = {
+        "core": ("core.Program",),
+        "bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcCompileProgram"),
+    }
+    timeout = 300
+
+    def core(self, threads):
+        return self._in_threads(compat.core_compile, int(threads))
+
+    def bindings(self, threads):
+        return self._in_threads(compat.nvrtc_compile, int(threads))
+
+    def _in_threads(self, compile_one, threads):
+        pool = ThreadPoolExecutor(threads)
+        self.defer(pool.shutdown)
+        args = (SOURCE, "cubin", compat.arch())
+
+        def compile_in_threads(submit=pool.submit, compile_one=compile_one, args=args, threads=threads):
+            for future in [submit(compile_one, *args) for _ in range(threads)]:
+                future.result()
+
+        return compile_in_threads, ()
+
+    def time_compile_threads(self, api, threads):
+        self.fn(*self.args)
+
+
+class ProgramOptionsCreate(Op):
+    """Construct ``ProgramOptions`` with the options of #940 (std, arch, relocatable device code, debug,
+    lineinfo, device code optimisation): the argument validation that PR sped up."""
+
+    gpu_free = ("core",)
+    needs = {"core": ("core.ProgramOptions",)}
+
+    def core(self):
+        compat.require_program_options("std", "arch", "relocatable_device_code", "debug", "lineinfo",
+                                       "device_code_optimize")
+
+        def program_options(make=compat.core.ProgramOptions, arch=compat.arch()):
+            return make(std="c++17", arch=arch, relocatable_device_code=True, debug=False, lineinfo=True,
+                        device_code_optimize=True)
+
+        return program_options, ()
+
+    def time_program_options_create(self, api):
         self.fn(*self.args)

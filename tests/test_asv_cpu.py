@@ -24,6 +24,10 @@ RUNS_WITHOUT_GPU = {
     "bench_program.Compile.time_compile('bindings', 'ptx')",
     "bench_program.Compile.time_compile('bindings', 'cubin')",
     "bench_program.NvrtcCreateProgram100Headers.time_nvrtc_create_program_100_headers('bindings')",
+    "bench_enum.ResultFromErrorValue.time_result_from_error_value('bindings')",
+    "bench_program.ProgramOptionsCreate.time_program_options_create('core')",
+    *(f"bench_program.CompileThreads.time_compile_threads('{api}', '{n}')" for api in ("core", "bindings")
+      for n in (1, 2, 4, 8)),
 }
 
 

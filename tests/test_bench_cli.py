@@ -171,3 +171,27 @@ def test_paired_settings_are_checked(pairs, seconds, tmp_path):
     proc = run_module("cuda_bench", "aa", "main", "--repo", ROOT, "--pairs", pairs, "--seconds", seconds,
                       check=False, env=dict(os.environ, HOME=str(tmp_path)))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp_path):
+    """run.new_steps: after asv run, the results files that changed are the newly measured commits; each is
+    paired with the commit measured just before it (commit order, same environment), none without one."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+
+    def write(commit, date, env="env-a"):
+        (folder / f"{commit[:8]}-{env}.json").write_text(json.dumps(
+            {"commit_hash": commit, "date": date, "env_name": env, "results": {}, "result_columns": []}))
+
+    write("a" * 40, 1)
+    write("b" * 40, 2)
+    write("x" * 40, 1, env="env-b")
+    before = run.snapshot(tmp_path, "m")
+    time.sleep(0.01)
+    write("d" * 40, 4)  # measured now, after b
+    write("c" * 40, 3)  # measured now, between b and d
+    write("y" * 40, 2, env="env-b")
+    write("z" * 40, 1, env="env-c")  # the first commit of its environment: nothing to pair with
+    assert sorted(run.new_steps(tmp_path, "m", before)) == sorted([
+        ("b" * 40, "c" * 40), ("c" * 40, "d" * 40), ("x" * 40, "y" * 40)])
+    assert run.new_steps(tmp_path, "m", run.snapshot(tmp_path, "m")) == []  # nothing new measured

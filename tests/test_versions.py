@@ -23,6 +23,7 @@ INTRODUCED = {
     "bench_memory.MemoryResourceCreate('core')": "0.3.0",  # public DeviceMemoryResource
     "bench_program.GetKernel('core')": "0.2.0",  # public ObjectCode
     "bench_program.ModuleLoad('core')": "0.2.0",
+    "bench_program.ProgramOptionsCreate('core')": "0.2.0",  # ProgramOptions
     "bench_tensormap.TensorMapEncodeTiled('core')": "0.7.0",  # StridedMemoryView.as_tensor_map
 }
 

@@ -137,11 +137,21 @@ int main(int argc, char** argv) {
             cuDeviceGetAttribute(&b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
         });
     });
+    run("current_compute_capability", [&] {
+        return measure([&] {
+            CUdevice d;
+            int a, b;
+            cuCtxGetDevice(&d);
+            cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
+            cuDeviceGetAttribute(&b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
+        });
+    });
     run("device_attribute", [&] {
         return measure([&] { int v; cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev); });
     });
     run("set_current", [&] { return measure([&] { cuCtxSetCurrent(ctx); }); });
     run("current_context", [&] { return measure([&] { CUcontext c; cuCtxGetCurrent(&c); }); });
+    run("device_sync", [&] { return measure([&] { cuCtxSynchronize(); }); });
     run("driver_version", [&] { return measure([&] { int v; cuDriverGetVersion(&v); }); });
     run("runtime_version", [&] { return measure([&] { int v; cudaRuntimeGetVersion(&v); }); });
 
