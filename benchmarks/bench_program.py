@@ -2,6 +2,7 @@
 kernel lookup, module load, NVRTC with 100 headers (seeds #940 #624; cuda-python's nvrtc_* and module_*
 benchmarks)."""
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 from . import _compat as compat
@@ -168,6 +169,11 @@ class CompileThreads(Op):
         return self._in_threads(compat.nvrtc_compile, int(threads))
 
     def _in_threads(self, compile_one, threads):
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if cores < threads:
+            # a process pinned to fewer cores serialises the threads whatever the GIL does
+            raise compat.Unavailable(f"{threads} threads need {threads} cores; this process may use {cores} "
+                                     "(asv --cpu-affinity / the paired engine pin benchmark processes)")
         pool = ThreadPoolExecutor(threads)
         self.defer(pool.shutdown)
         args = (SOURCE, "cubin", compat.arch())
