@@ -218,9 +218,10 @@ def snapshot(results_dir, machine_name):
 
 
 def new_steps(results_dir, machine_name, before):
-    """(previous measured commit, newly measured commit) pairs, in commit order, of the results files that
-    changed since ``before`` (a :func:`snapshot`); each new commit is paired with the measured commit just
-    before it in the same environment."""
+    """(previous measured commit, next measured commit) pairs, in commit order and per environment, for the
+    results files that changed since ``before`` (a :func:`snapshot`): each newly measured commit is paired
+    with the measured commit just before it, and with the one just after it when it was measured later (an
+    older commit filled in), so the steps keep chaining."""
     after = snapshot(results_dir, machine_name)
     changed = {p for p, mtime in after.items() if before.get(p) != mtime}
     by_env = {}
@@ -231,8 +232,8 @@ def new_steps(results_dir, machine_name, before):
     pairs = []
     for runs in by_env.values():
         runs.sort()
-        for (_, previous, _), (_, commit, path) in zip(runs, runs[1:]):
-            if path in changed and previous != commit:
+        for (_, previous, before_path), (_, commit, path) in zip(runs, runs[1:]):
+            if (path in changed or before_path in changed) and previous != commit:
                 pairs.append((previous, commit))
     return pairs
 

@@ -175,7 +175,8 @@ def test_paired_settings_are_checked(pairs, seconds, tmp_path):
 
 def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp_path):
     """run.new_steps: after asv run, the results files that changed are the newly measured commits; each is
-    paired with the commit measured just before it (commit order, same environment), none without one."""
+    paired with the commit measured just before it (commit order, same environment), and an older commit
+    filled in also with the one after it; none without a neighbour."""
     folder = tmp_path / "m"
     folder.mkdir()
 
@@ -192,6 +193,7 @@ def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp
     write("c" * 40, 3)  # measured now, between b and d
     write("y" * 40, 2, env="env-b")
     write("z" * 40, 1, env="env-c")  # the first commit of its environment: nothing to pair with
+    write("w" * 40, 0)  # an older commit filled in: paired with the one measured after it
     assert sorted(run.new_steps(tmp_path, "m", before)) == sorted([
-        ("b" * 40, "c" * 40), ("c" * 40, "d" * 40), ("x" * 40, "y" * 40)])
+        ("w" * 40, "a" * 40), ("b" * 40, "c" * 40), ("c" * 40, "d" * 40), ("x" * 40, "y" * 40)])
     assert run.new_steps(tmp_path, "m", run.snapshot(tmp_path, "m")) == []  # nothing new measured
