@@ -248,7 +248,11 @@ def main(argv=None):
             status = cmd_compare(args, argv)
         elif args.command == "publish":
             status = 0
-            publish.publish(run.derived_conf(args.repo, None, args.results_dir, None))
+            config = run.derived_conf(args.repo, None, args.results_dir, None)
+            conf = json.loads(config.read_text())
+            if not run.asv_mirror(conf).exists():  # asv publish needs the project's commits
+                run.check_reachable(conf["repo"])
+            publish.publish(config)
         elif args.command == "serve":
             status = run.asv("preview", "--port", args.port)
         elif args.command == "machine":
