@@ -175,7 +175,7 @@ def cmd_compare(args, argv):
     return compare.exit_status(data)
 
 
-def history_steps(args, name, results_dir, before, config):
+def history_steps(args, name, info, results_dir, before, config):
     """Pair every newly measured commit with the previous measured one; append to steps.jsonl."""
     pairs = run.new_steps(results_dir, name, before)
     if not pairs:
@@ -192,7 +192,7 @@ def history_steps(args, name, results_dir, before, config):
                                         requirements=run.requirements(conf), system_site=run.system_site_of(conf),
                                         settings=settings_of(args), bench=args.bench, thresholds=thresholds,
                                         log_dir=out / "logs", progress=log)
-        data = compare.summary(report, "step", (), built, None, machine.record(name)[1])
+        data = compare.summary(report, "step", (), built, None, info)
         compare.write(out, data)
         results.append_line(Path(results_dir) / name / "steps.jsonl", data)
         flagged = compare.regressions(data)
@@ -228,7 +228,7 @@ def cmd_run(args, rest):
                          affinity=args.cpu_affinity, env=progress_env)
     run.record_builds(name, config)
     if status == 0 and not args.no_steps:
-        status = history_steps(args, name, results_dir, before, config)
+        status = history_steps(args, name, info, results_dir, before, config)
     if not args.no_publish:
         publish.publish(config)
     return status

@@ -62,12 +62,6 @@ def split_case(name):
     return benchmark, tuple(re.findall(r"'[^']*'|[^,\s][^,]*", inner or ""))
 
 
-def api_of(name):
-    """The library form of a case: 'core', 'bindings', 'cupy' (its first parameter), or '' (C++, floor)."""
-    combo = split_case(name)[1]
-    return combo[0].strip("'") if combo and not name.startswith(CONTROLS) else ""
-
-
 def is_control(name):
     """C++ twins and the harness floor: independent of cuda-python, so never a regression of a commit."""
     return name.startswith(CONTROLS)

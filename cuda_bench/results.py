@@ -81,12 +81,6 @@ def suite(results_dir):
     return {name: b for name, b in data.items() if isinstance(b, dict)}
 
 
-def machine_info(results_dir, name):
-    """The machine as asv recorded it next to its results (GPU fields included)."""
-    path = Path(results_dir) / name / "machine.json"
-    return json.loads(path.read_text()) if path.exists() else {"machine": name}
-
-
 def read_lines(path):
     """The records of a ``.jsonl`` file, oldest first ([] when there is none)."""
     path = Path(path)
