@@ -212,6 +212,18 @@ def core_device():
     return dev
 
 
+def set_release_threshold(op, keep):
+    """Set the release threshold of device 0's current memory pool (the pool ``cudaMallocAsync``, cuda.core's
+    default memory resource and CuPy's ``MemoryAsyncPool`` allocate from) to the maximum (``keep``) or to 0,
+    for the benchmark ``op``; its teardown restores the previous value (a paired worker runs many cases)."""
+    dev, _ = primary_context()
+    pool = check(driver.cuDeviceGetMemPool(dev))
+    attr = driver.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    previous = check(driver.cuMemPoolGetAttribute(pool, attr))
+    check(driver.cuMemPoolSetAttribute(pool, attr, driver.cuuint64_t((1 << 64) - 1 if keep else 0)))
+    op.defer(lambda: check(driver.cuMemPoolSetAttribute(pool, attr, previous)))
+
+
 def core_event_options():
     """EventOptions with timing disabled: ``enable_timing`` became ``timing_enabled`` in 1.0."""
     fields = getattr(core.EventOptions, "__dataclass_fields__", {})

@@ -61,6 +61,13 @@ def bindings_module():
 
 
 @functools.cache
+def bindings_library():
+    """The cubin loaded with the library API (``cuLibraryLoadData``), as cuda.core loads its code."""
+    compat.primary_context()
+    return compat.check(compat.driver.cuLibraryLoadData(cubin(), None, None, 0, None, None, 0))
+
+
+@functools.cache
 def bindings_kernels():
     module = bindings_module()
     return {name: compat.module_get_function(module, name) for name in KERNEL_NAMES}

@@ -9,8 +9,12 @@ CuPy forms of one operation share one benchmark name and one graph::
     bench_event.EventCreate.time_event_create('cupy')
 
 A subclass declares, per api, the names it needs (``needs``) and one builder method of the same name
-(``core``, ``bindings``, ``cupy``) that returns ``(callable, args)``. The timed body is then a single
-``fn(*args)`` call of the library's own function, bound before timing starts. Names that this version of
+(``core``, ``bindings``, ``cupy``) that returns ``(callable, args)`` or ``(callable, args, kwargs)``: the
+library's own function and what it is called with, bound before timing starts. The timed body,
+``self.body()``, is that call written out ``unroll`` times as straight-line code with the function and its
+arguments in locals (:func:`unrolled`), and the class's ``timer`` divides the clock by ``unroll``: asv
+records the time of one call, and its own loop (120-230 ns around each body on the H200) is spread over
+``unroll`` calls. The paired engine (``cuda_bench.worker``) times the same ``self.body``. Names that this version of
 the library lacks, a missing GPU, or a GPU too old for the operation skip the benchmark with the reason
 (asv prints it with ``--show-stderr``; ``scripts/apis.py`` tabulates it).
 
@@ -23,11 +27,39 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import time
 
 from . import _compat as compat
 from ._compat import Unavailable
 
 APIS = ("core", "bindings", "cupy")
+UNROLL = 10  # calls per timed body, for operations that take less than ~10 us
+QUEUED_CALLS = 100  # calls per sample of an operation that enqueues GPU work
+
+
+def unrolled(fn, args=(), kwargs=None, calls=UNROLL):
+    """A function of no arguments that calls ``fn(*args, **kwargs)`` ``calls`` times, written out: each
+    call is the call and the loads of its locals, with no loop and no argument unpacking around it."""
+    kwargs = kwargs or {}
+    names = [f"a{i}" for i in range(len(args))]
+    keys = {f"k_{key}": key for key in kwargs}
+    params = ", ".join(["fn=fn", *(f"{n}={n}" for n in [*names, *keys])])
+    call = "fn(" + ", ".join([*names, *(f"{key}={local}" for local, key in keys.items())]) + ")"
+    namespace = {"fn": fn, **dict(zip(names, args)), **{local: kwargs[key] for local, key in keys.items()}}
+    exec(f"def body({params}):\n" + f"    {call}\n" * calls, namespace)
+    return namespace["body"]
+
+
+def per_call_timer(calls):
+    """asv's ``timer`` for a body of ``calls`` calls: the clock divided by ``calls``, so that asv's
+    seconds per timed call are seconds per operation (asv picks ``number`` from the wall clock)."""
+    if calls == 1:
+        return staticmethod(time.perf_counter)
+
+    def timer(clock=time.perf_counter, calls=calls):
+        return clock() / calls
+
+    return staticmethod(timer)
 
 
 class Op:
@@ -41,6 +73,10 @@ class Op:
     queued = False
     #: the timed call synchronises with the GPU (stated in the dashboard via the docstring)
     synchronizes = False
+    #: calls per timed body; 1 for operations slow enough (> ~10 us) that asv's loop does not matter
+    unroll = UNROLL
+    #: where the forms of this operation do different work on purpose, and why (marked in the overview)
+    differs = ""
 
     timeout = 120
 
@@ -51,15 +87,16 @@ class Op:
             # changed; the builders are the benchmark, so hash the class and the shared setup instead.
             # Pin `version = "..."` in a class to keep its history across a cosmetic edit.
             classes = [k for k in cls.__mro__ if issubclass(k, Op) and k is not Op]
-            source = "".join(map(inspect.getsource, [*classes, Op.setup, Op.teardown]))
+            source = "".join(map(inspect.getsource, [*classes, Op.setup, Op.teardown, unrolled]))
             cls.version = hashlib.sha256(source.encode()).hexdigest()[:16]
         apis = [api for api in APIS if api in cls.needs]
         cls.params = [apis, *cls.cases.values()]
         cls.param_names = ["api", *cls.cases]
+        cls.timer = per_call_timer(cls.unroll)
         if cls.queued:
             # 0.2.5-style asv: setup/teardown run between samples, not inside one; warm-up is done in
             # setup (below) so asv's own warm-up, which would not drain, is switched off.
-            cls.number = 100
+            cls.number = QUEUED_CALLS // cls.unroll
             cls.warmup_time = 0
             cls.repeat = (10, 40, 20.0)
 
@@ -70,12 +107,14 @@ class Op:
         compat.resolve_all(self.needs[api])
         if api not in self.gpu_free:
             compat.require_gpu()
-        self.fn, self.args = getattr(self, api)(*case)
+        self.fn, self.args, *kwargs = getattr(self, api)(*case)
+        self.kwargs = kwargs[0] if kwargs else {}
+        self.body = unrolled(self.fn, self.args, self.kwargs, self.unroll)
         if self.queued and self.drain is None:
             raise RuntimeError(f"{type(self).__name__}.{api} queues GPU work but set no drain")
         try:
-            for _ in range(10 if self.queued else 1):  # warm-up; asv's own warm-up is off for queued ops
-                self.fn(*self.args)
+            for _ in range(10 // self.unroll if self.queued else 1):  # warm-up; asv's is off for queued ops
+                self.body()
         except Exception as exc:
             if api in self.gpu_free and not compat.has_gpu():
                 raise Unavailable(f"{compat.describe(api)} needs a CUDA driver for this ({exc!r})") from exc

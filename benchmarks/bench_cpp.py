@@ -1,16 +1,23 @@
 """C++ twins: the suite's driver-level operations called from C++, the floor Python is measured against.
 
-``cpp/twins.cpp`` makes the same driver/runtime/NVRTC calls as the ``bindings`` forms of the operations
-in the other modules. It is compiled with nvcc on the benchmark machine when asv runs (no binaries in
-git), run once (``setup_cache``), and each operation's per-call median is recorded as a ``track_``
-benchmark in seconds, in the same results file as the Python numbers. Operation IDs are the Python
-class names in snake case, with the case in brackets: ``Launch('core', '16 ptr')`` <-> ``launch[16 ptr]``.
-C++ passes kernel arguments pre-packed, so ``launch[...]`` is also the twin of ``LaunchPrepacked``.
+``cpp/twins.cpp`` makes the same driver/runtime/NVRTC calls as the ``bindings`` forms of the operations in
+the other modules. It is compiled with nvcc on the benchmark machine into a shared library (no binaries
+in git; cached by the source's hash) and loaded with ctypes into the Python process, so that a C++ twin
+and a Python form can be timed alternately, sample by sample, in one process (``cuda_bench.worker``'s
+``overhead`` request). NVRTC is the one cuda.bindings loaded in that process, so both sides compile with
+the same compiler. Operation IDs are the Python class names in snake case, with the case in brackets:
+``Launch('core', '16 ptr')`` <-> ``launch[16 ptr]`` (``cuda_bench.layout.cpp_id``).
+
+For asv, ``Cpp.track_latency`` records each twin's per-call median over 25 samples, in seconds, in the
+same results file as the Python numbers.
 """
 
-import json
+import ctypes
+import functools
+import hashlib
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,13 +26,16 @@ from . import _compat as compat
 from . import _kernels as kernels
 
 SOURCE = Path(__file__).with_name("cpp") / "twins.cpp"
+SAMPLES = 25
+TARGET_NS = 200_000  # length of one sample
+CACHE = Path(os.environ.get("CUDA_BENCH_CACHE", Path.home() / ".cache" / "cuda-python-bench")) / "twins"
 
 OPS = [
     "current_device", "runtime_get_device", "compute_capability", "current_compute_capability",
     "device_attribute", "set_current", "current_context", "device_sync", "driver_version", "runtime_version",
     "stream_create", "stream_sync", "event_create", "event_record", "event_query", "event_sync",
-    "alloc_free", "alloc_free_sync", "pointer_get_attribute", "pointer_get_attributes",
-    "get_kernel", "module_load", "module_load_legacy",
+    "alloc_free", "alloc_free_sync[keep]", "alloc_free_sync[release]", "pointer_get_attribute",
+    "pointer_get_attributes", "get_kernel", "module_load", "module_load_legacy",
     *(f"launch[{case}]" for case in kernels.ARG_CASES),
     "compile[ptx]", "compile[cubin]", "nvrtc_create_program_100_headers", "tensor_map_encode_tiled",
 ]
@@ -42,37 +52,108 @@ def nvcc():
     return None
 
 
-def build_and_run():
-    """Compile twins.cpp, run it on this GPU; {"results": {op: s}, "skipped": {op: why}} or {"error": why}."""
-    if not compat.has_gpu():
-        try:
-            compat.require_gpu()
-        except compat.Unavailable as exc:
-            return {"error": str(exc)}
+def build():
+    """The twins' shared library for this source and nvcc, compiled on first use (then cached)."""
     compiler = nvcc()
     if compiler is None:
-        return {"error": "no nvcc here (PATH, CUDA_HOME, /usr/local/cuda) to build the C++ twins"}
-    work = Path(tempfile.mkdtemp(prefix="cpp-twins-"))
+        raise compat.Unavailable("no nvcc here (PATH, CUDA_HOME, /usr/local/cuda) to build the C++ twins")
+    key = hashlib.sha256(SOURCE.read_bytes() + os.path.realpath(compiler).encode()).hexdigest()[:16]
+    target = CACHE / f"twins-{key}.so"
+    if not target.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=CACHE) as work:
+            out = Path(work) / target.name
+            proc = subprocess.run(
+                [compiler, "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", str(SOURCE), "-o", str(out),
+                 "-lcuda", "-ldl"],
+                capture_output=True, text=True,
+            )
+            if proc.returncode != 0:
+                raise RuntimeError(f"building {SOURCE.name} failed:\n{proc.stderr[-3000:]}")
+            os.replace(out, target)  # atomic: concurrent builders agree
+    return target
+
+
+def loaded_nvrtc():
+    """The path of the libnvrtc cuda.bindings has loaded in this process ('' when none is)."""
+    compat.nvrtc.nvrtcVersion()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if "libnvrtc.so" in os.path.basename(path):
+                return path
+    return ""
+
+
+class Twins:
+    """The twins' library, initialised in this process (device 0's primary context, the suite's kernels)."""
+
+    def __init__(self):
+        compat.primary_context()
+        self.lib = ctypes.CDLL(str(build()))
+        self.lib.twins_init.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p,
+                                        ctypes.c_size_t]
+        self.lib.twins_setup.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        self.lib.twins_ids.restype = ctypes.c_char_p
+        self.lib.twins_queued.restype = ctypes.c_long
+        self.lib.twins_sample.argtypes = [ctypes.c_long]
+        self.lib.twins_sample.restype = ctypes.c_double
+        self.sample = self.lib.twins_sample
+        self.teardown = self.lib.twins_teardown
+        cubin = kernels.cubin()
+        err = ctypes.create_string_buffer(2048)
+        if self.lib.twins_init(cubin, len(cubin), loaded_nvrtc().encode(), err, len(err)):
+            raise compat.Unavailable(f"the C++ twins could not start: {err.value.decode()}")
+        self.ids = self.lib.twins_ids().decode().split(",")
+
+    def setup(self, op):
+        """Calls per sample for a queued twin (else 0); raises Unavailable with the twin's reason."""
+        err = ctypes.create_string_buffer(2048)
+        status = self.lib.twins_setup(op.encode(), err, len(err))
+        if status == 1:
+            raise compat.Unavailable(err.value.decode())
+        if status:
+            raise RuntimeError(err.value.decode())
+        return self.lib.twins_queued()
+
+
+@functools.cache
+def twins():
+    return Twins()
+
+
+def calls_for(sample, target_ns=TARGET_NS):
+    """Calls per sample so that one sample lasts about ``target_ns``."""
+    calls = 1
+    while calls < (1 << 24):
+        elapsed = sample(calls)
+        if elapsed >= target_ns:
+            break
+        calls = max(2 * calls, int(calls * target_ns / max(elapsed, 1) * 1.1))
+    return calls
+
+
+def measure_all():
+    """Each twin's per-call median, {"results": {op: s}, "skipped": {op: why}}, or {"error": why}."""
     try:
-        binary = work / "twins"
-        build = subprocess.run(
-            [compiler, "-std=c++17", "-O2", str(SOURCE), "-o", str(binary), "-lcuda", "-lnvrtc"],
-            capture_output=True, text=True,
-        )
-        if build.returncode != 0:
-            raise RuntimeError(f"building {SOURCE.name} failed:\n{build.stderr[-3000:]}")
-        cubin = work / "kernels.cubin"
-        cubin.write_bytes(kernels.cubin())
-        proc = subprocess.run([str(binary), str(cubin)], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{SOURCE.name} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
-        return json.loads(proc.stdout)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        compat.require_gpu()
+        lib = twins()
+    except compat.Unavailable as exc:
+        return {"error": str(exc)}
+    results, skipped = {}, {}
+    for op in OPS:
+        try:
+            calls = lib.setup(op) or calls_for(lib.sample)
+            results[op] = statistics.median(lib.sample(calls) / calls for _ in range(SAMPLES)) * 1e-9
+        except compat.Unavailable as exc:
+            skipped[op] = str(exc)
+        finally:
+            lib.teardown()
+    return {"results": results, "skipped": skipped}
 
 
 class Cpp:
-    """Per-call latency of each operation from C++ (median over 25 timed batches)."""
+    """Per-call latency of each operation from C++ (median over 25 timed samples)."""
 
     params = [OPS]
     param_names = ["op"]
@@ -80,7 +161,7 @@ class Cpp:
     timeout = 900
 
     def setup_cache(self):
-        return build_and_run()
+        return measure_all()
 
     def setup(self, measured, op):
         if "error" in measured:

@@ -29,7 +29,7 @@ class CurrentDevice(Op):
         return compat.cupy.cuda.Device, ()
 
     def time_current_device(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class RuntimeGetDevice(Op):
@@ -46,12 +46,14 @@ class RuntimeGetDevice(Op):
         return compat.cupy.cuda.runtime.getDevice, ()
 
     def time_runtime_get_device(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class ComputeCapability(Op):
     """Read the compute capability of a device object; bindings: the two ``cuDeviceGetAttribute`` calls."""
 
+    differs = ("cuda.core and CuPy return the device object's cached value; cuda.bindings and C++ make "
+               "the two cuDeviceGetAttribute calls every time")
     needs = {
         "core": ("core.Device.compute_capability",),
         "bindings": ("driver.cuDeviceGetAttribute",),
@@ -79,7 +81,7 @@ class ComputeCapability(Op):
         return attrgetter("compute_capability"), (compat.cupy_device(),)
 
     def time_compute_capability(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class DeviceArch(Op):
@@ -91,7 +93,7 @@ class DeviceArch(Op):
         return attrgetter("arch"), (compat.core_device(),)
 
     def time_device_arch(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class DeviceAttribute(Op):
@@ -103,9 +105,8 @@ class DeviceAttribute(Op):
         "cupy": ("cupy.cuda.runtime.deviceGetAttribute",),
     }
 
-    # pinned when the core form learnt to skip cuda-core 0.1 (found by the release ladder): the timed
-    # calls did not change, so earlier results stay comparable
-    version = "f567ba36d00aac00"
+    differs = ("cuda.core and CuPy read the attribute from a per-device cache after the first call; "
+               "cuda.bindings and C++ ask the driver (cuDeviceGetAttribute) every time")
 
     def core(self):
         device = compat.core_device()
@@ -125,7 +126,7 @@ class DeviceAttribute(Op):
         return runtime.deviceGetAttribute, (runtime.cudaDevAttrMultiProcessorCount, 0)
 
     def time_device_attribute(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class SetCurrent(Op):
@@ -148,7 +149,7 @@ class SetCurrent(Op):
         return compat.cupy_device().use, ()
 
     def time_set_current(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class CurrentContext(Op):
@@ -164,7 +165,7 @@ class CurrentContext(Op):
         return compat.driver.cuCtxGetCurrent, ()
 
     def time_current_context(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class CurrentComputeCapability(Op):
@@ -210,7 +211,7 @@ class CurrentComputeCapability(Op):
         return current_compute_capability, ()
 
     def time_current_compute_capability(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class DeviceSync(Op):
@@ -236,4 +237,4 @@ class DeviceSync(Op):
         return compat.cupy.cuda.runtime.deviceSynchronize, ()
 
     def time_device_sync(self, api):
-        self.fn(*self.args)
+        self.body()

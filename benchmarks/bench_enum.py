@@ -14,7 +14,7 @@ class ResultFromValue(Op):
         return compat.driver.CUresult, (0,)
 
     def time_result_from_value(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class ResultFromErrorValue(Op):
@@ -28,7 +28,7 @@ class ResultFromErrorValue(Op):
         return compat.driver.CUresult, (100,)
 
     def time_result_from_error_value(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class ResultMember(Op):
@@ -41,7 +41,7 @@ class ResultMember(Op):
         return getattr, (compat.driver.CUresult, "CUDA_SUCCESS")
 
     def time_result_member(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class DriverVersion(Op):
@@ -57,7 +57,7 @@ class DriverVersion(Op):
         return compat.cupy.cuda.runtime.driverGetVersion, ()
 
     def time_driver_version(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class RuntimeVersion(Op):
@@ -74,5 +74,5 @@ class RuntimeVersion(Op):
         return compat.cupy.cuda.runtime.runtimeGetVersion, ()
 
     def time_runtime_version(self, api):
-        self.fn(*self.args)
+        self.body()
 

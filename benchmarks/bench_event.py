@@ -39,10 +39,14 @@ class EventCreate(Op):
 
     def cupy(self):
         compat.cupy_device()
-        return compat.cupy.cuda.Event, (False, True)  # block=False, disable_timing=True
+
+        def create_destroy(create=compat.cupy.cuda.Event):
+            create(False, True)  # block=False, disable_timing=True; destroyed as the object is dropped
+
+        return create_destroy, ()
 
     def time_event_create(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class _EventOp(Op):
@@ -102,7 +106,7 @@ class EventRecord(_EventOp):
         return event.record, (stream,)
 
     def time_event_record(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class EventQuery(_EventOp):
@@ -124,7 +128,7 @@ class EventQuery(_EventOp):
         return attrgetter("done"), (self._cupy_pair()[1],)
 
     def time_event_query(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class EventSync(_EventOp):
@@ -147,4 +151,4 @@ class EventSync(_EventOp):
         return self._cupy_pair()[1].synchronize, ()
 
     def time_event_sync(self, api):
-        self.fn(*self.args)
+        self.body()

@@ -1,18 +1,24 @@
-"""The harness floor: what asv's timing loop costs around a call that does nothing.
+"""The harness floor: what timing costs per call around a call that does nothing.
 
-Every operation's timed body is ``self.fn(*self.args)`` inside asv's parameterised loop. This benchmark has
-the same shape with ``fn = int`` (a C builtin returning the cached 0), so ``measured - floor`` is the cost of
-the call itself. Each run records its own floor. The paired engine runs it too, as a control: both builds
-time the same builtin, so its ratio must read 1.000.
+Every operation's timed body is ``self.body()``: the operation's call written out ``unroll`` times
+(``benchmarks._op.unrolled``) inside asv's parameterised loop, with a timer that divides by ``unroll``.
+This benchmark has the same shape with ``fn = int`` (a C builtin returning the cached 0), so it reads
+the harness's cost per call, the no-op call included, and ``measured - floor`` is what the operation itself
+adds. Each run records its own floor. The paired engine runs it too, as a control: both builds time the
+same builtin, so its ratio must read 1.000.
 """
+
+from ._op import UNROLL, per_call_timer, unrolled
 
 
 class Floor:
     params = [["noop"]]
     param_names = ["api"]
+    unroll = UNROLL
+    timer = per_call_timer(UNROLL)
 
     def setup(self, api):
-        self.fn, self.args = int, ()
+        self.body = unrolled(int, (), None, self.unroll)
 
     def time_noop(self, api):
-        self.fn(*self.args)
+        self.body()

@@ -1,9 +1,10 @@
 """Memory: small async allocations, with and without a device sync, memory resources, pointer attributes
 (seeds #756 #876 #1274).
 
-CuPy allocates from its own caching pool, not the driver's stream-ordered pool: its numbers are a pool hit.
-cuda.core and the runtime calls allocate from the driver's default memory pool, whose release threshold
-decides whether a sync hands memory back to the driver (the 646 us of #756).
+In ``AllocFree`` CuPy allocates from its own caching pool, not the driver's stream-ordered pool: its numbers
+are a pool hit. cuda.core and the runtime calls allocate from the device's memory pool, whose release
+threshold decides whether a sync hands memory back to the driver (the 646 us of #756): ``AllocFreeSync``
+sets it explicitly on every side, both ways.
 """
 
 from . import _compat as compat
@@ -34,8 +35,8 @@ class AllocFree(Op):
         stream = _core_stream(self)
         self.drain = stream.sync
 
-        def alloc_free(allocate=compat.core_allocate, dev=dev, size=SIZE, stream=stream):
-            allocate(dev, size, stream).close(stream)
+        def alloc_free(allocate=dev.memory_resource.allocate, size=SIZE, stream=stream):
+            allocate(size, stream=stream).close(stream)
 
         return alloc_free, ()
 
@@ -59,31 +60,41 @@ class AllocFree(Op):
         return compat.cupy.empty, (SIZE, compat.cupy.uint8)
 
     def time_alloc_free(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class AllocFreeSync(Op):
-    """Allocate and free 10 bytes, then synchronise the device (the ``mr.allocate(10); Device().sync()`` of #756)."""
+    """Allocate and free 10 bytes, then synchronise the device (the ``mr.allocate(10); Device().sync()`` of #756),
+    every side from the device's stream-ordered memory pool with the same release threshold: ``keep`` (the
+    threshold raised to the maximum, as cuda.core's default memory resource does and #756's workaround) or
+    ``release`` (the driver's default 0: every sync hands the memory back to the driver). CuPy allocates
+    through its ``MemoryAsyncPool`` (``cudaMallocAsync`` on the same pool) instead of its caching pool."""
 
     synchronizes = True
+    unroll = 1  # 5-130 us
+    cases = {"pool": ["keep", "release"]}
     needs = {
-        "core": ("core.Device.memory_resource", "core.Device.sync"),
-        "bindings": ("runtime.cudaMallocAsync", "runtime.cudaFreeAsync", "runtime.cudaDeviceSynchronize"),
-        "cupy": ("cupy.empty", "cupy.cuda.runtime.deviceSynchronize"),
+        "core": ("core.Device.memory_resource", "core.Device.sync", "driver.cuMemPoolSetAttribute"),
+        "bindings": ("runtime.cudaMallocAsync", "runtime.cudaFreeAsync", "runtime.cudaDeviceSynchronize",
+                     "driver.cuMemPoolSetAttribute"),
+        "cupy": ("cupy.cuda.MemoryAsyncPool", "cupy.cuda.runtime.deviceSynchronize", "driver.cuMemPoolSetAttribute"),
     }
 
-    def core(self):
+    def core(self, pool):
         dev = compat.core_device()
         stream = _core_stream(self)
+        mr = dev.memory_resource  # created first: cuda.core raises the threshold as it creates it
+        compat.set_release_threshold(self, pool == "keep")
 
-        def alloc_free_sync(allocate=compat.core_allocate, dev=dev, size=SIZE, stream=stream):
-            allocate(dev, size, stream).close(stream)
-            dev.sync()
+        def alloc_free_sync(allocate=mr.allocate, size=SIZE, stream=stream, sync=dev.sync):
+            allocate(size, stream=stream).close(stream)
+            sync()
 
         return alloc_free_sync, ()
 
-    def bindings(self):
+    def bindings(self, pool):
         stream = new_bindings_stream(self)
+        compat.set_release_threshold(self, pool == "keep")
         rt = compat.runtime
 
         def alloc_free_sync(
@@ -94,18 +105,26 @@ class AllocFreeSync(Op):
 
         return alloc_free_sync, ()
 
-    def cupy(self):
+    def cupy(self, pool):
         compat.cupy_device()
+        cuda = compat.cupy.cuda
+        previous = cuda.get_allocator()
+        cuda.set_allocator(cuda.MemoryAsyncPool().malloc)
+        self.defer(cuda.set_allocator, previous)
+        stream = cuda.Stream(non_blocking=True)
+        stream.use()
+        self.defer(cuda.Stream.null.use)
+        compat.set_release_threshold(self, pool == "keep")
 
         def alloc_free_sync(empty=compat.cupy.empty, uint8=compat.cupy.uint8, size=SIZE,
-                            sync=compat.cupy.cuda.runtime.deviceSynchronize):
+                            sync=cuda.runtime.deviceSynchronize):
             empty(size, uint8)
             sync()
 
         return alloc_free_sync, ()
 
-    def time_alloc_free_sync(self, api):
-        self.fn(*self.args)
+    def time_alloc_free_sync(self, api, pool):
+        self.body()
 
 
 class MemoryResourceCreate(Op):
@@ -118,7 +137,7 @@ class MemoryResourceCreate(Op):
         return compat.core.DeviceMemoryResource, (0,)
 
     def time_memory_resource_create(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class PointerGetAttribute(Op):
@@ -140,7 +159,7 @@ class PointerGetAttribute(Op):
         return compat.cupy.cuda.runtime.pointerGetAttributes, (array.data.ptr,)
 
     def time_pointer_get_attribute(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class PointerGetAttributes(Op):
@@ -160,7 +179,7 @@ class PointerGetAttributes(Op):
         return compat.driver.cuPointerGetAttributes, (len(attrs), attrs, ptr)
 
     def time_pointer_get_attributes(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 def _bindings_alloc(op, size):

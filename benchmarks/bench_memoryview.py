@@ -17,4 +17,4 @@ class StridedMemoryViewCreate(Op):
         return compat.core_memory_view_call(self.array, int(stream.handle))
 
     def time_strided_memory_view_create(self, api):
-        self.fn(*self.args)
+        self.body()

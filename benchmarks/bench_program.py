@@ -17,6 +17,7 @@ class Compile(Op):
 
     cases = {"target": ["ptx", "cubin"]}
     gpu_free = ("core", "bindings")
+    unroll = 1  # tens of microseconds or more: asv's loop is noise here
     needs = {
         "core": ("core.Program",),
         "bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcCompileProgram"),
@@ -30,16 +31,17 @@ class Compile(Op):
         return compat.nvrtc_compile, (SOURCE, target, compat.arch())
 
     def time_compile(self, api, target):
-        self.fn(*self.args)
+        self.body()
 
 
 class GetKernel(Op):
-    """Look a kernel up by name in a loaded module: ``ObjectCode.get_kernel``, ``cuModuleGetFunction``,
+    """Look a kernel up by name in a loaded library: ``ObjectCode.get_kernel``, ``cuLibraryGetKernel``,
     ``RawModule.get_function``."""
 
+    differs = "CuPy looks the kernel up with cuModuleGetFunction (the module API); the others with cuLibraryGetKernel"
     needs = {
         "core": ("core.ObjectCode.get_kernel", "core.Program"),
-        "bindings": ("driver.cuModuleGetFunction", "nvrtc.nvrtcCreateProgram"),
+        "bindings": ("driver.cuLibraryGetKernel", "nvrtc.nvrtcCreateProgram"),
         "cupy": ("cupy.RawModule.get_function",),
     }
 
@@ -48,20 +50,21 @@ class GetKernel(Op):
         return code.get_kernel, ("empty",)
 
     def bindings(self):
-        return compat.driver.cuModuleGetFunction, (kernels.bindings_module(), b"empty")
+        return compat.driver.cuLibraryGetKernel, (kernels.bindings_library(), b"empty")
 
     def cupy(self):
         compat.cupy_device()
         return kernels.cupy_module().get_function, ("empty",)
 
     def time_get_kernel(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class ModuleLoad(Op):
     """Load a cubin, fetch one kernel, unload: ``ObjectCode.from_cubin(...).get_kernel`` (unloaded when
     dropped), ``cuLibraryLoadData``/``cuLibraryGetKernel``/``cuLibraryUnload``."""
 
+    unroll = 1  # tens of microseconds or more: asv's loop is noise here
     needs = {
         "core": ("core.ObjectCode.get_kernel",),
         "bindings": ("driver.cuLibraryLoadData", "driver.cuLibraryGetKernel", "driver.cuLibraryUnload"),
@@ -92,12 +95,13 @@ class ModuleLoad(Op):
         return load, ()
 
     def time_module_load(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class ModuleLoadLegacy(Op):
     """The module API: ``cuModuleLoadData``, ``cuModuleGetFunction``, ``cuModuleUnload``."""
 
+    unroll = 1  # tens of microseconds or more: asv's loop is noise here
     needs = {"bindings": ("driver.cuModuleLoadData", "driver.cuModuleUnload")}
 
     def bindings(self):
@@ -117,7 +121,7 @@ class ModuleLoadLegacy(Op):
         return load, ()
 
     def time_module_load_legacy(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class NvrtcCreateProgram100Headers(Op):
@@ -125,6 +129,7 @@ class NvrtcCreateProgram100Headers(Op):
     conversion; no compilation)."""
 
     gpu_free = ("bindings",)
+    unroll = 1  # tens of microseconds or more: asv's loop is noise here
     needs = {"bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcDestroyProgram")}
 
     def bindings(self):
@@ -146,7 +151,7 @@ class NvrtcCreateProgram100Headers(Op):
         return create_destroy, ()
 
     def time_nvrtc_create_program_100_headers(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class CompileThreads(Op):
@@ -156,6 +161,7 @@ class CompileThreads(Op):
 
     cases = {"threads": ["1", "2", "4", "8"]}
     gpu_free = ("core", "bindings")
+    unroll = 1  # tens of microseconds or more: asv's loop is noise here
     needs = {
         "core": ("core.Program",),
         "bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcCompileProgram"),
@@ -185,7 +191,7 @@ class CompileThreads(Op):
         return compile_in_threads, ()
 
     def time_compile_threads(self, api, threads):
-        self.fn(*self.args)
+        self.body()
 
 
 class ProgramOptionsCreate(Op):
@@ -206,4 +212,4 @@ class ProgramOptionsCreate(Op):
         return program_options, ()
 
     def time_program_options_create(self, api):
-        self.fn(*self.args)
+        self.body()

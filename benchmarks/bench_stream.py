@@ -33,10 +33,14 @@ class StreamCreate(Op):
 
     def cupy(self):
         compat.cupy_device()
-        return compat.cupy.cuda.Stream, (False, True)  # null=False, non_blocking=True
+
+        def create_destroy(create=compat.cupy.cuda.Stream):
+            create(False, True)  # null=False, non_blocking=True; destroyed as the object is dropped
+
+        return create_destroy, ()
 
     def time_stream_create(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class StreamSync(Op):
@@ -63,7 +67,7 @@ class StreamSync(Op):
         return compat.cupy.cuda.Stream(non_blocking=True).synchronize, ()
 
     def time_stream_sync(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 def new_bindings_stream(op):

@@ -43,4 +43,4 @@ class TensorMapEncodeTiled(Op):
         )
 
     def time_tensor_map_encode_tiled(self, api):
-        self.fn(*self.args)
+        self.body()

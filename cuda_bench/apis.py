@@ -37,7 +37,7 @@ def check(case, resolve_only):
     op = case.cls()
     op.setup(*case.params)
     try:
-        op.fn(*op.args)
+        op.body()
     finally:
         op.teardown(*case.params)
     return "ok"

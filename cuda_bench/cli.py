@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from cuda_bench import build, compare, machine, paired, publish, results, run, stats
-from cuda_bench.layout import RESULTS, WORK, label
+from cuda_bench.layout import CALIBRATION, OVERHEAD, RESULTS, STEPS, WORK, label
 
 DESCRIPTION = """\
 cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after commit.
@@ -27,6 +27,7 @@ commands:
   ladder     the same over every cuda-core-v* release tag and main's head
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
+  overhead   each Python form against its C++ twin, sample by sample in one process, at one commit
   publish    html/ from results/ again (asv's pages, self-contained, the overview, the paired steps)
   serve      serve html/ on http://127.0.0.1:8080
   machine    record this machine (GPU, driver, CPU) for asv
@@ -38,6 +39,7 @@ examples:
   scripts/bench run --repo ~/src/cuda-python main..my-branch
   scripts/bench compare main my-branch --repo ~/src/cuda-python
   scripts/bench aa main                           # thresholds for this machine
+  scripts/bench overhead main                     # over C++, for the overview
 """
 
 
@@ -117,6 +119,17 @@ def parser():
         p.add_argument("--out", metavar="DIR", help="summary.json, comment.md and the worker logs "
                        "(default .asv/compare/BASE-HEAD)")
         p.add_argument("--output", metavar="FILE", help="also write the comment here")
+    p = sub.add_parser("overhead", help="each Python form over its C++ twin at one commit",
+                       description="in one build, each Python form and its C++ twin timed alternately, sample "
+                       "by sample, in one process; several fresh processes give each case's interval. Appends "
+                       "to results/<machine>/overhead.jsonl (the overview's 'over C++'). Exit status 2 when a "
+                       "case could not be measured.")
+    p.add_argument("commit", help="commit, tag or branch")
+    asv_options(p, results_dir=False)
+    paired_options(p, pairs=10)
+    p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
+    p.add_argument("--out", metavar="DIR", help="overhead.json, overhead.md and the worker logs "
+                   "(default .asv/overhead/COMMIT)")
     p = sub.add_parser("publish", help="publish html/ from results/", description="asv publish into a new "
                        "folder, made self-contained, the overview and the paired steps added; it replaces html/ "
                        "only when complete.")
@@ -170,9 +183,28 @@ def cmd_compare(args, argv):
     log(f"{out}/summary.json: {report.seconds:.0f} s measuring, {built:.0f} s building")
     if aa and not args.no_write:
         record = compare.calibration_record(data)
-        results.append_line(RESULTS / name / "calibration.jsonl", record)
-        log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/calibration.jsonl")
+        results.append_line(RESULTS / name / CALIBRATION, record)
+        log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/{CALIBRATION}")
     return compare.exit_status(data)
+
+
+def cmd_overhead(args, argv):
+    settings = settings_of(args)
+    name, info = machine.record(args.machine)
+    conf, repo, bindings, reqs, site = paired_context(args)
+    out = Path(args.out or WORK / "overhead" / label(args.commit)).resolve()
+    data = compare.overhead(repo, args.commit, bindings=bindings, requirements=reqs, system_site=site,
+                            settings=settings, bench=args.bench, log_dir=out / "logs", progress=log,
+                            command="scripts/bench " + " ".join(map(shlex.quote, argv)), machine_info=info)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "overhead.json").write_text(json.dumps(data, indent=1) + "\n")
+    text = compare.overhead_markdown(data)
+    (out / "overhead.md").write_text(text)
+    print(text)
+    if not args.no_write:
+        results.append_line(RESULTS / name / OVERHEAD, data)
+        log(f"over C++: {len(data['cases'])} cases -> results/{name}/{OVERHEAD}")
+    return 2 if data["errors"] else 0
 
 
 def history_steps(args, name, info, results_dir, before, config):
@@ -194,7 +226,7 @@ def history_steps(args, name, info, results_dir, before, config):
                                         log_dir=out / "logs", progress=log)
         data = compare.summary(report, "step", (), built, None, info)
         compare.write(out, data)
-        results.append_line(Path(results_dir) / name / "steps.jsonl", data)
+        results.append_line(Path(results_dir) / name / STEPS, data)
         flagged = compare.regressions(data)
         log(f"step {base[:9]} -> {head[:9]}: {len(flagged)} regression(s)"
             + "".join(f"\n  {c['name']} ×{c['ratio']:.3f} [{c['low']:.3f}, {c['high']:.3f}]" for c in flagged))
@@ -246,6 +278,8 @@ def main(argv=None):
             status = cmd_run(args, rest)
         elif args.command in ("compare", "aa"):
             status = cmd_compare(args, argv)
+        elif args.command == "overhead":
+            status = cmd_overhead(args, argv)
         elif args.command == "publish":
             status = 0
             config = run.derived_conf(args.repo, None, args.results_dir, None)

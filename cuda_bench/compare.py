@@ -8,7 +8,9 @@ Three uses of one engine (``cuda_bench.paired``):
 * calibration, ``scripts/bench aa COMMIT``: the same build on both sides; the farthest each case's interval
   strays from 1 sets that case's threshold on this machine (``results/<machine>/calibration.jsonl``);
 * the history, after ``scripts/bench run``: each newly measured commit paired with the previous measured
-  one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from.
+  one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from;
+* over C++, ``scripts/bench overhead COMMIT``: in one build, each Python form timed against its C++ twin
+  sample by sample inside one process (``results/<machine>/overhead.jsonl``, the overview's "over C++").
 
 Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio,
 the interval and the verdict.
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from cuda_bench import build, machine, paired, stats
 from cuda_bench.report import fmt_ns
-from cuda_bench.layout import PAIRED_ENVS, label
+from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
 from cuda_bench.suite import cases as suite_cases
 
 MARKER = "<!-- cuda-python-bench:compare -->"
@@ -194,3 +196,48 @@ def calibration_record(data):
         raise CompareError("calibration needs an A/A run")
     return {"base": data["base"], "head": data["head"], "date": data["date"], "settings": data["settings"],
             "thresholds": stats.calibrate(data["cases"])}
+
+
+def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings=None, bench=(), log_dir,
+             progress=None, command=None, machine_info=None):
+    """Python over C++ at ``rev``: every non-control case against its C++ twin (``cuda_bench.layout.cpp_id``;
+    cases without a twin are skipped by the workers), a record for ``overhead.jsonl``."""
+    progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
+    settings = settings or paired.Settings(pairs=10)
+    items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, settings.benchmark_dir)
+             if not is_control(name)]
+    start = time.monotonic()
+    env = environments(repo, [rev], bindings, requirements, system_site, log_dir, progress)[rev]
+    built = round(time.monotonic() - start, 1)
+    side = paired.Side("head", rev, env["commit"], env["python"], record=env)
+    found = paired.overhead(side, items, settings, Path(log_dir) / "workers", progress)
+    return {
+        "kind": "overhead", "commit": env["commit"], "rev": rev, "seconds": found["seconds"], "build_seconds": built,
+        "command": command, "machine": machine_info or {},
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "settings": {"processes": settings.pairs, "seconds_per_case_and_process": settings.seconds,
+                     "sample_ns": settings.sample_ns, "confidence": settings.confidence, "cores": found["cores"],
+                     "aslr_off": found["hello"].get("aslr_off")},
+        "versions": found["hello"].get("versions"), "cases": found["cases"], "skipped": found["skipped"],
+        "errors": found["errors"],
+    }
+
+
+def overhead_markdown(data, target_ns=1000):
+    """The over-C++ table of one record: per case the ratio and the difference, each with its interval."""
+    out = [f"### Over C++ at `{data['rev']}` ({data['commit'][:9]})", "",
+           f"Each Python form and its C++ twin timed in turn, sample by sample, in one process; "
+           f"{data['settings']['processes']} processes; medians over processes with "
+           f"{data['settings']['confidence']:.0%} intervals. Target (cuda-python #1580): under "
+           f"{fmt_ns(target_ns)} over C++. {data['seconds']:.0f} s.", "",
+           "| case | C++ twin | Python | C++ | ratio | interval | over C++ | interval |",
+           "|---|---|--:|--:|--:|:-:|--:|:-:|"]
+    for c in data["cases"]:
+        mark = "" if c["over_ns"] < target_ns else " ⚠"
+        out.append(f"| `{c['name']}` | `{c['twin']}` | {fmt_ns(c['py_ns'])} | {fmt_ns(c['cpp_ns'])} | "
+                   f"×{c['ratio']:.2f} | [{c['low']:.2f}, {c['high']:.2f}] | {fmt_ns(c['over_ns'])}{mark} | "
+                   f"[{fmt_ns(c['over_low'])}, {fmt_ns(c['over_high'])}] |")
+    if data["errors"]:
+        out += ["", "Not measured: " + "; ".join(f"`{n}`: {t.splitlines()[-1] if t else '?'}"
+                                                 for n, t in sorted(data["errors"].items()))]
+    return "\n".join(out) + "\n"

@@ -28,9 +28,10 @@ CACHE = Path.home() / ".cache" / "cuda-python-bench"  # built wheels, CUDA heade
 BUILDS = "builds.jsonl"  # what each commit was built from, and how long it took
 STEPS = "steps.jsonl"  # the paired comparison of each newly measured commit with the previous one
 CALIBRATION = "calibration.jsonl"  # per-case thresholds from paired A/A runs on this machine
+OVERHEAD = "overhead.jsonl"  # each Python form over its C++ twin, timed in turn in one process, per commit
 
 # Benchmarks that do not depend on cuda-python: shown, never counted as a regression of a commit.
-CPP = "bench_cpp.Cpp.track_latency"  # the C++ twins (their own binary)
+CPP = "bench_cpp.Cpp.track_latency"  # the C++ twins (a shared library, timing itself)
 FLOOR = "bench_harness.Floor.time_noop"  # the timing harness around a call that does nothing
 CONTROLS = ("bench_cpp.", "bench_harness.")
 

@@ -3,8 +3,9 @@
 For each process pair, two workers (``cuda_bench.worker``), one per build, run on the same core with
 address-space randomisation off and the same hash seed. For each case both set up the suite's own
 benchmark class, then take turns: A, B, B, A (one ABBA group), again and again for ``seconds``. A sample is
-``calls`` calls of the bound operation, sized so that a sample lasts about ``sample_ns`` (queued operations
-use their class's fixed batch and are drained after every sample, untimed). The machine's speed, which on
+``calls`` calls of the operation (whole runs of the benchmark's unrolled body), sized so that a sample
+lasts about ``sample_ns`` (queued operations use their class's fixed batch and are drained after every
+sample, untimed). The machine's speed, which on
 the lent H200 VM changes by 2x for seconds at a time, is the same within a group and cancels in its ratio;
 ``cuda_bench.stats`` turns the groups into a ratio, an interval over process pairs and a verdict.
 
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from cuda_bench import machine, stats
 from cuda_bench.layout import BENCHMARKS, ROOT, is_control
+from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
 
@@ -135,14 +137,10 @@ class Worker:
                 self.proc.wait()
 
 
-def calls_per_sample(a, settings):
-    """Calls per sample: grown until one of A's samples lasts ``sample_ns`` (at least one call)."""
-    calls = 1
-    while True:
-        elapsed = a.sample(calls)
-        if elapsed >= settings.sample_ns or calls >= MAX_CALLS:
-            return calls
-        calls = min(MAX_CALLS, max(2 * calls, int(calls * settings.sample_ns / max(elapsed, 1) * 1.1)))
+def calls_per_sample(a, settings, unroll=1):
+    """Calls per sample: whole bodies of ``unroll`` calls, grown until one of A's samples lasts
+    ``sample_ns`` (at least one body)."""
+    return calls_for(a.sample, settings.sample_ns, unroll, MAX_CALLS)
 
 
 def measure_case(a, b, name, settings, now=time.monotonic):
@@ -160,8 +158,11 @@ def measure_case(a, b, name, settings, now=time.monotonic):
         if skips:
             present = b.side.name if skips[0][0] == a.side.name else a.side.name
             return ("only", present, skips[0][1])
+        if answers[0].get("unroll") != answers[1].get("unroll"):
+            return ("error", f"the builds' suites unroll the body differently: {answers[0].get('unroll')} "
+                             f"and {answers[1].get('unroll')} calls")
         number = answers[0].get("number") or answers[1].get("number")
-        calls = number or calls_per_sample(a, settings)
+        calls = number or calls_per_sample(a, settings, answers[0].get("unroll") or 1)
         a.sample(calls), b.sample(calls)  # one turn each before the groups: both warm at this size
         groups = []
         end = now() + settings.seconds
@@ -292,3 +293,83 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
     return Report(sides, settings, results, skipped, only, errors, round(time.monotonic() - start, 1), hello,
                   cores[:jobs])
+
+
+def one_process(index, side, items, settings, log_dir, cores, done, make_worker=Worker):
+    """Worker process number ``index`` of an overhead run: every (case, twin) of ``items`` in a shuffled
+    order, each the Python case and its C++ twin timed in turn inside that one process."""
+    core = cores.get()
+    if hasattr(os, "sched_setaffinity") and make_worker is Worker:
+        os.sched_setaffinity(0, {core})
+    order = list(items)
+    random.Random(index).shuffle(order)
+    found, worker, hello = {}, None, {}
+    try:
+        for name, twin in order:
+            try:
+                if worker is None:
+                    worker = make_worker(side, core, settings, Path(log_dir) / f"overhead{index:02d}.log")
+                    hello = worker.hello
+                found[name] = worker.ask(op="overhead", case=name, twin=twin, seconds=settings.seconds,
+                                         sample_ns=settings.sample_ns, min_groups=settings.min_groups)
+            except WorkerError as exc:
+                found[name] = {"error": str(exc)}
+                if worker is not None:
+                    worker.close()
+                worker = None
+            done.put(name)
+    finally:
+        if worker is not None:
+            worker.close()
+        cores.put(core)
+    return found, hello
+
+
+def overhead(side, items, settings, log_dir, progress=None, cores=None):
+    """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
+    processes (fresh, ASLR off, one core each, several at a time), each timing every case against its twin
+    sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "seconds", "hello", "cores"}."""
+    progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    cores = list(cores or default_cores())
+    jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
+    total = len(items) * settings.pairs
+    progress(f"over C++: {len(items)} cases x {settings.pairs} processes, {jobs} at a time; "
+             f"{settings.seconds:g} s each (about {total / jobs * (settings.seconds + 0.1) / 60:.1f} min)")
+    start = time.monotonic()
+    manager = multiprocessing.Manager()
+    free, done = manager.Queue(), manager.Queue()
+    for core in cores[:jobs]:
+        free.put(core)
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(one_process, i, side, items, settings, log_dir, free, done)
+                       for i in range(settings.pairs)]
+            finished, last = 0, start
+            while not all(f.done() for f in futures) or not done.empty():
+                try:
+                    done.get(timeout=1)
+                    finished += 1
+                except queue.Empty:
+                    pass
+                now = time.monotonic()
+                if finished and (now - last >= 15 or finished == total):
+                    last = now
+                    progress(f"over C++: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s")
+            outcomes = [f.result() for f in futures]
+    finally:
+        manager.shutdown()
+    cases, skipped, errors = [], {}, {}
+    for name, twin in items:
+        answers = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
+        bad = [a for a in answers if "error" in a]
+        if bad:
+            errors[name] = bad[0]["error"]
+        elif all("skip" in a for a in answers):
+            skipped[name] = answers[0]["skip"]
+        elif any("skip" in a for a in answers):
+            errors[name] = "processes disagree whether it runs"
+        else:
+            cases.append(stats.overhead(name, twin, [a["groups"] for a in answers], settings.confidence))
+    hello = next((h for _, h in outcomes if h), {})
+    return {"cases": cases, "skipped": skipped, "errors": errors, "seconds": round(time.monotonic() - start, 1),
+            "hello": hello, "cores": cores[:jobs]}

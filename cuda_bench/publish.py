@@ -181,8 +181,10 @@ def render(rows):
                    + "".join(f"<th>{TITLES[a]}</th>" for a in APIS) + "</tr></thead><tbody>")
         for row in mrows:
             module, cls, _ = row["benchmark"].split(".")
+            star = (f' <span class="differs" title="{esc(row["differs"])}">★</span>'
+                     f'<br><small class="text-muted">{esc(row["differs"])}</small>') if row.get("differs") else ""
             out.append(f'<tr data-benchmark="{row["benchmark"]}" data-case="{esc(" ".join(row["case"]))}">'
-                       f"<td>{module[6:]}.{cls}</td><td>{esc(' '.join(row['case']))}</td>")
+                       f"<td>{module[6:]}.{cls}{star}</td><td>{esc(' '.join(row['case']))}</td>")
             for api in APIS:
                 cell = row["cells"].get(api)
                 if cell is None:
@@ -201,8 +203,13 @@ def render(rows):
                                 f'net {esc(fmt_net(net))}</small>')
                 notes = []
                 if "over_cpp_ns" in cell:
-                    x = "" if cell["over_cpp_x"] is None else f' / {cell["over_cpp_x"]:.1f}×'
-                    notes.append(f'{signed(cell["over_cpp_ns"] * 1e-9)}{x} C++ ({cell.get("over_cpp_of", "raw")})')
+                    over = cell.get("over_cpp")
+                    interval = (f' title="paired in one process: ×{over["low"]:.2f}–{over["high"]:.2f}, '
+                                f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)"'
+                                if over else "")
+                    target = "ok" if cell["over_cpp_ns"] < report.TARGET_NS else "over"
+                    notes.append(f'<span class="target-{target}"{interval}>{esc(report.over_text(cell))} C++ '
+                                 f'({cell.get("over_cpp_of", "raw")})</span>')
                 if cell.get("vs_commit") is not None:
                     notes.append(f'{pct(cell["vs_commit"])} vs prev. commit (unpaired)')
                 if cell.get("vs_release") is not None:
@@ -223,16 +230,20 @@ HEAD = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{title}</title><link rel="icon" href="swallow.ico">
 <link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">
 <style>body{{padding:1em}} td small{{font-size:75%}} .overview td{{white-space:nowrap}}
-.step.regression{{color:#a94442;font-weight:bold}} .step.improvement{{color:#3c763d}}</style></head>
+.step.regression{{color:#a94442;font-weight:bold}} .step.improvement{{color:#3c763d}}
+.target-over{{color:#a94442}} .differs{{color:#8a6d3b}} .overview td small.text-muted{{white-space:normal}}</style></head>
 <body><h1>{title} <small><a href="index.html">asv dashboard</a> · <a href="overview.html">overview</a> ·
 <a href="steps.html">paired steps</a> · <a href="index.html#regressions">regressions</a></small></h1>
 """
 
 OVERVIEW = """<p>Median time per call at each machine's newest commit, as asv measured it. Each Python number is
-shown <b>raw</b> and <b>net</b> of the <b>harness floor</b> (<code>bench_harness.Floor.time_noop</code>: asv's
-loop around <code>self.fn(*self.args)</code> with <code>fn = int</code>, a C builtin that does nothing, in the same
-run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) are timed in-process without the
-harness, so they are already net; under each number, the overhead of net Python over C++.</p>
+shown <b>raw</b> and <b>net</b> of the <b>harness floor</b> (<code>bench_harness.Floor.time_noop</code>: the same
+timed body, ten calls written out per asv loop turn, around <code>int()</code>, a C builtin that does nothing, in the
+same run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) time themselves, so they are
+already net. Under each number, Python over C++: <b>paired</b> where <code>scripts/bench overhead</code> measured
+this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the 95%
+interval), else net minus C++ from asv's medians; ✓ under cuda-python's target of 1 µs over C++ (#1580), ✗ above.
+<span class="differs">★</span> marks an operation whose sides do different work on purpose, with the reason.</p>
 <p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the lent H200 VM), so
 changes between commits are decided by <b>paired steps</b>: the newest commit and the previous measured one,
 timed in turn sample by sample on one core (<a href="steps.html">every step</a>). Under a number: the step's
@@ -331,7 +342,8 @@ def pages(config, results_dir, html_dir):
     steps = {m: results.steps(results_dir, m) for m in machines}
     suite = results.suite(results_dir)
     param_names = {name: b.get("param_names", []) for name, b in suite.items()}
-    rows = report.overview_rows(runs, steps, release_commits(index), param_names)
+    rows = report.overview_rows(runs, steps, release_commits(index), param_names,
+                                {m: results.overhead(results_dir, m) for m in machines}, report.suite_differs())
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     title = "cuda-python: latency per call"
     (html_dir / "overview.html").write_text(HEAD.format(title=title) + OVERVIEW + render(rows) + "\n</body></html>\n")

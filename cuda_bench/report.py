@@ -20,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from cuda_bench import results
+from cuda_bench import results, suite
 from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control
 
 APIS = ("cpp", "bindings", "core", "cupy")
@@ -97,7 +97,22 @@ def flagged_steps(steps):
 
 
 # --- the overview ---------------------------------------------------------------------------------------
-def overview_rows(runs, steps_by_machine, releases, param_names):
+def suite_differs():
+    """{benchmark: reason} for the suite's operations whose sides do different work on purpose (``Op.differs``);
+    {} when the suite cannot be imported here."""
+    try:
+        return {f"{module}.{cls.__name__}.{method}": cls.differs
+                for module, cls in suite.benchmark_classes() if getattr(cls, "differs", "")
+                for method in suite.timed_methods(cls)}
+    except Exception as exc:  # the report still stands without the marks
+        print(f"report: no marks from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return {}
+
+
+TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
+
+
+def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None):
     """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
 
     A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the newest
@@ -112,8 +127,16 @@ def overview_rows(runs, steps_by_machine, releases, param_names):
       C++ twin: net Python over C++), ``step`` (the paired step that ends at this commit, for this case:
       ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
       commit, steps]`` since the first commit the steps reach), each None where there is none;
-      ``regression``: the step's verdict is "regression".
+      ``regression``: the step's verdict is "regression";
+    - ``over_cpp``: where ``overhead.jsonl`` has a record for this commit, the paired over-C++ measurement
+      (``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in
+      one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired").
+
+    ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
+    work on purpose: ``row["differs"]``.
     """
+    overhead_by_machine = overhead_by_machine or {}
+    differs = differs or {}
     rows = []
     by_machine = {}
     for machine_name, data in runs:
@@ -131,6 +154,8 @@ def overview_rows(runs, steps_by_machine, releases, param_names):
         path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
+        paired_over = {c["name"]: c for c in overhead_by_machine.get(machine_name, {}).get(
+            newest["commit_hash"], {}).get("cases", [])}
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -141,7 +166,8 @@ def overview_rows(runs, steps_by_machine, releases, param_names):
             for case in dict.fromkeys(c[1:] for c in combos):  # asv's parameter order
                 row = {"machine": machine_name, "benchmark": name, "case": [c.strip("'") for c in case],
                        "commit": newest["commit_hash"], "release": release_name, "floor": floor,
-                       "params": newest["params"], "gpu": bool(newest["params"].get("gpu")), "cells": {}}
+                       "params": newest["params"], "gpu": bool(newest["params"].get("gpu")), "cells": {},
+                       "differs": differs.get(name, "")}
                 twin = cpp_id(name, ("'x'", *case))
                 cpp_value = cpp.get(twin)
                 if number(cpp_value):
@@ -168,6 +194,13 @@ def overview_rows(runs, steps_by_machine, releases, param_names):
                         cell["over_cpp_of"] = "raw" if net is None else "net"
                         cell["over_cpp_ns"] = (python - cpp_value) * 1e9
                         cell["over_cpp_x"] = python / cpp_value if python > 0 else None
+                    over = paired_over.get(full)
+                    if over:
+                        cell["over_cpp"] = {k: over[k] for k in ("ratio", "low", "high", "over_ns", "over_low",
+                                                                 "over_high")}
+                        cell["over_cpp_of"] = "paired"
+                        cell["over_cpp_ns"] = over["over_ns"]
+                        cell["over_cpp_x"] = over["ratio"]
                     row["cells"][api] = cell
                 rows.append(row)
     return rows
@@ -202,19 +235,33 @@ def markdown(rows):
         f"reach). C++ is timed in-process without the harness: already net. \"cuda.core over C++\" compares the "
         f"net number with C++{'' if number(first['floor']) else ' (no floor in this run: the raw number)'}.",
         "",
-        "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ |",
-        "|---|---|" + "---:|" * (len(APIS) + 1),
+        f"\"Over C++\" is {'paired (Python and its C++ twin timed in turn in one process, `scripts/bench overhead`)' if any('over_cpp' in c for r in rows for c in r['cells'].values()) else 'unpaired'}: "
+        f"the difference per call and the ratio, ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ "
+        f"(#1580), ✗ above. ★: the sides do different work on purpose (the reason under the table).",
+        "",
+        "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
+        "|---|---|" + "---:|" * (len(APIS) + 2),
     ]
+    marked = {}
     for row in rows:
         module, cls, _ = row["benchmark"].split(".")
-        core = row["cells"].get("core", {})
-        over = ""
-        if "over_cpp_ns" in core:
-            x = "" if core["over_cpp_x"] is None else f" ({core['over_cpp_x']:.1f}×)"
-            over = signed(core["over_cpp_ns"] * 1e-9) + x
-        lines.append(f"| `{module[6:]}.{cls}` | {' '.join(row['case'])} | "
-                     + " | ".join(cell_text(row, a) for a in APIS) + f" | {over} |")
+        star = " ★" if row.get("differs") else ""
+        if star:
+            marked[f"{module[6:]}.{cls}"] = row["differs"]
+        lines.append(f"| `{module[6:]}.{cls}`{star} | {' '.join(row['case'])} | "
+                     + " | ".join(cell_text(row, a) for a in APIS)
+                     + f" | {over_text(row['cells'].get('core', {}))} | {over_text(row['cells'].get('bindings', {}))} |")
+    if marked:
+        lines += ["", *(f"★ `{name}`: {reason}." for name, reason in marked.items())]
     return "\n".join(lines)
+
+
+def over_text(cell):
+    """'+120 ns ×1.52 ✓': Python over C++ per call, the ratio, and the 1 us target."""
+    if "over_cpp_ns" not in cell:
+        return ""
+    x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
+    return signed(cell["over_cpp_ns"] * 1e-9) + x + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗")
 
 
 def across(runs, columns, api):
@@ -314,7 +361,8 @@ def main(argv=None):
         print("report: no results (run scripts/bench run first)", file=sys.stderr)
         return 1
     names = {n: b.get("param_names", []) for n, b in results.suite(args.results).items()}
-    rows = overview_rows(runs, steps, {}, names)
+    rows = overview_rows(runs, steps, {}, names, {m: results.overhead(args.results, m) for m in machines},
+                         suite_differs())
     print("\n\n".join(markdown([r for r in rows if r["machine"] == m]) for m in dict.fromkeys(r["machine"] for r in rows)))
     return 0
 

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from cuda_bench.layout import CALIBRATION, STEPS, machine_dirs, result_files
+from cuda_bench.layout import CALIBRATION, OVERHEAD, STEPS, machine_dirs, result_files
 
 
 def warn(message):
@@ -112,3 +112,8 @@ def calibration(results_dir, machine_name):
         for name, threshold in record["thresholds"].items():
             out[name] = max(threshold, out.get(name, 0))
     return out
+
+
+def overhead(results_dir, machine_name):
+    """{commit: the newest over-C++ record of that commit} of one machine."""
+    return {record["commit"]: record for record in read_lines(Path(results_dir) / machine_name / OVERHEAD)}

@@ -101,6 +101,24 @@ def analyse(name, per_pair, threshold, control=False, confidence=CONFIDENCE):
                       int(statistics.median(calls for calls, _ in per_pair)), control)
 
 
+def overhead(name, twin, per_process, confidence=CONFIDENCE):
+    """Python over C++ for one case, from worker processes that each timed the case and its C++ twin in
+    turn (``per_process``: lists of ABBA groups ``(c1, p1, p2, c2)`` in ns per call): per process the median
+    of the groups' ratios ``(p1 + p2) / (c1 + c2)`` and of their differences; the case's ratio and
+    difference are the medians over processes, with order-statistic intervals as for a paired case."""
+    per_process = [groups for groups in per_process if groups]
+    ratios = [statistics.median((p1 + p2) / (c1 + c2) for c1, p1, p2, c2 in g) for g in per_process]
+    diffs = [statistics.median((p1 + p2 - c1 - c2) / 2 for c1, p1, p2, c2 in g) for g in per_process]
+    ratio, low, high, coverage = median_interval(ratios, confidence)
+    diff, diff_low, diff_high, _ = median_interval(diffs, confidence)
+    cpp = statistics.median(c for g in per_process for c1, _, _, c2 in g for c in (c1, c2))
+    py = statistics.median(p for g in per_process for _, p1, p2, _ in g for p in (p1, p2))
+    return {"name": name, "twin": twin, "ratio": round(ratio, 4), "low": round(low, 4), "high": round(high, 4),
+            "coverage": round(coverage, 4), "over_ns": round(diff, 1), "over_low": round(diff_low, 1),
+            "over_high": round(diff_high, 1), "py_ns": round(py, 1), "cpp_ns": round(cpp, 1),
+            "processes": len(per_process), "groups": sum(map(len, per_process))}
+
+
 def calibrate(cases, margin=MARGIN, floor=FLOOR):
     """Per-case thresholds from an A/A run (the same build on both sides): ``margin`` times the farthest the
     case's interval reached from 1 in either direction (``high - 1``, ``1 / low - 1``), never below

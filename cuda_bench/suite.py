@@ -3,9 +3,10 @@
 Standard library only (it runs inside benchmark environments, in the paired workers). asv imports the
 benchmark folder as a package named after the folder, then every module in it; a benchmark is a method
 named ``time_*`` (``track_*`` ...) of a class, and a case is one combination of the class's ``params``.
-The cases the paired engine can time are the ``time_*`` benchmarks whose ``setup`` binds the operation as
-``self.fn`` and ``self.args`` (every ``benchmarks._op.Op`` and ``bench_harness.Floor``); ``queued``
-classes (their calls enqueue GPU work) sample a fixed ``number`` of calls and are drained in between.
+The cases the paired engine can time are the ``time_*`` benchmarks whose ``setup`` binds the timed body as
+``self.body`` (every ``benchmarks._op.Op`` and ``bench_harness.Floor``), ``unroll`` calls per run;
+``queued`` classes (their calls enqueue GPU work) sample a fixed ``number`` of bodies and are drained in
+between.
 """
 
 from __future__ import annotations

@@ -4,20 +4,30 @@
 
 ``cuda_bench.paired`` starts workers two at a time, one per build, pinned to the same core, with
 address-space randomisation off and a fixed hash seed, and asks them for samples in turn. A worker sets up
-the suite's own benchmark classes (their ``setup``/``teardown``, the operation they bind as ``self.fn``,
-``self.args``, the ``drain`` of queued GPU work): one definition of each operation, asv's and this one.
+the suite's own benchmark classes (their ``setup``/``teardown``, the timed body they bind as
+``self.body``, the ``drain`` of queued GPU work): one definition of each operation, and the same timed
+body asv times.
 
 Requests are JSON lines on stdin; each gets one JSON line back on the protocol pipe (the process's original
 stdout: file descriptor 1 is pointed at stderr, so a library that prints cannot corrupt the protocol)::
 
     {"op": "hello"}                -> {"ok": true, "pid", "core", "aslr_off", "versions": {...}}
-    {"op": "setup", "case": NAME}  -> {"ok": true, "number": N or null} | {"skip": reason} | {"error": text}
+    {"op": "setup", "case": NAME}  -> {"ok": true, "unroll": U, "number": N or null} | {"skip": reason}
+                                      | {"error": text}
     {"op": "sample", "n": N}       -> {"ns": time of N calls}; then the drain, untimed (queued operations)
     {"op": "teardown"}             -> {"ok": true} | {"error": text}
+    {"op": "overhead", "case": NAME, "twin": ID, "seconds": S, "sample_ns": T, "min_groups": G}
+                                   -> {"ok": true, "groups": [[c1, p1, p2, c2], ...], "calls": [py, cpp]}
+                                      | {"skip": reason} | {"error": text}
     {"op": "quit"}                 -> (exits)
 
-A sample is N calls of the bound operation, ``fn(*args)``, ten to a loop turn so the loop costs a tenth of
-a bare ``for`` loop per call; the garbage collector is off while a sample runs, as in ``timeit``.
+``overhead`` times a Python case against its C++ twin in this one process (the suite's ``bench_cpp.twins()``,
+a shared library): ABBA groups of C++, Python, Python, C++ samples, each about ``sample_ns`` long, for
+``seconds``; the group values are nanoseconds per call.
+
+A sample is N calls of the operation: N / U runs of the class's body, which makes U calls (``unroll``;
+``number`` is the fixed sample of a queued operation, in calls). The garbage collector is off while a
+sample runs, as in ``timeit``.
 """
 
 from __future__ import annotations
@@ -31,15 +41,11 @@ import sys
 import time
 import traceback
 
-UNROLL = 10
-_BODY = (
-    "def run(n, fn, args):\n"
-    f"    for _ in range(n // {UNROLL}):\n" + "        fn(*args)\n" * UNROLL
-    + f"    for _ in range(n % {UNROLL}):\n        fn(*args)\n"
-)
-_namespace = {}
-exec(_BODY, _namespace)
-run_calls = _namespace["run"]  # run_calls(n, fn, args): the timed body
+
+def run_bodies(k, body):
+    """The timed loop: ``k`` runs of the benchmark's body."""
+    for _ in range(k):
+        body()
 
 
 def versions():
@@ -61,6 +67,17 @@ def aslr_off():
         return False
 
 
+def calls_for(sample, target_ns, step=1, most=1 << 22):
+    """Calls per sample (whole multiples of ``step``) grown until one ``sample(calls)`` lasts ``target_ns``."""
+    calls = step
+    while True:
+        elapsed = sample(calls)
+        if elapsed >= target_ns or calls >= most:
+            return calls
+        grown = min(most, max(2 * calls, int(calls * target_ns / max(elapsed, 1) * 1.1)))
+        calls = -(-grown // step) * step
+
+
 class Worker:
     def __init__(self, benchmark_dir, core=None):
         from cuda_bench import suite
@@ -68,8 +85,9 @@ class Worker:
         if core is not None:
             os.sched_setaffinity(0, {core})
         self.core = core
+        self.benchmark_dir = benchmark_dir
         self.cases = suite.cases(benchmark_dir)
-        self.current = None  # (instance, case, drain)
+        self.current = None  # (instance, case, drain, unroll)
 
     def hello(self, _request):
         return {"ok": True, "pid": os.getpid(), "core": self.core, "aslr_off": aslr_off(), "versions": versions(),
@@ -87,22 +105,27 @@ class Worker:
                 instance.setup(*case.params)
         except NotImplementedError as exc:  # asv's skip (benchmarks._compat.Unavailable is one)
             return {"skip": str(exc) or type(exc).__name__}
-        if not hasattr(instance, "fn") or not hasattr(instance, "args"):
+        if not callable(getattr(instance, "body", None)):
             self._teardown(instance, case)
-            return {"error": f"{case.name}: setup binds no self.fn / self.args, so there is no call to time"}
+            return {"error": f"{case.name}: setup binds no self.body, so there is no call to time"}
+        unroll = int(getattr(case.cls, "unroll", 1))
         queued = bool(getattr(case.cls, "queued", False))
         drain = getattr(instance, "drain", None) if queued else None
-        self.current = (instance, case, drain)
-        return {"ok": True, "number": getattr(case.cls, "number", None) if queued else None}
+        self.current = (instance, case, drain, unroll)
+        return {"ok": True, "unroll": unroll,
+                "number": getattr(case.cls, "number", 1) * unroll if queued else None}
 
     def sample(self, request):
-        instance, _case, drain = self.current
-        n, fn, args = int(request["n"]), instance.fn, instance.args
+        instance, case, drain, unroll = self.current
+        n = int(request["n"])
+        if n % unroll:
+            return {"error": f"{case.name}: a sample of {n} calls is not whole runs of its {unroll}-call body"}
+        body = instance.body
         enabled = gc.isenabled()
         gc.disable()
         try:
             start = time.perf_counter_ns()
-            run_calls(n, fn, args)
+            run_bodies(n // unroll, body)
             elapsed = time.perf_counter_ns() - start
         finally:
             if enabled:
@@ -111,10 +134,42 @@ class Worker:
             drain()
         return {"ns": elapsed}
 
+    def overhead(self, request):
+        from cuda_bench import suite
+
+        cpp = dict(suite.import_suite(self.benchmark_dir)).get("bench_cpp")
+        if cpp is None:
+            return {"skip": "this suite has no bench_cpp module (C++ twins)"}
+        try:
+            twins = cpp.twins()
+            cpp_calls = twins.setup(request["twin"])  # first: most cases have no twin
+        except NotImplementedError as exc:
+            return {"skip": str(exc) or type(exc).__name__}
+        try:
+            answer = self.setup(request)
+            if "ok" not in answer:
+                return answer
+            target = int(request.get("sample_ns", 200_000))
+            py = lambda calls: self.sample({"n": calls})["ns"]  # noqa: E731
+            py_calls = answer["number"] or calls_for(py, target, answer["unroll"])
+            cpp_calls = cpp_calls or calls_for(twins.sample, target)
+            py(py_calls), twins.sample(cpp_calls)  # one turn each at this size
+            groups, end = [], time.monotonic() + float(request.get("seconds", 0.1))
+            while len(groups) < int(request.get("min_groups", 3)) or (time.monotonic() < end and len(groups) < 5000):
+                c1 = twins.sample(cpp_calls) / cpp_calls
+                p1 = py(py_calls) / py_calls
+                p2 = py(py_calls) / py_calls
+                c2 = twins.sample(cpp_calls) / cpp_calls
+                groups.append([round(v, 3) for v in (c1, p1, p2, c2)])
+            return {"ok": True, "groups": groups, "calls": [py_calls, cpp_calls]}
+        finally:
+            twins.teardown()
+            self.teardown({})
+
     def teardown(self, _request):
         if self.current is None:
             return {"ok": True}
-        instance, case, _ = self.current
+        instance, case, *_ = self.current
         self.current = None
         self._teardown(instance, case)
         return {"ok": True}
@@ -126,7 +181,8 @@ class Worker:
 
 
 def serve(worker, requests, reply):
-    handlers = {"hello": worker.hello, "setup": worker.setup, "sample": worker.sample, "teardown": worker.teardown}
+    handlers = {"hello": worker.hello, "setup": worker.setup, "sample": worker.sample, "teardown": worker.teardown,
+                "overhead": worker.overhead}
     for line in requests:
         request = json.loads(line)
         if request.get("op") == "quit":

@@ -176,10 +176,7 @@ def test_not_a_cuda_python_checkout(repo, build):
 
 
 def test_release_ladder_lists_release_tags_in_order_then_main(repo):
-    import sys
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import bench
+    from cuda_bench.run import release_ladder
 
     shas = {}
     for tag, annotated in [("cuda-core-v0.10.0", True), ("cuda-core-v0.2.0", False),
@@ -189,7 +186,7 @@ def test_release_ladder_lists_release_tags_in_order_then_main(repo):
         git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "tag", *(["-a", "-m", tag] if annotated else []), tag)
     (repo / "f").write_text("head")
     head = commit(repo, "head")
-    assert bench.release_ladder(str(repo)) == [
+    assert release_ladder(str(repo)) == [
         ("cuda-core-v0.2.0", shas["cuda-core-v0.2.0"]),
         ("cuda-core-v0.10.0", shas["cuda-core-v0.10.0"]),  # numeric order; the commit, not the tag object
         ("main", head),

@@ -161,6 +161,8 @@ PROBE_SUITE = '''
 import os
 import sys
 
+from benchmarks._op import unrolled
+
 
 def spin(n):
     x = 0
@@ -173,12 +175,13 @@ class Spin:
     """A pure-Python operation whose cost each build sets (SPIN iterations)."""
     params = [["py"]]
     param_names = ["api"]
+    unroll = 10
 
     def setup(self, api):
-        self.fn, self.args = spin, (int(os.environ.get("SPIN", "200")),)
+        self.body = unrolled(spin, (int(os.environ.get("SPIN", "200")),), None, self.unroll)
 
     def time_spin(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class OnlyBase:
@@ -188,10 +191,10 @@ class OnlyBase:
     def setup(self, api):
         if os.environ.get("SIDE") == "head":
             raise NotImplementedError("this build has no such call")
-        self.fn, self.args = int, ()
+        self.body = unrolled(int, (), None, 1)
 
     def time_only_base(self, api):
-        self.fn(*self.args)
+        self.body()
 
 
 class Broken:
@@ -213,7 +216,7 @@ class Crash:
         if os.environ.get("SIDE") == "head":
             print("about to crash", file=sys.stderr, flush=True)
             os._exit(3)
-        self.fn, self.args = int, ()
+        self.body = unrolled(int, (), None, 1)
 
     def time_crash(self, api):
         pass
@@ -228,7 +231,7 @@ class Queued:
 
     def setup(self, api):
         self.queue, self.deepest, self.drains, self.samples = [], 0, 0, 0
-        self.fn, self.args = self.enqueue, ()
+        self.body = unrolled(self.enqueue, (), None, 1)
         self.drain = self.empty
 
     def enqueue(self):
@@ -244,7 +247,7 @@ class Queued:
             f.write(f"{self.deepest} {self.drains}\\n")
 
     def time_queued(self, api):
-        self.fn(*self.args)
+        self.body()
 '''
 
 
@@ -299,3 +302,41 @@ def test_queued_work_is_drained_after_every_sample_and_never_exceeds_the_batch(p
     for deepest, drains in rows:
         assert deepest == 100  # the queue never held more than one sample's calls
         assert drains >= 1 + 2 * 3  # the warm-up turn and every sample of at least 3 groups
+
+
+def test_the_unrolled_body_makes_exactly_its_calls_with_positional_and_keyword_arguments():
+    from benchmarks._op import per_call_timer, unrolled
+
+    seen = []
+    body = unrolled(lambda *a, **k: seen.append((a, k)), (1, "x"), {"grid": (8,), "fn": 3}, 7)
+    body()
+    assert seen == [((1, "x"), {"grid": (8,), "fn": 3})] * 7
+    timer = per_call_timer(7).__func__
+    import time
+
+    t0, c0 = timer(), time.perf_counter()
+    time.sleep(0.05)
+    t1, c1 = timer(), time.perf_counter()
+    assert abs((t1 - t0) * 7 - (c1 - c0)) < 0.01  # the timer's seconds are per call of the body
+
+
+def test_asv_and_the_worker_time_the_same_body_and_record_per_call_time():
+    from benchmarks._op import UNROLL, Op
+
+    class Probe(Op):
+        needs = {"core": ()}
+        gpu_free = ("core",)
+
+        def core(self):
+            return calls.append, (None,)
+
+        def time_probe(self, api):
+            self.body()
+
+    calls = []
+    op = Probe()
+    op.setup("core")
+    calls.clear()
+    op.time_probe("core")
+    assert len(calls) == UNROLL and Probe.unroll == UNROLL
+    assert Probe.timer() * UNROLL == pytest.approx(__import__("time").perf_counter(), abs=0.01)

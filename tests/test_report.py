@@ -90,10 +90,31 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
     assert "net (raw − floor" in out
     line = next(li for li in out.splitlines() if li.startswith("| `event.EventCreate` |"))
     cells = [c.strip() for c in line.strip("|").split("|")]
-    # operation, case, C++, cuda.bindings, cuda.core, CuPy, cuda.core over C++
+    # operation, case, C++, cuda.bindings, cuda.core, CuPy, cuda.core over C++, cuda.bindings over C++
     assert cells[2] == fmt(cpp)  # C++: no harness, no net
     assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})"
-    assert cells[6] == f"{signed(raw - floor - cpp)} ({(raw - floor) / cpp:.1f}×)"
+    mark = "✓" if (raw - floor - cpp) * 1e9 < report.TARGET_NS else "✗"
+    assert cells[6] == f"{signed(raw - floor - cpp)} ×{(raw - floor) / cpp:.2f} {mark}"
+
+
+def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_why(machine):
+    names = suite_names()
+    data = json.loads(newest(machine).read_text())
+    case = "bench_event.EventCreate.time_event_create('core')"
+    record = {"commit": data["commit_hash"], "cases": [
+        {"name": case, "twin": "event_create", "ratio": 1.8, "low": 1.7, "high": 1.9, "over_ns": 1200.0,
+         "over_low": 1100.0, "over_high": 1300.0}]}
+    differs = {"bench_event.EventCreate.time_event_create": "CuPy destroys the event when the object is dropped"}
+    rows = report.overview_rows([(machine, data)], {}, {}, names, {machine: {data["commit_hash"]: record}}, differs)
+    row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
+    core = row["cells"]["core"]
+    assert core["over_cpp_of"] == "paired" and core["over_cpp_ns"] == 1200.0 and core["over_cpp_x"] == 1.8
+    assert "over_cpp" not in row["cells"]["bindings"]  # no record for it: the unpaired difference stays
+    assert report.over_text(core) == "+1.20 µs ×1.80 ✗"  # above the 1 us target
+    page = publish.render(rows)
+    assert 'class="differs"' in page and "CuPy destroys the event" in page and "1.7" in page
+    text = report.markdown([r for r in rows if r["machine"] == machine])
+    assert "`event.EventCreate` ★" in text and "★ `event.EventCreate`: CuPy destroys" in text
 
 
 def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tmp_path):

@@ -1,35 +1,40 @@
 // C++ twins of the suite's driver-level operations: the same calls cuda.bindings makes, made from C++.
 //
-// Built by benchmarks/bench_cpp.py on the benchmark machine (nvcc, -lcuda -lnvrtc) and run once per asv
-// run. Usage: twins KERNELS.cubin  ->  one JSON object on stdout, {"op id": seconds per call, ...};
-// operations that cannot run here are reported under "skipped" with the reason.
+// A shared library (benchmarks/bench_cpp.py builds it with nvcc on the benchmark machine, links -lcuda, and
+// loads it with ctypes into the Python process that times the Python forms). NVRTC is not linked: its
+// functions are taken from the libnvrtc the caller names (the one cuda.bindings loaded in that process), so
+// both sides compile with the same NVRTC.
 //
-// Timing: after a warm-up, BATCHES batches of N calls are timed with steady_clock; the per-call time of
-// a batch is its duration / N and the reported number is the median over batches. N is calibrated so a
-// batch lasts about TARGET_NS, and is 100 for operations that enqueue GPU work, whose stream is drained
-// between batches (outside the timed region) so the launch queue never fills: the same rules as the
-// Python side (benchmarks/_op.py).
+//   twins_init(cubin, size, libnvrtc, err, n)  -> 0, or 1 with the reason in err (no driver, ...)
+//   twins_ids()                                -> "id,id,...": every operation this file knows
+//   twins_setup(id, err, n)                    -> 0 ready, 1 skipped (reason in err: no such twin, not on
+//                                                 this GPU), 2 error (in err)
+//   twins_queued()                             -> calls per sample for an operation that enqueues GPU
+//                                                 work (100), 0 otherwise
+//   twins_sample(calls)                        -> nanoseconds for `calls` calls (steady_clock); a queued
+//                                                 operation's stream is drained afterwards, untimed
+//   twins_teardown()                           -> frees what twins_setup made
+//
+// Operation IDs are the Python class names in snake case, with the case in brackets:
+// Launch('core', '16 ptr') <-> launch[16 ptr]. C++ passes kernel arguments pre-packed, so launch[...] is
+// also the twin of LaunchPrepacked.
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nvrtc.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
-#include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace {
 
-constexpr int BATCHES = 25;
-constexpr double TARGET_NS = 2e5;
-constexpr int QUEUED_BATCH = 100;
+constexpr long QUEUED_CALLS = 100;  // as benchmarks/_op.py
 
 struct Failure {
     std::string what;
@@ -45,184 +50,204 @@ void check(CUresult r, const char* what) {
 void check(cudaError_t r, const char* what) {
     if (r != cudaSuccess) throw Failure{std::string(what) + " -> " + cudaGetErrorName(r)};
 }
-void check(nvrtcResult r, const char* what) {
-    if (r != NVRTC_SUCCESS) throw Failure{std::string(what) + " -> " + nvrtcGetErrorString(r)};
-}
 #define CK(call) check((call), #call)
 
-using clk = std::chrono::steady_clock;
+// NVRTC, resolved from the caller's library
+struct Nvrtc {
+    decltype(&nvrtcCreateProgram) create = nullptr;
+    decltype(&nvrtcCompileProgram) compile = nullptr;
+    decltype(&nvrtcGetPTXSize) ptx_size = nullptr;
+    decltype(&nvrtcGetPTX) ptx = nullptr;
+    decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+    decltype(&nvrtcGetCUBIN) cubin = nullptr;
+    decltype(&nvrtcDestroyProgram) destroy = nullptr;
+} nv;
 
-double batch_ns(const std::function<void()>& op, long n) {
-    auto t0 = clk::now();
-    for (long i = 0; i < n; ++i) op();
-    return std::chrono::duration<double, std::nano>(clk::now() - t0).count();
+void check(nvrtcResult r, const char* what) {
+    if (r != NVRTC_SUCCESS) throw Failure{std::string(what) + " -> nvrtcResult " + std::to_string(r)};
 }
 
-// Median seconds per call. `drain` (if any) runs after every batch, untimed.
-double measure(const std::function<void()>& op, const std::function<void()>& drain = nullptr) {
-    long n = 1;
-    for (int i = 0; i < 10; ++i) op();  // warm-up
-    if (drain) {
-        drain();
-        n = QUEUED_BATCH;
-    } else {
-        while (batch_ns(op, n) < TARGET_NS && n < (1L << 24)) n *= 2;
-    }
-    std::vector<double> per_call;
-    for (int b = 0; b < BATCHES; ++b) {
-        per_call.push_back(batch_ns(op, n) / n);
-        if (drain) drain();
-    }
-    std::nth_element(per_call.begin(), per_call.begin() + BATCHES / 2, per_call.end());
-    return per_call[BATCHES / 2] * 1e-9;
-}
+struct Twin {
+    std::function<void()> call;
+    bool queued = false;
+    std::function<void()> cleanup;
+};
 
-std::string read_file(const char* path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-std::string json_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += (c == '\n' ? ' ' : c);
-    }
-    return out;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s KERNELS.cubin\n", argv[0]);
-        return 2;
-    }
-    std::map<std::string, double> results;
-    std::map<std::string, std::string> skipped;
-    auto run = [&](const std::string& id, const std::function<double()>& body) {
-        try {
-            results[id] = body();
-        } catch (const Failure& f) {
-            skipped[id] = f.what;
-        }
-    };
-
-    try {
-        CK(cuInit(0));
-    } catch (const Failure& f) {
-        std::printf("{\"error\": \"%s\"}\n", json_escape(f.what).c_str());
-        return 0;
-    }
+struct State {
     CUdevice dev;
     CUcontext ctx;
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
-    CK(cudaSetDevice(0));
-    int major = 0, minor = 0;
-    CK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
-    CK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     CUstream stream;
-    CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    auto drain = [&] { CK(cuStreamSynchronize(stream)); };
+    CUevent event;
+    CUdeviceptr buffer;
+    CUmodule module;
+    CUlibrary library;
+    std::string cubin;
+    int major = 0, minor = 0;
+    std::string arch;
+    std::map<std::string, std::function<Twin()>> ops;
+};
+State* st = nullptr;
+std::unique_ptr<Twin> current;
+std::string ids;
 
-    // --- device ---------------------------------------------------------------------------------
-    run("current_device", [&] { return measure([&] { CUdevice d; cuCtxGetDevice(&d); }); });
-    run("runtime_get_device", [&] { return measure([&] { int d; cudaGetDevice(&d); }); });
-    run("compute_capability", [&] {
-        return measure([&] {
-            int a, b;
-            cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-            cuDeviceGetAttribute(&b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-        });
+void write(char* out, size_t n, const std::string& s) {
+    if (n) std::snprintf(out, n, "%s", s.c_str());
+}
+
+template <class F>
+Twin plain(F f) {
+    return Twin{f, false, nullptr};
+}
+
+void drain() { CK(cuStreamSynchronize(st->stream)); }
+
+// What the release threshold of the device's memory pool is set to for alloc_free_sync[keep|release];
+// the previous value comes back in teardown.
+Twin with_release_threshold(bool keep, std::function<void()> call) {
+    CUmemoryPool pool;
+    CK(cuDeviceGetMemPool(&pool, st->dev));
+    cuuint64_t previous = 0, value = keep ? ~0ULL : 0ULL;
+    CK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &previous));
+    CK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value));
+    return Twin{call, false, [pool, previous]() mutable {
+                    cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &previous);
+                }};
+}
+
+Twin compile(bool ptx) {
+    if (!nv.create) throw Failure{"no NVRTC was named to twins_init"};
+    static const char* saxpy =
+        "extern \"C\" __global__ void saxpy(float a, const float* x, float* y) "
+        "{ y[threadIdx.x] += a * x[threadIdx.x]; }";
+    return plain([ptx] {
+        nvrtcProgram prog;
+        CK(nv.create(&prog, saxpy, "bench.cu", 0, nullptr, nullptr));
+        const char* opts[] = {st->arch.c_str()};
+        CK(nv.compile(prog, 1, opts));
+        size_t size;
+        if (ptx) {
+            nv.ptx_size(prog, &size);
+            std::string out(size, '\0');
+            nv.ptx(prog, out.data());
+        } else {
+            nv.cubin_size(prog, &size);
+            std::string out(size, '\0');
+            nv.cubin(prog, out.data());
+        }
+        nv.destroy(&prog);
     });
-    run("current_compute_capability", [&] {
-        return measure([&] {
+}
+
+Twin launch(const char* kernel, int count, bool ptr) {
+    CUfunction f;
+    CK(cuModuleGetFunction(&f, st->module, kernel));
+    auto ptrs = std::make_shared<std::vector<CUdeviceptr>>(count, st->buffer);
+    auto ints = std::make_shared<std::vector<int>>(count, 1);
+    auto params = std::make_shared<std::vector<void*>>(count);
+    for (int i = 0; i < count; ++i) (*params)[i] = ptr ? static_cast<void*>(&(*ptrs)[i]) : &(*ints)[i];
+    void** kernel_params = count ? params->data() : nullptr;
+    return Twin{[=] { cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st->stream, kernel_params, nullptr); }, true, nullptr};
+}
+
+void register_ops(State& s) {
+    auto& ops = s.ops;
+    // --- device ---------------------------------------------------------------------------------
+    ops["current_device"] = [] { return plain([] { CUdevice d; cuCtxGetDevice(&d); }); };
+    ops["runtime_get_device"] = [] { return plain([] { int d; cudaGetDevice(&d); }); };
+    ops["compute_capability"] = [] {
+        return plain([] {
+            int a, b;
+            cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, st->dev);
+            cuDeviceGetAttribute(&b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, st->dev);
+        });
+    };
+    ops["current_compute_capability"] = [] {
+        return plain([] {
             CUdevice d;
             int a, b;
             cuCtxGetDevice(&d);
             cuDeviceGetAttribute(&a, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d);
             cuDeviceGetAttribute(&b, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d);
         });
-    });
-    run("device_attribute", [&] {
-        return measure([&] { int v; cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev); });
-    });
-    run("set_current", [&] { return measure([&] { cuCtxSetCurrent(ctx); }); });
-    run("current_context", [&] { return measure([&] { CUcontext c; cuCtxGetCurrent(&c); }); });
-    run("device_sync", [&] { return measure([&] { cuCtxSynchronize(); }); });
-    run("driver_version", [&] { return measure([&] { int v; cuDriverGetVersion(&v); }); });
-    run("runtime_version", [&] { return measure([&] { int v; cudaRuntimeGetVersion(&v); }); });
+    };
+    ops["device_attribute"] = [] {
+        return plain([] { int v; cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, st->dev); });
+    };
+    ops["set_current"] = [] { return plain([] { cuCtxSetCurrent(st->ctx); }); };
+    ops["current_context"] = [] { return plain([] { CUcontext c; cuCtxGetCurrent(&c); }); };
+    ops["device_sync"] = [] { return plain([] { cuCtxSynchronize(); }); };
+    ops["driver_version"] = [] { return plain([] { int v; cuDriverGetVersion(&v); }); };
+    ops["runtime_version"] = [] { return plain([] { int v; cudaRuntimeGetVersion(&v); }); };
 
     // --- streams and events ---------------------------------------------------------------------
-    run("stream_create", [&] {
-        return measure([&] { CUstream s; cuStreamCreate(&s, CU_STREAM_NON_BLOCKING); cuStreamDestroy(s); });
-    });
-    run("stream_sync", [&] { return measure([&] { cuStreamSynchronize(stream); }); });
-    run("event_create", [&] {
-        return measure([&] { CUevent e; cuEventCreate(&e, CU_EVENT_DISABLE_TIMING); cuEventDestroy(e); });
-    });
-    CUevent event;
-    CK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
-    run("event_record", [&] { return measure([&] { cuEventRecord(event, stream); }, drain); });
-    CK(cuEventRecord(event, stream));
-    CK(cuStreamSynchronize(stream));
-    run("event_query", [&] { return measure([&] { cuEventQuery(event); }); });
-    run("event_sync", [&] { return measure([&] { cuEventSynchronize(event); }); });
+    ops["stream_create"] = [] {
+        return plain([] { CUstream x; cuStreamCreate(&x, CU_STREAM_NON_BLOCKING); cuStreamDestroy(x); });
+    };
+    ops["stream_sync"] = [] { return plain([] { cuStreamSynchronize(st->stream); }); };
+    ops["event_create"] = [] {
+        return plain([] { CUevent e; cuEventCreate(&e, CU_EVENT_DISABLE_TIMING); cuEventDestroy(e); });
+    };
+    ops["event_record"] = [] { return Twin{[] { cuEventRecord(st->event, st->stream); }, true, nullptr}; };
+    ops["event_query"] = [] { return plain([] { cuEventQuery(st->event); }); };
+    ops["event_sync"] = [] { return plain([] { cuEventSynchronize(st->event); }); };
 
     // --- memory ---------------------------------------------------------------------------------
-    cudaStream_t rt_stream = reinterpret_cast<cudaStream_t>(stream);
-    run("alloc_free", [&] {
-        return measure([&] { void* p; cudaMallocAsync(&p, 10, rt_stream); cudaFreeAsync(p, rt_stream); }, drain);
-    });
-    run("alloc_free_sync", [&] {
-        return measure([&] {
-            void* p;
-            cudaMallocAsync(&p, 10, rt_stream);
-            cudaFreeAsync(p, rt_stream);
-            cudaDeviceSynchronize();
+    ops["alloc_free"] = [] {
+        return Twin{[] {
+                        auto rs = reinterpret_cast<cudaStream_t>(st->stream);
+                        void* p;
+                        cudaMallocAsync(&p, 10, rs);
+                        cudaFreeAsync(p, rs);
+                    },
+                    true, nullptr};
+    };
+    for (bool keep : {true, false}) {
+        ops[keep ? "alloc_free_sync[keep]" : "alloc_free_sync[release]"] = [keep] {
+            return with_release_threshold(keep, [] {
+                auto rs = reinterpret_cast<cudaStream_t>(st->stream);
+                void* p;
+                cudaMallocAsync(&p, 10, rs);
+                cudaFreeAsync(p, rs);
+                cudaDeviceSynchronize();
+            });
+        };
+    }
+    ops["pointer_get_attribute"] = [] {
+        return plain([] { unsigned t; cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, st->buffer); });
+    };
+    ops["pointer_get_attributes"] = [] {
+        return plain([] {
+            static CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                                                  CU_POINTER_ATTRIBUTE_HOST_POINTER, CU_POINTER_ATTRIBUTE_BUFFER_ID};
+            unsigned type;
+            CUdeviceptr dptr;
+            void* hptr;
+            unsigned long long id;
+            void* data[] = {&type, &dptr, &hptr, &id};
+            cuPointerGetAttributes(4, attrs, data, st->buffer);
         });
-    });
-    CUdeviceptr buffer;
-    CK(cuMemAlloc(&buffer, 1 << 18));
-    run("pointer_get_attribute", [&] {
-        return measure([&] { unsigned t; cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, buffer); });
-    });
-    run("pointer_get_attributes", [&] {
-        CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
-                                       CU_POINTER_ATTRIBUTE_HOST_POINTER, CU_POINTER_ATTRIBUTE_BUFFER_ID};
-        unsigned type;
-        CUdeviceptr dptr;
-        void* hptr;
-        unsigned long long id;
-        void* data[] = {&type, &dptr, &hptr, &id};
-        return measure([&] { cuPointerGetAttributes(4, attrs, data, buffer); });
-    });
+    };
 
     // --- modules and launches -------------------------------------------------------------------
-    std::string cubin = read_file(argv[1]);
-    CUmodule module;
-    CK(cuModuleLoadData(&module, cubin.data()));
-    run("get_kernel", [&] { return measure([&] { CUfunction f; cuModuleGetFunction(&f, module, "empty"); }); });
-    run("module_load", [&] {
-        return measure([&] {
+    ops["get_kernel"] = [] { return plain([] { CUkernel k; cuLibraryGetKernel(&k, st->library, "empty"); }); };
+    ops["module_load"] = [] {
+        return plain([] {
             CUlibrary lib;
             CUkernel k;
-            cuLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+            cuLibraryLoadData(&lib, st->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
             cuLibraryGetKernel(&k, lib, "empty");
             cuLibraryUnload(lib);
         });
-    });
-    run("module_load_legacy", [&] {
-        return measure([&] {
+    };
+    ops["module_load_legacy"] = [] {
+        return plain([] {
             CUmodule m;
             CUfunction f;
-            cuModuleLoadData(&m, cubin.data());
+            cuModuleLoadData(&m, st->cubin.data());
             cuModuleGetFunction(&f, m, "empty");
             cuModuleUnload(m);
         });
-    });
+    };
     // the kernels of benchmarks/_kernels.py: "empty" and "empty_<count>_<ptr|int>"
     struct Case {
         const char* id;
@@ -230,109 +255,154 @@ int main(int argc, char** argv) {
         int count;
         bool ptr;
     };
-    const Case cases[] = {{"launch[none]", "empty", 0, true},
-                          {"launch[2 ptr]", "empty_2_ptr", 2, true},
-                          {"launch[16 ptr]", "empty_16_ptr", 16, true},
-                          {"launch[256 ptr]", "empty_256_ptr", 256, true},
-                          {"launch[512 ptr]", "empty_512_ptr", 512, true},
-                          {"launch[16 int]", "empty_16_int", 16, false},
-                          {"launch[512 int]", "empty_512_int", 512, false}};
-    for (const Case& c : cases) {
-        run(c.id, [&] {
-            CUfunction f;
-            CK(cuModuleGetFunction(&f, module, c.kernel));
-            std::vector<CUdeviceptr> ptrs(c.count, buffer);
-            std::vector<int> ints(c.count, 1);
-            std::vector<void*> params(c.count);
-            for (int i = 0; i < c.count; ++i) params[i] = c.ptr ? static_cast<void*>(&ptrs[i]) : &ints[i];
-            void** kernel_params = c.count ? params.data() : nullptr;
-            return measure([&] { cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, kernel_params, nullptr); }, drain);
-        });
-    }
+    static const Case cases[] = {{"launch[none]", "empty", 0, true},
+                                 {"launch[2 ptr]", "empty_2_ptr", 2, true},
+                                 {"launch[16 ptr]", "empty_16_ptr", 16, true},
+                                 {"launch[256 ptr]", "empty_256_ptr", 256, true},
+                                 {"launch[512 ptr]", "empty_512_ptr", 512, true},
+                                 {"launch[16 int]", "empty_16_int", 16, false},
+                                 {"launch[512 int]", "empty_512_int", 512, false}};
+    for (const Case& c : cases) ops[c.id] = [c] { return launch(c.kernel, c.count, c.ptr); };
 
     // --- NVRTC ----------------------------------------------------------------------------------
-    const char* saxpy =
-        "extern \"C\" __global__ void saxpy(float a, const float* x, float* y) "
-        "{ y[threadIdx.x] += a * x[threadIdx.x]; }";
-    std::string arch = "--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor);
-    for (const char* id : {"compile[ptx]", "compile[cubin]"}) {
-        bool ptx = std::strcmp(id, "compile[ptx]") == 0;
-        run(id, [&] {
-            return measure([&] {
-                nvrtcProgram prog;
-                CK(nvrtcCreateProgram(&prog, saxpy, "bench.cu", 0, nullptr, nullptr));
-                const char* opts[] = {arch.c_str()};
-                CK(nvrtcCompileProgram(prog, 1, opts));
-                size_t size;
-                if (ptx) {
-                    nvrtcGetPTXSize(prog, &size);
-                    std::string out(size, '\0');
-                    nvrtcGetPTX(prog, out.data());
-                } else {
-                    nvrtcGetCUBINSize(prog, &size);
-                    std::string out(size, '\0');
-                    nvrtcGetCUBIN(prog, out.data());
-                }
-                nvrtcDestroyProgram(&prog);
-            });
-        });
-    }
-    run("nvrtc_create_program_100_headers", [&] {
-        std::vector<std::string> names, sources(100, "");
-        std::string code;
+    ops["compile[ptx]"] = [] { return compile(true); };
+    ops["compile[cubin]"] = [] { return compile(false); };
+    ops["nvrtc_create_program_100_headers"] = [] {
+        if (!nv.create) throw Failure{"no NVRTC was named to twins_init"};
+        struct Headers {
+            std::vector<std::string> names, sources;
+            std::string code;
+            std::vector<const char*> name_ptrs, source_ptrs;
+        };
+        auto h = std::make_shared<Headers>();
+        h->sources.assign(100, "");
         for (int i = 0; i < 100; ++i) {
-            names.push_back("dummy" + std::to_string(i) + ".h");
-            code += "#include <" + names.back() + ">\n";
+            h->names.push_back("dummy" + std::to_string(i) + ".h");
+            h->code += "#include <" + h->names.back() + ">\n";
         }
-        code += "extern \"C\" __global__ void k() {}\n";
-        std::vector<const char*> name_ptrs, source_ptrs;
+        h->code += "extern \"C\" __global__ void k() {}\n";
         for (int i = 0; i < 100; ++i) {
-            name_ptrs.push_back(names[i].c_str());
-            source_ptrs.push_back(sources[i].c_str());
+            h->name_ptrs.push_back(h->names[i].c_str());
+            h->source_ptrs.push_back(h->sources[i].c_str());
         }
-        return measure([&] {
+        return plain([h] {
             nvrtcProgram prog;
-            nvrtcCreateProgram(&prog, code.c_str(), "test.cu", 100, source_ptrs.data(), name_ptrs.data());
-            nvrtcDestroyProgram(&prog);
+            nv.create(&prog, h->code.c_str(), "test.cu", 100, h->source_ptrs.data(), h->name_ptrs.data());
+            nv.destroy(&prog);
         });
-    });
+    };
 
     // --- TMA --------------------------------------------------------------------------------------
-    if (major >= 9) {
-        run("tensor_map_encode_tiled", [&] {
-            CUdeviceptr tile;
-            CK(cuMemAlloc(&tile, 128 * 128 * 4));
-            cuuint64_t dims[] = {128, 128}, strides[] = {128 * 4};
-            cuuint32_t box[] = {64, 64}, elem[] = {1, 1};
-            CUtensorMap map;
-            double t = measure([&] {
-                cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(tile),
-                                       dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                       CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-            });
-            cuMemFree(tile);
-            return t;
-        });
-    } else {
-        skipped["tensor_map_encode_tiled"] = "TMA needs compute capability 9.0";
-    }
-
-    std::ostringstream out;
-    out.precision(9);
-    out << "{\"results\": {";
-    const char* sep = "";
-    for (auto& [id, t] : results) {
-        out << sep << "\"" << id << "\": " << t;
-        sep = ", ";
-    }
-    out << "}, \"skipped\": {";
-    sep = "";
-    for (auto& [id, why] : skipped) {
-        out << sep << "\"" << id << "\": \"" << json_escape(why) << "\"";
-        sep = ", ";
-    }
-    out << "}}";
-    std::printf("%s\n", out.str().c_str());
-    return 0;
+    ops["tensor_map_encode_tiled"] = [] {
+        if (st->major < 9) throw Failure{"TMA needs compute capability 9.0"};
+        CUdeviceptr tile;
+        CK(cuMemAlloc(&tile, 128 * 128 * 4));
+        auto map = std::make_shared<CUtensorMap>();
+        return Twin{[tile, map] {
+                        static cuuint64_t dims[] = {128, 128}, strides[] = {128 * 4};
+                        static cuuint32_t box[] = {64, 64}, elem[] = {1, 1};
+                        cuTensorMapEncodeTiled(map.get(), CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                                               reinterpret_cast<void*>(tile), dims, strides, box, elem,
+                                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                               CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                    },
+                    false, [tile] { cuMemFree(tile); }};
+    };
 }
+
+template <class T>
+void resolve(void* lib, T& fn, const char* name) {
+    fn = reinterpret_cast<T>(dlsym(lib, name));
+    if (!fn) throw Failure{std::string("libnvrtc has no ") + name};
+}
+
+}  // namespace
+
+extern "C" {
+
+int twins_init(const char* cubin, size_t cubin_size, const char* libnvrtc, char* err, size_t n) {
+    if (st) return 0;
+    try {
+        auto s = std::make_unique<State>();
+        CK(cuInit(0));
+        CK(cuDeviceGet(&s->dev, 0));
+        CK(cuDevicePrimaryCtxRetain(&s->ctx, s->dev));
+        CK(cuCtxSetCurrent(s->ctx));
+        CK(cudaSetDevice(0));
+        CK(cuDeviceGetAttribute(&s->major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, s->dev));
+        CK(cuDeviceGetAttribute(&s->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, s->dev));
+        s->arch = "--gpu-architecture=sm_" + std::to_string(s->major) + std::to_string(s->minor);
+        CK(cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING));
+        CK(cuEventCreate(&s->event, CU_EVENT_DISABLE_TIMING));
+        CK(cuEventRecord(s->event, s->stream));
+        CK(cuStreamSynchronize(s->stream));
+        CK(cuMemAlloc(&s->buffer, 1 << 18));
+        s->cubin.assign(cubin, cubin_size);
+        CK(cuModuleLoadData(&s->module, s->cubin.data()));
+        CK(cuLibraryLoadData(&s->library, s->cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+        if (libnvrtc && *libnvrtc) {
+            void* lib = dlopen(libnvrtc, RTLD_NOW | RTLD_LOCAL);
+            if (!lib) throw Failure{std::string("dlopen ") + libnvrtc + ": " + dlerror()};
+            resolve(lib, nv.create, "nvrtcCreateProgram");
+            resolve(lib, nv.compile, "nvrtcCompileProgram");
+            resolve(lib, nv.ptx_size, "nvrtcGetPTXSize");
+            resolve(lib, nv.ptx, "nvrtcGetPTX");
+            resolve(lib, nv.cubin_size, "nvrtcGetCUBINSize");
+            resolve(lib, nv.cubin, "nvrtcGetCUBIN");
+            resolve(lib, nv.destroy, "nvrtcDestroyProgram");
+        }
+        register_ops(*s);
+        ids.clear();
+        for (auto& [id, _] : s->ops) ids += (ids.empty() ? "" : ",") + id;
+        st = s.release();
+        return 0;
+    } catch (const Failure& f) {
+        write(err, n, f.what);
+        return 1;
+    }
+}
+
+const char* twins_ids() { return ids.c_str(); }
+
+void twins_teardown() {
+    if (current && current->cleanup) current->cleanup();
+    current.reset();
+    if (st) cuStreamSynchronize(st->stream);
+}
+
+int twins_setup(const char* id, char* err, size_t n) {
+    twins_teardown();
+    if (!st) {
+        write(err, n, "twins_init has not succeeded");
+        return 2;
+    }
+    auto it = st->ops.find(id);
+    if (it == st->ops.end()) {
+        write(err, n, std::string("no C++ twin named ") + id);
+        return 1;
+    }
+    try {
+        current = std::make_unique<Twin>(it->second());
+        for (int i = 0; i < 10; ++i) current->call();  // warm-up
+        if (current->queued) drain();
+        return 0;
+    } catch (const Failure& f) {
+        current.reset();
+        write(err, n, f.what);
+        return 1;
+    }
+}
+
+long twins_queued() { return current && current->queued ? QUEUED_CALLS : 0; }
+
+double twins_sample(long calls) {
+    if (!current) return -1;
+    auto& call = current->call;
+    auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < calls; ++i) call();
+    double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    if (current->queued) cuStreamSynchronize(st->stream);
+    return ns;
+}
+
+}  // extern "C"
