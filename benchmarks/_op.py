@@ -87,7 +87,7 @@ class Op:
             # changed; the builders are the benchmark, so hash the class and the shared setup instead.
             # Pin `version = "..."` in a class to keep its history across a cosmetic edit.
             classes = [k for k in cls.__mro__ if issubclass(k, Op) and k is not Op]
-            source = "".join(map(inspect.getsource, [*classes, Op.setup, Op.teardown, unrolled]))
+            source = "".join(map(inspect.getsource, [*classes, Op.setup, Op._setup, Op.teardown, unrolled]))
             cls.version = hashlib.sha256(source.encode()).hexdigest()[:16]
         apis = [api for api in APIS if api in cls.needs]
         cls.params = [apis, *cls.cases.values()]
@@ -104,6 +104,13 @@ class Op:
     def setup(self, api, *case):
         self._cleanups = []
         self.drain = None
+        try:
+            self._setup(api, *case)
+        except BaseException:
+            self.teardown(api, *case)  # what setup changed is undone (a paired worker runs many cases)
+            raise
+
+    def _setup(self, api, *case):
         compat.resolve_all(self.needs[api])
         if api not in self.gpu_free:
             compat.require_gpu()

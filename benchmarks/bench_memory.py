@@ -67,17 +67,19 @@ class AllocFreeSync(Op):
     """Allocate and free 10 bytes, then synchronise the device (the ``mr.allocate(10); Device().sync()`` of #756),
     every side from the device's stream-ordered memory pool with the same release threshold: ``keep`` (the
     threshold raised to the maximum, as cuda.core's default memory resource does and #756's workaround) or
-    ``release`` (the driver's default 0: every sync hands the memory back to the driver). CuPy allocates
-    through its ``MemoryAsyncPool`` (``cudaMallocAsync`` on the same pool) instead of its caching pool."""
+    ``release`` (the driver's default 0: every sync hands the memory back to the driver)."""
 
     synchronizes = True
+    differs = ("CuPy allocates from its own caching pool, which keeps memory across a sync like 'keep' and has no "
+               "'release' form (its MemoryAsyncPool raised OutOfMemoryError with the pool's threshold at 0 on the "
+               "H200)")
     unroll = 1  # 5-130 us
     cases = {"pool": ["keep", "release"]}
     needs = {
         "core": ("core.Device.memory_resource", "core.Device.sync", "driver.cuMemPoolSetAttribute"),
         "bindings": ("runtime.cudaMallocAsync", "runtime.cudaFreeAsync", "runtime.cudaDeviceSynchronize",
                      "driver.cuMemPoolSetAttribute"),
-        "cupy": ("cupy.cuda.MemoryAsyncPool", "cupy.cuda.runtime.deviceSynchronize", "driver.cuMemPoolSetAttribute"),
+        "cupy": ("cupy.empty", "cupy.cuda.runtime.deviceSynchronize"),
     }
 
     def core(self, pool):
@@ -106,18 +108,12 @@ class AllocFreeSync(Op):
         return alloc_free_sync, ()
 
     def cupy(self, pool):
+        if pool != "keep":
+            raise compat.Unavailable("CuPy's caching pool keeps its memory across a sync: no 'release' form")
         compat.cupy_device()
-        cuda = compat.cupy.cuda
-        previous = cuda.get_allocator()
-        cuda.set_allocator(cuda.MemoryAsyncPool().malloc)
-        self.defer(cuda.set_allocator, previous)
-        stream = cuda.Stream(non_blocking=True)
-        stream.use()
-        self.defer(cuda.Stream.null.use)
-        compat.set_release_threshold(self, pool == "keep")
 
         def alloc_free_sync(empty=compat.cupy.empty, uint8=compat.cupy.uint8, size=SIZE,
-                            sync=cuda.runtime.deviceSynchronize):
+                            sync=compat.cupy.cuda.runtime.deviceSynchronize):
             empty(size, uint8)
             sync()
 

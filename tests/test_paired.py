@@ -340,3 +340,26 @@ def test_asv_and_the_worker_time_the_same_body_and_record_per_call_time():
     op.time_probe("core")
     assert len(calls) == UNROLL and Probe.unroll == UNROLL
     assert Probe.timer() * UNROLL == pytest.approx(__import__("time").perf_counter(), abs=0.01)
+
+
+def test_a_setup_that_fails_undoes_what_it_changed():
+    """A paired worker runs many cases in one process: a case whose setup fails must not leave its changes
+    (an allocator, a pool setting) to the cases after it."""
+    from benchmarks._op import Op
+
+    undone = []
+
+    class Half(Op):
+        needs = {"core": ()}
+        gpu_free = ("core",)
+
+        def core(self):
+            self.defer(undone.append, "restored")
+            raise RuntimeError("the library refused")
+
+        def time_half(self, api):
+            self.body()
+
+    with pytest.raises(RuntimeError, match="refused"):
+        Half().setup("core")
+    assert undone == ["restored"]
