@@ -146,7 +146,11 @@ Twin launch(const char* kernel, int count, bool ptr) {
     auto params = std::make_shared<std::vector<void*>>(count);
     for (int i = 0; i < count; ++i) (*params)[i] = ptr ? static_cast<void*>(&(*ptrs)[i]) : &(*ints)[i];
     void** kernel_params = count ? params->data() : nullptr;
-    return Twin{[=] { cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st->stream, kernel_params, nullptr); }, true, nullptr};
+    // the argument arrays live as long as the twin: the lambda holds them
+    return Twin{[f, kernel_params, ptrs, ints, params] {
+                    cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st->stream, kernel_params, nullptr);
+                },
+                true, nullptr};
 }
 
 void register_ops(State& s) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 8, call 1: paired release steps cuda-core 0.3.0 -> 0.3.1 -> 0.3.2 -> 0.4.0, whole suite, all on
+# Session 8, call 1 (run twice: the first run left CuPy cases unmeasured, see call3 in the notes): paired release steps cuda-core 0.3.0 -> 0.3.1 -> 0.3.2 -> 0.4.0, whole suite, all on
 # cuda-bindings 12.9.10 (carry: .carry .carry-cu12 .whl/common .whl/cu12).
 set -u
 export PYTHONUNBUFFERED=1
@@ -18,7 +18,7 @@ job() {  # job NAME ARGS...
   grep -A40 "#### Regressions\|#### Improvements\|#### Not measured" $L/$name.log | grep "^| \`\|^- \`" | head -40
   mkdir -p $M/logs/session8-call1; cp $L/$name.log $M/logs/session8-call1/; tar -czf $O/bundle.tar.gz measurements results
 }
-rm -rf $M/paired-release-*
+rm -rf $M/paired-release-* $M/logs/session8-call1
 CUDA_BENCH_BINDINGS=$B job prebuild prebuild cuda-core-v0.3.0 cuda-core-v0.3.1 cuda-core-v0.3.2 cuda-core-v0.4.0
 for pair in "0.3.0 0.3.1" "0.3.1 0.3.2" "0.3.2 0.4.0"; do
   set -- $pair
