@@ -10,6 +10,7 @@ turn-around between samples. The engine's own scheduling (``paired.measure_case`
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 
@@ -363,3 +364,46 @@ def test_a_setup_that_fails_undoes_what_it_changed():
     with pytest.raises(RuntimeError, match="refused"):
         Half().setup("core")
     assert undone == ["restored"]
+
+
+def test_thresholds_from_the_recorded_h200_aa_flag_exactly_the_injected_case():
+    """Known answer on real data: the committed H200 A/A runs calibrate thresholds under which those A/A runs
+    stay silent, and the committed injected run (a spin added to Device.set_current) flags exactly the case
+    it slowed."""
+    machine = ROOT / "measurements" / "nvidia-h200"
+    aa = [json.loads((machine / d / "summary.json").read_text())
+          for d in ("paired-aa-cb56ab9f9", "paired-aa-rebuild-075fdef02")]
+    thresholds = {}
+    for run in aa:
+        for name, t in stats.calibrate(run["cases"]).items():
+            thresholds[name] = max(t, thresholds.get(name, 0))
+    for run in aa:
+        assert all(stats.verdict(c["low"], c["high"], thresholds[c["name"]]) == "same"
+                   for c in run["cases"] if not c["control"])
+    injected = json.loads((machine / "paired-injected-spin24" / "summary.json").read_text())
+    flagged = [c["name"] for c in injected["cases"] if not c["control"]
+               and stats.verdict(c["low"], c["high"], thresholds[c["name"]]) != "same"]
+    assert flagged == injected["expected"]
+
+
+def test_over_cpp_is_paired_within_the_process_and_survives_a_clock_that_halves():
+    """Python over C++ from ABBA groups (c1, p1, p2, c2) taken in one process while the machine switches
+    between full and half speed for many groups at a time: the ratio is the true one whatever the state; the
+    difference in ns moves with the state (it is a time), between the full-speed and the half-speed value."""
+    rng = random.Random(3)
+    true_py, true_cpp = 300.0, 60.0  # ns per call at full speed: ratio 5
+    processes = []
+    for _ in range(10):
+        groups, speed = [], 1.0
+        for g in range(400):
+            if g % 37 == 0:
+                speed = rng.choice([1.0, 2.0])
+            c1, p1, p2, c2 = (t * speed * (1 + rng.gauss(0, 0.01)) for t in (true_cpp, true_py, true_py, true_cpp))
+            groups.append((c1, p1, p2, c2))
+        processes.append(groups)
+    result = stats.overhead("x", "x", processes)
+    assert result["low"] <= 5.0 <= result["high"] and result["high"] - result["low"] < 0.1
+    assert (true_py - true_cpp) * 0.98 <= result["over_ns"] <= (true_py - true_cpp) * 2.02
+    # the samples of either side alone spread over both states: unpaired, no single ratio holds
+    py = sorted(p for g in processes for _, p1, p2, _ in g for p in (p1, p2))
+    assert py[-1] / py[0] > 1.8
