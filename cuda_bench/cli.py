@@ -126,7 +126,7 @@ def parser():
                        "case could not be measured.")
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
-    paired_options(p, pairs=10)
+    paired_options(p, pairs=15)
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
     p.add_argument("--out", metavar="DIR", help="overhead.json, overhead.md and the worker logs "
                    "(default .asv/overhead/COMMIT)")
