@@ -122,7 +122,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
 
     - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params`` (for asv's
       graph link);
-    - Python cells only: ``net`` (``value - floor``), ``vs_commit`` and ``vs_release`` (relative change of
+    - Python cells only: ``net`` (``value - floor``), ``vs_commit`` and ``vs_release`` (relative change, same benchmark version only, of
       ``value`` since the previous commit / release), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of`` (with a
       C++ twin: net Python over C++), ``step`` (the paired step that ends at this commit, for this case:
       ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
@@ -147,8 +147,9 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
         newest = history[-1]
         current = results.values(newest)
         floor = current.get((FLOOR, ("'noop'",)))
-        previous = results.values(history[-2]) if len(history) > 1 else {}
-        release = next((results.values(d) for d in reversed(history[:-1]) if d["commit_hash"] in releases), {})
+        previous = results.comparable(history[-2], newest) if len(history) > 1 else {}
+        release = next((results.comparable(d, newest) for d in reversed(history[:-1])
+                        if d["commit_hash"] in releases), {})
         release_name = next((releases[d["commit_hash"]] for d in reversed(history[:-1])
                              if d["commit_hash"] in releases), None)
         path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])

@@ -74,6 +74,19 @@ def values(data, column="result"):
     return out
 
 
+def versions(data):
+    """{benchmark: asv's version of it} in one results file (a changed benchmark gets a new version)."""
+    columns = data["result_columns"]
+    return {name: dict(zip(columns, row)).get("version") for name, row in data["results"].items()}
+
+
+def comparable(data, reference):
+    """``values(data)`` of the benchmarks whose version is the one ``reference`` (a results file) has: numbers
+    of an earlier version of a benchmark measured something else and are not compared with today's."""
+    wanted, have = versions(reference), versions(data)
+    return {key: value for key, value in values(data).items() if have.get(key[0]) == wanted.get(key[0])}
+
+
 def suite(results_dir):
     """asv's benchmarks.json of a results directory: {benchmark: its description}."""
     path = Path(results_dir) / "benchmarks.json"

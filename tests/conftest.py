@@ -112,8 +112,10 @@ def real_results_in_a_repo(tmp, results_dir=None, repeat_newest=False):
     import shutil
 
     source = Path(results_dir or ROOT / "results")
-    if os.environ.get("CUDA_BENCH_REPO"):
-        return Path(os.environ["CUDA_BENCH_REPO"]), source, {}
+    if os.environ.get("CUDA_BENCH_REPO") and not repeat_newest:
+        results = tmp / "results"  # a copy: tests write steps next to the results
+        shutil.copytree(source, results)
+        return Path(os.environ["CUDA_BENCH_REPO"]), results, {}
     repo, results = tmp / "repo", tmp / "results"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")

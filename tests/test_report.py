@@ -174,3 +174,20 @@ def test_chained_index_is_the_product_of_the_paired_ratios():
     assert report.chained_index(path, case) == (pytest.approx(0.55), "a", 2)
     assert report.chained_index(path, "bench_x.Other.time_other('core')") is None  # not measured on the way
     assert report.chained_index(report.chains(steps)["y"], case) is None
+
+
+def test_changes_since_the_previous_commit_compare_only_the_same_benchmark_version(machine):
+    """After a benchmark's timed body changes (a new asv version), its numbers at older commits measured
+    something else: the overview's unpaired "vs prev. commit" leaves them out."""
+    names = suite_names()
+    newest_data = json.loads(newest(machine).read_text())
+    older = json.loads(newest(machine).read_text())
+    older["commit_hash"] = "0" * 40
+    rows = report.overview_rows([(machine, older), (machine, newest_data)], {}, {}, names)
+    assert any(c["vs_commit"] == 0 for r in rows for c in r["cells"].values() if "vs_commit" in c)
+    stale = json.loads(json.dumps(older))
+    column = stale["result_columns"].index("version")
+    for row in stale["results"].values():
+        row[column] = "an earlier version"
+    rows = report.overview_rows([(machine, stale), (machine, newest_data)], {}, {}, names)
+    assert all(c.get("vs_commit") is None for r in rows for c in r["cells"].values())
