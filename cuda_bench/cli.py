@@ -23,7 +23,7 @@ cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after
 
 commands:
   run        asv run over commits of cuda-python (default: main's newest), pair each newly measured
-             commit with the previous one, publish html/ (the main job)
+             commit with the previous one, time the newest against C++ (paired), publish html/ (the main job)
   ladder     the same over every cuda-core-v* release tag and main's head
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
@@ -93,6 +93,8 @@ def parser():
                        "('auto': the last core on machines with 4 or more; 'none'; or a list such as 7)")
         p.add_argument("--no-publish", action="store_true", help="leave html/ as it is")
         p.add_argument("--no-steps", action="store_true", help="skip the paired steps after asv run")
+        p.add_argument("--no-overhead", action="store_true", help="skip the paired over-C++ measurement of the "
+                       "newest measured commit after asv run (on a machine with a GPU)")
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
         paired_options(p)
@@ -126,7 +128,7 @@ def parser():
                        "case could not be measured.")
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
-    paired_options(p, pairs=15)
+    paired_options(p, pairs=paired.OVERHEAD_PROCESSES)
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
     p.add_argument("--out", metavar="DIR", help="overhead.json, overhead.md and the worker logs "
                    "(default .asv/overhead/COMMIT)")
@@ -234,6 +236,24 @@ def history_steps(args, name, info, results_dir, before, config):
     return status
 
 
+def over_cpp(args, name, info, results_dir, before, config):
+    """The overview's "over C++" for the newest newly measured commit, paired in one process."""
+    commit = run.newest_measured(results_dir, name, before)
+    if commit is None:
+        return 0
+    conf = json.loads(Path(config).read_text())
+    out = WORK / "overhead" / commit[:12]
+    data = compare.overhead(run.local_repo(conf), commit, bindings=run.bindings_of(conf),
+                            requirements=run.requirements(conf), system_site=run.system_site_of(conf),
+                            settings=paired.Settings(pairs=paired.OVERHEAD_PROCESSES, seconds=args.seconds, jobs=args.jobs),
+                            bench=args.bench, log_dir=out / "logs", progress=log, machine_info=info)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "overhead.json").write_text(json.dumps(data, indent=1) + "\n")
+    results.append_line(Path(results_dir) / name / OVERHEAD, data)
+    log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
+    return 2 if data["errors"] else 0
+
+
 def cmd_run(args, rest):
     settings_of(args)  # checked before anything runs
     name, info = machine.record(args.machine)
@@ -261,6 +281,8 @@ def cmd_run(args, rest):
     run.record_builds(name, config)
     if status == 0 and not args.no_steps:
         status = history_steps(args, name, info, results_dir, before, config)
+    if status == 0 and not args.no_overhead and machine.has_gpu(info):
+        status = over_cpp(args, name, info, results_dir, before, config)
     if not args.no_publish:
         publish.publish(config)
     return status

@@ -203,7 +203,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     """Python over C++ at ``rev``: every non-control case against its C++ twin (``cuda_bench.layout.cpp_id``;
     cases without a twin are skipped by the workers), a record for ``overhead.jsonl``."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
-    settings = settings or paired.Settings(pairs=15)
+    settings = settings or paired.Settings(pairs=paired.OVERHEAD_PROCESSES)
     items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, settings.benchmark_dir)
              if not is_control(name)]
     start = time.monotonic()

@@ -36,6 +36,7 @@ from cuda_bench.layout import BENCHMARKS, ROOT, is_control
 from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
+OVERHEAD_PROCESSES = 15  # over C++: processes per case (docs/measurement.md, "Over C++, paired")
 
 
 @dataclass

@@ -238,6 +238,14 @@ def new_steps(results_dir, machine_name, before):
     return pairs
 
 
+def newest_measured(results_dir, machine_name, before):
+    """The newest commit (by commit date) among the results files that changed since ``before``, or None."""
+    after = snapshot(results_dir, machine_name)
+    found = [results.load(p) for p, mtime in after.items() if before.get(p) != mtime]
+    found = [d for d in found if d is not None]
+    return max(found, key=lambda d: d.get("date") or 0)["commit_hash"] if found else None
+
+
 def no_gpu_results_dir(info, results_dir):
     """Where a run's results go: the history (``results/``) only from a machine with a GPU, unless a
     results directory was named."""

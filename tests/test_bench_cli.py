@@ -75,7 +75,7 @@ def test_help_names_every_command_and_says_where_the_rest_goes():
     run_help = run_module("cuda_bench", "run", "--help").stdout
     assert "goes to `asv run` unchanged" in " ".join(run_help.split())
     for option in ("--repo", "--bindings", "--system-site", "--machine", "--results-dir", "--cpu-affinity",
-                   "--no-publish", "--no-steps", "--pairs", "--seconds", "--jobs"):
+                   "--no-publish", "--no-steps", "--no-overhead", "--pairs", "--seconds", "--jobs"):
         line = next(li for li in run_help.splitlines() if li.strip().startswith(option))
         assert len(line.split(option, 1)[1].strip()) > 3 or option in ("--pairs", "--seconds", "--jobs"), line
     compare_help = " ".join(run_module("cuda_bench", "compare", "--help").stdout.split())
@@ -197,3 +197,6 @@ def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp
     assert sorted(run.new_steps(tmp_path, "m", before)) == sorted([
         ("w" * 40, "a" * 40), ("b" * 40, "c" * 40), ("c" * 40, "d" * 40), ("x" * 40, "y" * 40)])
     assert run.new_steps(tmp_path, "m", run.snapshot(tmp_path, "m")) == []  # nothing new measured
+    # the over-C++ measurement after a run goes to the newest newly measured commit
+    assert run.newest_measured(tmp_path, "m", before) == "d" * 40
+    assert run.newest_measured(tmp_path, "m", run.snapshot(tmp_path, "m")) is None
