@@ -224,6 +224,18 @@ def set_release_threshold(op, keep):
     op.defer(lambda: check(driver.cuMemPoolSetAttribute(pool, attr, previous)))
 
 
+def core_binding_version():
+    """cuda.core's own lookup of the cuda.bindings version (#512 made it ``functools.lru_cache``d):
+    ``_utils.version.binding_version`` on main, ``_utils.cuda_utils.get_binding_version`` in 0.2-0.5."""
+    for module, name in (("cuda.core._utils.version", "binding_version"),
+                         ("cuda.core._utils.cuda_utils", "get_binding_version"),
+                         ("cuda.core.experimental._utils.cuda_utils", "get_binding_version")):
+        found = getattr(_import(module), name, None)
+        if found is not None:
+            return found
+    raise Unavailable(f"{describe('core')} has no binding-version helper (0.2 has the first)")
+
+
 def core_event_options():
     """EventOptions with timing disabled: ``enable_timing`` became ``timing_enabled`` in 1.0."""
     fields = getattr(core.EventOptions, "__dataclass_fields__", {})

@@ -76,3 +76,18 @@ class RuntimeVersion(Op):
     def time_runtime_version(self, api):
         self.body()
 
+
+
+class BindingVersion(Op):
+    """cuda.core's lookup of the installed cuda.bindings version, which it makes on many calls (#512: 6.51 us
+    before an ``lru_cache``, 57.8 ns after; the PR body calls it ``cuda.bindings.driver.get_build_version()``,
+    a name no cuda.bindings release has). A private helper, resolved per version."""
+
+    gpu_free = ("core",)
+    needs = {"core": ("core.Device",)}
+
+    def core(self):
+        return compat.core_binding_version(), ()
+
+    def time_binding_version(self, api):
+        self.body()
