@@ -18,6 +18,7 @@ answering (``timeout``) is reported with its log, and its pair starts fresh work
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
@@ -229,6 +230,38 @@ def one_pair(pair, sides, names, settings, log_dir, cores, done, make_worker=Wor
     return found, hello
 
 
+def in_parallel(task, args, count, cores, total, progress, label, threads=False):
+    """``task(i, *args, cores, done)`` for i in range(count), one per core of ``cores`` at a time (each task
+    takes a core from the ``cores`` queue and puts it back), in processes forked from this one (threads for
+    tests); a progress line every 15 s from what the tasks put on ``done``. The tasks' results, in order."""
+    manager = None if threads else multiprocessing.Manager()
+    free, done = (queue.Queue(), queue.Queue()) if threads else (manager.Queue(), manager.Queue())
+    for core in cores:
+        free.put(core)
+    executor = ThreadPoolExecutor(len(cores)) if threads else \
+        ProcessPoolExecutor(len(cores), mp_context=multiprocessing.get_context("fork"))
+    start = time.monotonic()
+    try:
+        with executor as pool:
+            futures = [pool.submit(task, i, *args, free, done) for i in range(count)]
+            finished, last = 0, start
+            while not all(f.done() for f in futures) or not done.empty():
+                try:
+                    done.get(timeout=1)
+                    finished += 1
+                except queue.Empty:
+                    pass
+                now = time.monotonic()
+                if finished and (now - last >= 15 or finished == total):
+                    last = now
+                    progress(f"{label}: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s, "
+                             f"about {(now - start) / finished * (total - finished):.0f} s left")
+            return [f.result() for f in futures]
+    finally:
+        if manager is not None:
+            manager.shutdown()
+
+
 def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=None, make_worker=Worker):
     """Measure ``names`` (case names) with ``sides`` (base, head): a :class:`Report`. Process pairs run in
     processes of their own; with another ``make_worker`` (tests), in threads."""
@@ -241,33 +274,9 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
              f"{','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per case and pair "
              f"(about {total / jobs * (settings.seconds + 0.05) / 60:.1f} min)")
     start = time.monotonic()
-    real = make_worker is Worker
-    manager = multiprocessing.Manager() if real else None
-    free, done = (manager.Queue(), manager.Queue()) if real else (queue.Queue(), queue.Queue())
-    for core in cores[:jobs]:
-        free.put(core)
-    executor = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) if real \
-        else ThreadPoolExecutor(jobs)
-    try:
-        with executor as pool:
-            futures = [pool.submit(one_pair, pair, sides, names, settings, log_dir, free, done, make_worker)
-                       for pair in range(settings.pairs)]
-            finished, last = 0, start
-            while not all(f.done() for f in futures) or not done.empty():
-                try:
-                    done.get(timeout=1)
-                    finished += 1
-                except queue.Empty:
-                    pass
-                now = time.monotonic()
-                if finished and (now - last >= 15 or finished == total):
-                    last = now
-                    progress(f"paired: {finished}/{total} case runs ({finished / total:.0%}), {now - start:.0f} s, "
-                             f"about {(now - start) / finished * (total - finished):.0f} s left")
-            outcomes = [f.result() for f in futures]
-    finally:
-        if manager is not None:
-            manager.shutdown()
+    task = one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
+    outcomes = in_parallel(task, (sides, names, settings, log_dir), settings.pairs, cores[:jobs], total,
+                           progress, "paired", threads=make_worker is not Worker)
     hello = {}
     for _, pair_hello in outcomes:
         for side, answer in pair_hello.items():
@@ -337,28 +346,8 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
     progress(f"over C++: {len(items)} cases x {settings.pairs} processes, {jobs} at a time; "
              f"{settings.seconds:g} s each (about {total / jobs * (settings.seconds + 0.1) / 60:.1f} min)")
     start = time.monotonic()
-    manager = multiprocessing.Manager()
-    free, done = manager.Queue(), manager.Queue()
-    for core in cores[:jobs]:
-        free.put(core)
-    try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(one_process, i, side, items, settings, log_dir, free, done)
-                       for i in range(settings.pairs)]
-            finished, last = 0, start
-            while not all(f.done() for f in futures) or not done.empty():
-                try:
-                    done.get(timeout=1)
-                    finished += 1
-                except queue.Empty:
-                    pass
-                now = time.monotonic()
-                if finished and (now - last >= 15 or finished == total):
-                    last = now
-                    progress(f"over C++: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s")
-            outcomes = [f.result() for f in futures]
-    finally:
-        manager.shutdown()
+    outcomes = in_parallel(one_process, (side, items, settings, log_dir), settings.pairs, cores[:jobs], total,
+                           progress, "over C++")
     cases, skipped, errors = [], {}, {}
     for name, twin in items:
         answers = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]

@@ -252,12 +252,46 @@ class Queued:
 '''
 
 
+PROBE_TWINS = '''
+"""A stand-in for the C++ twins' library: a pure-Python operation of known cost (TWIN_SPIN iterations)."""
+import os
+import time
+
+from .bench_probe import spin
+
+
+class Twins:
+    def setup(self, op):
+        if op != "spin":
+            raise NotImplementedError(f"no C++ twin named {op}")
+        self.n = int(os.environ.get("TWIN_SPIN", "50"))
+        return 0
+
+    def sample(self, calls):
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            spin(self.n)
+        return time.perf_counter_ns() - start
+
+    def teardown(self):
+        pass
+
+
+_twins = Twins()
+
+
+def twins():
+    return _twins
+'''
+
+
 @pytest.fixture
 def probe(tmp_path):
     suite = tmp_path / "probebench"
     suite.mkdir()
     (suite / "__init__.py").write_text("")
     (suite / "bench_probe.py").write_text(PROBE_SUITE)
+    (suite / "bench_cpp.py").write_text(PROBE_TWINS)
     return suite
 
 
@@ -407,3 +441,19 @@ def test_over_cpp_is_paired_within_the_process_and_survives_a_clock_that_halves(
     # the samples of either side alone spread over both states: unpaired, no single ratio holds
     py = sorted(p for g in processes for _, p1, p2, _ in g for p in (p1, p2))
     assert py[-1] / py[0] > 1.8
+
+
+def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a_twin(probe, tmp_path):
+    """paired.overhead on real worker processes: the Python case (200 iterations) against its "twin" (50),
+    timed in turn in each process, reads about 4; a case without a twin is skipped, not an error."""
+    import sys as _sys
+
+    side = paired.Side("head", "a", "a", _sys.executable, {"SPIN": "200", "TWIN_SPIN": "50", "SIDE": "base"})
+    settings = paired.Settings(pairs=6, seconds=0.05, benchmark_dir=probe, jobs=2)
+    found = paired.overhead(side, [("bench_probe.Spin.time_spin('py')", "spin"),
+                                   ("bench_probe.OnlyBase.time_only_base('py')", "only_base")],
+                            settings, tmp_path / "logs", progress=lambda m: None, cores=[0, 1])
+    (case,) = found["cases"]
+    assert case["processes"] == 6 and 3.0 < case["ratio"] < 5.5 and case["low"] <= case["ratio"] <= case["high"]
+    assert case["over_ns"] > 0 and case["py_ns"] > case["cpp_ns"]
+    assert list(found["skipped"]) == ["bench_probe.OnlyBase.time_only_base('py')"] and not found["errors"]
