@@ -198,11 +198,7 @@ def cmd_overhead(args, argv):
     data = compare.overhead(repo, args.commit, bindings=bindings, requirements=reqs, system_site=site,
                             settings=settings, bench=args.bench, log_dir=out / "logs", progress=log,
                             command="scripts/bench " + " ".join(map(shlex.quote, argv)), machine_info=info)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "overhead.json").write_text(json.dumps(data, indent=1) + "\n")
-    text = compare.overhead_markdown(data)
-    (out / "overhead.md").write_text(text)
-    print(text)
+    print(compare.write_overhead(out, data))
     if not args.no_write:
         results.append_line(RESULTS / name / OVERHEAD, data)
         log(f"over C++: {len(data['cases'])} cases -> results/{name}/{OVERHEAD}")
@@ -247,8 +243,7 @@ def over_cpp(args, name, info, results_dir, before, config):
                             requirements=run.requirements(conf), system_site=run.system_site_of(conf),
                             settings=paired.Settings(pairs=paired.OVERHEAD_PROCESSES, seconds=args.seconds, jobs=args.jobs),
                             bench=args.bench, log_dir=out / "logs", progress=log, machine_info=info)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "overhead.json").write_text(json.dumps(data, indent=1) + "\n")
+    compare.write_overhead(out, data)
     results.append_line(Path(results_dir) / name / OVERHEAD, data)
     log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
     return 2 if data["errors"] else 0

@@ -223,6 +223,16 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     }
 
 
+def write_overhead(out_dir, data):
+    """overhead.json and overhead.md into ``out_dir``; the Markdown."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "overhead.json").write_text(json.dumps(data, indent=1) + "\n")
+    text = overhead_markdown(data)
+    (out_dir / "overhead.md").write_text(text)
+    return text
+
+
 def overhead_markdown(data, target_ns=1000):
     """The over-C++ table of one record: per case the ratio and the difference, each with its interval."""
     out = [f"### Over C++ at `{data['rev']}` ({data['commit'][:9]})", "",

@@ -85,8 +85,8 @@ class Worker:
         if core is not None:
             os.sched_setaffinity(0, {core})
         self.core = core
-        self.benchmark_dir = benchmark_dir
         self.cases = suite.cases(benchmark_dir)
+        self.cpp = dict(suite.import_suite(benchmark_dir)).get("bench_cpp")  # the C++ twins, if the suite has them
         self.current = None  # (instance, case, drain, unroll)
 
     def hello(self, _request):
@@ -135,13 +135,10 @@ class Worker:
         return {"ns": elapsed}
 
     def overhead(self, request):
-        from cuda_bench import suite
-
-        cpp = dict(suite.import_suite(self.benchmark_dir)).get("bench_cpp")
-        if cpp is None:
+        if self.cpp is None:
             return {"skip": "this suite has no bench_cpp module (C++ twins)"}
         try:
-            twins = cpp.twins()
+            twins = self.cpp.twins()
             cpp_calls = twins.setup(request["twin"])  # first: most cases have no twin
         except NotImplementedError as exc:
             return {"skip": str(exc) or type(exc).__name__}
