@@ -14,7 +14,7 @@ library's own function and what it is called with, bound before timing starts. T
 ``self.body()``, is that call written out ``unroll`` times as straight-line code with the function and its
 arguments in locals (:func:`unrolled`), and the class's ``timer`` divides the clock by ``unroll``: asv
 records the time of one call, and its own loop (120-230 ns around each body on the H200) is spread over
-``unroll`` calls. The paired engine (``cuda_bench.worker``) times the same ``self.body``. Names that this version of
+``unroll`` calls (100: 1-3 ns per call). The paired engine (``cuda_bench.worker``) times the same ``self.body``. Names that this version of
 the library lacks, a missing GPU, or a GPU too old for the operation skip the benchmark with the reason
 (asv prints it with ``--show-stderr``; ``scripts/apis.py`` tabulates it).
 
@@ -33,7 +33,7 @@ from . import _compat as compat
 from ._compat import Unavailable
 
 APIS = ("core", "bindings", "cupy")
-UNROLL = 10  # calls per timed body, for operations that take less than ~10 us
+UNROLL = 100  # calls per timed body, for operations that take less than ~10 us (asv's loop: <= 3 ns per call)
 QUEUED_CALLS = 100  # calls per sample of an operation that enqueues GPU work
 
 
@@ -79,6 +79,10 @@ class Op:
     differs = ""
 
     timeout = 120
+    #: one asv process per case: asv starts it under ``setarch -R`` pinned to one core (cuda_bench.run), so a
+    #: second process has the same address-space layout and adds only a CUDA start-up; per-process variance is
+    #: the paired engine's to measure (cuda_bench.paired)
+    processes = 1
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -88,6 +92,7 @@ class Op:
             # Pin `version = "..."` in a class to keep its history across a cosmetic edit.
             classes = [k for k in cls.__mro__ if issubclass(k, Op) and k is not Op]
             source = "".join(map(inspect.getsource, [*classes, Op.setup, Op._setup, Op.teardown, unrolled]))
+            source += f"unroll={cls.unroll} queued_calls={QUEUED_CALLS if cls.queued else 0}"
             cls.version = hashlib.sha256(source.encode()).hexdigest()[:16]
         apis = [api for api in APIS if api in cls.needs]
         cls.params = [apis, *cls.cases.values()]
@@ -120,7 +125,7 @@ class Op:
         if self.queued and self.drain is None:
             raise RuntimeError(f"{type(self).__name__}.{api} queues GPU work but set no drain")
         try:
-            for _ in range(10 // self.unroll if self.queued else 1):  # warm-up; asv's is off for queued ops
+            for _ in range(max(1, 10 // self.unroll) if self.queued else 1):  # warm-up; asv's is off for queued ops
                 self.body()
         except Exception as exc:
             if api in self.gpu_free and not compat.has_gpu():

@@ -14,6 +14,8 @@ from ._op import UNROLL, per_call_timer, unrolled
 
 
 class Floor:
+    version = f"floor-unroll-{UNROLL}"  # asv hashes setup(), which reads the unroll only through the class
+    processes = 1  # as every Op (benchmarks/_op.py)
     params = [["noop"]]
     param_names = ["api"]
     unroll = UNROLL

@@ -105,7 +105,8 @@ def overhead(name, twin, per_process, confidence=CONFIDENCE):
     """Python over C++ for one case, from worker processes that each timed the case and its C++ twin in
     turn (``per_process``: lists of ABBA groups ``(c1, p1, p2, c2)`` in ns per call): per process the median
     of the groups' ratios ``(p1 + p2) / (c1 + c2)`` and of their differences; the case's ratio and
-    difference are the medians over processes, with order-statistic intervals as for a paired case."""
+    difference are the medians over processes, with order-statistic intervals as for a paired case. Each
+    process's ratio is kept (``process_ratios``): how far two runs can agree depends on their spread."""
     per_process = [groups for groups in per_process if groups]
     ratios = [statistics.median((p1 + p2) / (c1 + c2) for c1, p1, p2, c2 in g) for g in per_process]
     diffs = [statistics.median((p1 + p2 - c1 - c2) / 2 for c1, p1, p2, c2 in g) for g in per_process]
@@ -116,7 +117,8 @@ def overhead(name, twin, per_process, confidence=CONFIDENCE):
     return {"name": name, "twin": twin, "ratio": round(ratio, 4), "low": round(low, 4), "high": round(high, 4),
             "coverage": round(coverage, 4), "over_ns": round(diff, 1), "over_low": round(diff_low, 1),
             "over_high": round(diff_high, 1), "py_ns": round(py, 1), "cpp_ns": round(cpp, 1),
-            "processes": len(per_process), "groups": sum(map(len, per_process))}
+            "processes": len(per_process), "groups": sum(map(len, per_process)),
+            "process_ratios": [round(r, 4) for r in ratios]}
 
 
 def calibrate(cases, margin=MARGIN, floor=FLOOR):

@@ -1,0 +1,13 @@
+# Sourced by the session 9 call scripts: paths and the job helper (each call's own lines follow in callN.sh).
+set -u
+export PYTHONUNBUFFERED=1
+O=$OUT; L=/tmp/logs; mkdir -p $L; M=measurements/nvidia-h200; S=/opt/torch/.venv/lib/python3.12/site-packages
+C=~/.cache/cuda-python-bench
+t0=$(date +%s)
+job() {  # job NAME ARGS...: scripts/offline_run.sh ARGS, its log kept, results and measurements bundled
+  local name=$1; shift; local t1=$(date +%s)
+  scripts/offline_run.sh $W $R $S $L "$@" > $L/$name.log 2>&1
+  echo "== $name: rc=$? $(( $(date +%s) - t1 )) s (at $(( $(date +%s) - t0 )) s): $*"
+  grep -E "^\*\*|Controls|summary.json|calibration:|over C++:|Not measured|Running [0-9]+ total|failed" $L/$name.log | tail -6
+  mkdir -p $M/logs/$CALL; cp $L/$name.log $M/logs/$CALL/; tar -czf $O/bundle.tar.gz measurements results
+}
