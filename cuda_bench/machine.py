@@ -59,13 +59,27 @@ def default_name(gpu):
     return f"cpu-{socket.gethostname()}"
 
 
+def stable(info):
+    """asv draws one graph per distinct set of machine fields, so a field that changes when the same machine
+    restarts splits its history: a VM's kernel build tag (``Linux 6.18.44-fc-v973-gpu`` on one start of the
+    lent H200, ``-fc-v1252-gpu`` on the next) and a RAM total a few pages short. Keep the kernel's version
+    and the RAM in whole GiB."""
+    out = dict(info)
+    found = re.match(r"(\S+ \d+(?:\.\d+)*)", out.get("os") or "")
+    if found:
+        out["os"] = found.group(1)
+    if str(out.get("ram", "")).isdigit():
+        out["ram"] = f"{round(int(out['ram']) / 2**30)} GiB"
+    return out
+
+
 def record(name=None):
     """Write this machine into asv's machine file, GPU fields included. Returns (name, info)."""
     from asv.machine import Machine, MachineCollection
 
     gpu = gpu_info()
     name = name or default_name(gpu)
-    info = Machine.get_defaults()
+    info = stable(Machine.get_defaults())
     info.update(machine=name, cpu=cpu_model(), num_cpu=str(os.cpu_count()), **gpu)
     MachineCollection.save(name, info)
     print("bench: machine " + ", ".join(f"{k}={v}" for k, v in info.items()), file=sys.stderr)

@@ -238,7 +238,7 @@ HEAD = """<!DOCTYPE html>
 
 OVERVIEW = """<p>Median time per call at each machine's newest commit, as asv measured it. Each Python number is
 shown <b>raw</b> and <b>net</b> of the <b>harness floor</b> (<code>bench_harness.Floor.time_noop</code>: the same
-timed body, ten calls written out per asv loop turn, around <code>gc.isenabled()</code>, a C function that does nothing, in the
+timed body, the call written out many times per asv loop turn (<code>UNROLL</code> in <code>benchmarks/_op.py</code>), around <code>gc.isenabled()</code>, a C function that does nothing, in the
 same run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) time themselves, so they are
 already net. Under each number, Python over C++: <b>paired</b> where <code>scripts/bench overhead</code> measured
 this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the 95%

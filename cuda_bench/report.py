@@ -228,8 +228,8 @@ def markdown(rows):
         f"(CUDA {params.get('cuda_driver', '-')}), {params.get('cpu')}, {params.get('num_cpu')} CPUs; "
         f"cuda-python commit `{first['commit'][:9]}`.",
         "",
-        f"Harness floor (`bench_harness.Floor.time_noop`: the same timed body, ten calls written out per asv "
-        f"loop turn, around `gc.isenabled()`, a C function that does nothing, measured in the same run): "
+        f"Harness floor (`bench_harness.Floor.time_noop`: the same timed body, the call written out "
+        f"many times per asv loop turn (`benchmarks/_op.py` `UNROLL`), around `gc.isenabled()`, a C function that does nothing, measured in the same run): "
         f"**{fmt(first['floor']) if number(first['floor']) else 'n/a'}**. Every Python number is raw (floor "
         f"included) and, in parentheses, net (raw − floor; `<0` is noise); where the history's paired steps "
         f"reach this commit, ×N is the chained index (product of the paired ratios since the first commit they "

@@ -102,17 +102,15 @@ def asv_conf(tmp_path, repo, python, **overrides):
     return path
 
 
-def real_results_in_a_repo(tmp, results_dir=None, repeat_newest=False):
+def real_results_in_a_repo(tmp, results_dir=None):
     """(repo, results) where asv can read the committed H200 results: CUDA_BENCH_REPO (a cuda-python clone
     with their commits) and results/ as they are; otherwise a throwaway repository with one commit per
     results commit, in the same order, and a copy of results/ re-keyed onto those commits (every number
-    kept). CI has no copy of cuda-python, and asv needs the commits in a repository. ``repeat_newest``: one more
-    commit after the last, carrying a copy of the newest file (only where a test needs two points of the
-    newest benchmark versions on a graph; never in results/)."""
+    kept). CI has no copy of cuda-python, and asv needs the commits in a repository."""
     import shutil
 
     source = Path(results_dir or ROOT / "results")
-    if os.environ.get("CUDA_BENCH_REPO") and not repeat_newest:
+    if os.environ.get("CUDA_BENCH_REPO"):
         results = tmp / "results"  # a copy: tests write steps next to the results
         shutil.copytree(source, results)
         return Path(os.environ["CUDA_BENCH_REPO"]), results, {}
@@ -121,14 +119,9 @@ def real_results_in_a_repo(tmp, results_dir=None, repeat_newest=False):
     git(repo, "init", "-q", "-b", "main")
     files = [p for m in machine_dirs(source) for p in result_files(m)]
     files.sort(key=lambda p: json.loads(p.read_text())["date"])
-    if repeat_newest and files:
-        files.append(files[-1])
     commits = {}
-    for i, path in enumerate(files):
+    for path in files:
         data = json.loads(path.read_text())
-        if repeat_newest and i == len(files) - 1:
-            data["commit_hash"] += "-repeat"
-            data["date"] += 1
         if data["commit_hash"] not in commits:
             (repo / "n").write_text(data["commit_hash"])
             git(repo, "add", "n")

@@ -6,6 +6,7 @@ of the history."""
 from __future__ import annotations
 
 import json
+import platform
 import os
 import shutil
 import subprocess
@@ -91,6 +92,18 @@ def test_machine_record_has_gpu_fields_only_from_a_gpu(tmp_path, monkeypatch):
         assert saved["gpu"] and saved["driver"] and name == machine.default_name(saved)
     else:  # no GPU fields are invented
         assert name.startswith("cpu-") and "gpu" not in saved
+
+
+def test_restarts_of_one_vm_record_one_machine_so_its_history_stays_on_one_graph(tmp_path, monkeypatch):
+    """asv files a result under every machine field: the lent H200 came back as 'Linux 6.18.44-fc-v973-gpu'
+    with 135128870912 bytes and as '...-fc-v1252-gpu' with 135129063424; both must read the same."""
+    starts = [{"os": "Linux 6.18.44-fc-v973-gpu", "ram": "135128870912"},
+              {"os": "Linux 6.18.44-fc-v1252-gpu", "ram": "135129063424"}]
+    assert machine.stable(starts[0]) == machine.stable(starts[1]) == {"os": "Linux 6.18.44", "ram": "126 GiB"}
+    assert machine.stable({"os": "Linux 6.1.0-17-amd64", "ram": "8589934592"})["os"] != "Linux 6.18.44"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _, info = machine.record()  # this machine's own fields, as written to asv's machine file
+    assert info["os"] == platform.system() + " " + platform.release().split("-")[0] and info["ram"].endswith(" GiB")
 
 
 def test_a_run_without_a_gpu_stays_out_of_the_history(capsys):

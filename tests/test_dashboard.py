@@ -229,10 +229,9 @@ def test_steps_page_lists_every_step_and_what_it_flagged(published, page):
 
 @pytest.fixture(scope="module")
 def published_history(tmp_path_factory):
-    """The real results with the newest file repeated on one more commit: after a change of the timed body
-    only the newest commit has results of the current benchmark versions, and a graph needs two points."""
+    """The real results, published: main's five newest commits at the current benchmark versions."""
     tmp = tmp_path_factory.mktemp("history")
-    repo, results, _ = real_results_in_a_repo(tmp, repeat_newest=True)
+    repo, results, _ = real_results_in_a_repo(tmp)
     conf = asv_conf(tmp, repo, sys.executable, results_dir=str(results))
     run_module("cuda_bench.publish", "--config", conf)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp / "html"))
