@@ -19,7 +19,9 @@
 # It installs the tool's requirements into a private venv from WHEELS, checks that importing the suite does
 # no CUDA work, tabulates what every benchmark resolves to in the system Python (python -m cuda_bench.apis),
 # then runs scripts/bench's command with pip pointed at WHEELS only. results/ and measurements/ are saved to
-# OUT even when a step fails. Several calls on one machine set up once.
+# OUT when it ends, also when a step fails, and every 30 s while the command runs (SAVE_EVERY seconds), so a
+# box that kills a command at its time limit still leaves what asv had written. Several calls on one
+# machine set up once.
 set -uo pipefail
 wheels=$1; repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
 command=run
@@ -33,11 +35,16 @@ export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_FIND_LINKS="${links# }" PIP_DISABLE
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 venv=/tmp/cuda-bench-venv
 
-save() {
-    tar -czf "$out/results.tar.gz" results $(ls -d measurements 2>/dev/null)
-    echo "offline_run: results/ and measurements/ saved to $out/results.tar.gz"
+save() {  # written aside and renamed: OUT never holds half an archive
+    local part="$out/.results.$BASHPID.tar.gz"
+    tar -czf "$part" results $(ls -d measurements 2>/dev/null) && mv -f "$part" "$out/results.tar.gz"
 }
-trap save EXIT
+saver=""
+finish() {
+    [ -n "$saver" ] && kill "$saver" 2>/dev/null
+    save && echo "offline_run: results/ and measurements/ saved to $out/results.tar.gz"
+}
+trap finish EXIT
 
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 
@@ -72,6 +79,8 @@ case "$command" in
     run|ladder) exec_args=("$command" --repo "$repo" --system-site "$site" --no-publish "${args[@]}") ;;
     *) exec_args=("$command" --repo "$repo" --system-site "$site" "${args[@]}") ;;
 esac
+( while sleep "${SAVE_EVERY:-30}" && kill -0 $$ 2>/dev/null; do save 2>/dev/null; done ) &  # ends with this script
+saver=$!
 "$venv/bin/python" -m cuda_bench "${exec_args[@]}" 2>&1 | tee -a "$out/bench.log"
 status=${PIPESTATUS[0]}
 echo "offline_run: scripts/bench $command exited $status"
