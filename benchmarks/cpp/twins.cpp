@@ -114,6 +114,22 @@ Twin with_release_threshold(bool keep, std::function<void()> call) {
                 }};
 }
 
+// A fresh stream and event, the event recorded once and completed (bench_event._EventOp's pair); ``call``
+// is timed on the event; both are destroyed in teardown.
+template <class F>
+Twin completed_event(F call) {
+    CUstream s;
+    CUevent e;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventRecord(e, s));
+    CK(cuStreamSynchronize(s));
+    return Twin{[call, e] { call(e); }, false, [s, e] {
+                    cuEventDestroy(e);
+                    cuStreamDestroy(s);
+                }};
+}
+
 Twin compile(bool ptx) {
     if (!nv.create) throw Failure{"no NVRTC was named to twins_init"};
     static const char* saxpy =
@@ -187,13 +203,20 @@ void register_ops(State& s) {
     ops["stream_create"] = [] {
         return plain([] { CUstream x; cuStreamCreate(&x, CU_STREAM_NON_BLOCKING); cuStreamDestroy(x); });
     };
-    ops["stream_sync"] = [] { return plain([] { cuStreamSynchronize(st->stream); }); };
+    // The sync and query twins use a stream (and event) of their own, made in setup, as every Python side
+    // does (bench_stream.StreamSync, bench_event._EventOp): the shared stream has had launches, records and
+    // allocations queued on it, and a sync's cost may depend on that history.
+    ops["stream_sync"] = [] {
+        CUstream s;
+        CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+        return Twin{[s] { cuStreamSynchronize(s); }, false, [s] { cuStreamDestroy(s); }};
+    };
     ops["event_create"] = [] {
         return plain([] { CUevent e; cuEventCreate(&e, CU_EVENT_DISABLE_TIMING); cuEventDestroy(e); });
     };
     ops["event_record"] = [] { return Twin{[] { cuEventRecord(st->event, st->stream); }, true, nullptr}; };
-    ops["event_query"] = [] { return plain([] { cuEventQuery(st->event); }); };
-    ops["event_sync"] = [] { return plain([] { cuEventSynchronize(st->event); }); };
+    ops["event_query"] = [] { return completed_event([](CUevent e) { cuEventQuery(e); }); };
+    ops["event_sync"] = [] { return completed_event([](CUevent e) { cuEventSynchronize(e); }); };
 
     // --- memory ---------------------------------------------------------------------------------
     ops["alloc_free"] = [] {
