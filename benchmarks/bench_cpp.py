@@ -52,6 +52,9 @@ def nvcc():
     return None
 
 
+FLAGS = ["-std=c++17", "-O2", "-Xcompiler", "-fPIC"]  # nvcc's, for the twins' shared library
+
+
 def build():
     """The twins' shared library for this source and nvcc, compiled on first use (then cached)."""
     compiler = nvcc()
@@ -64,8 +67,7 @@ def build():
         with tempfile.TemporaryDirectory(dir=CACHE) as work:
             out = Path(work) / target.name
             proc = subprocess.run(
-                [compiler, "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", str(SOURCE), "-o", str(out),
-                 "-lcuda", "-ldl"],
+                [compiler, *FLAGS, "-shared", str(SOURCE), "-o", str(out), "-lcuda", "-ldl"],
                 capture_output=True, text=True,
             )
             if proc.returncode != 0:

@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 from cuda_bench import apis  # the same discovery asv does
 from benchmarks._op import APIS
@@ -78,6 +80,23 @@ def test_cpp_twins_mirror_python_operations():
         assert f'"{op}"' in source, f"twins.cpp does not measure {op}"
     for name in _kernels.KERNEL_NAMES:
         assert f'"{name}"' in source, f"twins.cpp does not launch {name}"
+
+
+def test_cpp_twins_compile(newest_env, tmp_path):
+    """twins.cpp compiles with the flags its library is built with (to an object: there is no libcuda here
+    to link), so a mistake in it stops CI instead of a GPU session. nvrtc.h, which this toolkit lacks, comes
+    from the NVRTC wheel of the cuda-core[cu13] test environment."""
+    from benchmarks import bench_cpp
+
+    nvcc = bench_cpp.nvcc()
+    if nvcc is None:
+        pytest.skip("no nvcc on this machine (the twins are built on the GPU machine)")
+    headers = sorted(newest_env.parent.parent.glob("lib/python*/site-packages/nvidia/*/include/nvrtc.h"))
+    assert headers, "cuda-core[cu13] installs NVRTC's wheel, header included"
+    proc = subprocess.run([nvcc, *bench_cpp.FLAGS, "-I", str(headers[0].parent), "-c", str(bench_cpp.SOURCE),
+                           "-o", str(tmp_path / "twins.o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "twins.o").stat().st_size > 0
 
 
 # the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
