@@ -179,14 +179,19 @@ def comment(data):
     return "\n".join(out) + "\n"
 
 
-def write(out_dir, data):
-    """summary.json and comment.md into ``out_dir``."""
+def _write(out_dir, data, names, markdown):
+    """The record as ``names[0]``.json and ``markdown(data)`` as ``names[1]``.md into ``out_dir``; the text."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "summary.json").write_text(json.dumps(data, indent=1) + "\n")
-    text = comment(data)
-    (out_dir / "comment.md").write_text(text)
+    (out_dir / f"{names[0]}.json").write_text(json.dumps(data, indent=1) + "\n")
+    text = markdown(data)
+    (out_dir / f"{names[1]}.md").write_text(text)
     return text
+
+
+def write(out_dir, data):
+    """summary.json and comment.md into ``out_dir``."""
+    return _write(out_dir, data, ("summary", "comment"), comment)
 
 
 def calibration_record(data):
@@ -225,12 +230,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
 
 def write_overhead(out_dir, data):
     """overhead.json and overhead.md into ``out_dir``; the Markdown."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "overhead.json").write_text(json.dumps(data, indent=1) + "\n")
-    text = overhead_markdown(data)
-    (out_dir / "overhead.md").write_text(text)
-    return text
+    return _write(out_dir, data, ("overhead", "overhead"), overhead_markdown)
 
 
 def overhead_markdown(data, target_ns=1000):
