@@ -29,15 +29,24 @@ def cases(run):
     return {c["name"]: c for c in run["cases"] if not c.get("control") and "high" in c}
 
 
+def point_calibrate(run_cases, margin):
+    """As ``stats.calibrate``, on the interval's point estimate instead of its far end."""
+    out = {}
+    for c in run_cases:
+        if c.get("control"):
+            continue
+        r = c["ratio"] - 1 if c["ratio"] >= 1 else 1 / c["ratio"] - 1
+        out[c["name"]] = max(stats.FLOOR, math.ceil(margin * r * 1000) / 1000)
+    return out
+
+
 def thresholds(runs, margin, reach):
+    """Per case the highest over ``runs``, as results.calibration merges calibration.jsonl's lines."""
+    calibrate = stats.calibrate if reach == "far end" else point_calibrate
     out = {}
     for run in runs:
-        for name, c in cases(run).items():
-            if reach == "far end":
-                r = max(c["high"] - 1, 1 / c["low"] - 1, 0)
-            else:
-                r = c["ratio"] - 1 if c["ratio"] >= 1 else 1 / c["ratio"] - 1
-            out[name] = max(out.get(name, 0), stats.FLOOR, math.ceil(margin * r * 1000) / 1000)
+        for name, t in calibrate([c for c in run["cases"] if "high" in c], margin).items():
+            out[name] = max(out.get(name, 0), t)
     return out
 
 
