@@ -271,7 +271,8 @@ def cmd_run(args, rest):
     before = run.snapshot(results_dir, name)
     with run.build_progress() as progress_env:
         # --show-stderr: skip reasons and failures reach the console
-        status = run.asv("run", "--machine", name, "--show-stderr", *rest, config=config, timed=True,
+        bench = [arg for regex in args.bench for arg in ("--bench", regex)]  # asv's -b, as the paired steps'
+        status = run.asv("run", "--machine", name, "--show-stderr", *bench, *rest, config=config, timed=True,
                          affinity=args.cpu_affinity, env=progress_env)
     run.record_builds(name, config)
     if status == 0 and not args.no_steps:

@@ -172,6 +172,20 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     assert seen["track_aslr_off"] == (1 if machine.no_aslr_prefix() else 0)
 
 
+def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
+    """`scripts/bench run -b REGEX` measures only what REGEX names, in asv as in the paired steps after it (the
+    option once stopped at the paired steps, and asv ran the whole suite)."""
+    from cuda_bench import cli
+
+    seen = []
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(run, "asv", lambda *args, **kw: seen.append(args) or 1)
+    assert cli.main(["run", "HEAD^!", "-b", "bench_cpp", "-b", "Floor", "--repo", str(git_repo), "--no-publish"]) == 1
+    (args,) = seen
+    assert args[0] == "run" and args[-1] == "HEAD^!"
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--bench"] == ["bench_cpp", "Floor"]
+
+
 def test_cpu_affinity_choices():
     assert machine.cpu_affinity("none") == [] and machine.cpu_affinity(None) == []
     assert machine.cpu_affinity("3,4") == ["--cpu-affinity", "3,4"]
