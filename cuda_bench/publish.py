@@ -223,6 +223,8 @@ def render(rows):
                            f'<a href="{link}">{fmt(value)}</a>{net_text}{flag}{small}</td>')
             out.append("</tr>")
         out.append("</tbody></table>")
+        if first.get("older"):
+            out.append(f'<p class="older">{esc(report.OLDER.format(names=", ".join(first["older"])))}</p>')
     return "\n".join(out)
 
 
@@ -279,6 +281,8 @@ def render_steps(steps_by_machine, revisions):
                                f'{case["threshold"]:.1%}; {report.fmt_ns(case["base_ns"])} → '
                                f'{report.fmt_ns(case["head_ns"])} per call</td></tr>')
         out.append("</tbody></table>")
+        if first.get("older"):
+            out.append(f'<p class="older">{esc(report.OLDER.format(names=", ".join(first["older"])))}</p>')
     return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"
 
@@ -343,7 +347,8 @@ def pages(config, results_dir, html_dir):
     suite = results.suite(results_dir)
     param_names = {name: b.get("param_names", []) for name, b in suite.items()}
     rows = report.overview_rows(runs, steps, release_commits(index), param_names,
-                                {m: results.overhead(results_dir, m) for m in machines}, report.suite_differs())
+                                {m: results.overhead(results_dir, m) for m in machines}, report.suite_differs(),
+                                {name: b.get("version") for name, b in suite.items()})
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     title = "cuda-python: latency per call"
     (html_dir / "overview.html").write_text(HEAD.format(title=title) + OVERVIEW + render(rows) + "\n</body></html>\n")

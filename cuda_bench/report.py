@@ -112,7 +112,8 @@ def suite_differs():
 TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
 
-def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None):
+def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None,
+                  versions=None):
     """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
 
     A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the newest
@@ -134,6 +135,10 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
 
     ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
     work on purpose: ``row["differs"]``.
+
+    ``versions`` ({benchmark: version}, the suite's, from asv's benchmarks.json): the newest commit's numbers
+    of a benchmark measured under another version (the benchmark has changed since) are left out, and every
+    row of that machine names them in ``row["older"]``.
     """
     overhead_by_machine = overhead_by_machine or {}
     differs = differs or {}
@@ -146,6 +151,10 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
         history = by_machine[machine_name]
         newest = history[-1]
         current = results.values(newest)
+        measured_as = results.versions(newest)
+        older = sorted({name for name, _ in current if versions and name in versions
+                        and measured_as.get(name) != versions[name]})
+        current = {key: value for key, value in current.items() if key[0] not in older}
         floor = current.get((FLOOR, ("'noop'",)))
         previous = results.comparable(history[-2], newest) if len(history) > 1 else {}
         release = next((results.comparable(d, newest) for d in reversed(history[:-1])
@@ -168,7 +177,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                 row = {"machine": machine_name, "benchmark": name, "case": [c.strip("'") for c in case],
                        "commit": newest["commit_hash"], "release": release_name, "floor": floor,
                        "params": newest["params"], "gpu": bool(newest["params"].get("gpu")), "cells": {},
-                       "differs": differs.get(name, "")}
+                       "differs": differs.get(name, ""), "older": older}
                 twin = cpp_id(name, ("'x'", *case))
                 cpp_value = cpp.get(twin)
                 if number(cpp_value):
@@ -254,7 +263,13 @@ def markdown(rows):
                      + f" | {over_text(row['cells'].get('core', {}))} | {over_text(row['cells'].get('bindings', {}))} |")
     if marked:
         lines += ["", *(f"★ `{name}`: {reason}." for name, reason in marked.items())]
+    if first.get("older"):
+        lines += ["", OLDER.format(names=", ".join(f"`{n}`" for n in first["older"]))]
     return "\n".join(lines)
+
+
+OLDER = ("Not in the table: {names}, measured at this commit by an earlier version of the benchmark (it has "
+         "changed since; asv does not compare versions either).")
 
 
 def over_text(cell):
@@ -361,9 +376,10 @@ def main(argv=None):
     if not runs:
         print("report: no results (run scripts/bench run first)", file=sys.stderr)
         return 1
-    names = {n: b.get("param_names", []) for n, b in results.suite(args.results).items()}
-    rows = overview_rows(runs, steps, {}, names, {m: results.overhead(args.results, m) for m in machines},
-                         suite_differs())
+    suite = results.suite(args.results)
+    rows = overview_rows(runs, steps, {}, {n: b.get("param_names", []) for n, b in suite.items()},
+                         {m: results.overhead(args.results, m) for m in machines}, suite_differs(),
+                         {n: b.get("version") for n, b in suite.items()})
     print("\n\n".join(markdown([r for r in rows if r["machine"] == m]) for m in dict.fromkeys(r["machine"] for r in rows)))
     return 0
 
