@@ -37,7 +37,7 @@ from cuda_bench.layout import BENCHMARKS, ROOT, is_control
 from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
-OVERHEAD_PROCESSES = 60  # over C++: two runs of 60 agreed within 5% on 92% of cases (docs/measurement.md, "Over C++, paired")
+OVERHEAD_PROCESSES = 60  # over C++: two runs of 60 agree within 5% on 89-100% of cases on one machine start (docs/measurement.md, "Over C++, paired")
 
 
 @dataclass
