@@ -281,8 +281,6 @@ def render_steps(steps_by_machine, revisions):
                                f'{case["threshold"]:.1%}; {report.fmt_ns(case["base_ns"])} → '
                                f'{report.fmt_ns(case["head_ns"])} per call</td></tr>')
         out.append("</tbody></table>")
-        if first.get("older"):
-            out.append(f'<p class="older">{esc(report.OLDER.format(names=", ".join(first["older"])))}</p>')
     return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"
 
