@@ -89,7 +89,8 @@ def summary(report, kind, expected=(), build_seconds=None, command=None, machine
     return {
         "kind": kind, "base": base.commit, "head": head.commit, "base_rev": base.rev, "head_rev": head.rev,
         "seconds": report.seconds, "build_seconds": build_seconds, "expected": list(expected),
-        "command": command, "machine": machine_info or {}, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": command, "machine": machine_info or {}, "host": machine.host(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "settings": {**report.settings.describe(), "cores": report.cores, "aslr_off": all(
             w.get("aslr_off") for w in report.workers.values())},
         "versions": {side: w.get("versions") for side, w in report.workers.items()},
@@ -218,7 +219,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     found = paired.overhead(side, items, settings, Path(log_dir) / "workers", progress)
     return {
         "kind": "overhead", "commit": env["commit"], "rev": rev, "seconds": found["seconds"], "build_seconds": built,
-        "command": command, "machine": machine_info or {},
+        "command": command, "machine": machine_info or {}, "host": machine.host(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "settings": {"processes": settings.pairs, "seconds_per_case_and_process": settings.seconds,
                      "sample_ns": settings.sample_ns, "confidence": settings.confidence, "cores": found["cores"],

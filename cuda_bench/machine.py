@@ -86,6 +86,27 @@ def record(name=None):
     return name, info
 
 
+def host():
+    """What a VM's restart can change under the same machine name, kept with every paired record (not in asv's
+    machine file, where it would split the history): the kernel's full release, the CPU microcode and the
+    kernel's CPU-vulnerability mitigations (indirect-branch mitigations cost interpreted Python more than C++)."""
+    microcode = None
+    try:
+        microcode = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                          if line.startswith("microcode")), None)
+    except OSError:
+        pass
+    folder = Path("/sys/devices/system/cpu/vulnerabilities")
+    mitigations = {}
+    if folder.is_dir():
+        for path in sorted(folder.iterdir()):
+            try:
+                mitigations[path.name] = path.read_text().strip()
+            except OSError:
+                continue
+    return {"kernel": platform.release(), "microcode": microcode, "mitigations": mitigations}
+
+
 def has_gpu(info):
     return bool(info.get("gpu"))
 

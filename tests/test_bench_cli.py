@@ -104,6 +104,11 @@ def test_restarts_of_one_vm_record_one_machine_so_its_history_stays_on_one_graph
     monkeypatch.setenv("HOME", str(tmp_path))
     _, info = machine.record()  # this machine's own fields, as written to asv's machine file
     assert info["os"] == platform.system() + " " + platform.release().split("-")[0] and info["ram"].endswith(" GiB")
+    # what the restart changed is not lost: every paired record keeps the host as it was (machine.host)
+    host = machine.host()
+    assert host["kernel"] == platform.release() and "kernel" not in info
+    if os.path.isdir("/sys/devices/system/cpu/vulnerabilities"):
+        assert "spectre_v2" in host["mitigations"]
 
 
 def test_a_run_without_a_gpu_stays_out_of_the_history(capsys):

@@ -40,7 +40,7 @@ for a, b in itertools.combinations(RUNS, 2):
     drop = () if same else SYNC
     within, n, off = agreement(a, b, drop)
     two = sum(spread(d) <= 0.02 for d, _ in off)
-    worst = ", ".join(f"`{n.split('.', 1)[1].replace('.time_', ' ')}` {d:+.1%}" for d, n in off[:3])
+    worst = ", ".join(f"`{re.sub(r'[.]time_[a-z_]+', '', n.split('.', 1)[1])}` {d:+.1%}" for d, n in off[:3])
     print(f"| {a} / {b} | {'one' if same else 'two'} | {n} | **{within} ({within / n:.0%})** | {two} | {worst} |")
 
 print("\nLowest cuda.core / cuda.bindings ratios (a row below 0.9 would mean the two sides differ):")
