@@ -77,7 +77,8 @@ def paired_options(parser, pairs=None):
 def settings_of(args):
     if args.pairs < 1 or args.seconds <= 0:
         raise run.RunError("--pairs must be at least 1 and --seconds above 0")
-    return paired.Settings(pairs=args.pairs, seconds=args.seconds, jobs=args.jobs)
+    return paired.Settings(pairs=args.pairs, seconds=args.seconds, jobs=args.jobs,
+                           layouts=getattr(args, "layouts", "fixed"))
 
 
 def parser():
@@ -129,6 +130,9 @@ def parser():
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
     paired_options(p, pairs=paired.OVERHEAD_PROCESSES)
+    p.add_argument("--layouts", choices=["fixed", "random"], default="fixed",
+                   help="fixed: workers start with ASLR off (one memory layout for the run); random: ASLR on, "
+                   "each process another layout (default %(default)s)")
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
     p.add_argument("--out", metavar="DIR", help="overhead.json, overhead.md and the worker logs "
                    "(default .asv/overhead/COMMIT)")

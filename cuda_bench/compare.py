@@ -223,7 +223,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "settings": {"processes": settings.pairs, "seconds_per_case_and_process": settings.seconds,
                      "sample_ns": settings.sample_ns, "confidence": settings.confidence, "cores": found["cores"],
-                     "aslr_off": found["hello"].get("aslr_off")},
+                     "layouts": settings.layouts, "aslr_off": found["hello"].get("aslr_off")},
         "versions": found["hello"].get("versions"), "cases": found["cases"], "skipped": found["skipped"],
         "errors": found["errors"],
     }

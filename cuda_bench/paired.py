@@ -63,10 +63,14 @@ class Settings:
     benchmark_dir: Path = BENCHMARKS
     confidence: float = stats.CONFIDENCE
     timeout: float = 600  # seconds a worker may take to answer one request (a setup compiles kernels)
+    #: "fixed": every worker starts with ASLR off, so both builds of a pair get the same layout (the A/B
+    #: engine's premise); "random": ASLR on, each process another layout, which a median over many processes
+    #: averages (for over C++, whose two sides are different code; docs/measurement.md, "Across machine starts")
+    layouts: str = "fixed"
 
     def describe(self):
         return {"pairs": self.pairs, "seconds_per_case_and_pair": self.seconds, "sample_ns": self.sample_ns,
-                "min_groups": self.min_groups, "confidence": self.confidence}
+                "min_groups": self.min_groups, "confidence": self.confidence, "layouts": self.layouts}
 
 
 class WorkerError(RuntimeError):
@@ -78,7 +82,8 @@ class Worker:
 
     def __init__(self, side, core, settings, log):
         self.side, self.core, self.log, self.timeout = side, core, Path(log), settings.timeout
-        cmd = [*machine.no_aslr_prefix(), side.python, "-m", "cuda_bench.worker", "--core", str(core),
+        fixed = machine.no_aslr_prefix() if settings.layouts == "fixed" else []
+        cmd = [*fixed, side.python, "-m", "cuda_bench.worker", "--core", str(core),
                "--benchmark-dir", str(settings.benchmark_dir)]
         env = machine.timed_env()
         env.update(side.env)

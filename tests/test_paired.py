@@ -17,7 +17,7 @@ import statistics
 import pytest
 
 from conftest import ROOT  # noqa: F401  (puts the project on sys.path)
-from cuda_bench import paired, stats
+from cuda_bench import machine, paired, stats
 
 
 class Core:
@@ -461,3 +461,19 @@ def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a
     assert case["processes"] == 6 and 3.0 < case["ratio"] < 5.5 and case["low"] <= case["ratio"] <= case["high"]
     assert case["over_ns"] > 0 and case["py_ns"] > case["cpp_ns"]
     assert list(found["skipped"]) == ["bench_probe.OnlyBase.time_only_base('py')"] and not found["errors"]
+
+
+def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_path):
+    """--layouts: "fixed" starts every worker with ASLR off (where this kernel lets setarch switch it off),
+    "random" leaves it on, so each process gets another layout; the record says which ran."""
+    import sys as _sys
+
+    side = paired.Side("head", "a", "a", _sys.executable, {"SPIN": "20", "TWIN_SPIN": "10", "SIDE": "base"})
+    seen = {}
+    for layouts in ("fixed", "random"):
+        settings = paired.Settings(pairs=2, seconds=0.02, benchmark_dir=probe, jobs=1, layouts=layouts)
+        found = paired.overhead(side, [("bench_probe.Spin.time_spin('py')", "spin")], settings,
+                                tmp_path / layouts, progress=lambda m: None, cores=[0])
+        seen[layouts] = found["hello"]["aslr_off"]
+        assert settings.describe()["layouts"] == layouts
+    assert seen == {"fixed": bool(machine.no_aslr_prefix()), "random": False}
