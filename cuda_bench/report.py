@@ -16,12 +16,14 @@ commit paired with the previous measured one) and the chained index since the fi
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
+import re
 import sys
 from pathlib import Path
 
 from cuda_bench import results, suite
-from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control
+from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs
 
 APIS = ("cpp", "bindings", "core", "cupy")
 TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
@@ -344,6 +346,46 @@ def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-pyth
     return "\n".join(lines) + "\n", len(rows)
 
 
+AGREE = 0.05  # cuda-python-bench issue 15: two over-C++ runs give the same ratio within 5% for >= 90% of rows
+
+
+def run_label(record):
+    """An over-C++ record's name: its ``--out`` folder where the command names one, else its date."""
+    found = re.search(r"--out\s+\S*?([^/\s]+)/?(?:\s|$)", record.get("command") or "")
+    return found.group(1) if found else record.get("date", "?")
+
+
+def apart(a, b):
+    """How far two ratios are apart, either way: max(a/b, b/a) - 1."""
+    return max(a / b, b / a) - 1
+
+
+def agreement(records, leave_out=(), within=AGREE):
+    """Every pair of over-C++ records (of one commit): the cases both measured (less ``leave_out``), how many
+    give the same ratio within ``within`` either way, and the cases furthest apart. [{"a", "b", "cases",
+    "agree", "furthest": [(name, b/a - 1)]}]"""
+    out = []
+    for first, second in itertools.combinations(records, 2):
+        a = {c["name"]: c["ratio"] for c in first["cases"]}
+        b = {c["name"]: c["ratio"] for c in second["cases"]}
+        names = [n for n in a if n in b and n not in leave_out]
+        furthest = sorted(((n, b[n] / a[n] - 1) for n in names), key=lambda x: -apart(a[x[0]], b[x[0]]))
+        out.append({"a": run_label(first), "b": run_label(second), "cases": len(names),
+                    "agree": sum(apart(a[n], b[n]) <= within for n in names), "furthest": furthest[:3]})
+    return out
+
+
+def agreement_markdown(pairs, within=AGREE):
+    lines = [f"| run A | run B | cases | same ratio within {within:.0%} | furthest apart (B/A − 1) |",
+             "|---|---|--:|--:|---|"]
+    for p in pairs:
+        share = f"{p['agree'] / p['cases']:.0%}" if p["cases"] else "-"
+        furthest = ", ".join(f"`{re.sub(r'[.]time_[a-z_]+', '', n.split('.', 1)[-1])}` {d:+.1%}"
+                             for n, d in p["furthest"])
+        lines.append(f"| {p['a']} | {p['b']} | {p['cases']} | **{p['agree']} ({share})** | {furthest} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=RESULTS)
@@ -355,6 +397,8 @@ def main(argv=None):
     parser.add_argument("--issue", action="store_true", help="the nightly issue's body; exit 1 when a paired "
                         "step flagged something")
     parser.add_argument("--output", type=Path, help="with --issue: also write the body here")
+    parser.add_argument("--agreement", action="store_true", help="how far the recorded over-C++ runs of a "
+                        "commit (--commit, else the newest measured) agree, every pair")
     args = parser.parse_args(argv)
     runs = results.load_all(args.results)
     machines = sorted({m for m, _ in runs})
@@ -371,6 +415,20 @@ def main(argv=None):
     if args.across:
         print(across(runs, args.across, args.api))
         return 0
+    if args.agreement:
+        found = False
+        for m in (d.name for d in machine_dirs(args.results)):
+            records = results.overhead_runs(args.results, m)
+            commit = next((r["commit"] for r in reversed(records)
+                           if r["commit"].startswith(args.commit or "")), None)
+            mine = [r for r in records if r["commit"] == commit]
+            if len(mine) > 1:
+                found = True
+                print(f"Over C++ at `{commit[:9]}` on `{m}`, {len(mine)} runs:\n")
+                print(agreement_markdown(agreement(mine)))
+        if not found:
+            print("report: fewer than two over-C++ runs of that commit (scripts/bench overhead)", file=sys.stderr)
+        return 0 if found else 1
     if args.commit:
         runs = [(m, d) for m, d in runs if d["commit_hash"].startswith(args.commit)]
     if not runs:

@@ -127,6 +127,11 @@ def calibration(results_dir, machine_name):
     return out
 
 
+def overhead_runs(results_dir, machine_name):
+    """Every over-C++ record of one machine, oldest first (``overhead`` keeps only each commit's newest)."""
+    return read_lines(Path(results_dir) / machine_name / OVERHEAD)
+
+
 def overhead(results_dir, machine_name):
     """{commit: the newest over-C++ record of that commit} of one machine."""
     return {record["commit"]: record for record in read_lines(Path(results_dir) / machine_name / OVERHEAD)}

@@ -214,3 +214,37 @@ def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine)
     assert len(rows) == len(same) - 1
     assert "Not in the table: `bench_cpp.Cpp.track_latency`" in report.markdown(rows)
     assert 'class="older"' in publish.render(rows)
+
+
+def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_path):
+    """report.agreement: a case agrees when the two ratios are within 5% of each other, whichever run is
+    first (1.00 vs 1.049 agrees; 1.00 vs 1.06 and 1.00 vs 0.95 do not); cases one run lacks or that are
+    left out do not count."""
+    def record(out, ratios):
+        return {"command": f"scripts/bench overhead main --out m/{out}", "commit": "c" * 40,
+                "cases": [{"name": f"bench_x.X.time_x('{k}')", "ratio": r} for k, r in ratios.items()]}
+
+    a = record("run-a", {"p": 1.0, "q": 1.0, "r": 1.0, "s": 1.0, "only_a": 1.0})
+    b = record("run-b", {"p": 1.049, "q": 1.06, "r": 0.95, "s": 1.0})
+    (pair,) = report.agreement([a, b])
+    assert (pair["a"], pair["b"], pair["cases"], pair["agree"]) == ("run-a", "run-b", 4, 2)
+    assert pair["furthest"][0] == ("bench_x.X.time_x('q')", pytest.approx(0.06))
+    assert report.agreement([b, a])[0]["agree"] == 2  # symmetric
+    assert report.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
+    assert "| run-a | run-b | 4 | **2 (50%)** |" in report.agreement_markdown([pair])
+
+    machine_dir = tmp_path / "m1"
+    machine_dir.mkdir()
+    (machine_dir / "machine.json").write_text(json.dumps({"machine": "m1", "version": 1}))
+    (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b)))
+    shutil.copy2(RESULTS / "benchmarks.json", tmp_path / "benchmarks.json")
+    out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
+    assert "2 runs" in out and "| run-a | run-b | 4 | **2 (50%)** |" in out
+
+
+def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
+    """Known answer on real data: session 10's two over-C++ runs at main (one device call) agree on all 91
+    cases; session 9's two (two calls) on 81."""
+    runs = {report.run_label(r).rsplit("-", 1)[-1]: r for r in results.overhead_runs(RESULTS, machine)}
+    assert [(p["cases"], p["agree"]) for p in report.agreement([runs["s10a"], runs["s10b"]])] == [(91, 91)]
+    assert [(p["cases"], p["agree"]) for p in report.agreement([runs["s9a"], runs["s9b"]])] == [(91, 81)]
