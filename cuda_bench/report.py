@@ -434,10 +434,10 @@ def main(argv=None):
     if not runs:
         print("report: no results (run scripts/bench run first)", file=sys.stderr)
         return 1
-    suite = results.suite(args.results)
-    rows = overview_rows(runs, steps, {}, {n: b.get("param_names", []) for n, b in suite.items()},
+    described = results.suite(args.results)  # asv's benchmarks.json (not the `suite` module)
+    rows = overview_rows(runs, steps, {}, {n: b.get("param_names", []) for n, b in described.items()},
                          {m: results.overhead(args.results, m) for m in machines}, suite_differs(),
-                         {n: b.get("version") for n, b in suite.items()})
+                         {n: b.get("version") for n, b in described.items()})
     print("\n\n".join(markdown([r for r in rows if r["machine"] == m]) for m in dict.fromkeys(r["machine"] for r in rows)))
     return 0
 

@@ -134,4 +134,4 @@ def overhead_runs(results_dir, machine_name):
 
 def overhead(results_dir, machine_name):
     """{commit: the newest over-C++ record of that commit} of one machine."""
-    return {record["commit"]: record for record in read_lines(Path(results_dir) / machine_name / OVERHEAD)}
+    return {record["commit"]: record for record in overhead_runs(results_dir, machine_name)}

@@ -1,4 +1,4 @@
-# Sourced by the session 10 call scripts: paths and the job helper (each call's own lines follow in callN.sh).
+# Sourced by the session 10 call scripts (and session 11's, prepared): paths and the job helper (each call's own lines follow in callN.sh).
 # Logs and offline_run's periodic results.tar.gz go straight under $OUT, so a call killed at its limit still
 # returns them.
 set -u

@@ -3,7 +3,7 @@
 # layout per process make over C++ agree across machine starts? Two runs with ASLR on (--layouts random) and
 # one as before (fixed), at main, on one machine start; compare with overhead_agreement.py against session
 # 9 and 10's fixed-layout runs. Then asv's C++ twins at main (bench_cpp's new version) if time is left.
-CALL=session11-call1; source measurements/nvidia-h200/logs/session11-scripts/head.sh
+CALL=session11-call1; source measurements/nvidia-h200/logs/session10-scripts/head.sh  # the session 10 helper, as it ran
 R=$PWD/.carry/cuda-python.git; W=.whl/common:.whl/cu13
 [ -d $C/cuda-headers-13.3 ] || { mkdir -p $C/cuda-headers-13.3 && tar -xJf .carry/cuda-headers-13.3.tar.xz -C $C/cuda-headers-13.3; }
 CUDA_BENCH_BINDINGS=auto job prebuild prebuild cb56ab9f9ae3b4a0ef19666697336945925589a5
