@@ -224,8 +224,8 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
         "settings": {"processes": settings.pairs, "seconds_per_case_and_process": settings.seconds,
                      "sample_ns": settings.sample_ns, "confidence": settings.confidence, "cores": found["cores"],
                      "layouts": settings.layouts, "aslr_off": found["hello"].get("aslr_off")},
-        "versions": found["hello"].get("versions"), "cases": found["cases"], "skipped": found["skipped"],
-        "errors": found["errors"],
+        "versions": found["hello"].get("versions"), "twins": found["hello"].get("twins"), "cases": found["cases"],
+        "skipped": found["skipped"], "errors": found["errors"],
     }
 
 

@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from functools import cache
 from pathlib import Path
 
@@ -88,14 +89,12 @@ def record(name=None):
 
 def host():
     """What a VM's restart can change under the same machine name, kept with every paired record (not in asv's
-    machine file, where it would split the history): the kernel's full release, the CPU microcode and the
-    kernel's CPU-vulnerability mitigations (indirect-branch mitigations cost interpreted Python more than C++)."""
-    microcode = None
-    try:
-        microcode = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                          if line.startswith("microcode")), None)
-    except OSError:
-        pass
+    machine file, where it would split the history): when this machine start booted (``boot``, from
+    /proc/stat: two records with one ``boot`` ran on one machine start), the kernel's full release, the CPU
+    the VM was given (family, model, stepping, TSC-derived bogomips, cache; a VM's model name hides it), its
+    microcode and the kernel's CPU-vulnerability mitigations (indirect-branch mitigations cost interpreted
+    Python more than C++). Fields a system does not have are None."""
+    cpu = _first_cpu()
     folder = Path("/sys/devices/system/cpu/vulnerabilities")
     mitigations = {}
     if folder.is_dir():
@@ -104,7 +103,34 @@ def host():
                 mitigations[path.name] = path.read_text().strip()
             except OSError:
                 continue
-    return {"kernel": platform.release(), "microcode": microcode, "mitigations": mitigations}
+    return {"boot": _boot_time(), "kernel": platform.release(),
+            "cpu": {key: cpu.get(key) for key in ("cpu family", "model", "stepping", "bogomips", "cache size")},
+            "microcode": cpu.get("microcode"), "mitigations": mitigations}
+
+
+def _first_cpu():
+    """The first processor's fields of /proc/cpuinfo ({} where there is none)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as lines:
+            for line in lines:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    return fields
+
+
+def _boot_time():
+    """When the running kernel booted, as UTC 'YYYY-MM-DDTHH:MM:SSZ' (None where /proc/stat has no btime)."""
+    try:
+        with open("/proc/stat") as lines:
+            seconds = next((int(line.split()[1]) for line in lines if line.startswith("btime ")), None)
+    except OSError:
+        return None
+    return None if seconds is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def has_gpu(info):

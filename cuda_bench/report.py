@@ -360,30 +360,56 @@ def apart(a, b):
     return max(a / b, b / a) - 1
 
 
+SHARE = 0.9  # ... for at least this share of the cases
+
+
+def machine_start(record):
+    """When the machine start an over-C++ record ran on booted (``host.boot``; None for records older than it)."""
+    return (record.get("host") or {}).get("boot")
+
+
 def agreement(records, leave_out=(), within=AGREE):
     """Every pair of over-C++ records (of one commit): the cases both measured (less ``leave_out``), how many
-    give the same ratio within ``within`` either way, and the cases furthest apart. [{"a", "b", "cases",
-    "agree", "furthest": [(name, b/a - 1)]}]"""
+    give the same ratio within ``within`` either way, the cases furthest apart, and whether the two ran on
+    one machine start (``same_start``: True, False, or None where a record does not say). [{"a", "b",
+    "cases", "agree", "furthest": [(name, b/a - 1)], "same_start"}]"""
     out = []
     for first, second in itertools.combinations(records, 2):
         a = {c["name"]: c["ratio"] for c in first["cases"]}
         b = {c["name"]: c["ratio"] for c in second["cases"]}
         names = [n for n in a if n in b and n not in leave_out]
         furthest = sorted(((n, b[n] / a[n] - 1) for n in names), key=lambda x: -apart(a[x[0]], b[x[0]]))
+        starts = machine_start(first), machine_start(second)
         out.append({"a": run_label(first), "b": run_label(second), "cases": len(names),
-                    "agree": sum(apart(a[n], b[n]) <= within for n in names), "furthest": furthest[:3]})
+                    "agree": sum(apart(a[n], b[n]) <= within for n in names), "furthest": furthest[:3],
+                    "same_start": None if None in starts else starts[0] == starts[1]})
     return out
 
 
-def agreement_markdown(pairs, within=AGREE):
-    lines = [f"| run A | run B | cases | same ratio within {within:.0%} | furthest apart (B/A − 1) |",
-             "|---|---|--:|--:|---|"]
+def agreement_markdown(pairs, within=AGREE, share=SHARE):
+    """The pairs as a table, then per kind of pair (one machine start, two, unknown) how many reach ``share``."""
+    start = {True: "same", False: "different", None: "?"}
+    lines = [f"| run A | run B | machine start | cases | same ratio within {within:.0%} | furthest apart (B/A − 1) |",
+             "|---|---|---|--:|--:|---|"]
     for p in pairs:
-        share = f"{p['agree'] / p['cases']:.0%}" if p["cases"] else "-"
         furthest = ", ".join(f"`{re.sub(r'[.]time_[a-z_]+', '', n.split('.', 1)[-1])}` {d:+.1%}"
                              for n, d in p["furthest"])
-        lines.append(f"| {p['a']} | {p['b']} | {p['cases']} | **{p['agree']} ({share})** | {furthest} |")
+        lines.append(f"| {p['a']} | {p['b']} | {start[p['same_start']]} | {p['cases']} | "
+                     f"**{p['agree']} ({_share(p)})** | {furthest} |")
+    lines.append("")
+    for kind, words in ((True, "on one machine start"), (False, "across machine starts"),
+                        (None, "where a record does not say its machine start")):
+        mine = [p for p in pairs if p["same_start"] is kind and p["cases"]]
+        if mine:
+            shares = sorted(p["agree"] / p["cases"] for p in mine)
+            reach = sum(x >= share for x in shares)
+            lines.append(f"- {words}: {reach} of {len(mine)} pairs agree on at least {share:.0%} of the cases "
+                         f"(from {shares[0]:.0%} to {shares[-1]:.0%})")
     return "\n".join(lines)
+
+
+def _share(pair):
+    return f"{pair['agree'] / pair['cases']:.0%}" if pair["cases"] else "-"
 
 
 def main(argv=None):

@@ -90,8 +90,9 @@ class Worker:
         self.current = None  # (instance, case, drain, unroll)
 
     def hello(self, _request):
+        twins = getattr(getattr(self.cpp, "Cpp", None), "version", None)  # the C++ twins' version (asv's, too)
         return {"ok": True, "pid": os.getpid(), "core": self.core, "aslr_off": aslr_off(), "versions": versions(),
-                "cases": len(self.cases)}
+                "twins": twins, "cases": len(self.cases)}
 
     def setup(self, request):
         if self.current is not None:

@@ -5,6 +5,7 @@ of the history."""
 
 from __future__ import annotations
 
+import calendar
 import json
 import platform
 import os
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import json5
 import pytest
@@ -109,6 +111,12 @@ def test_restarts_of_one_vm_record_one_machine_so_its_history_stays_on_one_graph
     assert host["kernel"] == platform.release() and "kernel" not in info
     if os.path.isdir("/sys/devices/system/cpu/vulnerabilities"):
         assert "spectre_v2" in host["mitigations"]
+    # the machine start: /proc/stat's boot time, which with /proc/uptime makes now (two records of one start match)
+    booted = calendar.timegm(time.strptime(host["boot"], "%Y-%m-%dT%H:%M:%SZ"))
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    assert abs(booted + uptime - time.time()) < 5 and machine.host()["boot"] == host["boot"]
+    if platform.machine() == "x86_64":  # the CPU a VM was given, which its model name may hide
+        assert float(host["cpu"]["bogomips"]) > 0 and host["cpu"]["cpu family"].isdigit()
 
 
 def test_a_run_without_a_gpu_stays_out_of_the_history(capsys):

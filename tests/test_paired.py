@@ -284,6 +284,10 @@ _twins = Twins()
 
 def twins():
     return _twins
+
+
+class Cpp:  # as bench_cpp.Cpp: the twins' version, which every over-C++ record keeps
+    version = "probe-twins-1"
 '''
 
 
@@ -461,6 +465,7 @@ def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a
     assert case["processes"] == 6 and 3.0 < case["ratio"] < 5.5 and case["low"] <= case["ratio"] <= case["high"]
     assert case["over_ns"] > 0 and case["py_ns"] > case["cpp_ns"]
     assert list(found["skipped"]) == ["bench_probe.OnlyBase.time_only_base('py')"] and not found["errors"]
+    assert found["hello"]["twins"] == "probe-twins-1"  # the twins' version, into the record (compare.overhead)
 
 
 def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_path):

@@ -231,7 +231,7 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     assert pair["furthest"][0] == ("bench_x.X.time_x('q')", pytest.approx(0.06))
     assert report.agreement([b, a])[0]["agree"] == 2  # symmetric
     assert report.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
-    assert "| run-a | run-b | 4 | **2 (50%)** |" in report.agreement_markdown([pair])
+    assert "| run-a | run-b | ? | 4 | **2 (50%)** |" in report.agreement_markdown([pair])
 
     machine_dir = tmp_path / "m1"
     machine_dir.mkdir()
@@ -239,7 +239,30 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b)))
     shutil.copy2(RESULTS / "benchmarks.json", tmp_path / "benchmarks.json")
     out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
-    assert "2 runs" in out and "| run-a | run-b | 4 | **2 (50%)** |" in out
+    assert "2 runs" in out and "| run-a | run-b | ? | 4 | **2 (50%)** |" in out
+
+
+def test_agreement_says_which_pairs_ran_on_one_machine_start():
+    """Two records with one ``host.boot`` ran on one machine start; the summary counts the pairs that reach
+    90% separately on one start, across starts, and where a record (older than the field) does not say."""
+    def record(out, boot, ratios):
+        return {"command": f"scripts/bench overhead main --out m/{out}", "commit": "c" * 40,
+                **({"host": {"boot": boot}} if boot else {}),
+                "cases": [{"name": f"bench_x.X.time_x({i})", "ratio": r} for i, r in enumerate(ratios)]}
+
+    ten = [1.0] * 10
+    a = record("a", "2026-12-03T10:00:00Z", ten)
+    b = record("b", "2026-12-03T10:00:00Z", [1.01] * 10)  # same start: 10 of 10
+    c = record("c", "2026-12-03T12:00:00Z", [1.1] + [1.0] * 9)  # another start: 9 of 10 against a
+    d = record("d", None, ten)
+    pairs = {(p["a"], p["b"]): p for p in report.agreement([a, b, c, d])}
+    assert [pairs[k]["same_start"] for k in (("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"))] == [True, False, False, None]
+    text = report.agreement_markdown(list(pairs.values()))
+    assert "| a | b | same | 10 | **10 (100%)** |" in text and "| a | c | different | 10 | **9 (90%)** |" in text
+    assert "- on one machine start: 1 of 1 pairs agree on at least 90% of the cases (from 100% to 100%)" in text
+    # b and c: 1.1 against 1.01 is 8.9% apart, the other nine 1%: 9 of 10
+    assert "- across machine starts: 2 of 2 pairs" in text
+    assert "- where a record does not say its machine start: 3 of 3 pairs" in text
 
 
 def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
