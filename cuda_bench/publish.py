@@ -204,9 +204,12 @@ def render(rows):
                 notes = []
                 if "over_cpp_ns" in cell:
                     over = cell.get("over_cpp")
+                    runs = (over or {}).get("runs")
+                    across = (f'; ×{runs["low"]:.2f}–{runs["high"]:.2f} over {runs["runs"]} runs of this commit '
+                              f'({runs["starts"]} machine starts named)' if runs and runs["runs"] > 1 else "")
                     interval = (f' title="paired in one process: ×{over["low"]:.2f}–{over["high"]:.2f}, '
-                                f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)"'
-                                if over else "")
+                                f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
+                                f'{across}"' if over else "")
                     target = "ok" if cell["over_cpp_ns"] < report.TARGET_NS else "over"
                     notes.append(f'<span class="target-{target}"{interval}>{esc(report.over_text(cell))} C++ '
                                  f'({cell.get("over_cpp_of", "raw")})</span>')
@@ -346,7 +349,8 @@ def pages(config, results_dir, html_dir):
     param_names = {name: b.get("param_names", []) for name, b in suite.items()}
     rows = report.overview_rows(runs, steps, release_commits(index), param_names,
                                 {m: results.overhead(results_dir, m) for m in machines}, report.suite_differs(),
-                                {name: b.get("version") for name, b in suite.items()})
+                                {name: b.get("version") for name, b in suite.items()},
+                                {m: results.overhead_runs(results_dir, m) for m in machines})
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     title = "cuda-python: latency per call"
     (html_dir / "overview.html").write_text(HEAD.format(title=title) + OVERVIEW + render(rows) + "\n</body></html>\n")

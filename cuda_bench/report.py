@@ -115,7 +115,7 @@ TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
 
 def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None,
-                  versions=None):
+                  versions=None, overhead_runs_by_machine=None):
     """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
 
     A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the newest
@@ -133,7 +133,10 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
       ``regression``: the step's verdict is "regression";
     - ``over_cpp``: where ``overhead.jsonl`` has a record for this commit, the paired over-C++ measurement
       (``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in
-      one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired").
+      one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired"); with
+      ``overhead_runs_by_machine`` ({machine: every over-C++ record}), ``over_cpp["runs"]`` says how far the
+      ratio moved over this commit's recorded runs that timed the same twins the same way
+      (:func:`over_cpp_runs`: ``low``, ``high``, ``runs``, ``starts``).
 
     ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
     work on purpose: ``row["differs"]``.
@@ -166,8 +169,9 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
         path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
-        paired_over = {c["name"]: c for c in overhead_by_machine.get(machine_name, {}).get(
-            newest["commit_hash"], {}).get("cases", [])}
+        paired_record = overhead_by_machine.get(machine_name, {}).get(newest["commit_hash"], {})
+        paired_over = {c["name"]: c for c in paired_record.get("cases", [])}
+        paired_runs = over_cpp_runs((overhead_runs_by_machine or {}).get(machine_name, []), paired_record)
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -210,12 +214,36 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                     if over:
                         cell["over_cpp"] = {k: over[k] for k in ("ratio", "low", "high", "over_ns", "over_low",
                                                                  "over_high")}
+                        if full in paired_runs:
+                            cell["over_cpp"]["runs"] = paired_runs[full]
                         cell["over_cpp_of"] = "paired"
                         cell["over_cpp_ns"] = over["over_ns"]
                         cell["over_cpp_x"] = over["ratio"]
                     row["cells"][api] = cell
                 rows.append(row)
     return rows
+
+
+def like(record):
+    """What makes two over-C++ records of one commit comparable: the same twins (``twins``, their version;
+    None for records older than the field, comparable with nothing) timed the same way (``layouts``)."""
+    layouts = record.get("settings", {}).get("layouts") or "fixed"
+    return (record.get("twins"), layouts) if record.get("twins") else None
+
+
+def over_cpp_runs(records, newest):
+    """How far each case's over-C++ ratio moved over the recorded runs of ``newest``'s commit that are
+    comparable with it (:func:`like`), newest included: {case: {"low", "high", "runs", "starts"}} (``starts``:
+    how many machine starts the records name; runs on different starts differ more than runs on one)."""
+    if not newest or like(newest) is None:
+        return {}
+    mine = [r for r in records if r["commit"] == newest["commit"] and like(r) == like(newest)] or [newest]
+    ratios = {}
+    for record in mine:
+        for case in record["cases"]:
+            ratios.setdefault(case["name"], []).append(case["ratio"])
+    starts = len({machine_start(r) for r in mine if machine_start(r)})
+    return {name: {"low": min(v), "high": max(v), "runs": len(v), "starts": starts} for name, v in ratios.items()}
 
 
 # --- Markdown ----------------------------------------------------------------------------------------
@@ -249,7 +277,10 @@ def markdown(rows):
         "",
         f"\"Over C++\" is {'paired (Python and its C++ twin timed in turn in one process, `scripts/bench overhead`)' if any('over_cpp' in c for r in rows for c in r['cells'].values()) else 'unpaired'}: "
         f"the difference per call and the ratio, ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ "
-        f"(#1580), ✗ above. ★: the sides do different work on purpose (the reason under the table).",
+        f"(#1580), ✗ above; in parentheses, where this commit has more than one recorded run of the same twins "
+        f"timed the same way, the lowest and highest ratio over them (runs on other machine starts move a "
+        f"ratio more than the newest run's interval says). ★: the sides do different work on purpose (the "
+        f"reason under the table).",
         "",
         "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
         "|---|---|" + "---:|" * (len(APIS) + 2),
@@ -279,7 +310,9 @@ def over_text(cell):
     if "over_cpp_ns" not in cell:
         return ""
     x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
-    return signed(cell["over_cpp_ns"] * 1e-9) + x + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗")
+    runs = (cell.get("over_cpp") or {}).get("runs")
+    spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)" if runs and runs["runs"] > 1 else ""
+    return signed(cell["over_cpp_ns"] * 1e-9) + x + spread + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗")
 
 
 def across(runs, columns, api):
@@ -463,7 +496,8 @@ def main(argv=None):
     described = results.suite(args.results)  # asv's benchmarks.json (not the `suite` module)
     rows = overview_rows(runs, steps, {}, {n: b.get("param_names", []) for n, b in described.items()},
                          {m: results.overhead(args.results, m) for m in machines}, suite_differs(),
-                         {n: b.get("version") for n, b in described.items()})
+                         {n: b.get("version") for n, b in described.items()},
+                         {m: results.overhead_runs(args.results, m) for m in machines})
     print("\n\n".join(markdown([r for r in rows if r["machine"] == m]) for m in dict.fromkeys(r["machine"] for r in rows)))
     return 0
 

@@ -150,8 +150,14 @@ def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(publ
                    if c["name"] == "bench_event.EventCreate.time_event_create('core')"), None)
     cpp_current = (results_mod.versions(json.loads(newest_results(results, machine).read_text()))[CPP]
                    == results_mod.suite(results)[CPP]["version"])
+    spread = ""
     if paired:  # real commits (CUDA_BENCH_REPO) with an over-C++ record: the paired numbers
         diff, x, of = paired["over_ns"] * 1e-9, paired["ratio"], "paired"
+        runs = report.over_cpp_runs(results_mod.overhead_runs(results, machine),
+                                    results_mod.overhead(results, machine)[commit]).get(paired["name"])
+        if runs and runs["runs"] > 1:  # the range over the commit's comparable runs, in the text and the title
+            spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)"
+            assert f"over {runs['runs']} runs of this commit" in td.locator("span.target-ok, span.target-over").get_attribute("title")
     elif cpp_current:  # vs C++: the net number
         diff, x, of = raw - floor - cpp, (raw - floor) / cpp, "net"
     else:  # the twins changed after this commit's asv run: no C++ number there, and the page says why
@@ -159,7 +165,7 @@ def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(publ
         assert "C++" not in text and CPP in page.inner_text("p.older")
     if diff is not None:
         mark = "✓" if diff * 1e9 < report.TARGET_NS else "✗"
-        assert f"{signed(diff)} ×{x:.2f} {mark} C++ ({of})" in text, text
+        assert f"{signed(diff)} ×{x:.2f}{spread} {mark} C++ ({of})" in text, text
     if cpp_current:
         assert page.inner_text(f"table.overview[data-machine='{machine}'] td.cpp >> nth=0").count("net") == 0
     assert "harness floor" in page.inner_text("body > p")

@@ -100,11 +100,16 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
     paired = results.overhead(ROOT / "results", machine).get(json.loads(newest(machine).read_text())["commit_hash"])
     over = next((c for c in (paired or {}).get("cases", [])
                  if c["name"] == "bench_event.EventCreate.time_event_create('core')"), None)
+    spread = ""
     if over:  # measured paired in one process (scripts/bench overhead): that is what the row shows
         diff, x = over["over_ns"] * 1e-9, over["ratio"]
+        runs = report.over_cpp_runs(results.overhead_runs(ROOT / "results", machine), paired)[over["name"]]
+        if runs["runs"] > 1:  # and the range over the commit's comparable runs
+            assert runs["low"] <= x <= runs["high"]
+            spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)"
     else:
         diff, x = raw - floor - cpp, (raw - floor) / cpp
-    assert cells[6] == f"{signed(diff)} ×{x:.2f} {'✓' if diff * 1e9 < report.TARGET_NS else '✗'}"
+    assert cells[6] == f"{signed(diff)} ×{x:.2f}{spread} {'✓' if diff * 1e9 < report.TARGET_NS else '✗'}"
 
 
 def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_why(machine):
@@ -271,3 +276,33 @@ def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
     runs = {report.run_label(r).rsplit("-", 1)[-1]: r for r in results.overhead_runs(RESULTS, machine)}
     assert [(p["cases"], p["agree"]) for p in report.agreement([runs["s10a"], runs["s10b"]])] == [(91, 91)]
     assert [(p["cases"], p["agree"]) for p in report.agreement([runs["s9a"], runs["s9b"]])] == [(91, 81)]
+
+
+def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way():
+    """report.over_cpp_runs: the range of a case's ratio over the commit's runs with the newest run's twins
+    version and layouts; a run of other twins, of random layouts, of another commit or without the field
+    stays out. The overview prints the range beside the newest ratio."""
+    def record(commit, ratio, twins="t1", layouts="fixed", boot="b1"):
+        return {"commit": commit, "twins": twins, "settings": {"layouts": layouts}, "host": {"boot": boot},
+                "cases": [{"name": "bench_x.X.time_x('core')", "ratio": ratio}]}
+
+    newest = record("c1", 2.0, boot="b2")
+    records = [record("c1", 1.8), record("c1", 2.4, twins="t0"), record("c1", 3.0, layouts="random"),
+               record("c0", 9.0), {**record("c1", 5.0), "twins": None}, record("c1", 2.1), newest]
+    assert report.over_cpp_runs(records, newest) == {
+        "bench_x.X.time_x('core')": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}
+    assert report.over_cpp_runs(records, {**newest, "twins": None}) == {}  # unknown twins: no range
+    cell = {"over_cpp_ns": 100.0, "over_cpp_x": 2.0,
+            "over_cpp": {"runs": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}}
+    assert report.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
+
+
+def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(machine):
+    """Known answer on the recorded H200 runs at cb56ab9f9: nine fixed-layout runs of twins 3245fe7f3c6c087e
+    (sessions 10 and 11); session 9's (other sync twins) and the random-layout runs stay out."""
+    records = results.overhead_runs(RESULTS, machine)
+    newest = results.overhead(RESULTS, machine)[next(r["commit"] for r in records if r["commit"].startswith("cb56ab9f9"))]
+    spread = report.over_cpp_runs(records, newest)
+    assert {v["runs"] for v in spread.values()} == {9} and {v["starts"] for v in spread.values()} == {2}
+    case = spread["bench_device.SetCurrent.time_set_current('core')"]
+    assert case["low"] <= next(c["ratio"] for c in newest["cases"] if c["name"].endswith("time_set_current('core')")) <= case["high"]
