@@ -224,20 +224,20 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
     return rows
 
 
-def like(record):
-    """What makes two over-C++ records of one commit comparable: the same twins (``twins``, their version;
-    None for records older than the field, comparable with nothing) timed the same way (``layouts``)."""
+def run_kind(record):
+    """What makes two over-C++ records of one commit comparable: the same twins (``twins``, their version)
+    timed the same way (``layouts``): ``(twins, layouts)``, or None for a record older than the field."""
     layouts = record.get("settings", {}).get("layouts") or "fixed"
     return (record.get("twins"), layouts) if record.get("twins") else None
 
 
 def over_cpp_runs(records, newest):
     """How far each case's over-C++ ratio moved over the recorded runs of ``newest``'s commit that are
-    comparable with it (:func:`like`), newest included: {case: {"low", "high", "runs", "starts"}} (``starts``:
+    comparable with it (:func:`run_kind`), newest included: {case: {"low", "high", "runs", "starts"}} (``starts``:
     how many machine starts the records name; runs on different starts differ more than runs on one)."""
-    if not newest or like(newest) is None:
+    if not newest or run_kind(newest) is None:
         return {}
-    mine = [r for r in records if r["commit"] == newest["commit"] and like(r) == like(newest)] or [newest]
+    mine = [r for r in records if r["commit"] == newest["commit"] and run_kind(r) == run_kind(newest)] or [newest]
     ratios = {}
     for record in mine:
         for case in record["cases"]:
@@ -480,11 +480,17 @@ def main(argv=None):
             records = results.overhead_runs(args.results, m)
             commit = next((r["commit"] for r in reversed(records)
                            if r["commit"].startswith(args.commit or "")), None)
-            mine = [r for r in records if r["commit"] == commit]
-            if len(mine) > 1:
-                found = True
-                print(f"Over C++ at `{commit[:9]}` on `{m}`, {len(mine)} runs:\n")
-                print(agreement_markdown(agreement(mine)))
+            kinds = {}  # runs of the same twins timed the same way, compared among themselves
+            for r in records:
+                if r["commit"] == commit:
+                    kinds.setdefault(run_kind(r), []).append(r)
+            for kind, mine in kinds.items():
+                if len(mine) > 1:
+                    found = True
+                    what = (f"twins {kind[0]}, {kind[1]} layouts" if kind else
+                            "records that do not say which twins they timed")
+                    print(f"Over C++ at `{commit[:9]}` on `{m}`, {len(mine)} runs ({what}):\n")
+                    print(agreement_markdown(agreement(mine)) + "\n")
         if not found:
             print("report: fewer than two over-C++ runs of that commit (scripts/bench overhead)", file=sys.stderr)
         return 0 if found else 1

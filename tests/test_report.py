@@ -246,6 +246,16 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
     assert "2 runs" in out and "| run-a | run-b | ? | 4 | **2 (50%)** |" in out
 
+    # runs of other twins or another layout mode are compared among themselves, not with these
+    c = {**record("run-c", {"p": 1.0}), "twins": "t1", "settings": {"layouts": "random"}}
+    d = {**record("run-d", {"p": 1.0}), "twins": "t1", "settings": {"layouts": "random"}}
+    e = {**record("run-e", {"p": 1.0}), "twins": "t2", "settings": {"layouts": "random"}}
+    (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b, c, d, e)))
+    out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
+    assert "2 runs (records that do not say which twins they timed)" in out
+    assert "2 runs (twins t1, random layouts)" in out and "| run-c | run-d |" in out
+    assert "run-e" not in out and "| run-a | run-c |" not in out  # alone of its kind: no pair
+
 
 def test_agreement_says_which_pairs_ran_on_one_machine_start():
     """Two records with one ``host.boot`` ran on one machine start; the summary counts the pairs that reach
