@@ -206,7 +206,7 @@ def render(rows):
                     over = cell.get("over_cpp")
                     runs = (over or {}).get("runs")
                     across = (f'; ×{runs["low"]:.2f}–{runs["high"]:.2f} over {runs["runs"]} runs of this commit '
-                              f'({runs["starts"]} machine starts named)' if runs and runs["runs"] > 1 else "")
+                              f'(the records name {runs["starts"]} machine starts)' if runs and runs["runs"] > 1 else "")
                     interval = (f' title="paired in one process: ×{over["low"]:.2f}–{over["high"]:.2f}, '
                                 f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
                                 f'{across}"' if over else "")
