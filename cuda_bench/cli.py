@@ -134,6 +134,8 @@ def parser():
                    help="fixed: workers start with ASLR off (one memory layout for the run); random: ASLR on, "
                    "each process another layout (default %(default)s)")
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
+    p.add_argument("--keep-groups", action="store_true", help="also write every ABBA group the medians come "
+                   "from to OUT/groups.json.gz (about 20 MB gzipped for the whole suite; -b for fewer cases)")
     p.add_argument("--out", metavar="DIR", help="overhead.json, overhead.md and the worker logs "
                    "(default .asv/overhead/COMMIT)")
     p = sub.add_parser("publish", help="publish html/ from results/", description="asv publish into a new "
@@ -201,7 +203,8 @@ def cmd_overhead(args, argv):
     out = Path(args.out or WORK / "overhead" / label(args.commit)).resolve()
     data = compare.overhead(repo, args.commit, bindings=bindings, requirements=reqs, system_site=site,
                             settings=settings, bench=args.bench, log_dir=out / "logs", progress=log,
-                            command="scripts/bench " + " ".join(map(shlex.quote, argv)), machine_info=info)
+                            command="scripts/bench " + " ".join(map(shlex.quote, argv)), machine_info=info,
+                            groups_file=out / "groups.json.gz" if args.keep_groups else None)
     print(compare.write_overhead(out, data))
     if not args.no_write:
         results.append_line(RESULTS / name / OVERHEAD, data)

@@ -18,6 +18,7 @@ the interval and the verdict.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import sys
@@ -205,9 +206,10 @@ def calibration_record(data):
 
 
 def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings=None, bench=(), log_dir,
-             progress=None, command=None, machine_info=None):
+             progress=None, command=None, machine_info=None, groups_file=None):
     """Python over C++ at ``rev``: every non-control case against its C++ twin (``cuda_bench.layout.cpp_id``;
-    cases without a twin are skipped by the workers), a record for ``overhead.jsonl``."""
+    cases without a twin are skipped by the workers), a record for ``overhead.jsonl``. With ``groups_file``,
+    every ABBA group the record's medians come from is kept there too (:func:`write_groups`)."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     settings = settings or paired.Settings(pairs=paired.OVERHEAD_PROCESSES)
     items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, settings.benchmark_dir)
@@ -217,7 +219,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     built = round(time.monotonic() - start, 1)
     side = paired.Side("head", rev, env["commit"], env["python"], record=env)
     found = paired.overhead(side, items, settings, Path(log_dir) / "workers", progress)
-    return {
+    record = {
         "kind": "overhead", "commit": env["commit"], "rev": rev, "seconds": found["seconds"], "build_seconds": built,
         "command": command, "machine": machine_info or {}, "host": machine.host(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -227,6 +229,21 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
         "versions": found["hello"].get("versions"), "twins": found["hello"].get("twins"), "cases": found["cases"],
         "skipped": found["skipped"], "errors": found["errors"],
     }
+    if groups_file:
+        write_groups(groups_file, record, found["groups"])
+    return record
+
+
+def write_groups(path, record, groups):
+    """The raw side of an over-C++ record, gzipped JSON: {"commit", "date", "host", "settings", "groups": {case:
+    per process, its ABBA groups [c1, p1, p2, c2] in ns per call}}; ``stats.overhead`` of a case's groups gives
+    the record's numbers back. Too large for results/ (about 20 MB gzipped for the whole suite); for questions
+    the medians cannot answer, such as whether a ratio follows the cores' speed within a run."""
+    data = {k: record.get(k) for k in ("commit", "date", "host", "settings", "twins")} | {"groups": groups}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt") as f:
+        json.dump(data, f)
 
 
 def write_overhead(out_dir, data):

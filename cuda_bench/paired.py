@@ -343,7 +343,8 @@ def one_process(index, side, items, settings, log_dir, cores, done, make_worker=
 def overhead(side, items, settings, log_dir, progress=None, cores=None):
     """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
     processes (fresh, ASLR off, one core each, several at a time), each timing every case against its twin
-    sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "seconds", "hello", "cores"}."""
+    sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "seconds", "hello", "cores",
+    "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}}."""
     progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
@@ -353,7 +354,7 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
     start = time.monotonic()
     outcomes = in_parallel(one_process, (side, items, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "over C++")
-    cases, skipped, errors = [], {}, {}
+    cases, skipped, errors, groups = [], {}, {}, {}
     for name, twin in items:
         answers = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
         bad = [a for a in answers if "error" in a]
@@ -364,7 +365,8 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
         elif any("skip" in a for a in answers):
             errors[name] = "processes disagree whether it runs"
         else:
-            cases.append(stats.overhead(name, twin, [a["groups"] for a in answers], settings.confidence))
+            groups[name] = [a["groups"] for a in answers]
+            cases.append(stats.overhead(name, twin, groups[name], settings.confidence))
     hello = next((h for _, h in outcomes if h), {})
     return {"cases": cases, "skipped": skipped, "errors": errors, "seconds": round(time.monotonic() - start, 1),
-            "hello": hello, "cores": cores[:jobs]}
+            "hello": hello, "cores": cores[:jobs], "groups": groups}

@@ -134,9 +134,9 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
     - ``over_cpp``: where ``overhead.jsonl`` has a record for this commit, the paired over-C++ measurement
       (``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in
       one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired"); with
-      ``overhead_runs_by_machine`` ({machine: every over-C++ record}), ``over_cpp["runs"]`` says how far the
-      ratio moved over this commit's recorded runs that timed the same twins the same way
-      (:func:`over_cpp_runs`: ``low``, ``high``, ``runs``, ``starts``).
+      ``overhead_runs_by_machine`` ({machine: every over-C++ record}) each case's newest measurement at this
+      commit, and ``over_cpp["runs"]`` says how far its ratio moved over the commit's recorded runs that timed
+      the same twins the same way (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``).
 
     ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
     work on purpose: ``row["differs"]``.
@@ -169,9 +169,9 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
         path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
-        paired_record = overhead_by_machine.get(machine_name, {}).get(newest["commit_hash"], {})
-        paired_over = {c["name"]: c for c in paired_record.get("cases", [])}
-        paired_runs = over_cpp_runs((overhead_runs_by_machine or {}).get(machine_name, []), paired_record)
+        paired_record = overhead_by_machine.get(machine_name, {}).get(newest["commit_hash"])
+        paired = over_cpp_cases([r for r in (overhead_runs_by_machine or {}).get(machine_name, [])
+                                 if r["commit"] == newest["commit_hash"]] or [paired_record] * bool(paired_record))
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -210,12 +210,12 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                         cell["over_cpp_of"] = "raw" if net is None else "net"
                         cell["over_cpp_ns"] = (python - cpp_value) * 1e9
                         cell["over_cpp_x"] = python / cpp_value if python > 0 else None
-                    over = paired_over.get(full)
+                    over, spread = paired.get(full, (None, None))
                     if over:
                         cell["over_cpp"] = {k: over[k] for k in ("ratio", "low", "high", "over_ns", "over_low",
                                                                  "over_high")}
-                        if full in paired_runs:
-                            cell["over_cpp"]["runs"] = paired_runs[full]
+                        if spread:
+                            cell["over_cpp"]["runs"] = spread
                         cell["over_cpp_of"] = "paired"
                         cell["over_cpp_ns"] = over["over_ns"]
                         cell["over_cpp_x"] = over["ratio"]
@@ -231,19 +231,29 @@ def run_kind(record):
     return (record.get("twins"), layouts) if record.get("twins") else None
 
 
-def over_cpp_runs(records, newest):
-    """How far each case's over-C++ ratio moved over the recorded runs of ``newest``'s commit that are
-    comparable with it (:func:`run_kind`), newest included: {case: {"low", "high", "runs", "starts"}} (``starts``:
-    how many machine starts the records name; runs on different starts differ more than runs on one)."""
-    if not newest or run_kind(newest) is None:
-        return {}
-    mine = [r for r in records if r["commit"] == newest["commit"] and run_kind(r) == run_kind(newest)] or [newest]
-    ratios = {}
-    for record in mine:
+def over_cpp_cases(records):
+    """Per case, from the over-C++ records of one commit (oldest first): the newest measurement of it (a run
+    of a few cases, ``-b``, hides no other case's) and how far its ratio moved over the records of that
+    one's kind (:func:`run_kind`) that measured it: {case: (case dict, {"low", "high", "runs", "starts"})},
+    the second None where the record does not say which twins it timed (``starts``: how many machine starts
+    those records name; runs on different starts differ more than runs on one)."""
+    out = {}
+    for record in reversed(records):
+        kind = run_kind(record)
+        same = [r for r in records if kind is not None and run_kind(r) == kind]
         for case in record["cases"]:
-            ratios.setdefault(case["name"], []).append(case["ratio"])
-    starts = len({machine_start(r) for r in mine if machine_start(r)})
-    return {name: {"low": min(v), "high": max(v), "runs": len(v), "starts": starts} for name, v in ratios.items()}
+            if case["name"] in out:
+                continue
+            ratios, starts = [], set()
+            for other in same:
+                for c in other["cases"]:
+                    if c["name"] == case["name"]:
+                        ratios.append(c["ratio"])
+                        starts.add(machine_start(other))
+            spread = {"low": min(ratios), "high": max(ratios), "runs": len(ratios),
+                      "starts": len(starts - {None})} if ratios else None
+            out[case["name"]] = (case, spread)
+    return out
 
 
 # --- Markdown ----------------------------------------------------------------------------------------

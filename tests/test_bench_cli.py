@@ -19,7 +19,7 @@ import json5
 import pytest
 
 from conftest import ROOT, run_module
-from cuda_bench import cli, machine, run
+from cuda_bench import cli, compare, machine, run
 from cuda_bench.layout import NO_GPU_RESULTS, result_files
 
 
@@ -240,3 +240,26 @@ def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp
     # the over-C++ measurement after a run goes to the newest newly measured commit
     assert run.newest_measured(tmp_path, "m", before) == "d" * 40
     assert run.newest_measured(tmp_path, "m", run.snapshot(tmp_path, "m")) is None
+
+
+def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path):
+    """`scripts/bench overhead --keep-groups` hands compare.overhead OUT/groups.json.gz (compare.write_groups
+    writes it; tests/test_paired.py reads one back); without the flag nothing that large is written."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                                                  "--allow-empty", "-m", "one"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    seen = []
+
+    def overhead(repo_, rev, **kwargs):
+        seen.append(kwargs["groups_file"])
+        return {"kind": "overhead", "commit": "c" * 40, "rev": rev, "seconds": 0.0,
+                "settings": {"processes": 1, "confidence": 0.95}, "cases": [], "skipped": {}, "errors": {}}
+
+    monkeypatch.setattr(compare, "overhead", overhead)
+    for extra in ([], ["--keep-groups"]):
+        assert cli.main(["overhead", "main", "--repo", str(repo), "--no-write", "--out", str(tmp_path / "o"),
+                         *extra]) in (0, None)
+    assert seen == [None, (tmp_path / "o" / "groups.json.gz").resolve()]

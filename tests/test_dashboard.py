@@ -146,15 +146,14 @@ def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(publ
     text = td.inner_text()
     assert text.startswith(f"{fmt(raw)} net {fmt(raw - floor)}"), text
     commit = json.loads(newest_results(results, machine).read_text())["commit_hash"]
-    paired = next((c for c in results_mod.overhead(results, machine).get(commit, {}).get("cases", [])
-                   if c["name"] == "bench_event.EventCreate.time_event_create('core')"), None)
+    paired, runs = report.over_cpp_cases([r for r in results_mod.overhead_runs(results, machine)
+                                          if r["commit"] == commit]).get(
+        "bench_event.EventCreate.time_event_create('core')", (None, None))
     cpp_current = (results_mod.versions(json.loads(newest_results(results, machine).read_text()))[CPP]
                    == results_mod.suite(results)[CPP]["version"])
     spread = ""
     if paired:  # real commits (CUDA_BENCH_REPO) with an over-C++ record: the paired numbers
         diff, x, of = paired["over_ns"] * 1e-9, paired["ratio"], "paired"
-        runs = report.over_cpp_runs(results_mod.overhead_runs(results, machine),
-                                    results_mod.overhead(results, machine)[commit]).get(paired["name"])
         if runs and runs["runs"] > 1:  # the range over the commit's comparable runs, in the text and the title
             spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)"
             assert f"over {runs['runs']} runs of this commit" in td.locator("span.target-ok, span.target-over").get_attribute("title")

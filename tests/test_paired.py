@@ -10,6 +10,7 @@ turn-around between samples. The engine's own scheduling (``paired.measure_case`
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import statistics
@@ -17,7 +18,7 @@ import statistics
 import pytest
 
 from conftest import ROOT  # noqa: F401  (puts the project on sys.path)
-from cuda_bench import machine, paired, stats
+from cuda_bench import compare, machine, paired, stats
 
 
 class Core:
@@ -466,6 +467,12 @@ def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a
     assert case["over_ns"] > 0 and case["py_ns"] > case["cpp_ns"]
     assert list(found["skipped"]) == ["bench_probe.OnlyBase.time_only_base('py')"] and not found["errors"]
     assert found["hello"]["twins"] == "probe-twins-1"  # the twins' version, into the record (compare.overhead)
+    # --keep-groups: the ABBA groups the medians come from, written out, give the same numbers back
+    compare.write_groups(tmp_path / "groups.json.gz", {"commit": "a", "settings": {"processes": 6}}, found["groups"])
+    with gzip.open(tmp_path / "groups.json.gz", "rt") as f:
+        kept = json.load(f)
+    assert kept["commit"] == "a" and list(kept["groups"]) == ["bench_probe.Spin.time_spin('py')"]
+    assert stats.overhead(case["name"], case["twin"], kept["groups"][case["name"]]) == case
 
 
 def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_path):

@@ -97,14 +97,14 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
     else:  # the twins changed after this commit's asv run: their numbers there are left out, and said so
         assert cells[2] == "" and "Not in the table: `bench_cpp.Cpp.track_latency`" in out
     assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})"
-    paired = results.overhead(ROOT / "results", machine).get(json.loads(newest(machine).read_text())["commit_hash"])
-    over = next((c for c in (paired or {}).get("cases", [])
-                 if c["name"] == "bench_event.EventCreate.time_event_create('core')"), None)
+    commit = json.loads(newest(machine).read_text())["commit_hash"]
+    paired = report.over_cpp_cases([r for r in results.overhead_runs(ROOT / "results", machine)
+                                    if r["commit"] == commit])
+    over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
     spread = ""
     if over:  # measured paired in one process (scripts/bench overhead): that is what the row shows
         diff, x = over["over_ns"] * 1e-9, over["ratio"]
-        runs = report.over_cpp_runs(results.overhead_runs(ROOT / "results", machine), paired)[over["name"]]
-        if runs["runs"] > 1:  # and the range over the commit's comparable runs
+        if runs and runs["runs"] > 1:  # and the range over the commit's comparable runs
             assert runs["low"] <= x <= runs["high"]
             spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)"
     else:
@@ -289,19 +289,23 @@ def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
 
 
 def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way():
-    """report.over_cpp_runs: the range of a case's ratio over the commit's runs with the newest run's twins
-    version and layouts; a run of other twins, of random layouts, of another commit or without the field
-    stays out. The overview prints the range beside the newest ratio."""
-    def record(commit, ratio, twins="t1", layouts="fixed", boot="b1"):
-        return {"commit": commit, "twins": twins, "settings": {"layouts": layouts}, "host": {"boot": boot},
-                "cases": [{"name": "bench_x.X.time_x('core')", "ratio": ratio}]}
+    """report.over_cpp_cases (the records of one commit): per case the newest measurement, and the range of
+    its ratio over the runs of that record's twins version and layouts; a run of other twins, of random
+    layouts or without the field stays out of the range. A newer run of fewer cases (-b) hides no other
+    case. The overview prints the range beside the newest ratio."""
+    def record(ratio, twins="t1", layouts="fixed", boot="b1", case="x"):
+        return {"commit": "c1", "twins": twins, "settings": {"layouts": layouts}, "host": {"boot": boot},
+                "cases": [{"name": f"bench_x.X.time_x('{case}')", "ratio": ratio}]}
 
-    newest = record("c1", 2.0, boot="b2")
-    records = [record("c1", 1.8), record("c1", 2.4, twins="t0"), record("c1", 3.0, layouts="random"),
-               record("c0", 9.0), {**record("c1", 5.0), "twins": None}, record("c1", 2.1), newest]
-    assert report.over_cpp_runs(records, newest) == {
-        "bench_x.X.time_x('core')": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}
-    assert report.over_cpp_runs(records, {**newest, "twins": None}) == {}  # unknown twins: no range
+    newest = record(2.0, boot="b2")
+    records = [record(1.8), record(2.4, twins="t0"), record(3.0, layouts="random"),
+               {**record(5.0), "twins": None}, record(2.1), newest]
+    x = "bench_x.X.time_x('x')"
+    assert report.over_cpp_cases(records) == {x: (newest["cases"][0], {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2})}
+    unknown = {**newest, "twins": None}
+    assert report.over_cpp_cases([*records[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
+    partial = record(7.0, case="y")  # a newer run of another case only
+    assert report.over_cpp_cases([*records, partial])[x][0] is newest["cases"][0]
     cell = {"over_cpp_ns": 100.0, "over_cpp_x": 2.0,
             "over_cpp": {"runs": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}}
     assert report.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
@@ -309,10 +313,10 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
 
 def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(machine):
     """Known answer on the recorded H200 runs at cb56ab9f9: nine fixed-layout runs of twins 3245fe7f3c6c087e
-    (sessions 10 and 11); session 9's (other sync twins) and the random-layout runs stay out."""
-    records = results.overhead_runs(RESULTS, machine)
-    newest = results.overhead(RESULTS, machine)[next(r["commit"] for r in records if r["commit"].startswith("cb56ab9f9"))]
-    spread = report.over_cpp_runs(records, newest)
-    assert {v["runs"] for v in spread.values()} == {9} and {v["starts"] for v in spread.values()} == {2}
-    case = spread["bench_device.SetCurrent.time_set_current('core')"]
-    assert case["low"] <= next(c["ratio"] for c in newest["cases"] if c["name"].endswith("time_set_current('core')")) <= case["high"]
+    (sessions 10 and 11, two of them on starts the records name); session 9's (other sync twins) and the
+    random-layout runs stay out; the number shown is the newest run's."""
+    records = [r for r in results.overhead_runs(RESULTS, machine) if r["commit"].startswith("cb56ab9f9")]
+    cases = report.over_cpp_cases(records)
+    assert {s["runs"] for _, s in cases.values()} == {9} and {s["starts"] for _, s in cases.values()} == {2}
+    case, spread = cases["bench_device.SetCurrent.time_set_current('core')"]
+    assert case in records[-1]["cases"] and spread["low"] <= case["ratio"] <= spread["high"]
