@@ -348,9 +348,8 @@ def pages(config, results_dir, html_dir):
     suite = results.suite(results_dir)
     param_names = {name: b.get("param_names", []) for name, b in suite.items()}
     rows = report.overview_rows(runs, steps, release_commits(index), param_names,
-                                {m: results.overhead(results_dir, m) for m in machines}, report.suite_differs(),
-                                {name: b.get("version") for name, b in suite.items()},
-                                {m: results.overhead_runs(results_dir, m) for m in machines})
+                                {m: results.overhead_runs(results_dir, m) for m in machines}, report.suite_differs(),
+                                {name: b.get("version") for name, b in suite.items()})
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     title = "cuda-python: latency per call"
     (html_dir / "overview.html").write_text(HEAD.format(title=title) + OVERVIEW + render(rows) + "\n</body></html>\n")

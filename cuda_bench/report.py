@@ -115,7 +115,7 @@ TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
 
 def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None,
-                  versions=None, overhead_runs_by_machine=None):
+                  versions=None):
     """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
 
     A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the newest
@@ -131,11 +131,11 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
       ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
       commit, steps]`` since the first commit the steps reach), each None where there is none;
       ``regression``: the step's verdict is "regression";
-    - ``over_cpp``: where ``overhead.jsonl`` has a record for this commit, the paired over-C++ measurement
-      (``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in
-      one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired"); with
-      ``overhead_runs_by_machine`` ({machine: every over-C++ record}) each case's newest measurement at this
-      commit, and ``over_cpp["runs"]`` says how far its ratio moved over the commit's recorded runs that timed
+    - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
+      ``results.overhead_runs`` reads them}) has one of this commit, the case's newest paired over-C++
+      measurement (``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin
+      timed in turn in one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``:
+      "paired"); ``over_cpp["runs"]`` says how far its ratio moved over the commit's recorded runs that timed
       the same twins the same way (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``).
 
     ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
@@ -169,9 +169,8 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
         path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
-        paired_record = overhead_by_machine.get(machine_name, {}).get(newest["commit_hash"])
-        paired = over_cpp_cases([r for r in (overhead_runs_by_machine or {}).get(machine_name, [])
-                                 if r["commit"] == newest["commit_hash"]] or [paired_record] * bool(paired_record))
+        paired = over_cpp_cases([r for r in overhead_by_machine.get(machine_name, [])
+                                 if r["commit"] == newest["commit_hash"]])
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -237,21 +236,18 @@ def over_cpp_cases(records):
     one's kind (:func:`run_kind`) that measured it: {case: (case dict, {"low", "high", "runs", "starts"})},
     the second None where the record does not say which twins it timed (``starts``: how many machine starts
     those records name; runs on different starts differ more than runs on one)."""
+    ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
     out = {}
     for record in reversed(records):
         kind = run_kind(record)
-        same = [r for r in records if kind is not None and run_kind(r) == kind]
+        same = [(ratios, machine_start(r)) for r, ratios in zip(records, ratios_of)
+                if kind is not None and run_kind(r) == kind]
         for case in record["cases"]:
             if case["name"] in out:
                 continue
-            ratios, starts = [], set()
-            for other in same:
-                for c in other["cases"]:
-                    if c["name"] == case["name"]:
-                        ratios.append(c["ratio"])
-                        starts.add(machine_start(other))
-            spread = {"low": min(ratios), "high": max(ratios), "runs": len(ratios),
-                      "starts": len(starts - {None})} if ratios else None
+            found = [(ratios[case["name"]], start) for ratios, start in same if case["name"] in ratios]
+            spread = {"low": min(r for r, _ in found), "high": max(r for r, _ in found), "runs": len(found),
+                      "starts": len({start for _, start in found} - {None})} if found else None
             out[case["name"]] = (case, spread)
     return out
 
@@ -511,9 +507,8 @@ def main(argv=None):
         return 1
     described = results.suite(args.results)  # asv's benchmarks.json (not the `suite` module)
     rows = overview_rows(runs, steps, {}, {n: b.get("param_names", []) for n, b in described.items()},
-                         {m: results.overhead(args.results, m) for m in machines}, suite_differs(),
-                         {n: b.get("version") for n, b in described.items()},
-                         {m: results.overhead_runs(args.results, m) for m in machines})
+                         {m: results.overhead_runs(args.results, m) for m in machines}, suite_differs(),
+                         {n: b.get("version") for n, b in described.items()})
     print("\n\n".join(markdown([r for r in rows if r["machine"] == m]) for m in dict.fromkeys(r["machine"] for r in rows)))
     return 0
 

@@ -128,10 +128,5 @@ def calibration(results_dir, machine_name):
 
 
 def overhead_runs(results_dir, machine_name):
-    """Every over-C++ record of one machine, oldest first (``overhead`` keeps only each commit's newest)."""
+    """Every over-C++ record of one machine, oldest first."""
     return read_lines(Path(results_dir) / machine_name / OVERHEAD)
-
-
-def overhead(results_dir, machine_name):
-    """{commit: the newest over-C++ record of that commit} of one machine."""
-    return {record["commit"]: record for record in overhead_runs(results_dir, machine_name)}

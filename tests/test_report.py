@@ -120,7 +120,7 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
         {"name": case, "twin": "event_create", "ratio": 1.8, "low": 1.7, "high": 1.9, "over_ns": 1200.0,
          "over_low": 1100.0, "over_high": 1300.0}]}
     differs = {"bench_event.EventCreate.time_event_create": "CuPy destroys the event when the object is dropped"}
-    rows = report.overview_rows([(machine, data)], {}, {}, names, {machine: {data["commit_hash"]: record}}, differs)
+    rows = report.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs)
     row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
     core = row["cells"]["core"]
     assert core["over_cpp_of"] == "paired" and core["over_cpp_ns"] == 1200.0 and core["over_cpp_x"] == 1.8
