@@ -344,7 +344,8 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
     """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
     processes (fresh, ASLR off, one core each, several at a time), each timing every case against its twin
     sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "seconds", "hello", "cores",
-    "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}}."""
+    "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core
+    each process ran on}."""
     progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
@@ -369,4 +370,5 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
             cases.append(stats.overhead(name, twin, groups[name], settings.confidence))
     hello = next((h for _, h in outcomes if h), {})
     return {"cases": cases, "skipped": skipped, "errors": errors, "seconds": round(time.monotonic() - start, 1),
-            "hello": hello, "cores": cores[:jobs], "groups": groups}
+            "hello": hello, "cores": cores[:jobs], "groups": groups,
+            "process_cores": [h.get("core") for _, h in outcomes]}

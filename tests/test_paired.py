@@ -468,10 +468,13 @@ def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a
     assert list(found["skipped"]) == ["bench_probe.OnlyBase.time_only_base('py')"] and not found["errors"]
     assert found["hello"]["twins"] == "probe-twins-1"  # the twins' version, into the record (compare.overhead)
     # --keep-groups: the ABBA groups the medians come from, written out, give the same numbers back
-    compare.write_groups(tmp_path / "groups.json.gz", {"commit": "a", "settings": {"processes": 6}}, found["groups"])
+    compare.write_groups(tmp_path / "groups.json.gz", {"commit": "a", "settings": {"processes": 6}}, found["groups"],
+                         found["process_cores"])
     with gzip.open(tmp_path / "groups.json.gz", "rt") as f:
         kept = json.load(f)
     assert kept["commit"] == "a" and list(kept["groups"]) == ["bench_probe.Spin.time_spin('py')"]
+    # each process's core, in the processes' order, so a question such as "is one core slower" can be asked
+    assert len(kept["process_cores"]) == 6 and set(kept["process_cores"]) == {0, 1}
     assert stats.overhead(case["name"], case["twin"], kept["groups"][case["name"]]) == case
 
 
