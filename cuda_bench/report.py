@@ -225,9 +225,12 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
 
 def run_kind(record):
     """What makes two over-C++ records of one commit comparable: the same twins (``twins``, their version)
-    timed the same way (``layouts``): ``(twins, layouts)``, or None for a record older than the field."""
-    layouts = record.get("settings", {}).get("layouts") or "fixed"
-    return (record.get("twins"), layouts) if record.get("twins") else None
+    timed the same way (``layouts``) and read the same way (``state``: "fast", the medians over the processes
+    in the fast state, ``stats.fast_state``; "all" for records from before that): ``(twins, layouts, state)``,
+    or None for a record older than the twins field."""
+    settings = record.get("settings", {})
+    return (record.get("twins"), settings.get("layouts") or "fixed", settings.get("state") or "all") \
+        if record.get("twins") else None
 
 
 def over_cpp_cases(records):
@@ -409,9 +412,9 @@ def machine_start(record):
 
 def agreement(records, leave_out=(), within=AGREE):
     """Every pair of over-C++ records (of one commit): the cases both measured (less ``leave_out``), how many
-    give the same ratio within ``within`` either way, the cases furthest apart, and whether the two ran on
-    one machine start (``same_start``: True, False, or None where a record does not say). [{"a", "b",
-    "cases", "agree", "furthest": [(name, b/a - 1)], "same_start"}]"""
+    give the same ratio within ``within`` either way, the cases furthest apart, whether the two ran on one
+    machine start (``same_start``: True, False, or None where a record does not say) and on one day (UTC).
+    [{"a", "b", "cases", "agree", "furthest": [(name, b/a - 1)], "same_start", "same_day"}]"""
     out = []
     for first, second in itertools.combinations(records, 2):
         a = {c["name"]: c["ratio"] for c in first["cases"]}
@@ -421,24 +424,29 @@ def agreement(records, leave_out=(), within=AGREE):
         starts = machine_start(first), machine_start(second)
         out.append({"a": run_label(first), "b": run_label(second), "cases": len(names),
                     "agree": sum(apart(a[n], b[n]) <= within for n in names), "furthest": furthest[:3],
-                    "same_start": None if None in starts else starts[0] == starts[1]})
+                    "same_start": None if None in starts else starts[0] == starts[1],
+                    "same_day": None if not (first.get("date") and second.get("date"))
+                    else first["date"][:10] == second["date"][:10]})
     return out
 
 
 def agreement_markdown(pairs, within=AGREE, share=SHARE):
-    """The pairs as a table, then per kind of pair (one machine start, two, unknown) how many reach ``share``."""
+    """The pairs as a table, then per kind of pair (one machine start, two, unknown; two days) how many reach
+    ``share``."""
     start = {True: "same", False: "different", None: "?"}
-    lines = [f"| run A | run B | machine start | cases | same ratio within {within:.0%} | furthest apart (B/A − 1) |",
-             "|---|---|---|--:|--:|---|"]
+    lines = [f"| run A | run B | machine start | day | cases | same ratio within {within:.0%} | "
+             f"furthest apart (B/A − 1) |", "|---|---|---|---|--:|--:|---|"]
     for p in pairs:
         furthest = ", ".join(f"`{re.sub(r'[.]time_[a-z_]+', '', n.split('.', 1)[-1])}` {d:+.1%}"
                              for n, d in p["furthest"])
-        lines.append(f"| {p['a']} | {p['b']} | {start[p['same_start']]} | {p['cases']} | "
+        lines.append(f"| {p['a']} | {p['b']} | {start[p['same_start']]} | {start[p['same_day']]} | {p['cases']} | "
                      f"**{p['agree']} ({_share(p)})** | {furthest} |")
     lines.append("")
-    for kind, words in ((True, "on one machine start"), (False, "across machine starts"),
-                        (None, "where a record does not say its machine start")):
-        mine = [p for p in pairs if p["same_start"] is kind and p["cases"]]
+    for key, kind, words in (("same_start", True, "on one machine start"),
+                             ("same_start", False, "across machine starts"),
+                             ("same_start", None, "where a record does not say its machine start"),
+                             ("same_day", False, "on different days")):
+        mine = [p for p in pairs if p[key] is kind and p["cases"]]
         if mine:
             shares = sorted(p["agree"] / p["cases"] for p in mine)
             reach = sum(x >= share for x in shares)
@@ -493,7 +501,7 @@ def main(argv=None):
             for kind, mine in kinds.items():
                 if len(mine) > 1:
                     found = True
-                    what = (f"twins {kind[0]}, {kind[1]} layouts" if kind else
+                    what = (f"twins {kind[0]}, {kind[1]} layouts, ratios over {kind[2]} processes" if kind else
                             "records that do not say which twins they timed")
                     print(f"Over C++ at `{commit[:9]}` on `{m}`, {len(mine)} runs ({what}):\n")
                     print(agreement_markdown(agreement(mine)) + "\n")

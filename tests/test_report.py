@@ -236,7 +236,7 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     assert pair["furthest"][0] == ("bench_x.X.time_x('q')", pytest.approx(0.06))
     assert report.agreement([b, a])[0]["agree"] == 2  # symmetric
     assert report.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
-    assert "| run-a | run-b | ? | 4 | **2 (50%)** |" in report.agreement_markdown([pair])
+    assert "| run-a | run-b | ? | ? | 4 | **2 (50%)** |" in report.agreement_markdown([pair])
 
     machine_dir = tmp_path / "m1"
     machine_dir.mkdir()
@@ -244,7 +244,7 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b)))
     shutil.copy2(RESULTS / "benchmarks.json", tmp_path / "benchmarks.json")
     out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
-    assert "2 runs" in out and "| run-a | run-b | ? | 4 | **2 (50%)** |" in out
+    assert "2 runs" in out and "| run-a | run-b | ? | ? | 4 | **2 (50%)** |" in out
 
     # runs of other twins or another layout mode are compared among themselves, not with these
     c = {**record("run-c", {"p": 1.0}), "twins": "t1", "settings": {"layouts": "random"}}
@@ -253,15 +253,17 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b, c, d, e)))
     out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
     assert "2 runs (records that do not say which twins they timed)" in out
-    assert "2 runs (twins t1, random layouts)" in out and "| run-c | run-d |" in out
+    assert "2 runs (twins t1, random layouts, ratios over all processes)" in out and "| run-c | run-d |" in out
     assert "run-e" not in out and "| run-a | run-c |" not in out  # alone of its kind: no pair
 
 
-def test_agreement_says_which_pairs_ran_on_one_machine_start():
+def test_agreement_says_which_pairs_ran_on_one_machine_start_and_on_different_days():
     """Two records with one ``host.boot`` ran on one machine start; the summary counts the pairs that reach
-    90% separately on one start, across starts, and where a record (older than the field) does not say."""
+    90% separately on one start, across starts, and where a record (older than the field) does not say; and
+    the pairs whose records are dated on different days (UTC), the issue's test."""
     def record(out, boot, ratios):
         return {"command": f"scripts/bench overhead main --out m/{out}", "commit": "c" * 40,
+                "date": (boot or "2026-12-04T09:00:00Z")[:10] + "T13:00:00Z",
                 **({"host": {"boot": boot}} if boot else {}),
                 "cases": [{"name": f"bench_x.X.time_x({i})", "ratio": r} for i, r in enumerate(ratios)]}
 
@@ -273,11 +275,13 @@ def test_agreement_says_which_pairs_ran_on_one_machine_start():
     pairs = {(p["a"], p["b"]): p for p in report.agreement([a, b, c, d])}
     assert [pairs[k]["same_start"] for k in (("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"))] == [True, False, False, None]
     text = report.agreement_markdown(list(pairs.values()))
-    assert "| a | b | same | 10 | **10 (100%)** |" in text and "| a | c | different | 10 | **9 (90%)** |" in text
+    assert "| a | b | same | same | 10 | **10 (100%)** |" in text
+    assert "| a | c | different | same | 10 | **9 (90%)** |" in text and "| a | d | ? | different | 10 |" in text
     assert "- on one machine start: 1 of 1 pairs agree on at least 90% of the cases (from 100% to 100%)" in text
     # b and c: 1.1 against 1.01 is 8.9% apart, the other nine 1%: 9 of 10
     assert "- across machine starts: 2 of 2 pairs" in text
     assert "- where a record does not say its machine start: 3 of 3 pairs" in text
+    assert "- on different days: 3 of 3 pairs" in text  # d is dated a day after a, b and c
 
 
 def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
@@ -312,11 +316,12 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
 
 
 def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(machine):
-    """Known answer on the recorded H200 runs at cb56ab9f9: nine fixed-layout runs of twins 3245fe7f3c6c087e
-    (sessions 10 and 11, two of them on starts the records name); session 9's (other sync twins) and the
-    random-layout runs stay out; the number shown is the newest run's."""
+    """Known answer on the recorded H200 runs at cb56ab9f9: sixteen fixed-layout runs of twins 3245fe7f3c6c087e
+    over every process (sessions 10 to 12, six machine starts named), nineteen on seven for the five
+    operations that session 12 also ran alone (-b); session 9's (other sync twins) and the random-layout runs stay out;
+    the number shown is the newest run's."""
     records = [r for r in results.overhead_runs(RESULTS, machine) if r["commit"].startswith("cb56ab9f9")]
     cases = report.over_cpp_cases(records)
-    assert {s["runs"] for _, s in cases.values()} == {9} and {s["starts"] for _, s in cases.values()} == {2}
+    assert {(s["runs"], s["starts"]) for _, s in cases.values()} == {(16, 6), (19, 7)}
     case, spread = cases["bench_device.SetCurrent.time_set_current('core')"]
     assert case in records[-1]["cases"] and spread["low"] <= case["ratio"] <= spread["high"]
