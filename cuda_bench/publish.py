@@ -207,7 +207,9 @@ def render(rows):
                     runs = (over or {}).get("runs")
                     across = (f'; ×{runs["low"]:.2f}–{runs["high"]:.2f} over {runs["runs"]} runs of this commit '
                               f'(the records name {runs["starts"]} machine starts)' if runs and runs["runs"] > 1 else "")
-                    interval = (f' title="paired in one process: ×{over["low"]:.2f}–{over["high"]:.2f}, '
+                    state = (f', over the {over["fast"]} of {over["processes"]} processes in the fast state'
+                             if over and "fast" in over else "")
+                    interval = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
                                 f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
                                 f'{across}"' if over else "")
                     target = "ok" if cell["over_cpp_ns"] < report.TARGET_NS else "over"

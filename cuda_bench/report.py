@@ -212,7 +212,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                     over, spread = paired.get(full, (None, None))
                     if over:
                         cell["over_cpp"] = {k: over[k] for k in ("ratio", "low", "high", "over_ns", "over_low",
-                                                                 "over_high")}
+                                                                 "over_high", "fast", "processes") if k in over}
                         if spread:
                             cell["over_cpp"]["runs"] = spread
                         cell["over_cpp_of"] = "paired"

@@ -128,6 +128,10 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     assert report.over_text(core) == "+1.20 µs ×1.80 ✗"  # above the 1 us target
     page = publish.render(rows)
     assert 'class="differs"' in page and "CuPy destroys the event" in page and "1.7" in page
+    assert "processes in the fast state" not in page  # a record read over every process says nothing of it
+    record["cases"][0] |= {"fast": 9, "processes": 60}  # read in the fast state: the tooltip says over how many
+    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs))
+    assert "paired in one process, over the 9 of 60 processes in the fast state: ×1.70–1.90" in page
     text = report.markdown([r for r in rows if r["machine"] == machine])
     assert "`event.EventCreate` ★" in text and "★ `event.EventCreate`: CuPy destroys" in text
 
