@@ -238,9 +238,9 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
 def write_groups(path, record, groups, process_cores=None):
     """The raw side of an over-C++ record, gzipped JSON: {"commit", "date", "host", "settings", "groups": {case:
     per process, its ABBA groups [c1, p1, p2, c2] in ns per call}, "process_cores": the core each process ran
-    on}; ``stats.overhead`` of a case's groups gives
-    the record's numbers back. Too large for results/ (about 20 MB gzipped for the whole suite); for questions
-    the medians cannot answer, such as whether a ratio follows the cores' speed within a run."""
+    on}; ``stats.overhead`` of a case's groups gives the record's numbers back. Too large for results/ (about
+    20 MB gzipped for the whole suite); for questions the medians cannot answer, such as whether a ratio
+    follows the cores' speed within a run."""
     data = {k: record.get(k) for k in ("commit", "date", "host", "settings", "twins")} | {
         "groups": groups, "process_cores": process_cores}
     path = Path(path)

@@ -106,8 +106,9 @@ def analyse(name, per_pair, threshold, control=False, confidence=CONFIDENCE):
 
 
 # The state over-C++ ratios are read in: on the lent H200 VM a worker process runs its Python either in a fast
-# state or about twice as slowly (another tenant on the same physical core, more of them the more of this
-# run's workers run at once), while its C++ twin slows only ~1.2x, so the ratio itself depends on the state.
+# state or about twice as slowly (from outside the VM, most likely another tenant on the same physical core;
+# more processes land in it the more of this run's workers run at once), while its C++ twin slows only ~1.2x,
+# so the ratio itself depends on the state.
 # A process is in the fast state when its Python time is within FAST_WINDOW of the FAST_ANCHOR-th fastest
 # process's (the third: one odd process does not set the scale). docs/measurement.md, "Over C++ in one state".
 FAST_WINDOW = 1.15
