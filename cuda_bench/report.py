@@ -240,11 +240,11 @@ def over_cpp_cases(records):
     the second None where the record does not say which twins it timed (``starts``: how many machine starts
     those records name; runs on different starts differ more than runs on one)."""
     ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
+    kinds = [run_kind(r) for r in records]
     out = {}
-    for record in reversed(records):
-        kind = run_kind(record)
-        same = [(ratios, machine_start(r)) for r, ratios in zip(records, ratios_of)
-                if kind is not None and run_kind(r) == kind]
+    for record, kind in zip(reversed(records), reversed(kinds)):
+        same = [(ratios, machine_start(r)) for r, ratios, k in zip(records, ratios_of, kinds)
+                if kind is not None and k == kind]
         for case in record["cases"]:
             if case["name"] in out:
                 continue
