@@ -19,6 +19,7 @@ import argparse
 import itertools
 import math
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -233,16 +234,30 @@ def run_kind(record):
         if record.get("twins") else None
 
 
+SLOW_STATE = 1.2  # a fast-state run whose Python side is this much slower than the commit's fastest run's (docs/measurement.md)
+
+
 def over_cpp_cases(records):
     """Per case, from the over-C++ records of one commit (oldest first): the newest measurement of it (a run
     of a few cases, ``-b``, hides no other case's) and how far its ratio moved over the records of that
-    one's kind (:func:`run_kind`) that measured it: {case: (case dict, {"low", "high", "runs", "starts"})},
-    the second None where the record does not say which twins it timed (``starts``: how many machine starts
-    those records name; runs on different starts differ more than runs on one)."""
+    one's kind (:func:`run_kind`) that measured it: {case: (case dict, {"low", "high", "runs", "starts"[,
+    "slower"]})}, the second None where the record does not say which twins it timed (``starts``: how many
+    machine starts those records name; runs on different starts differ more than runs on one). ``slower``,
+    for records read in the fast state: how much slower that record's Python side ran than the fastest of
+    its kind, the median over its cases of ``py_ns`` over the lowest ``py_ns`` of the case. Above
+    :data:`SLOW_STATE` the run probably had no process in the fast state, so its fast-state ratios are
+    the fastest of the slow processes and read high (:func:`over_text` marks them)."""
     ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
     kinds = [run_kind(r) for r in records]
+    fastest = {}  # (kind, case): the lowest Python time of the case over the records of that kind
+    for r, kind in zip(records, kinds):
+        for c in r["cases"] if kind and kind[2] == "fast" else ():
+            key = (kind, c["name"])
+            fastest[key] = min(fastest.get(key, c["py_ns"]), c["py_ns"])
+    slower = [statistics.median(c["py_ns"] / fastest[(kind, c["name"])] for c in r["cases"])
+              if kind and kind[2] == "fast" and r["cases"] else None for r, kind in zip(records, kinds)]
     out = {}
-    for record, kind in zip(reversed(records), reversed(kinds)):
+    for record, kind, slow in zip(reversed(records), reversed(kinds), reversed(slower)):
         same = [(ratios, machine_start(r)) for r, ratios, k in zip(records, ratios_of, kinds)
                 if kind is not None and k == kind]
         for case in record["cases"]:
@@ -251,6 +266,8 @@ def over_cpp_cases(records):
             found = [(ratios[case["name"]], start) for ratios, start in same if case["name"] in ratios]
             spread = {"low": min(r for r, _ in found), "high": max(r for r, _ in found), "runs": len(found),
                       "starts": len({start for _, start in found} - {None})} if found else None
+            if spread and slow is not None:
+                spread["slower"] = round(slow, 3)
             out[case["name"]] = (case, spread)
     return out
 
@@ -321,7 +338,8 @@ def over_text(cell):
     x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
     runs = (cell.get("over_cpp") or {}).get("runs")
     spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)" if runs and runs["runs"] > 1 else ""
-    return signed(cell["over_cpp_ns"] * 1e-9) + x + spread + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗")
+    slow = " ⚠ slow state" if runs and runs.get("slower", 1) > SLOW_STATE else ""
+    return signed(cell["over_cpp_ns"] * 1e-9) + x + spread + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗") + slow
 
 
 def across(runs, columns, api):

@@ -133,6 +133,11 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     record["cases"][0] |= {"fast": 9, "processes": 60}  # read in the fast state: the tooltip says over how many
     page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs))
     assert "paired in one process, over the 9 of 60 processes in the fast state: ×1.70–1.90" in page
+    assert "slow state" not in page
+    fast = {"twins": "3245fe7f3c6c087e", "settings": {"state": "fast"}}  # a newer run whose Python ran 1.6x slower
+    quick, slow = ({**record, **fast, "cases": [{**record["cases"][0], "py_ns": t}]} for t in (100.0, 160.0))
+    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
+    assert "⚠ slow state" in page and "its Python side ran ×1.60 slower than the fastest run of this commit" in page
     text = report.markdown([r for r in rows if r["machine"] == machine])
     assert "`event.EventCreate` ★" in text and "★ `event.EventCreate`: CuPy destroys" in text
 
@@ -369,3 +374,37 @@ def test_over_cpp_in_the_fast_state_on_the_h200_aa_and_two_injected_slowdowns(ma
     for path in measured.glob("paired-injected-spin*-s13-*/summary.json"):  # the A/B engine's answer
         found = {c["name"]: c for c in json.loads(path.read_text())["cases"]}[name]
         assert found["verdict"] == "regression" and found["low"] > (1.2 if "spin96" in path.parent.name else 1.04)
+
+
+def test_a_run_with_no_process_in_the_fast_state_is_marked(machine):
+    """Known answer on the eight recorded fast-state runs at cb56ab9f9: each one, taken as the newest, ran
+    its Python side at most 1.14x slower than the fastest run (no mark). A run made of each real run's
+    processes that were not in the fast state (read in the fast state among those alone: what a run with
+    no fast process records) reads its ratios high on 34-60 of 91 cases, and 7 of the 8 such runs are
+    marked (x1.17-1.62 slower; the one not marked, 1.17, comes from the run with the most fast processes)."""
+    records = [r for r in results.overhead_runs(RESULTS, machine)
+               if r["commit"].startswith("cb56ab9f9") and (report.run_kind(r) or ())[-1:] == ("fast",)]
+    assert len(records) == 8
+
+    def marked(history):
+        cells = [{"over_cpp_ns": case["over_ns"], "over_cpp_x": case["ratio"], "over_cpp": {"runs": spread}}
+                 for case, spread in report.over_cpp_cases(history).values()]
+        found = {"⚠ slow state" in report.over_text(cell) for cell in cells}
+        assert len(found) == 1  # the mark belongs to the run: on every case or on none
+        return found.pop()
+
+    flagged = 0
+    for k, real in enumerate(records):
+        others = records[:k] + records[k + 1:]
+        assert not marked([*others, real])
+        cases = []
+        for c in real["cases"]:
+            fast = set(stats.fast_state(c["process_py_ns"]))
+            rest = [i for i in range(len(c["process_py_ns"])) if i not in fast]
+            chosen = [rest[j] for j in stats.fast_state([c["process_py_ns"][i] for i in rest])]
+            cases.append({**c, "ratio": statistics.median(c["process_ratios"][i] for i in chosen),
+                          "py_ns": statistics.median(c["process_py_ns"][i] for i in chosen)})
+        slow = {**real, "cases": cases}
+        assert sum(report.apart(a["ratio"], b["ratio"]) > report.AGREE for a, b in zip(real["cases"], cases)) >= 34
+        flagged += marked([*records, slow])
+    assert flagged == 7
