@@ -234,7 +234,7 @@ def run_kind(record):
         if record.get("twins") else None
 
 
-SLOW_STATE = 1.2  # a fast-state run whose Python side is this much slower than the commit's fastest run's (docs/measurement.md)
+SLOW_STATE = 1.2  # a fast-state run this much slower on the Python side than the fastest: no fast process
 
 
 def over_cpp_cases(records):
