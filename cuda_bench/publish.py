@@ -209,9 +209,9 @@ def render(rows):
                               f'(the records name {runs["starts"]} machine starts)' if runs and runs["runs"] > 1 else "")
                     state = (f', over the {over["fast"]} of {over["processes"]} processes in the fast state'
                              if over and "fast" in over else "")
-                    if runs and runs.get("slower", 1) > report.SLOW_STATE:
-                        state += (f' (⚠ its Python side ran ×{runs["slower"]:.2f} slower than the fastest run '
-                                  f'of this commit: probably no process in the fast state, so the ratio reads high)')
+                    if report.slow_state(runs):
+                        state += (f' (⚠ its Python side ran ×{report.slow_state(runs):.2f} slower than the fastest '
+                                  f'run of this commit: probably no process in the fast state, so the ratio reads high)')
                     interval = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
                                 f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
                                 f'{across}"' if over else "")

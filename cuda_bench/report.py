@@ -234,7 +234,18 @@ def run_kind(record):
         if record.get("twins") else None
 
 
+def fast_kind(kind):
+    """Whether records of this :func:`run_kind` read each ratio over the processes in the fast state."""
+    return kind is not None and kind[2] == "fast"
+
+
 SLOW_STATE = 1.2  # a fast-state run this much slower on the Python side than the fastest: no fast process
+
+
+def slow_state(spread):
+    """A case's ``slower`` factor (:func:`over_cpp_cases`) when it is above :data:`SLOW_STATE`, else None."""
+    slower = (spread or {}).get("slower")
+    return slower if slower is not None and slower > SLOW_STATE else None
 
 
 def over_cpp_cases(records):
@@ -251,11 +262,11 @@ def over_cpp_cases(records):
     kinds = [run_kind(r) for r in records]
     fastest = {}  # (kind, case): the lowest Python time of the case over the records of that kind
     for r, kind in zip(records, kinds):
-        for c in r["cases"] if kind and kind[2] == "fast" else ():
+        for c in r["cases"] if fast_kind(kind) else ():
             key = (kind, c["name"])
             fastest[key] = min(fastest.get(key, c["py_ns"]), c["py_ns"])
     slower = [statistics.median(c["py_ns"] / fastest[(kind, c["name"])] for c in r["cases"])
-              if kind and kind[2] == "fast" and r["cases"] else None for r, kind in zip(records, kinds)]
+              if fast_kind(kind) and r["cases"] else None for r, kind in zip(records, kinds)]
     out = {}
     for record, kind, slow in zip(reversed(records), reversed(kinds), reversed(slower)):
         same = [(ratios, machine_start(r)) for r, ratios, k in zip(records, ratios_of, kinds)
@@ -338,7 +349,7 @@ def over_text(cell):
     x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
     runs = (cell.get("over_cpp") or {}).get("runs")
     spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)" if runs and runs["runs"] > 1 else ""
-    slow = " ⚠ slow state" if runs and runs.get("slower", 1) > SLOW_STATE else ""
+    slow = " ⚠ slow state" if slow_state(runs) else ""
     return signed(cell["over_cpp_ns"] * 1e-9) + x + spread + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗") + slow
 
 

@@ -338,14 +338,20 @@ def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(mac
     assert case in records[-1]["cases"] and spread["low"] <= case["ratio"] <= spread["high"]
 
 
+def fast_state_runs(machine):
+    """The recorded over-C++ runs at cb56ab9f9 that read each ratio in the fast state (session 13 on)."""
+    return [r for r in results.overhead_runs(RESULTS, machine)
+            if r["commit"].startswith("cb56ab9f9") and report.fast_kind(report.run_kind(r))]
+
+
 def test_over_cpp_in_the_fast_state_on_the_h200_aa_and_two_injected_slowdowns(machine):
     """Known answers on real H200 runs (session 13, four machine starts on 2026-12-04): eight over-C++ runs of
     main read in the fast state agree with each other, every pair, on at least 90% of the cases within 5% (the
-    A/A side; read over every process, 7 of the 28 pairs do); runs at two builds that only add a fixed spin to Device.set_current (spin 24 and spin 96; the
-    paired A/B engine, run on the same starts, reads them as x1.05 and x1.24-1.26) move SetCurrent('core')
-    above every main run, spin 96 with its whole interval above every main run's."""
-    records = [r for r in results.overhead_runs(RESULTS, machine)
-               if r["commit"].startswith("cb56ab9f9") and (report.run_kind(r) or ())[-1:] == ("fast",)]
+    A/A side; read over every process, 7 of the 28 pairs do); runs at two builds that only add a fixed spin
+    to Device.set_current (spin 24 and spin 96; the paired A/B engine, run on the same starts, reads them as
+    x1.05 and x1.24-1.26) move SetCurrent('core') above every main run, spin 96 with its whole interval above
+    every main run's."""
+    records = fast_state_runs(machine)
     assert len(records) == 8 and len({report.machine_start(r) for r in records}) == 4
     for record in records:  # each stored ratio is stats.fast_state's reading of the record's own processes
         for c in record["cases"]:
@@ -382,8 +388,7 @@ def test_a_run_with_no_process_in_the_fast_state_is_marked(machine):
     processes that were not in the fast state (read in the fast state among those alone: what a run with
     no fast process records) reads its ratios high on 34-60 of 91 cases, and 7 of the 8 such runs are
     marked (x1.17-1.62 slower; the one not marked, 1.17, comes from the run with the most fast processes)."""
-    records = [r for r in results.overhead_runs(RESULTS, machine)
-               if r["commit"].startswith("cb56ab9f9") and (report.run_kind(r) or ())[-1:] == ("fast",)]
+    records = fast_state_runs(machine)
     assert len(records) == 8
 
     def marked(history):

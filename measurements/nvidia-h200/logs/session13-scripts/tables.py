@@ -14,7 +14,7 @@ from cuda_bench import report, results
 
 M = Path("measurements/nvidia-h200")
 runs = [r for r in results.overhead_runs("results", "nvidia-h200")
-        if r["commit"].startswith("cb56ab9f9") and (report.run_kind(r) or ())[-1:] == ("fast",)]
+        if r["commit"].startswith("cb56ab9f9") and report.fast_kind(report.run_kind(r))]
 every = [{**r, "cases": [{**c, "ratio": c["all"]["ratio"]} for c in r["cases"]]} for r in runs]
 print(f"{len(runs)} runs, {len({report.machine_start(r) for r in runs})} machine starts\n")
 print("| read | pairs on one start reaching 90% of cases | pairs across starts reaching 90% | share of cases, lowest–median |")
