@@ -209,6 +209,60 @@ def test_shallow_clone_keeps_main_and_every_release_tag(repo, tmp_path):
     assert git(dest, "rev-parse", "cuda-core-v0.2.0^{commit}") == git(repo, "rev-parse", "cuda-core-v0.2.0^{commit}")
 
 
+DEVICE_PYX = """\
+from __future__ import annotations
+
+cimport cpython
+
+class Device:
+    def set_current(self, ctx=None):
+        if ctx is None:
+            with nogil:
+                HANDLE_RETURN(cydriver.cuCtxSetCurrent(as_cu(h_context)))
+"""
+
+
+def inject_spin(repo, turns, check=True):
+    return subprocess.run(["bash", str(ROOT / "scripts" / "inject_spin.sh"), str(repo), str(turns)],
+                          capture_output=True, text=True, check=check)
+
+
+def test_inject_spin_adds_one_fixed_spin_before_set_current_and_nothing_else(repo, tmp_path):
+    pyx = repo / "cuda_core" / "cuda" / "core" / "_device.pyx"
+    pyx.parent.mkdir(parents=True)
+    pyx.write_text(DEVICE_PYX)
+    (repo / "other.txt").write_text("untouched")
+    base = commit(repo, "base")
+    inject_spin(repo, 96)
+    branch = git(repo, "rev-parse", "bench-inject-spin96")
+    assert git(repo, "rev-parse", "bench-inject-spin96^") == base
+    assert git(repo, "diff", "--name-only", base, branch) == "cuda_core/cuda/core/_device.pyx"
+    added = [line[1:] for line in git(repo, "diff", "-U0", base, branch).splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    assert "    static inline void cuda_bench_spin(int n) { for (volatile int i = 0; i < n; ++i) {} }" in added
+    assert "                cuda_bench_spin(96)" in added  # inside the nogil block, just before the call
+    patched = git(repo, "show", f"{branch}:cuda_core/cuda/core/_device.pyx").splitlines()
+    call = next(i for i, line in enumerate(patched) if "cuCtxSetCurrent" in line)
+    assert patched[call - 1].strip() == "cuda_bench_spin(96)"
+    # a clone elsewhere (the carried bare one) gets the same commit: the shas in measurements/ can be made again
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    inject_spin(bare, 96)
+    assert git(bare, "rev-parse", "bench-inject-spin96") == branch
+    inject_spin(bare, 24)
+    assert git(bare, "rev-parse", "bench-inject-spin24") != branch
+
+
+def test_inject_spin_refuses_a_tree_without_the_call(repo):
+    pyx = repo / "cuda_core" / "cuda" / "core" / "_device.pyx"
+    pyx.parent.mkdir(parents=True)
+    pyx.write_text(DEVICE_PYX.replace("cuCtxSetCurrent", "cuCtxPushCurrent"))
+    commit(repo, "base")
+    proc = inject_spin(repo, 96, check=False)
+    assert proc.returncode == 1 and "write the spin by hand" in proc.stderr
+    assert "bench-inject-spin96" not in git(repo, "branch")
+
+
 def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp_path):
     for package in ("cuda_pathfinder", "cuda_core"):
         write_package(repo, package)

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# What a GPU box without network needs for the CUDA 13 commits (main and cuda-core >= 0.3.2), made on a
+# machine with network, in the ignored folders the H200 call scripts carry (measurements/nvidia-h200/logs/
+# session*-scripts/, `carry: [".carry", ".whl/common", ".whl/cu13"]`):
+#
+#   .whl/common                       asv and its dependencies, asv_runner, cuda_core's build requirements
+#   .whl/cu13                         the cuda-bindings 13.3.1 wheel and cuda-pathfinder
+#   .carry/cuda-python.git            scripts/shallow_clone.sh of SOURCE: main's newest DEPTH commits, the tags
+#   .carry/cuda-headers-13.3.tar.xz   CUDA 13.3's headers (the cuda-toolkit wheels), for the cache the build
+#                                     looks in (~/.cache/cuda-python-bench/cuda-headers-13.3)
+#
+#   scripts/offline_carry.sh [SOURCE] [DEPTH]      # SOURCE: a URL or a local clone (default: GitHub)
+#
+# Then scripts/inject_spin.sh .carry/cuda-python.git N adds a known slowdown to test the method with. All of
+# it must stay under the device's 64 MiB per call; the sizes are printed at the end.
+set -euo pipefail
+source=${1:-https://github.com/NVIDIA/cuda-python.git}; depth=${2:-8}
+root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
+pip=(python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --python-version 3.12
+     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform any)
+step() { echo "offline_carry: $*" >&2; }
+
+step "wheels for the tool and the builds -> .whl/common"
+"${pip[@]}" -d .whl/common asv==0.6.6 asv_runner==0.2.5 "importlib-metadata<8.8" json5 tabulate virtualenv \
+    pympler build wheel "setuptools>=80" "setuptools-scm>=8" "Cython>=3.2,<3.3" pyclibrary
+step "cuda-bindings 13.3.1 and cuda-pathfinder -> .whl/cu13"
+"${pip[@]}" --no-deps -d .whl/cu13 cuda-bindings==13.3.1 "cuda-pathfinder>=1.5,<2"
+
+mkdir -p .carry
+if [ -d .carry/cuda-python.git ]; then
+    step ".carry/cuda-python.git exists: kept (remove it to clone again)"
+else
+    step "a shallow clone of $source -> .carry/cuda-python.git"
+    scripts/shallow_clone.sh "$source" .carry/cuda-python.git "$depth"
+fi
+
+step "CUDA 13.3 headers (cuda-toolkit wheels) -> .carry/cuda-headers-13.3.tar.xz"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+python3 -m pip install -q --disable-pip-version-check --target "$tmp" \
+    "cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]==13.3.*"
+[ -f "$tmp/nvidia/cu13/include/nvrtc.h" ] || { echo "offline_carry: no nvrtc.h in the cuda-toolkit 13.3 wheels" >&2; exit 1; }
+# headers and the static runtime only: the shared libraries come from the GPU box's own CUDA
+tar -cJf .carry/cuda-headers-13.3.tar.xz -C "$tmp" nvidia/cu13/include \
+    $(cd "$tmp" && ls nvidia/cu13/lib/libcudart_static.a 2>/dev/null)
+
+du -sh .whl/common .whl/cu13 .carry/cuda-python.git .carry/cuda-headers-13.3.tar.xz
+echo "offline_carry: in all $(du -scm .whl/common .whl/cu13 .carry | tail -1 | cut -f1) MiB (a device call carries 64)"
