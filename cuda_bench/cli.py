@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import build, compare, machine, paired, publish, results, run, stats
+from cuda_bench import build, compare, machine, paired, publish, report, results, run, stats
 from cuda_bench.layout import CALIBRATION, OVERHEAD, RESULTS, STEPS, WORK, label
 
 DESCRIPTION = """\
@@ -209,7 +209,17 @@ def cmd_overhead(args, argv):
     if not args.no_write:
         results.append_line(RESULTS / name / OVERHEAD, data)
         log(f"over C++: {len(data['cases'])} cases -> results/{name}/{OVERHEAD}")
+    warn_if_slow(RESULTS, name, data, written=not args.no_write)
     return 2 if data["errors"] else 0
+
+
+def warn_if_slow(results_dir, name, data, written):
+    """Say so when an over-C++ run just measured ran in the slow state (report.slow_run_note), against the
+    recorded runs of its commit."""
+    recorded = [r for r in results.overhead_runs(results_dir, name) if r["commit"] == data["commit"]]
+    note = report.slow_run_note(recorded if written else [*recorded, data])
+    if note:
+        log(f"over C++: WARNING: {note}")
 
 
 def history_steps(args, name, info, results_dir, before, config):
@@ -253,6 +263,7 @@ def over_cpp(args, name, info, results_dir, before, config):
     compare.write_overhead(out, data)
     results.append_line(Path(results_dir) / name / OVERHEAD, data)
     log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
+    warn_if_slow(results_dir, name, data, written=True)
     return 2 if data["errors"] else 0
 
 

@@ -133,11 +133,12 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
       commit, steps]`` since the first commit the steps reach), each None where there is none;
       ``regression``: the step's verdict is "regression";
     - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
-      ``results.overhead_runs`` reads them}) has one of this commit, the case's newest paired over-C++
-      measurement (``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin
-      timed in turn in one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``:
+      ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++ measurement
+      (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`; ``ratio``, ``low``,
+      ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``:
       "paired"); ``over_cpp["runs"]`` says how far its ratio moved over the commit's recorded runs that timed
-      the same twins the same way (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``).
+      the same twins the same way (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``; a run in
+      the slow state is left out where another measured the case, ``left_out``, else marked, ``slower``).
 
     ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
     work on purpose: ``row["differs"]``.
@@ -248,38 +249,71 @@ def slow_state(spread):
     return slower if slower is not None and slower > SLOW_STATE else None
 
 
-def over_cpp_cases(records):
-    """Per case, from the over-C++ records of one commit (oldest first): the newest measurement of it (a run
-    of a few cases, ``-b``, hides no other case's) and how far its ratio moved over the records of that
-    one's kind (:func:`run_kind`) that measured it: {case: (case dict, {"low", "high", "runs", "starts"[,
-    "slower"]})}, the second None where the record does not say which twins it timed (``starts``: how many
-    machine starts those records name; runs on different starts differ more than runs on one). ``slower``,
-    for records read in the fast state: how much slower that record's Python side ran than the fastest of
-    its kind, the median over its cases of ``py_ns`` over the lowest ``py_ns`` of the case. Above
-    :data:`SLOW_STATE` the run probably had no process in the fast state, so its fast-state ratios are
-    the fastest of the slow processes and read high (:func:`over_text` marks them)."""
-    ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
+def slow_factors(records):
+    """Per over-C++ record of one commit (oldest first), for those read in the fast state: how much slower its
+    Python side ran than the fastest of its kind (:func:`run_kind`), the median over its cases of ``py_ns``
+    over the lowest ``py_ns`` of the case; None for the others. Above :data:`SLOW_STATE` the run probably had
+    no process in the fast state, so its fast-state ratios are the fastest of the slow processes and read
+    high."""
     kinds = [run_kind(r) for r in records]
     fastest = {}  # (kind, case): the lowest Python time of the case over the records of that kind
     for r, kind in zip(records, kinds):
         for c in r["cases"] if fast_kind(kind) else ():
             key = (kind, c["name"])
             fastest[key] = min(fastest.get(key, c["py_ns"]), c["py_ns"])
-    slower = [statistics.median(c["py_ns"] / fastest[(kind, c["name"])] for c in r["cases"])
-              if fast_kind(kind) and r["cases"] else None for r, kind in zip(records, kinds)]
+    return [statistics.median(c["py_ns"] / fastest[(kind, c["name"])] for c in r["cases"])
+            if fast_kind(kind) and r["cases"] else None for r, kind in zip(records, kinds)]
+
+
+def slow_run_note(records):
+    """For the newest of one commit's over-C++ records (oldest first; what ``scripts/bench overhead`` has just
+    measured): a line saying that it ran in the slow state, or None."""
+    factor = slow_factors(records)[-1] if records else None
+    if not slow_state({"slower": factor}):
+        return None
+    return (f"this run's Python side ran ×{factor:.2f} slower than the fastest recorded run of "
+            f"{records[-1]['commit'][:9]} read the same way (the slow state: above ×{SLOW_STATE}); probably no "
+            f"process was in the fast state, so its ratios read high. The overview leaves it out where another "
+            f"run measured the case; run it again later.")
+
+
+def over_cpp_cases(records):
+    """Per case, from the over-C++ records of one commit (oldest first): one measurement of it and how far its
+    ratio moved over the records of that one's kind (:func:`run_kind`) that measured it: {case: (case dict,
+    {"low", "high", "runs", "starts"[, "slower"][, "left_out"]})}, the second None where the record does not
+    say which twins it timed (``starts``: how many machine starts those records name; runs on different
+    starts differ more than runs on one). The kind is the newest record's that measured the case (a run of a
+    few cases, ``-b``, hides no other case's); the measurement, among that kind's records, the one nearest
+    the fast state (the lowest :func:`slow_factors`, ``slower``; the newest where the records were not read
+    in the fast state). A run in the slow state (above :data:`SLOW_STATE`) reads its ratios high, so it is
+    neither the measurement nor in the range where a run of its kind that is not in that state measured the
+    case (``left_out``: how many were left out); where none did, it is the measurement, and
+    :func:`over_text` marks it."""
+    ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
+    kinds = [run_kind(r) for r in records]
+    slower = slow_factors(records)
+    slow = [slow_state({"slower": x}) is not None for x in slower]
+    newest_first = list(reversed(range(len(records))))
     out = {}
-    for record, kind, slow in zip(reversed(records), reversed(kinds), reversed(slower)):
-        same = [(ratios, machine_start(r)) for r, ratios, k in zip(records, ratios_of, kinds)
-                if kind is not None and k == kind]
-        for case in record["cases"]:
-            if case["name"] in out:
+    for i in newest_first:
+        for case in records[i]["cases"]:
+            name = case["name"]
+            if name in out:
                 continue
-            found = [(ratios[case["name"]], start) for ratios, start in same if case["name"] in ratios]
-            spread = {"low": min(r for r, _ in found), "high": max(r for r, _ in found), "runs": len(found),
-                      "starts": len({start for _, start in found} - {None})} if found else None
-            if spread and slow is not None:
-                spread["slower"] = round(slow, 3)
-            out[case["name"]] = (case, spread)
+            if kinds[i] is None:
+                out[name] = (case, None)
+                continue
+            found = [j for j in newest_first if kinds[j] == kinds[i] and name in ratios_of[j]]
+            kept = [j for j in found if not slow[j]] or found
+            pick = min(kept, key=lambda j: slower[j] or 0)  # ties (records not read in the fast state): newest
+            ratios = [ratios_of[j][name] for j in kept]
+            spread = {"low": min(ratios), "high": max(ratios), "runs": len(kept),
+                      "starts": len({machine_start(records[j]) for j in kept} - {None})}
+            if slower[pick] is not None:
+                spread["slower"] = round(slower[pick], 3)
+            if len(kept) < len(found):
+                spread["left_out"] = len(found) - len(kept)
+            out[name] = (next(c for c in records[pick]["cases"] if c["name"] == name), spread)
     return out
 
 
@@ -314,10 +348,12 @@ def markdown(rows):
         "",
         f"\"Over C++\" is {'paired (Python and its C++ twin timed in turn in one process, `scripts/bench overhead`)' if any('over_cpp' in c for r in rows for c in r['cells'].values()) else 'unpaired'}: "
         f"the difference per call and the ratio, ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ "
-        f"(#1580), ✗ above; in parentheses, where this commit has more than one recorded run of the same twins "
-        f"timed the same way, the lowest and highest ratio over them (runs on other machine starts move a "
-        f"ratio more than the newest run's interval says). ★: the sides do different work on purpose (the "
-        f"reason under the table).",
+        f"(#1580), ✗ above. Where this commit has more than one recorded run of the same twins timed and read "
+        f"the same way, the number is the run nearest the fast state (whose Python side ran fastest) and, in "
+        f"parentheses, the lowest and highest ratio over the runs (runs on other machine starts move a ratio "
+        f"more than one run's interval says), less those in the slow state (Python side more than "
+        f"×{SLOW_STATE} slower than the fastest run: their ratios read high). ★: the sides do different work on "
+        f"purpose (the reason under the table).",
         "",
         "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
         "|---|---|" + "---:|" * (len(APIS) + 2),
@@ -347,8 +383,11 @@ def over_text(cell):
     if "over_cpp_ns" not in cell:
         return ""
     x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
-    runs = (cell.get("over_cpp") or {}).get("runs")
-    spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)" if runs and runs["runs"] > 1 else ""
+    runs = (cell.get("over_cpp") or {}).get("runs") or {}
+    spread = [f"×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs"] if runs.get("runs", 0) > 1 else []
+    if runs.get("left_out"):
+        spread.append(f"{runs['left_out']} in the slow state left out")
+    spread = f" ({', '.join(spread)})" if spread else ""
     slow = " ⚠ slow state" if slow_state(runs) else ""
     return signed(cell["over_cpp_ns"] * 1e-9) + x + spread + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗") + slow
 
@@ -459,9 +498,10 @@ def agreement(records, leave_out=(), within=AGREE):
     return out
 
 
-def agreement_markdown(pairs, within=AGREE, share=SHARE):
+def agreement_markdown(pairs, within=AGREE, share=SHARE, slow=None):
     """The pairs as a table, then per kind of pair (one machine start, two, unknown; two days) how many reach
-    ``share``."""
+    ``share``; ``slow`` ({run label: :func:`slow_factors`} of the runs in the slow state): named, and the
+    counts again without them (the overview leaves them out where another run measured the case)."""
     start = {True: "same", False: "different", None: "?"}
     lines = [f"| run A | run B | machine start | day | cases | same ratio within {within:.0%} | "
              f"furthest apart (B/A − 1) |", "|---|---|---|---|--:|--:|---|"]
@@ -470,7 +510,17 @@ def agreement_markdown(pairs, within=AGREE, share=SHARE):
                              for n, d in p["furthest"])
         lines.append(f"| {p['a']} | {p['b']} | {start[p['same_start']]} | {start[p['same_day']]} | {p['cases']} | "
                      f"**{p['agree']} ({_share(p)})** | {furthest} |")
-    lines.append("")
+    lines += ["", *_reaching(pairs, share)]
+    if slow:
+        named = ", ".join(f"{label} ×{factor:.2f}" for label, factor in slow.items())
+        lines += ["", f"Runs in the slow state (Python side more than ×{SLOW_STATE} slower than the fastest run of "
+                  f"their kind; the overview leaves them out): {named}. Without them:", ""]
+        lines += _reaching([p for p in pairs if p["a"] not in slow and p["b"] not in slow], share)
+    return "\n".join(lines)
+
+
+def _reaching(pairs, share):
+    lines = []
     for key, kind, words in (("same_start", True, "on one machine start"),
                              ("same_start", False, "across machine starts"),
                              ("same_start", None, "where a record does not say its machine start"),
@@ -481,7 +531,7 @@ def agreement_markdown(pairs, within=AGREE, share=SHARE):
             reach = sum(x >= share for x in shares)
             lines.append(f"- {words}: {reach} of {len(mine)} pairs agree on at least {share:.0%} of the cases "
                          f"(from {shares[0]:.0%} to {shares[-1]:.0%})")
-    return "\n".join(lines)
+    return lines
 
 
 def _share(pair):
@@ -533,7 +583,9 @@ def main(argv=None):
                     what = (f"twins {kind[0]}, {kind[1]} layouts, ratios over {kind[2]} processes" if kind else
                             "records that do not say which twins they timed")
                     print(f"Over C++ at `{commit[:9]}` on `{m}`, {len(mine)} runs ({what}):\n")
-                    print(agreement_markdown(agreement(mine)) + "\n")
+                    slow = {run_label(r): x for r, x in zip(mine, slow_factors(mine))
+                            if slow_state({"slower": x})}
+                    print(agreement_markdown(agreement(mine), slow=slow) + "\n")
         if not found:
             print("report: fewer than two over-C++ runs of that commit (scripts/bench overhead)", file=sys.stderr)
         return 0 if found else 1
