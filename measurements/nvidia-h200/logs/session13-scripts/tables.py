@@ -14,7 +14,8 @@ from cuda_bench import report, results
 
 M = Path("measurements/nvidia-h200")
 runs = [r for r in results.overhead_runs("results", "nvidia-h200")
-        if r["commit"].startswith("cb56ab9f9") and report.fast_kind(report.run_kind(r))]
+        if r["commit"].startswith("cb56ab9f9") and report.fast_kind(report.run_kind(r))
+        and "-s13-" in report.run_label(r)]  # session 13's; later sessions' runs have tables of their own
 every = [{**r, "cases": [{**c, "ratio": c["all"]["ratio"]} for c in r["cases"]]} for r in runs]
 print(f"{len(runs)} runs, {len({report.machine_start(r) for r in runs})} machine starts\n")
 print("| read | pairs on one start reaching 90% of cases | pairs across starts reaching 90% | share of cases, lowest–median |")
