@@ -23,7 +23,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from cuda_bench import results, suite
+from cuda_bench import results, stats, suite
 from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs
 
 APIS = ("cpp", "bindings", "core", "cupy")
@@ -240,7 +240,9 @@ def fast_kind(kind):
     return kind is not None and kind[2] == "fast"
 
 
-SLOW_STATE = 1.2  # a fast-state run this much slower on the Python side than the fastest: no fast process
+# A run is in the fast state by the rule a process is (stats.FAST_WINDOW): its Python side (its fast-state
+# processes) within that window of the fastest run's; a run further off had no process in the fast state.
+SLOW_STATE = stats.FAST_WINDOW
 
 
 def slow_state(spread):

@@ -4,8 +4,9 @@ the fastest run (report.slow_factors), the median number of processes in the fas
 session 13's eight runs it agrees with (>= 90% of cases within 5%) and SetCurrent('core'); then the
 agreement without the runs in the slow state, the spin-96 build of session 14 (over C++ and the A/B engine),
 and the best any other reading of the stored per-process data gets for the run in the slow state.
-The device call: bash measurements/nvidia-h200/logs/session13-scripts/call.sh session14-call1 96 (carry
-.carry .whl/common .whl/cu13, made by scripts/offline_carry.sh and scripts/inject_spin.sh).
+The device calls, each on a fresh machine start: bash measurements/nvidia-h200/logs/session13-scripts/call.sh
+session14-call1 96, then ... call.sh session14-call2 (carry .carry .whl/common .whl/cu13, made by
+scripts/offline_carry.sh and scripts/inject_spin.sh).
 Run from the repository root: PYTHONPATH=. python measurements/nvidia-h200/logs/session14-scripts/tables.py
 """
 import json
