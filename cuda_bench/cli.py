@@ -215,9 +215,10 @@ def cmd_overhead(args, argv):
 
 def warn_if_slow(results_dir, name, data, written):
     """Say so when an over-C++ run just measured ran in the slow state (report.slow_run_note), against the
-    recorded runs of its commit."""
-    recorded = [r for r in results.overhead_runs(results_dir, name) if r["commit"] == data["commit"]]
-    note = report.slow_run_note(recorded if written else [*recorded, data])
+    machine's recorded runs."""
+    everything = results.overhead_runs(results_dir, name)
+    recorded = [r for r in everything if r["commit"] == data["commit"]]
+    note = report.slow_run_note(recorded if written else [*recorded, data], everything)
     if note:
         log(f"over C++: WARNING: {note}")
 

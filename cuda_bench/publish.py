@@ -210,11 +210,12 @@ def render(rows):
                     state = (f', over the {over["fast"]} of {over["processes"]} processes in the fast state'
                              if over and "fast" in over else "")
                     if runs and runs.get("left_out"):
-                        across += (f'; {runs["left_out"]} run(s) in the slow state left out (their Python side ran '
-                                   f'more than ×{report.SLOW_STATE} slower than the fastest run of this commit)')
+                        across += (f'; {runs["left_out"]} run(s) in the slow state left out (their C++ twins ran '
+                                   f'more than ×{report.SLOW_STATE} slower than their fastest recorded run)')
                     if report.slow_state(runs):
-                        state += (f' (⚠ its Python side ran ×{report.slow_state(runs):.2f} slower than the fastest '
-                                  f'run of this commit: probably no process in the fast state, so the ratio reads high)')
+                        state += (f' (⚠ its C++ twins ran ×{report.slow_state(runs):.2f} slower than their fastest '
+                                  f'recorded run on this machine: probably no process in the fast state, so the '
+                                  f'ratio reads high)')
                     interval = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
                                 f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
                                 f'{across}"' if over else "")
@@ -255,8 +256,9 @@ timed body, the call written out many times per asv loop turn (<code>UNROLL</cod
 same run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) time themselves, so they are
 already net. Under each number, Python over C++: <b>paired</b> where <code>scripts/bench overhead</code> measured
 this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the 95%
-interval; of several runs of the commit, the one nearest the fast state, and a run whose Python side ran more
-than 1.15× (the fast-state window) slower than the fastest is left out: its ratios read high), else net minus
+interval; of several runs of the commit, the one nearest the fast state, and a run whose C++ twins ran more
+than 1.15× (the fast-state window) slower than their fastest recorded run is left out, or marked ⚠ where it is
+the only one: its ratios read high), else net minus
 C++ from asv's medians; ✓ under cuda-python's target of 1 µs over C++ (#1580), ✗ above.
 <span class="differs">★</span> marks an operation whose sides do different work on purpose, with the reason.</p>
 <p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the lent H200 VM), so

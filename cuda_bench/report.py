@@ -171,8 +171,8 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
         path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
-        paired = over_cpp_cases([r for r in overhead_by_machine.get(machine_name, [])
-                                 if r["commit"] == newest["commit_hash"]])
+        recorded = overhead_by_machine.get(machine_name, [])
+        paired = over_cpp_cases([r for r in recorded if r["commit"] == newest["commit_hash"]], recorded)
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -240,8 +240,8 @@ def fast_kind(kind):
     return kind is not None and kind[2] == "fast"
 
 
-# A run is in the fast state by the rule a process is (stats.FAST_WINDOW): its Python side (its fast-state
-# processes) within that window of the fastest run's; a run further off had no process in the fast state.
+# A run is in the fast state by the rule a process is (stats.FAST_WINDOW): its fast-state processes within that
+# window of the fastest run's (read on the C++ twins: slow_factors); a run further off had no fast process.
 SLOW_STATE = stats.FAST_WINDOW
 
 
@@ -251,49 +251,59 @@ def slow_state(spread):
     return slower if slower is not None and slower > SLOW_STATE else None
 
 
-def slow_factors(records):
-    """Per over-C++ record of one commit (oldest first), for those read in the fast state: how much slower its
-    Python side ran than the fastest of its kind (:func:`run_kind`), the median over its cases of ``py_ns``
-    over the lowest ``py_ns`` of the case; None for the others. Above :data:`SLOW_STATE` the run probably had
-    no process in the fast state, so its fast-state ratios are the fastest of the slow processes and read
-    high."""
-    kinds = [run_kind(r) for r in records]
-    fastest = {}  # (kind, case): the lowest Python time of the case over the records of that kind
-    for r, kind in zip(records, kinds):
+def slow_factors(records, reference=()):
+    """Per over-C++ record (oldest first), for those read in the fast state: how much slower the state its
+    processes ran in was than the fastest recorded, read on the C++ twins: the median over its cases of the
+    twin's time (``cpp_ns``) over the lowest ``cpp_ns`` of that case in ``records`` and ``reference`` (the
+    machine's other over-C++ records, of any commit: the twins do not depend on cuda-python, so a commit
+    measured once is judged too) of the same kind (:func:`run_kind`); None for the others. The twins slow
+    down with the state as Python does (on the twelve H200 runs at cb56ab9f9 the same factor read on the
+    Python side differs by at most 0.11). Above :data:`SLOW_STATE` the run probably had no process in the
+    fast state, so its fast-state ratios are the fastest of the slow processes and read high."""
+    fastest = {}  # (kind, case): the lowest C++ time of the case over the records of that kind
+    for r in [*reference, *records]:
+        kind = run_kind(r)
         for c in r["cases"] if fast_kind(kind) else ():
-            key = (kind, c["name"])
-            fastest[key] = min(fastest.get(key, c["py_ns"]), c["py_ns"])
-    return [statistics.median(c["py_ns"] / fastest[(kind, c["name"])] for c in r["cases"])
-            if fast_kind(kind) and r["cases"] else None for r, kind in zip(records, kinds)]
+            if c["cpp_ns"] > 0:
+                key = (kind, c["name"])
+                fastest[key] = min(fastest.get(key, c["cpp_ns"]), c["cpp_ns"])
+    out = []
+    for r in records:
+        kind = run_kind(r)
+        ratios = [c["cpp_ns"] / fastest[(kind, c["name"])] for c in r["cases"]
+                  if fast_kind(kind) and c["cpp_ns"] > 0]
+        out.append(statistics.median(ratios) if ratios else None)
+    return out
 
 
-def slow_run_note(records):
+def slow_run_note(records, reference=()):
     """For the newest of one commit's over-C++ records (oldest first; what ``scripts/bench overhead`` has just
-    measured): a line saying that it ran in the slow state, or None."""
-    factor = slow_factors(records)[-1] if records else None
+    measured; ``reference``: the machine's other records, as for :func:`slow_factors`): a line saying that it
+    ran in the slow state, or None."""
+    factor = slow_factors(records, reference)[-1] if records else None
     if not slow_state({"slower": factor}):
         return None
-    return (f"this run's Python side ran ×{factor:.2f} slower than the fastest recorded run of "
-            f"{records[-1]['commit'][:9]} read the same way (the slow state: above ×{SLOW_STATE}); probably no "
-            f"process was in the fast state, so its ratios read high. The overview leaves it out where another "
-            f"run measured the case; run it again later.")
+    return (f"this run's C++ twins ran ×{factor:.2f} slower than their fastest recorded run on this machine "
+            f"(the slow state: above ×{SLOW_STATE}); probably no process was in the fast state, so its ratios "
+            f"read high. The overview leaves it out where another run of {records[-1]['commit'][:9]} measured "
+            f"the case, and marks it where none did; run it again later.")
 
 
-def over_cpp_cases(records):
+def over_cpp_cases(records, reference=()):
     """Per case, from the over-C++ records of one commit (oldest first): one measurement of it and how far its
     ratio moved over the records of that one's kind (:func:`run_kind`) that measured it: {case: (case dict,
     {"low", "high", "runs", "starts"[, "slower"][, "left_out"]})}, the second None where the record does not
     say which twins it timed (``starts``: how many machine starts those records name; runs on different
     starts differ more than runs on one). The kind is the newest record's that measured the case (a run of a
     few cases, ``-b``, hides no other case's); the measurement, among that kind's records, the one nearest
-    the fast state (the lowest :func:`slow_factors`, ``slower``; the newest where the records were not read
-    in the fast state). A run in the slow state (above :data:`SLOW_STATE`) reads its ratios high, so it is
+    the fast state (the lowest :func:`slow_factors`, ``slower``, with ``reference`` the machine's other
+    records; the newest where the records were not read in the fast state). A run in the slow state (above :data:`SLOW_STATE`) reads its ratios high, so it is
     neither the measurement nor in the range where a run of its kind that is not in that state measured the
     case (``left_out``: how many were left out); where none did, it is the measurement, and
     :func:`over_text` marks it."""
     ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
     kinds = [run_kind(r) for r in records]
-    slower = slow_factors(records)
+    slower = slow_factors(records, reference)
     slow = [slow_state({"slower": x}) is not None for x in slower]
     newest_first = list(reversed(range(len(records))))
     out = {}
@@ -351,10 +361,11 @@ def markdown(rows):
         f"\"Over C++\" is {'paired (Python and its C++ twin timed in turn in one process, `scripts/bench overhead`)' if any('over_cpp' in c for r in rows for c in r['cells'].values()) else 'unpaired'}: "
         f"the difference per call and the ratio, ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ "
         f"(#1580), ✗ above. Where this commit has more than one recorded run of the same twins timed and read "
-        f"the same way, the number is the run nearest the fast state (whose Python side ran fastest) and, in "
+        f"the same way, the number is the run nearest the fast state (whose C++ twins ran fastest) and, in "
         f"parentheses, the lowest and highest ratio over the runs (runs on other machine starts move a ratio "
-        f"more than one run's interval says), less those in the slow state (Python side more than "
-        f"×{SLOW_STATE} slower than the fastest run: their ratios read high). ★: the sides do different work on "
+        f"more than one run's interval says), less those in the slow state (C++ twins more than ×{SLOW_STATE} "
+        f"slower than their fastest recorded run on the machine: their ratios read high; such a run is "
+        f"marked ⚠ where no other measured the case). ★: the sides do different work on "
         f"purpose (the reason under the table).",
         "",
         "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
@@ -515,8 +526,8 @@ def agreement_markdown(pairs, within=AGREE, share=SHARE, slow=None):
     lines += ["", *_reaching(pairs, share)]
     if slow:
         named = ", ".join(f"{label} ×{factor:.2f}" for label, factor in slow.items())
-        lines += ["", f"Runs in the slow state (Python side more than ×{SLOW_STATE} slower than the fastest run of "
-                  f"their kind; the overview leaves them out): {named}. Without them:", ""]
+        lines += ["", f"Runs in the slow state (C++ twins more than ×{SLOW_STATE} slower than their fastest recorded "
+                  f"run on the machine; the overview leaves them out): {named}. Without them:", ""]
         lines += _reaching([p for p in pairs if p["a"] not in slow and p["b"] not in slow], share)
     return "\n".join(lines)
 
@@ -585,7 +596,7 @@ def main(argv=None):
                     what = (f"twins {kind[0]}, {kind[1]} layouts, ratios over {kind[2]} processes" if kind else
                             "records that do not say which twins they timed")
                     print(f"Over C++ at `{commit[:9]}` on `{m}`, {len(mine)} runs ({what}):\n")
-                    slow = {run_label(r): x for r, x in zip(mine, slow_factors(mine))
+                    slow = {run_label(r): x for r, x in zip(mine, slow_factors(mine, records))
                             if slow_state({"slower": x})}
                     print(agreement_markdown(agreement(mine), slow=slow) + "\n")
         if not found:

@@ -267,7 +267,7 @@ def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path
 
 def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path, capsys):
     """scripts/bench overhead (and run's over-C++ step) compares the run it has just measured with the recorded
-    runs of that commit: the real H200 run s14-call1b (its Python side x1.51 slower than the fastest) gets a
+    runs of the machine: the real H200 run s14-call1b (its C++ twins x1.40 slower than the fastest) gets a
     warning, written or not (--no-write); s14-call2a, on the next machine start (x1.09), does not."""
     lines = (ROOT / "results" / "nvidia-h200" / "overhead.jsonl").read_text().splitlines()
     labels = [json.loads(line)["command"].rsplit("-", 2)[-2:] for line in lines]
@@ -281,6 +281,6 @@ def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
         cli.warn_if_slow(tmp_path, "nvidia-h200", json.loads(lines[k]), written=written)
         return capsys.readouterr().err
 
-    assert "bench: over C++: WARNING: this run's Python side ran ×1.51 slower" in warn("s14-call1b", False)
+    assert "bench: over C++: WARNING: this run's C++ twins ran ×1.40 slower" in warn("s14-call1b", False)
     assert "run it again later" in warn("s14-call1b", True)
     assert "WARNING" not in warn("s14-call2a", False) and "WARNING" not in warn("s14-call2a", True)
