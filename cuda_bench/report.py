@@ -135,10 +135,11 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
     - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
       ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++ measurement
       (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`; ``ratio``, ``low``,
-      ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in one process), and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``:
-      "paired"); ``over_cpp["runs"]`` says how far its ratio moved over the commit's recorded runs that timed
-      the same twins the same way (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``; a run in
-      the slow state is left out where another measured the case, ``left_out``, else marked, ``slower``).
+      ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in one process),
+      and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired"); ``over_cpp["runs"]``
+      says how far its ratio moved over the commit's recorded runs that timed the same twins the same way
+      (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``; a run in the slow state is left out
+      where another measured the case, ``left_out``, else marked, ``slower``).
 
     ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
     work on purpose: ``row["differs"]``.
@@ -297,10 +298,10 @@ def over_cpp_cases(records, reference=()):
     starts differ more than runs on one). The kind is the newest record's that measured the case (a run of a
     few cases, ``-b``, hides no other case's); the measurement, among that kind's records, the one nearest
     the fast state (the lowest :func:`slow_factors`, ``slower``, with ``reference`` the machine's other
-    records; the newest where the records were not read in the fast state). A run in the slow state (above :data:`SLOW_STATE`) reads its ratios high, so it is
-    neither the measurement nor in the range where a run of its kind that is not in that state measured the
-    case (``left_out``: how many were left out); where none did, it is the measurement, and
-    :func:`over_text` marks it."""
+    records; the newest where the records were not read in the fast state). A run in the slow state (above
+    :data:`SLOW_STATE`) reads its ratios high, so it is neither the measurement nor in the range where a
+    run of its kind that is not in that state measured the case (``left_out``: how many were left out);
+    where none did, it is the measurement, and :func:`over_text` marks it."""
     ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
     kinds = [run_kind(r) for r in records]
     slower = slow_factors(records, reference)

@@ -36,4 +36,5 @@ export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 commit=$(git commit-tree "$(git write-tree)" -p "$base_sha" \
     -m "bench: spin $n turns in Device.set_current before cuCtxSetCurrent (a known slowdown; never upstream)")
 git update-ref "refs/heads/bench-inject-spin$n" "$commit"
-echo "inject_spin: bench-inject-spin$n = $(git rev-parse --short=9 "$commit") on $base ($(git rev-parse --short=9 "$base_sha"))"
+echo "inject_spin: bench-inject-spin$n = $(git rev-parse --short=9 "$commit")" \
+     "on $base ($(git rev-parse --short=9 "$base_sha"))"

@@ -38,7 +38,9 @@ step "CUDA 13.3 headers (cuda-toolkit wheels) -> .carry/cuda-headers-13.3.tar.xz
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 python3 -m pip install -q --disable-pip-version-check --target "$tmp" \
     "cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]==13.3.*"
-[ -f "$tmp/nvidia/cu13/include/nvrtc.h" ] || { echo "offline_carry: no nvrtc.h in the cuda-toolkit 13.3 wheels" >&2; exit 1; }
+if [ ! -f "$tmp/nvidia/cu13/include/nvrtc.h" ]; then
+    echo "offline_carry: no nvrtc.h in the cuda-toolkit 13.3 wheels" >&2; exit 1
+fi
 # headers and the static runtime only: the shared libraries come from the GPU box's own CUDA
 tar -cJf .carry/cuda-headers-13.3.tar.xz -C "$tmp" nvidia/cu13/include \
     $(cd "$tmp" && ls nvidia/cu13/lib/libcudart_static.a 2>/dev/null)

@@ -147,8 +147,8 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     # measured another case only (the slow run is x1.6 slower on it, x1.0 on its own case: x1.3)
     other = {**record["cases"][0], "name": "bench_x.X.time_x('core')"}
     slow = {**slow, "cases": [*slow["cases"], {**other, "cpp_ns": 80.0}]}
-    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names,
-                                               {machine: [{**quick, "cases": [{**other, "cpp_ns": 50.0}]}, slow]}, differs))
+    quick_other = {**quick, "cases": [{**other, "cpp_ns": 50.0}]}
+    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [quick_other, slow]}, differs))
     assert "⚠ slow state" in page and "its C++ twins ran ×1.30 slower than their fastest recorded run" in page
     # a commit measured once is judged against the machine's runs of other commits: the twins do not change
     elsewhere = {**quick, "commit": "0" * 40}
