@@ -258,7 +258,7 @@ def slow_factors(records, reference=()):
     twin's time (``cpp_ns``) over the lowest ``cpp_ns`` of that case in ``records`` and ``reference`` (the
     machine's other over-C++ records, of any commit: the twins do not depend on cuda-python, so a commit
     measured once is judged too) of the same kind (:func:`run_kind`); None for the others. The twins slow
-    down with the state as Python does (on the fourteen H200 runs at cb56ab9f9 the same factor read on the
+    down with the state as Python does (on the sixteen H200 runs at cb56ab9f9 the same factor read on the
     Python side differs by at most 0.11). Above :data:`SLOW_STATE` the run probably had no process in the
     fast state, so its fast-state ratios are the fastest of the slow processes and read high."""
     fastest = {}  # (kind, case): the lowest C++ time of the case over the records of that kind

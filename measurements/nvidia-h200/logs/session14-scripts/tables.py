@@ -5,7 +5,7 @@ session 13's eight runs it agrees with (>= 90% of cases within 5%) and SetCurren
 agreement without the runs in the slow state, the spin-96 build of session 14 (over C++ and the A/B engine),
 and the best any other reading of the stored per-process data gets for the run in the slow state.
 The device calls, each on a fresh machine start: bash measurements/nvidia-h200/logs/session13-scripts/call.sh
-session14-call1 96, then ... call.sh session14-call2 and session14-call3 (carry .carry .whl/common .whl/cu13, made by
+session14-call1 96, then ... call.sh session14-call2, -call3, -call4 (carry .carry .whl/common .whl/cu13, made by
 scripts/offline_carry.sh and scripts/inject_spin.sh).
 Run from the repository root: PYTHONPATH=. python measurements/nvidia-h200/logs/session14-scripts/tables.py
 """
