@@ -250,16 +250,16 @@ HEAD = """<!DOCTYPE html>
 <a href="steps.html">paired steps</a> · <a href="index.html#regressions">regressions</a></small></h1>
 """
 
-OVERVIEW = """<p>Median time per call at each machine's newest commit, as asv measured it. Each Python number is
+OVERVIEW = f"""<p>Median time per call at each machine's newest commit, as asv measured it. Each Python number is
 shown <b>raw</b> and <b>net</b> of the <b>harness floor</b> (<code>bench_harness.Floor.time_noop</code>: the same
 timed body, the call written out many times per asv loop turn (<code>UNROLL</code> in <code>benchmarks/_op.py</code>), around <code>gc.isenabled()</code>, a C function that does nothing, in the
 same run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) time themselves, so they are
 already net. Under each number, Python over C++: <b>paired</b> where <code>scripts/bench overhead</code> measured
 this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the 95%
 interval; of several runs of the commit, the one nearest the fast state, and a run whose C++ twins ran more
-than 1.15× (the fast-state window) slower than their fastest recorded run is left out, or marked ⚠ where it is
-the only one: its ratios read high), else net minus
-C++ from asv's medians; ✓ under cuda-python's target of 1 µs over C++ (#1580), ✗ above.
+than {report.SLOW_STATE}× (the fast-state window) slower than their fastest recorded run is left out, or marked
+⚠ where it is the only one: its ratios read high), else net minus C++ from asv's medians; ✓ under cuda-python's
+target of 1 µs over C++ (#1580), ✗ above.
 <span class="differs">★</span> marks an operation whose sides do different work on purpose, with the reason.</p>
 <p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the lent H200 VM), so
 changes between commits are decided by <b>paired steps</b>: the newest commit and the previous measured one,

@@ -246,10 +246,15 @@ def fast_kind(kind):
 SLOW_STATE = stats.FAST_WINDOW
 
 
+def in_slow_state(factor):
+    """Whether a run's :func:`slow_factors` (None: not read in the fast state) is above :data:`SLOW_STATE`."""
+    return factor is not None and factor > SLOW_STATE
+
+
 def slow_state(spread):
     """A case's ``slower`` factor (:func:`over_cpp_cases`) when it is above :data:`SLOW_STATE`, else None."""
     slower = (spread or {}).get("slower")
-    return slower if slower is not None and slower > SLOW_STATE else None
+    return slower if in_slow_state(slower) else None
 
 
 def slow_factors(records, reference=()):
@@ -282,7 +287,7 @@ def slow_run_note(records, reference=()):
     measured; ``reference``: the machine's other records, as for :func:`slow_factors`): a line saying that it
     ran in the slow state, or None."""
     factor = slow_factors(records, reference)[-1] if records else None
-    if not slow_state({"slower": factor}):
+    if not in_slow_state(factor):
         return None
     return (f"this run's C++ twins ran ×{factor:.2f} slower than their fastest recorded run on this machine "
             f"(the slow state: above ×{SLOW_STATE}); probably no process was in the fast state, so its ratios "
@@ -305,7 +310,7 @@ def over_cpp_cases(records, reference=()):
     ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
     kinds = [run_kind(r) for r in records]
     slower = slow_factors(records, reference)
-    slow = [slow_state({"slower": x}) is not None for x in slower]
+    slow = [in_slow_state(x) for x in slower]
     newest_first = list(reversed(range(len(records))))
     out = {}
     for i in newest_first:
@@ -598,7 +603,7 @@ def main(argv=None):
                             "records that do not say which twins they timed")
                     print(f"Over C++ at `{commit[:9]}` on `{m}`, {len(mine)} runs ({what}):\n")
                     slow = {run_label(r): x for r, x in zip(mine, slow_factors(mine, records))
-                            if slow_state({"slower": x})}
+                            if in_slow_state(x)}
                     print(agreement_markdown(agreement(mine), slow=slow) + "\n")
         if not found:
             print("report: fewer than two over-C++ runs of that commit (scripts/bench overhead)", file=sys.stderr)

@@ -344,7 +344,7 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
 
 def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(machine):
     """Known answer on the recorded H200 runs at cb56ab9f9: the newest records read each ratio in the fast state,
-    so each case's range is over the runs read that way (sessions 13 and 14, five machine starts), not over
+    so each case's range is over the runs read that way (sessions 13 and 14, eight machine starts), not over
     the older runs read over every process nor the random-layout ones. The number shown is the run nearest
     the fast state (s13-call3b, whose twins ran fastest: x1.00). Two runs of session 14 (s14-call1a,
     s14-call1b) are in the slow state, so the range leaves them out: fourteen runs on seven starts. Over
@@ -463,7 +463,7 @@ def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
     assert len(s13) == 8 and len(s14) == 8 and records == [*s13, *s14]
     assert [report.run_label(r)[-10:] for r in s14] == [f"s14-call{k}{x}" for k in (1, 2, 3, 4) for x in "ab"]
     factors = report.slow_factors(records)
-    assert [report.slow_state({"slower": x}) is not None for x in factors] == [False] * 8 + [True] * 2 + [False] * 6
+    assert [report.in_slow_state(x) for x in factors] == [False] * 8 + [True] * 2 + [False] * 6
     assert 1.2 < factors[8] < 1.21 and 1.39 < factors[9] < 1.41 and max(factors[:8] + factors[10:]) < 1.14
 
     def reaches(a, b):
@@ -482,7 +482,7 @@ def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
     notes = [report.slow_run_note(records[:k]) for k in range(9, 17)]
     assert notes[0].startswith("this run's C++ twins ran ×1.20 slower than their fastest recorded run on this")
     assert notes[1].startswith("this run's C++ twins ran ×1.40 slower") and notes[2:] == [None] * 6
-    slow = {report.run_label(r): x for r, x in zip(records, factors) if report.slow_state({"slower": x})}
+    slow = {report.run_label(r): x for r, x in zip(records, factors) if report.in_slow_state(x)}
     text = report.agreement_markdown(report.agreement(records), slow=slow)
     assert f"{report.run_label(s14[0])} ×1.20, {report.run_label(s14[1])} ×1.40. Without them:" in text
     assert text.endswith("- on one machine start: 7 of 7 pairs agree on at least 90% of the cases (from 98% to 100%)\n"

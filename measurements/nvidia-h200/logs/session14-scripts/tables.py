@@ -45,13 +45,13 @@ for r in runs:
     label = report.run_label(r)
     others = [reaches(o, r) for o in s13 if o is not r]
     shares = sorted(x for _, x in others)
-    mark = " (slow state)" if report.slow_state({"slower": factors[label]}) else ""
+    mark = " (slow state)" if report.in_slow_state(factors[label]) else ""
     print(f"| {label} | ×{factors[label]:.3f}{mark} | ×{python_side[label]:.3f} | "
           f"{statistics.median(c['fast'] for c in r['cases']):.0f} | "
           f"{sum(ok for ok, _ in others)} of {len(others)} ({shares[0]:.0%}–{shares[-1]:.0%}) | "
           f"×{at(r)['ratio']:.2f} ({at(r)['py_ns']:.0f} ns) |")
 
-slow = {label: x for label, x in factors.items() if report.slow_state({"slower": x})}
+slow = {label: x for label, x in factors.items() if report.in_slow_state(x)}
 print("\n" + report.agreement_markdown(report.agreement(runs), slow=slow).split("\n\n", 1)[1])
 
 spin = json.loads((M / "overhead-spin96-60005376a-s14-call1" / "overhead.json").read_text())
