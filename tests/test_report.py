@@ -551,16 +551,16 @@ def launch_path(record, reference):
 
 
 def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_them_apart(machine):
-    """Known answers on session 15's two machine starts (2026-12-04, 10:19 and 10:50 UTC, two runs at main
-    each, none in the slow state: x1.03-1.14). What moved the launch rows from one start to the next (session
-    14: 4-9%) is the C++ side: over the 18 fast-state runs up to the first of these starts, the launch rows'
-    ratios move against the launch twins' pace beside the other twins (correlation below -0.95; the twins'
-    pace alone spans more than 15%, with no Python in it). The fit (1.618 - 0.614 x pace), written down before
-    the second start ran, predicts both of its runs' launch shifts within 2%. --agreement's control sets
-    those rows apart: over the 20 runs not in the slow state, 116 of 144 cross-start pairs reach 90% of all
-    cases, and 143 of 144 over the cases whose twin did not move beside the others (in the worst pair all
-    21 launch twins moved, with DeviceSync, module loads and four others). The overview: 18 runs on 9
-    starts, 62 of 91 cases within 5% from lowest to highest."""
+    """Known answers on session 15's two machine starts (2026-12-04, booted 10:19 and 10:33 UTC, two runs at
+    main each, none in the slow state: x1.03-1.14). What moved the launch rows from one start to the next
+    (session 14: 4-9%) is the C++ side: over the 18 fast-state runs up to and with the first of these starts,
+    the launch rows' ratios move against the launch twins' pace beside the CPU-bound twins (correlation below
+    -0.95; that pace alone, with no Python in it, spans more than 15%). The fit (1.618 - 0.614 x pace),
+    written down before the second start ran, predicts both of its runs' launch shifts within 2%.
+    --agreement's control sets those rows apart: over the 18 runs not in the slow state, 116 of 144
+    cross-start pairs reach 90% of all cases, and 143 of 144 over the cases whose twin did not move beside
+    the others (in the worst pair all 21 launch twins moved, with DeviceSync, module loads and four others).
+    The overview: 18 runs on 9 starts, 62 of 91 cases within 5% from lowest to highest."""
     runs = fast_state_runs(machine)
     before, s15 = [r for r in runs if r["date"] < SESSION15], fast_state_runs(machine, "s15")
     assert len(before) == 16 and [report.run_label(r)[-10:] for r in s15] == \
