@@ -551,21 +551,21 @@ def launch_path(record, reference):
 
 
 def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_them_apart(machine):
-    """Known answers on session 15's two machine starts (2026-12-04, booted 10:19 and 10:33 UTC, two runs at
-    main each, none in the slow state: x1.03-1.14). What moved the launch rows from one start to the next
+    """Known answers on session 15's three machine starts (2026-12-04, booted 10:19, 10:33 and 10:45 UTC, two
+    runs at main each, none in the slow state: x1.03-1.14). What moved the launch rows from one start to the next
     (session 14: 4-9%) is the C++ side: over the 18 fast-state runs up to and with the first of these starts,
     the launch rows' ratios move against the launch twins' pace beside the CPU-bound twins (correlation below
     -0.95; that pace alone, with no Python in it, spans more than 15%). The fit (1.618 - 0.614 x pace),
-    written down before the second start ran, predicts both of its runs' launch shifts within 2%.
-    --agreement's control sets those rows apart: over the 18 runs not in the slow state, 116 of 144
-    cross-start pairs reach 90% of all cases, and 143 of 144 over the cases whose twin did not move beside
+    written down before the second and third starts ran, predicts their four runs' launch shifts within 2%.
+    --agreement's control sets those rows apart: over the 20 runs not in the slow state, 148 of 180
+    cross-start pairs reach 90% of all cases, and 179 of 180 over the cases whose twin did not move beside
     the others (in the worst pair all 21 launch twins moved, with DeviceSync, module loads and four others).
-    The overview: 18 runs on 9 starts, 62 of 91 cases within 5% from lowest to highest."""
+    The overview: 20 runs on 10 starts, 59 of 91 cases within 5% from lowest to highest."""
     runs = fast_state_runs(machine)
     before, s15 = [r for r in runs if r["date"] < SESSION15], fast_state_runs(machine, "s15")
     assert len(before) == 16 and [report.run_label(r)[-10:] for r in s15] == \
-        [f"s15-call{k}{x}" for k in (1, 2) for x in "ab"] and runs == [*before, *s15]
-    assert len({report.machine_start(r) for r in s15}) == 2
+        [f"s15-call{k}{x}" for k in (1, 2, 3) for x in "ab"] and runs == [*before, *s15]
+    assert len({report.machine_start(r) for r in s15}) == 3
     factors = report.slow_factors(runs)
     assert not any(report.in_slow_state(x) for x in factors[16:])
 
@@ -580,12 +580,12 @@ def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_th
 
     kept = [r for r, x in zip(runs, factors) if not report.in_slow_state(x)]
     cross = [p for p in report.agreement(kept) if p["same_start"] is False]
-    assert len(cross) == 144 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 116
-    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 143
+    assert len(cross) == 180 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 148
+    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 179
     worst = min(cross, key=lambda p: p["agree"] / p["cases"])
     assert (worst["a"][-10:], worst["b"][-10:], worst["twins_moved"]) == ("s14-call3a", "s15-call1a", 30)
 
     cases = report.over_cpp_cases([r for r in results.overhead_runs(RESULTS, machine)
                                    if r["commit"].startswith("cb56ab9f9")])
-    assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(18, 9, 2)}
-    assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 62
+    assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(20, 10, 2)}
+    assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 59
