@@ -209,18 +209,24 @@ def cmd_overhead(args, argv):
     if not args.no_write:
         results.append_line(RESULTS / name / OVERHEAD, data)
         log(f"over C++: {len(data['cases'])} cases -> results/{name}/{OVERHEAD}")
-    warn_if_slow(RESULTS, name, data, written=not args.no_write)
+    judge_overhead_run(RESULTS, name, data, written=not args.no_write)
     return 2 if data["errors"] else 0
 
 
-def warn_if_slow(results_dir, name, data, written):
-    """Say so when an over-C++ run just measured ran in the slow state (report.slow_run_note), against the
-    machine's recorded runs."""
+def judge_overhead_run(results_dir, name, data, written):
+    """How an over-C++ run just measured reads against the machine's recorded runs: a warning when it ran in
+    the slow state (report.slow_run_note), else how it agrees with the commit's earlier run nearest the fast
+    state (report.repeat_note)."""
     everything = results.overhead_runs(results_dir, name)
     recorded = [r for r in everything if r["commit"] == data["commit"]]
-    note = report.slow_run_note(recorded if written else [*recorded, data], everything)
+    mine = recorded if written else [*recorded, data]
+    note = report.slow_run_note(mine, everything)
     if note:
         log(f"over C++: WARNING: {note}")
+        return
+    repeat = report.repeat_note(mine, everything)
+    if repeat:
+        log(f"over C++: {repeat}")
 
 
 def history_steps(args, name, info, results_dir, before, config):
@@ -264,7 +270,7 @@ def over_cpp(args, name, info, results_dir, before, config):
     compare.write_overhead(out, data)
     results.append_line(Path(results_dir) / name / OVERHEAD, data)
     log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
-    warn_if_slow(results_dir, name, data, written=True)
+    judge_overhead_run(results_dir, name, data, written=True)
     return 2 if data["errors"] else 0
 
 

@@ -295,6 +295,34 @@ def slow_run_note(records, reference=()):
             f"the case, and marks it where none did; run it again later.")
 
 
+def repeat_note(records, reference=()):
+    """For the newest of one commit's over-C++ records (oldest first; what ``scripts/bench overhead`` has just
+    measured; ``reference`` as for :func:`slow_factors`): how it agrees (:func:`agreement`) with the earlier
+    run of the commit, of the same kind, nearest the fast state and not in the slow state: the issue's test,
+    read as soon as a run ends, with the twins' control. None when there is no such run."""
+    if len(records) < 2:
+        return None
+    newest, kind = records[-1], run_kind(records[-1])
+    factors = slow_factors(records, reference)
+    earlier = [(x, r) for r, x in zip(records[:-1], factors) if run_kind(r) == kind and fast_kind(kind)
+               and x is not None and not in_slow_state(x)]
+    if not earlier:
+        return None
+    factor, base = min(earlier, key=lambda e: e[0])
+    (pair,) = agreement([base, newest])
+    if not pair["cases"]:
+        return None
+    when = {True: "on the same machine start", False: "on another machine start", None: ""}[pair["same_start"]]
+    if pair["same_day"] is False:
+        when = f"{when}, another day" if when else "on another day"
+    still = _still(pair)
+    return (f"against {pair['a']} (the earlier run of {newest['commit'][:9]} nearest the fast state, ×{factor:.2f}"
+            f"{', ' + when if when else ''}): {pair['agree']} of {pair['cases']} cases ({_share(pair)}) give the "
+            f"same ratio within {AGREE:.0%}; {pair['twins_moved']} C++ twins moved more than {AGREE:.0%} beside the "
+            f"others (the machine, not Python), and over the other {still['cases']} cases {still['agree']} "
+            f"({_share(still)}) agree")
+
+
 def over_cpp_cases(records, reference=()):
     """Per case, from the over-C++ records of one commit (oldest first): one measurement of it and how far its
     ratio moved over the records of that one's kind (:func:`run_kind`) that measured it: {case: (case dict,

@@ -268,7 +268,8 @@ def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path
 def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path, capsys):
     """scripts/bench overhead (and run's over-C++ step) compares the run it has just measured with the recorded
     runs of the machine: the real H200 run s14-call1b (its C++ twins x1.40 slower than the fastest) gets a
-    warning, written or not (--no-write); s14-call2a, on the next machine start (x1.09), does not."""
+    warning, written or not (--no-write); s14-call2a, on the next machine start (x1.09), does not, and is read
+    against the commit's earlier run nearest the fast state instead (report.repeat_note)."""
     lines = (ROOT / "results" / "nvidia-h200" / "overhead.jsonl").read_text().splitlines()
     labels = [json.loads(line)["command"].rsplit("-", 2)[-2:] for line in lines]
     at = {"-".join(label): k for k, label in enumerate(labels)}
@@ -278,9 +279,14 @@ def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
     def warn(label, written):
         k = at[label]
         (machine_dir / "overhead.jsonl").write_text("\n".join(lines[:k + written]) + "\n")
-        cli.warn_if_slow(tmp_path, "nvidia-h200", json.loads(lines[k]), written=written)
+        cli.judge_overhead_run(tmp_path, "nvidia-h200", json.loads(lines[k]), written=written)
         return capsys.readouterr().err
 
     assert "bench: over C++: WARNING: this run's C++ twins ran ×1.40 slower" in warn("s14-call1b", False)
     assert "run it again later" in warn("s14-call1b", True)
     assert "WARNING" not in warn("s14-call2a", False) and "WARNING" not in warn("s14-call2a", True)
+    # a run not in the slow state is read against the commit's earlier run nearest the fast state, at once
+    said = warn("s14-call2a", False)
+    assert "bench: over C++: against overhead-cb56ab9f9-s13-call3b (the earlier run of cb56ab9f9 nearest the " \
+           "fast state, ×1.00, on another machine start): 89 of 91 cases (98%) give the same ratio within 5%" in said
+    assert said == warn("s14-call2a", True)

@@ -589,3 +589,32 @@ def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_th
                                    if r["commit"].startswith("cb56ab9f9")])
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(20, 10, 2)}
     assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 59
+
+
+def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_state(machine):
+    """report.repeat_note, what scripts/bench overhead prints when a run ends: the issue's test against the
+    commit's earlier run nearest the fast state (not in the slow state, of the same kind), with the twins'
+    control. Known answers on the recorded H200 runs at cb56ab9f9: s15-call3b against s13-call3b (x1.00),
+    83 of 91 cases within 5%, 14 twins moved beside the others, 72 of the other 77 agree; s15-call1a, whose
+    launch path ran slow beside the CPU, 77 of 91 with 26 twins moved, 62 of 65 over the rest. The first run
+    of a commit, or one with only slow-state or other-kind runs before it, has nothing to be read against."""
+    everything = results.overhead_runs(RESULTS, machine)
+    runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
+
+    def note(label):
+        k = next(i for i, r in enumerate(runs) if report.run_label(r).endswith(label))
+        return report.repeat_note(runs[:k + 1], everything)
+
+    assert note("s15-call3b") == (
+        "against overhead-cb56ab9f9-s13-call3b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
+        "another machine start): 83 of 91 cases (91%) give the same ratio within 5%; 14 C++ twins moved more "
+        "than 5% beside the others (the machine, not Python), and over the other 77 cases 72 (94%) agree")
+    assert "77 of 91 cases (85%)" in note("s15-call1a") and "26 C++ twins" in note("s15-call1a")
+    assert "over the other 65 cases 62 (95%)" in note("s15-call1a")
+    assert "on the same machine start" in note("s13-call1b")
+    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
+    assert report.repeat_note(fast[:1], everything) is None
+    slow_first = [r for r in fast if report.run_label(r).endswith(("s14-call1a", "s14-call1b"))]
+    assert len(slow_first) == 2 and report.repeat_note([slow_first[1], fast[-1]], everything) is None
+    older = [r for r in runs if not report.fast_kind(report.run_kind(r))]
+    assert report.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
