@@ -18,7 +18,7 @@ from cuda_bench.layout import MEASUREMENTS, RESULTS
 CPU_BOUND = ("SetCurrent", "ComputeCapability", "CurrentComputeCapability", "GetKernel")
 runs = [r for r in results.overhead_runs(RESULTS, "nvidia-h200")
         if r["commit"].startswith("cb56ab9f9") and report.fast_kind(report.run_kind(r))]
-later = [r for r in runs if re.search(r"-s15-call[23]", report.run_label(r))]  # measured after the fit
+later = [r for r in runs if re.search(r"-s15-call[235]", report.run_label(r))]  # measured after the fit
 fitted = [r for r in runs if r not in later]
 loads = [json.loads((MEASUREMENTS / "nvidia-h200" / f"overhead-cb56ab9f9-s15-call1-subset-{load}" /
                      "overhead.json").read_text()) for load in ("idle", "memory", "cpu")]
