@@ -591,8 +591,7 @@ def _reaching(pairs, share):
         mine = [p for p in pairs if p[key] is kind and p["cases"]]
         if mine:
             shares = sorted(p["agree"] / p["cases"] for p in mine)
-            still = sorted(p["still_agree"] / (p["cases"] - p["twins_moved"]) for p in mine
-                           if p["cases"] > p["twins_moved"])
+            still = sorted(s["agree"] / s["cases"] for s in map(_still, mine) if s["cases"])
             line = (f"- {words}: {sum(x >= share for x in shares)} of {len(mine)} pairs agree on at least "
                     f"{share:.0%} of the cases (from {shares[0]:.0%} to {shares[-1]:.0%})")
             if still:
