@@ -176,6 +176,11 @@ def render(rows):
         out.append(f'<p class="machine">{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))} '
                    f'(CUDA {esc(params.get("cuda_driver", "-"))}), {esc(params.get("cpu", ""))}; harness floor '
                    f'<span class="floor">{fmt(floor) if number(floor) else "n/a"}</span></p>')
+        usual = report.usual_runs(mrows)
+        if usual:
+            out.append(f'<p class="ranges">Over C++ (paired): the ratio of the run nearest the fast state and its '
+                       f'range over this commit\'s {esc(report.usual_runs_text(usual))} unless its cell names a '
+                       f'count; hover over a cell for its 95% interval and its runs.</p>')
         out.append('<table class="table table-condensed table-hover overview" '
                    f'data-machine="{esc(machine)}"><thead><tr><th>operation</th><th>case</th>'
                    + "".join(f"<th>{TITLES[a]}</th>" for a in APIS) + "</tr></thead><tbody>")
@@ -220,7 +225,7 @@ def render(rows):
                                 f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
                                 f'{across}"' if over else "")
                     target = "ok" if cell["over_cpp_ns"] < report.TARGET_NS else "over"
-                    notes.append(f'<span class="target-{target}"{interval}>{esc(report.over_text(cell))} C++ '
+                    notes.append(f'<span class="target-{target}"{interval}>{esc(report.over_text(cell, usual))} C++ '
                                  f'({cell.get("over_cpp_of", "raw")})</span>')
                 if cell.get("vs_commit") is not None:
                     notes.append(f'{pct(cell["vs_commit"])} vs prev. commit (unpaired)')

@@ -16,6 +16,7 @@ commit paired with the previous measured one) and the chained index since the fi
 from __future__ import annotations
 
 import argparse
+import collections
 import itertools
 import math
 import re
@@ -379,6 +380,8 @@ def cell_text(row, api):
 def markdown(rows):
     first = rows[0]
     params = first["params"]
+    usual = usual_runs(rows)
+    ranges = f"; here a range is over {usual_runs_text(usual)} unless its cell names a count" if usual else ""
     lines = [
         f"Machine `{first['machine']}`: {params.get('gpu', 'no GPU')}, driver {params.get('driver', '-')} "
         f"(CUDA {params.get('cuda_driver', '-')}), {params.get('cpu')}, {params.get('num_cpu')} CPUs; "
@@ -399,7 +402,7 @@ def markdown(rows):
         f"parentheses, the lowest and highest ratio over the runs (runs on other machine starts move a ratio "
         f"more than one run's interval says), less those in the slow state (C++ twins more than ×{SLOW_STATE} "
         f"slower than their fastest recorded run on the machine: their ratios read high; such a run is "
-        f"marked ⚠ where no other measured the case). ★: the sides do different work on "
+        f"marked ⚠ where no other measured the case){ranges}. ★: the sides do different work on "
         f"purpose (the reason under the table).",
         "",
         "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
@@ -413,7 +416,7 @@ def markdown(rows):
             marked[f"{module[6:]}.{cls}"] = row["differs"]
         lines.append(f"| `{module[6:]}.{cls}`{star} | {' '.join(row['case'])} | "
                      + " | ".join(cell_text(row, a) for a in APIS)
-                     + f" | {over_text(row['cells'].get('core', {}))} | {over_text(row['cells'].get('bindings', {}))} |")
+                     + f" | {over_text(row['cells'].get('core', {}), usual)} | {over_text(row['cells'].get('bindings', {}), usual)} |")
     if marked:
         lines += ["", *(f"★ `{name}`: {reason}." for name, reason in marked.items())]
     if first.get("older"):
@@ -425,14 +428,39 @@ OLDER = ("Not in the table: {names}, measured at this commit by an earlier versi
          "changed since; asv does not compare versions either).")
 
 
-def over_text(cell):
-    """'+120 ns ×1.52 ✓': Python over C++ per call, the ratio, and the 1 us target."""
+def _counts(runs):
+    return runs["runs"], runs.get("left_out", 0)
+
+
+def usual_runs(rows):
+    """The (runs, left out in the slow state) that most over-C++ ranges of one machine's rows are over, or None:
+    a table says it once (:func:`usual_runs_text`) and :func:`over_text` leaves it out of those cells."""
+    counts = collections.Counter()
+    for row in rows:
+        for cell in row["cells"].values():
+            runs = (cell.get("over_cpp") or {}).get("runs") or {}
+            if runs.get("runs", 0) > 1:
+                counts[_counts(runs)] += 1
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def usual_runs_text(usual):
+    """'22 runs (2 more, in the slow state, left out)' for a :func:`usual_runs`."""
+    runs, left_out = usual
+    return f"{runs} runs" + (f" ({left_out} more, in the slow state, left out)" if left_out else "")
+
+
+def over_text(cell, usual=None):
+    """'+120 ns ×1.52 ✓': Python over C++ per call, the ratio, and the 1 us target; with the range of the ratio
+    over the commit's runs, and how many runs it is over unless that is ``usual`` (:func:`usual_runs`)."""
     if "over_cpp_ns" not in cell:
         return ""
     x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
     runs = (cell.get("over_cpp") or {}).get("runs") or {}
-    spread = [f"×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs"] if runs.get("runs", 0) > 1 else []
-    if runs.get("left_out"):
+    several = runs.get("runs", 0) > 1
+    said = several and _counts(runs) == usual  # the count is above the table
+    spread = [f"×{runs['low']:.2f}–{runs['high']:.2f}" + ("" if said else f" in {runs['runs']} runs")] if several else []
+    if runs.get("left_out") and not said:
         spread.append(f"{runs['left_out']} in the slow state left out")
     spread = f" ({', '.join(spread)})" if spread else ""
     slow = " ⚠ slow state" if slow_state(runs) else ""

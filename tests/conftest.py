@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the cuda_bench package
-from cuda_bench.layout import machine_dirs, result_files  # noqa: E402
+from cuda_bench.layout import OVERHEAD, machine_dirs, result_files  # noqa: E402
 ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
@@ -134,6 +134,11 @@ def real_results_in_a_repo(tmp, results_dir=None):
         shutil.copy2(path.parent / "machine.json", target.parent / "machine.json")
         target.write_text(json.dumps(data))
     shutil.copy2(source / "benchmarks.json", results / "benchmarks.json")
+    for machine in machine_dirs(source):  # the paired over-C++ records of those commits, re-keyed the same way
+        records = [json.loads(line) for line in (machine / OVERHEAD).read_text().splitlines()] \
+            if (machine / OVERHEAD).exists() else []
+        (results / machine.name / OVERHEAD).write_text("".join(
+            json.dumps({**r, "commit": commits[r["commit"]]}) + "\n" for r in records if r["commit"] in commits))
     return repo, results, commits
 
 

@@ -155,7 +155,14 @@ def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(publ
     if paired:  # real commits (CUDA_BENCH_REPO) with an over-C++ record: the paired numbers
         diff, x, of = paired["over_ns"] * 1e-9, paired["ratio"], "paired"
         if runs and runs["runs"] > 1:  # the range over the commit's comparable runs, in the text and the title
-            spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs)"
+            overview = [r for r in json.loads((html / "overview.json").read_text()) if r["machine"] == machine]
+            usual = report.usual_runs(overview)  # the count most ranges share: said once above the table
+            if (runs["runs"], runs.get("left_out", 0)) == usual:
+                spread = f" (×{runs['low']:.2f}–{runs['high']:.2f})"
+                assert f"over this commit's {report.usual_runs_text(usual)}" in page.inner_text("p.ranges")
+            else:
+                spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs"
+                spread += f", {runs['left_out']} in the slow state left out)" if runs.get("left_out") else ")"
             assert f"over {runs['runs']} runs of this commit" in td.locator("span.target-ok, span.target-over").get_attribute("title")
     elif cpp_current:  # vs C++: the net number
         diff, x, of = raw - floor - cpp, (raw - floor) / cpp, "net"

@@ -107,9 +107,12 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
         diff, x = over["over_ns"] * 1e-9, over["ratio"]
         if runs and runs["runs"] > 1:  # and the range over the commit's comparable runs
             assert runs["low"] <= x <= runs["high"]
-            spread = f"×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs"
-            if runs.get("left_out"):  # runs in the slow state, left out of the range: said
-                spread += f", {runs['left_out']} in the slow state left out"
+            spread = f"×{runs['low']:.2f}–{runs['high']:.2f}"
+            counts = runs["runs"], runs.get("left_out", 0)
+            if f"here a range is over {report.usual_runs_text(counts)} unless" not in out:  # said once, or here
+                spread += f" in {runs['runs']} runs"
+                if runs.get("left_out"):  # runs in the slow state, left out of the range: said
+                    spread += f", {runs['left_out']} in the slow state left out"
             spread = f" ({spread})"
     else:
         diff, x = raw - floor - cpp, (raw - floor) / cpp
@@ -360,6 +363,14 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
     cell = {"over_cpp_ns": 100.0, "over_cpp_x": 2.0,
             "over_cpp": {"runs": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}}
     assert report.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
+    # a table names the count most of its ranges share once (usual_runs); those cells then give the range alone
+    other = {**cell, "over_cpp": {"runs": {"low": 1.5, "high": 1.6, "runs": 2, "starts": 1, "left_out": 1}}}
+    rows = [{"cells": {"core": cell, "bindings": cell}}, {"cells": {"core": other, "cpp": {"value": 1e-8}}}]
+    assert report.usual_runs(rows) == (3, 0) and report.usual_runs_text((3, 0)) == "3 runs"
+    assert report.over_text(cell, (3, 0)) == "+100 ns ×2.00 (×1.80–2.10) ✓"
+    assert report.over_text(other, (3, 0)) == "+100 ns ×2.00 (×1.50–1.60 in 2 runs, 1 in the slow state left out) ✓"
+    assert report.usual_runs_text((2, 1)) == "2 runs (1 more, in the slow state, left out)"
+    assert report.usual_runs([{"cells": {"core": {"over_cpp_ns": 5.0, "over_cpp_x": 1.1}}}]) is None  # one run
 
 
 def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(machine):
