@@ -32,7 +32,8 @@ Environment:
     parallel compile jobs; default: all cores.
 ``CUDA_BENCH_PROGRESS``
     a file to append one line to when a package starts and ends building (asv keeps a build step's output
-    to itself; ``scripts/bench run`` shows these lines as they come).
+    to itself; ``scripts/bench run`` shows these lines as they come); an empty line first, which ends the
+    "Building <commit>" line asv leaves open while the step runs.
 
 Every step is logged with its time to stderr and to ``OUT/build.json``. Standard library only: this module
 runs inside the benchmark environments.
@@ -81,7 +82,8 @@ def log(message):
 def progress(message):
     """A line worth showing while asv builds (a package starts or ends): logged, and appended to
     ``CUDA_BENCH_PROGRESS`` when set."""
-    log(message)
+    if message:
+        log(message)
     path = os.environ.get("CUDA_BENCH_PROGRESS")
     if path:
         with open(path, "a") as f:
@@ -249,6 +251,9 @@ def ensure_build_requirements():
     pip("install", *BUILD_REQUIREMENTS)
 
 
+COLD = {"cuda_core": "; a cold cuda_core build takes minutes", "cuda_bindings": "; cuda_bindings from source takes a quarter hour"}
+
+
 def build_one(src, package, out, bindings_spec, record):
     key = f"{tree_hash(src, package)}-{python_tag()}-{VERSION_SCHEME}"
     if package == "cuda_core" and bindings_spec != "source":
@@ -259,7 +264,7 @@ def build_one(src, package, out, bindings_spec, record):
     if wheels:
         action = "reused"
     else:
-        progress(f"{package}: building ({key[:12]}); a cold cuda_core build takes minutes")
+        progress(f"{package}: building ({key[:12]})" + COLD.get(package, ""))
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))  # same file system as the cache
         try:
@@ -299,6 +304,7 @@ def build(src, out):
         present = [p for p in PACKAGES if (src / p).is_dir()]
         if "cuda_core" not in present:
             raise BuildError(f"{src} has no cuda_core/ (is it a cuda-python checkout?)")
+        progress("")  # ends asv's "Building <commit> for <env>" line, which waits unterminated for this step
         ensure_build_requirements()
         for package in PACKAGES:
             if package == "cuda_bindings" and bindings_spec != "source":

@@ -133,8 +133,8 @@ def build_progress():
         with open(path) as f:
             while True:
                 line = f.readline()
-                if line:
-                    print(f"bench: build: {line.rstrip()}", file=sys.stderr, flush=True)
+                if line:  # an empty line only ends the line asv left open
+                    print(f"bench: build: {line.rstrip()}" if line.strip() else "", file=sys.stderr, flush=True)
                 elif stop.is_set():
                     return
                 else:

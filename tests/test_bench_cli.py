@@ -128,18 +128,21 @@ def test_a_run_without_a_gpu_stays_out_of_the_history(capsys):
 
 def test_build_progress_reaches_the_console_while_asv_builds(capfd):
     """asv keeps a build step's output to itself: the build writes progress lines to CUDA_BENCH_PROGRESS,
-    and scripts/bench prints them as they come, while the build is still running."""
+    and scripts/bench prints them as they come, while the build is still running; the empty line a build
+    starts with only ends the line asv left open ("Building <commit> for <env>")."""
     with run.build_progress() as env:
         child = subprocess.Popen([sys.executable, "-c", (
             "import os, time\n"
             "from cuda_bench.build import progress\n"
+            "progress('')\n"
             "progress('cuda_core: building (abc); a cold cuda_core build takes minutes')\n"
             "time.sleep(3)\n"
             "progress('cuda_core: built in 3.0 s')\n")], env=dict(os.environ, **env, PYTHONPATH=str(ROOT)))
         time.sleep(1.5)
         early = capfd.readouterr().err
         child.wait()
-    assert "bench: build: cuda_core: building (abc)" in early and "built in" not in early
+    assert "\n\nbench: build: cuda_core: building (abc)" in early and "built in" not in early  # (the child's log first)
+    assert "bench: build: \n" not in early and "[build] \n" not in early
     assert "bench: build: cuda_core: built in 3.0 s" in capfd.readouterr().err
 
 
