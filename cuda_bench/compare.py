@@ -27,9 +27,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cuda_bench import build, machine, paired, stats
-from cuda_bench.report import fmt_ns
 from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
 from cuda_bench.suite import cases as suite_cases
+from cuda_bench.text import TARGET_NS, fmt_ns
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -254,7 +254,7 @@ def write_overhead(out_dir, data):
     return _write(out_dir, data, ("overhead", "overhead"), overhead_markdown)
 
 
-def overhead_markdown(data, target_ns=1000):
+def overhead_markdown(data, target_ns=TARGET_NS):
     """The over-C++ table of one record: per case the ratio and the difference, each with its interval."""
     out = [f"### Over C++ at `{data['rev']}` ({data['commit'][:9]})", "",
            f"Each Python form and its C++ twin timed in turn, sample by sample, in one process; "

@@ -38,7 +38,8 @@ from urllib.parse import quote
 
 from cuda_bench import report, results
 from cuda_bench.layout import CONF, DASHBOARD, is_control, split_case
-from cuda_bench.report import APIS, TITLES, fmt, fmt_net, number, signed
+from cuda_bench.report import APIS, TITLES
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
 
 # the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
 ASSETS = {
@@ -224,7 +225,7 @@ def render(rows):
                     interval = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
                                 f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
                                 f'{across}"' if over else "")
-                    target = "ok" if cell["over_cpp_ns"] < report.TARGET_NS else "over"
+                    target = "ok" if cell["over_cpp_ns"] < TARGET_NS else "over"
                     notes.append(f'<span class="target-{target}"{interval}>{esc(report.over_text(cell, usual))} C++ '
                                  f'({cell.get("over_cpp_of", "raw")})</span>')
                 if cell.get("vs_commit") is not None:
@@ -298,8 +299,8 @@ def render_steps(steps_by_machine, revisions):
                     out.append(f'<tr class="{"danger" if verdict == "regression" else "success"} case" '
                                f'data-case="{esc(case["name"])}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
                                f'<td colspan="5">{verdict}: {report.interval(case)}, threshold '
-                               f'{case["threshold"]:.1%}; {report.fmt_ns(case["base_ns"])} → '
-                               f'{report.fmt_ns(case["head_ns"])} per call</td></tr>')
+                               f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
+                               f'{fmt_ns(case["head_ns"])} per call</td></tr>')
         out.append("</tbody></table>")
     return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import collections
 import itertools
-import math
 import re
 import statistics
 import sys
@@ -26,33 +25,10 @@ from pathlib import Path
 
 from cuda_bench import results, stats, suite
 from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
 
 APIS = ("cpp", "bindings", "core", "cupy")
 TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
-
-
-# --- numbers as text ---------------------------------------------------------------------------------
-def number(value):
-    return isinstance(value, (int, float)) and not math.isnan(value)
-
-
-def fmt(seconds):
-    ns = seconds * 1e9
-    return f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.2f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
-
-
-def fmt_ns(ns):
-    return fmt(ns * 1e-9)
-
-
-def signed(seconds):
-    return ("-" if seconds < 0 else "+") + fmt(abs(seconds))
-
-
-def fmt_net(seconds):
-    """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
-    stays in overview.json)."""
-    return "<0" if seconds < 0 else fmt(seconds)
 
 
 def change(new, old):
@@ -113,7 +89,6 @@ def suite_differs():
         return {}
 
 
-TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
 
 def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None,

@@ -132,7 +132,7 @@ def newest_results(results_dir, machine):
 
 def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(published, page):
     html, results, origin = published
-    from cuda_bench.report import fmt, signed
+    from cuda_bench.text import TARGET_NS, fmt, signed
 
     page.goto(f"{origin}/overview.html")
     machine = page.get_attribute("table.overview", "data-machine")
@@ -170,7 +170,7 @@ def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(publ
         diff = None
         assert "C++" not in text and CPP in page.inner_text("p.older")
     if diff is not None:
-        mark = "✓" if diff * 1e9 < report.TARGET_NS else "✗"
+        mark = "✓" if diff * 1e9 < TARGET_NS else "✗"
         assert f"{signed(diff)} ×{x:.2f}{spread} {mark} C++ ({of})" in text, text
     if cpp_current:
         assert page.inner_text(f"table.overview[data-machine='{machine}'] td.cpp >> nth=0").count("net") == 0

@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, asv_results, run_module
 from cuda_bench import publish, report, results, stats
 from cuda_bench.layout import machine_dirs, result_files
-from cuda_bench.report import fmt, signed
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, signed
 
 RESULTS = ROOT / "results"
 FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
@@ -77,8 +77,8 @@ def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
 
 
 def test_negative_net_is_shown_as_below_zero_not_as_a_time():
-    assert report.fmt_net(-3e-9) == "<0"
-    assert report.fmt_net(209e-9) == fmt(209e-9) == "209 ns"
+    assert fmt_net(-3e-9) == "<0"
+    assert fmt_net(209e-9) == fmt(209e-9) == "209 ns"
 
 
 def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
@@ -116,7 +116,7 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
             spread = f" ({spread})"
     else:
         diff, x = raw - floor - cpp, (raw - floor) / cpp
-    assert cells[6] == f"{signed(diff)} ×{x:.2f}{spread} {'✓' if diff * 1e9 < report.TARGET_NS else '✗'}"
+    assert cells[6] == f"{signed(diff)} ×{x:.2f}{spread} {'✓' if diff * 1e9 < TARGET_NS else '✗'}"
 
 
 def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_why(machine):

@@ -101,8 +101,8 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 
 # the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
 # leave, results, before the stages that read it); a module imports only modules before it
-FLOW = ["layout", "machine", "suite", "build", "results", "run", "stats", "worker", "paired", "report", "compare",
-        "publish", "apis", "cli"]
+FLOW = ["layout", "text", "machine", "suite", "build", "results", "run", "stats", "worker", "paired", "compare",
+        "report", "publish", "apis", "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():

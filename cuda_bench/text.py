@@ -1,0 +1,31 @@
+"""Numbers as text, the same in every report: the pull-request comment and the over-C++ table (compare), the
+overview and the nightly issue (report, publish); and the one target every over-C++ number is read against."""
+
+from __future__ import annotations
+
+import math
+
+TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
+
+
+def number(value):
+    return isinstance(value, (int, float)) and not math.isnan(value)
+
+
+def fmt(seconds):
+    ns = seconds * 1e9
+    return f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.2f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
+
+
+def fmt_ns(ns):
+    return fmt(ns * 1e-9)
+
+
+def signed(seconds):
+    return ("-" if seconds < 0 else "+") + fmt(abs(seconds))
+
+
+def fmt_net(seconds):
+    """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
+    stays in overview.json)."""
+    return "<0" if seconds < 0 else fmt(seconds)
