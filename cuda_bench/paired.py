@@ -156,34 +156,52 @@ def measure_case(a, b, name, settings, now=time.monotonic):
     ("error", text)."""
     answers = (a.setup(name), b.setup(name))
     try:
-        errors = [f"{w.side.name}: {ans['error']}" for w, ans in zip((a, b), answers) if "error" in ans]
-        if errors:
-            return ("error", "\n".join(errors))
-        skips = [(w.side.name, ans["skip"]) for w, ans in zip((a, b), answers) if "skip" in ans]
-        if len(skips) == 2:
-            return ("skip", skips[0][1] if skips[0][1] == skips[1][1] else "; ".join(f"{s}: {r}" for s, r in skips))
-        if skips:
-            present = b.side.name if skips[0][0] == a.side.name else a.side.name
-            return ("only", present, skips[0][1])
-        if answers[0].get("unroll") != answers[1].get("unroll"):
-            return ("error", f"the builds' suites unroll the body differently: {answers[0].get('unroll')} "
-                             f"and {answers[1].get('unroll')} calls")
-        number = answers[0].get("number") or answers[1].get("number")
-        calls = number or calls_per_sample(a, settings, answers[0].get("unroll") or 1)
-        a.sample(calls), b.sample(calls)  # one turn each before the groups: both warm at this size
-        groups = []
-        end = now() + settings.seconds
-        while len(groups) < settings.min_groups or (now() < end and len(groups) < settings.max_groups):
-            a1 = a.sample(calls)
-            b1 = b.sample(calls)
-            b2 = b.sample(calls)
-            a2 = a.sample(calls)
-            groups.append((a1, b1, b2, a2))
-        return ("ok", calls, groups)
-    finally:
-        for worker, answer in zip((a, b), answers):
-            if "ok" in answer:
+        outcome = _sample_case(a, b, answers, settings, now)
+    except WorkerError:  # a worker died or hung: the error that says so is the one to keep, not teardown's
+        _teardown(a, b, answers, quiet=True)
+        raise
+    _teardown(a, b, answers)
+    return outcome
+
+
+def _teardown(a, b, answers, quiet=False):
+    """Teardown on each worker whose setup worked; ``quiet``: after another error, a worker that cannot
+    answer any more (dead, killed) is left as it is."""
+    for worker, answer in zip((a, b), answers):
+        if "ok" in answer:
+            try:
                 worker.teardown()
+            except WorkerError:
+                if not quiet:
+                    raise
+
+
+def _sample_case(a, b, answers, settings, now):
+    """:func:`measure_case` after both setups answered."""
+    errors = [f"{w.side.name}: {ans['error']}" for w, ans in zip((a, b), answers) if "error" in ans]
+    if errors:
+        return ("error", "\n".join(errors))
+    skips = [(w.side.name, ans["skip"]) for w, ans in zip((a, b), answers) if "skip" in ans]
+    if len(skips) == 2:
+        return ("skip", skips[0][1] if skips[0][1] == skips[1][1] else "; ".join(f"{s}: {r}" for s, r in skips))
+    if skips:
+        present = b.side.name if skips[0][0] == a.side.name else a.side.name
+        return ("only", present, skips[0][1])
+    if answers[0].get("unroll") != answers[1].get("unroll"):
+        return ("error", f"the builds' suites unroll the body differently: {answers[0].get('unroll')} "
+                         f"and {answers[1].get('unroll')} calls")
+    number = answers[0].get("number") or answers[1].get("number")
+    calls = number or calls_per_sample(a, settings, answers[0].get("unroll") or 1)
+    a.sample(calls), b.sample(calls)  # one turn each before the groups: both warm at this size
+    groups = []
+    end = now() + settings.seconds
+    while len(groups) < settings.min_groups or (now() < end and len(groups) < settings.max_groups):
+        a1 = a.sample(calls)
+        b1 = b.sample(calls)
+        b2 = b.sample(calls)
+        a2 = a.sample(calls)
+        groups.append((a1, b1, b2, a2))
+    return ("ok", calls, groups)
 
 
 @dataclass

@@ -226,6 +226,23 @@ class Crash:
         pass
 
 
+def exit_on_head():
+    if os.environ.get("SIDE") == "head":
+        print("crashing mid-sample", file=sys.stderr, flush=True)
+        os._exit(5)
+
+
+class CrashMidSample:
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        self.body = unrolled(exit_on_head, (), None, 1)
+
+    def time_crash_mid_sample(self, api):
+        pass
+
+
 class Queued:
     """Records a queue as a launch would: every call enqueues, drain() empties it."""
     params = [["py"]]
@@ -326,13 +343,17 @@ def test_real_workers_measure_a_pure_python_call_and_its_double(probe, tmp_path)
 
 def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path):
     names = ["bench_probe.OnlyBase.time_only_base('py')", "bench_probe.Broken.time_broken('py')",
-             "bench_probe.Crash.time_crash('py')", "bench_probe.Spin.time_spin('py')"]
+             "bench_probe.Crash.time_crash('py')", "bench_probe.CrashMidSample.time_crash_mid_sample('py')",
+             "bench_probe.Spin.time_spin('py')"]
     report, _ = probe_run(probe, tmp_path, 200, names)
     assert report.only == {names[0]: ("base", "this build has no such call")}
     assert "setup is broken" in report.errors[names[1]]
     assert "head worker (b) died (exit 3) during setup" in report.errors[names[2]]
     assert "about to crash" in report.errors[names[2]]  # the worker's log, quoted
-    assert [c.name for c in report.cases] == [names[3]]  # measured after the crash, in every pair
+    # a worker that dies while sampling is reported as such, not as the teardown it can no longer answer
+    assert "head worker (b) died (exit 5) during sample" in report.errors[names[3]]
+    assert "crashing mid-sample" in report.errors[names[3]]
+    assert [c.name for c in report.cases] == [names[4]]  # measured after the crashes, in every pair
 
 
 def test_queued_work_is_drained_after_every_sample_and_never_exceeds_the_batch(probe, tmp_path):
