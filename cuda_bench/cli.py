@@ -242,10 +242,16 @@ def history_steps(args, name, info, results_dir, before, config):
     for i, (base, head) in enumerate(pairs, 1):
         log(f"step {i}/{len(pairs)}: {base[:9]} -> {head[:9]}")
         out = WORK / "steps" / f"{base[:12]}-{head[:12]}"
-        report, built = compare.measure(repo, base, head, bindings=run.bindings_of(conf),
-                                        requirements=run.requirements(conf), system_site=run.system_site_of(conf),
-                                        settings=settings_of(args), bench=args.bench, thresholds=thresholds,
-                                        log_dir=out / "logs", progress=log)
+        try:
+            report, built = compare.measure(repo, base, head, bindings=run.bindings_of(conf),
+                                            requirements=run.requirements(conf),
+                                            system_site=run.system_site_of(conf), settings=settings_of(args),
+                                            bench=args.bench, thresholds=thresholds, log_dir=out / "logs",
+                                            progress=log)
+        except (build.BuildError, compare.CompareError, paired.WorkerError) as exc:  # the other steps still run
+            log(f"step {base[:9]} -> {head[:9]} not measured: {exc}")
+            status = 2
+            continue
         data = compare.summary(report, "step", (), built, None, info)
         compare.write(out, data)
         results.append_line(Path(results_dir) / name / STEPS, data)
@@ -300,11 +306,17 @@ def cmd_run(args, rest):
         status = run.asv("run", "--machine", name, "--show-stderr", *bench, *rest, config=config, timed=True,
                          affinity=args.cpu_affinity, env=progress_env)
     run.record_builds(name, config)
-    if status == 0 and not args.no_steps:
-        status = history_steps(args, name, info, results_dir, before, config)
-    if status == 0 and not args.no_overhead and machine.has_gpu(info):
-        status = over_cpp(args, name, info, results_dir, before, config)
+    if status:  # asv exits non-zero when any one benchmark failed: what it did measure is still paired
+        log(f"asv run exited {status}; pairing and publishing what it measured")
+    if not args.no_steps:
+        status = history_steps(args, name, info, results_dir, before, config) or status
+    if not args.no_overhead and machine.has_gpu(info):
+        status = over_cpp(args, name, info, results_dir, before, config) or status
     if not args.no_publish:
+        if args.results_dir is None and not machine.has_gpu(info):  # this run stayed out of the history
+            log(f"publish: html/ from the history (results/); this run's results stay in {results_dir} "
+                "(asv's tables above)")
+            config = run.derived_conf(args.repo, None, None, args.system_site)
         publish.publish(config)
     return status
 

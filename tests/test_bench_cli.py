@@ -202,6 +202,56 @@ def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
     assert [args[i + 1] for i, a in enumerate(args) if a == "--bench"] == ["bench_cpp", "Floor"]
 
 
+def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monkeypatch, capsys):
+    """asv exits non-zero when any one benchmark fails; what it measured is still paired with its neighbours
+    (run.new_steps reads only what changed in this run, so a step skipped now would never be made), and a
+    step that cannot be measured is reported and the next one still runs."""
+    from cuda_bench import cli, compare
+
+    results_dir = tmp_path / "res"
+
+    def asv(*args, **kw):  # asv measured three commits, then a benchmark failed
+        for i, commit in enumerate("abc"):
+            (results_dir / "m").mkdir(parents=True, exist_ok=True)
+            (results_dir / "m" / f"{commit * 8}-env.json").write_text(json.dumps(
+                {"commit_hash": commit * 40, "date": i, "env_name": "env", "results": {}, "result_columns": []}))
+        return 2
+
+    measured = []
+
+    def measure(repo, base, head, **kw):
+        measured.append((base[0], head[0]))
+        raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(run, "asv", asv)
+    monkeypatch.setattr(compare, "measure", measure)
+    status = cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
+                       "--no-publish", "--no-overhead"])
+    assert status == 2 and measured == [("a", "b"), ("b", "c")]
+    err = capsys.readouterr().err
+    assert "asv run exited 2; pairing and publishing what it measured" in err
+    assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed" in err
+
+
+def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path, git_repo, monkeypatch, capsys):
+    """Without a GPU, run's results stay out of the history (.asv/results-no-gpu); html/ then shows the
+    history (results/), not a page of skipped cases in place of it."""
+    from cuda_bench import cli, publish
+    from cuda_bench.layout import RESULTS
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if machine.has_gpu(machine.record("probe")[1]):
+        pytest.skip("this machine has a GPU: its runs go into the history")
+    published = []
+    monkeypatch.setattr(run, "asv", lambda *args, **kw: 0)
+    monkeypatch.setattr(publish, "publish", lambda config: published.append(json.loads(Path(config).read_text())))
+    assert cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--no-steps"]) == 0
+    (conf,) = published
+    assert Path(conf["results_dir"]).resolve() == RESULTS.resolve()
+    assert f"this run's results stay in {NO_GPU_RESULTS}" in capsys.readouterr().err
+
+
 def test_cpu_affinity_choices():
     assert machine.cpu_affinity("none") == [] and machine.cpu_affinity(None) == []
     assert machine.cpu_affinity("3,4") == ["--cpu-affinity", "3,4"]
