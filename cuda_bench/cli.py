@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 
 from cuda_bench import build, compare, machine, paired, publish, report, results, run, stats
-from cuda_bench.layout import CALIBRATION, OVERHEAD, RESULTS, STEPS, WORK, label
+from cuda_bench.layout import CALIBRATION, CONF, OVERHEAD, RESULTS, ROOT, STEPS, WORK, label
 
 DESCRIPTION = """\
 cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after commit.
@@ -88,7 +89,7 @@ def parser():
     for name, text in (("run", "asv run, then paired steps, then publish"),
                        ("ladder", "asv run over every cuda-core release tag and main's head, then as run")):
         p = sub.add_parser(name, help=text, description=f"{text}. Everything after the options goes to "
-                           "`asv run` unchanged (a range such as HEAD~5..HEAD, -b REGEX, --quick ...).")
+                           "`asv run` unchanged (a range such as HEAD~5..HEAD, --quick ...).")
         asv_options(p)
         p.add_argument("--cpu-affinity", default="auto", metavar="LIST", help="pin asv's benchmark processes "
                        "('auto': the last core on machines with 4 or more; 'none'; or a list such as 7)")
@@ -102,7 +103,7 @@ def parser():
     for name, text in (("compare", "BASE against HEAD with the paired engine: the pull-request gate"),
                        ("aa", "one commit against itself with the paired engine: this machine's thresholds")):
         p = sub.add_parser(name, help=text, description=f"{text}. Exit status: 1 when a case regressed (its whole "
-                           "95%% interval beyond its threshold), 2 when something could not be measured, else 0.")
+                           "95% interval beyond its threshold), 2 when something could not be measured, else 0.")
         if name == "compare":
             p.add_argument("base", help="commit, tag or branch to compare against")
             p.add_argument("head", help="commit, tag or branch to test")
@@ -343,7 +344,8 @@ def main(argv=None):
                 run.check_reachable(conf["repo"])
             publish.publish(config)
         elif args.command == "serve":
-            status = run.asv("preview", "--port", args.port)
+            os.chdir(ROOT)  # asv in place of this process: stopping `scripts/bench serve` stops the server
+            os.execv(sys.executable, [sys.executable, "-m", "asv", "preview", "--port", args.port, "--config", str(CONF)])
         elif args.command == "machine":
             machine.record(args.machine)
             status = 0

@@ -83,7 +83,8 @@ def record(name=None):
     info = stable(Machine.get_defaults())
     info.update(machine=name, cpu=cpu_model(), num_cpu=str(os.cpu_count()), **gpu)
     MachineCollection.save(name, info)
-    print("bench: machine " + ", ".join(f"{k}={v}" for k, v in info.items()), file=sys.stderr)
+    print(f"bench: machine {name}: " + ", ".join(f"{k}={v}" for k, v in info.items() if k != "machine"),
+          file=sys.stderr)
     return name, info
 
 
