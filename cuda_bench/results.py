@@ -95,18 +95,32 @@ def suite(results_dir):
 
 
 def read_lines(path):
-    """The records of a ``.jsonl`` file, oldest first ([] when there is none)."""
+    """The records of a ``.jsonl`` file, oldest first ([] when there is none); a line that does not parse (a
+    write cut off) is left out, named on one line, as a results file that does not parse is."""
     path = Path(path)
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                print(f"results: {path}:{number} does not parse ({exc.msg}); left out", file=sys.stderr)
+    return records
 
 
 def append_line(path, record):
+    """``record`` as the last line of a ``.jsonl`` file, on a line of its own even after a cut-off write."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    cut = False
+    if path.exists() and path.stat().st_size:
+        with open(path, "rb") as f:
+            f.seek(-1, 2)
+            cut = f.read() != b"\n"
     with open(path, "a") as f:
-        f.write(json.dumps(record, sort_keys=True) + "\n")
+        f.write(("\n" if cut else "") + json.dumps(record, sort_keys=True) + "\n")
 
 
 def steps(results_dir, machine_name):

@@ -159,5 +159,5 @@ def calibrate(cases, margin=MARGIN, floor=FLOOR):
         if case.get("control"):
             continue
         reach = max(case["high"] - 1, 1 / case["low"] - 1, 0)
-        out[case["name"]] = max(floor, math.ceil(margin * reach * 1000) / 1000)
+        out[case["name"]] = max(floor, math.ceil(round(margin * reach * 1000, 6)) / 1000)  # 1.012: 1.2%, not 1.3%
     return out

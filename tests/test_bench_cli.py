@@ -343,3 +343,18 @@ def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
     assert "bench: over C++: against overhead-cb56ab9f9-s13-call3b (the earlier run of cb56ab9f9 nearest the " \
            "fast state, ×1.00, on another machine start): 89 of 91 cases (98%) give the same ratio within 5%" in said
     assert said == warn("s14-call2a", True)
+
+
+def test_a_cut_off_line_in_a_records_file_loses_no_other_record(tmp_path, capsys):
+    """A .jsonl write cut off (a machine killed mid-append): the reader names the line and keeps the others,
+    and the next record lands on a line of its own."""
+    from cuda_bench import results
+
+    path = tmp_path / "m" / "steps.jsonl"
+    results.append_line(path, {"base": "a", "head": "b"})
+    with open(path, "a") as f:
+        f.write('{"base": "b", "hea')  # cut off
+    results.append_line(path, {"base": "c", "head": "d"})
+    assert results.read_lines(path) == [{"base": "a", "head": "b"}, {"base": "c", "head": "d"}]
+    assert f"{path}:2 does not parse" in capsys.readouterr().err
+

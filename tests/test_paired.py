@@ -554,3 +554,13 @@ def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_
         seen[layouts] = found["hello"]["aslr_off"]
         assert settings.describe()["layouts"] == layouts
     assert seen == {"fixed": bool(machine.no_aslr_prefix()), "random": False}
+
+
+def test_a_threshold_is_rounded_up_to_the_next_tenth_of_a_percent_not_past_it():
+    """stats.calibrate: an A/A interval reaching 1.012 gives a 1.2% threshold (the float product 12.000000000000011
+    once made it 1.3%), 1.0121 gives 1.3%, and none goes below the floor."""
+    def case(high, low=1.0):
+        return {"name": f"x{high}", "high": high, "low": low}
+
+    assert stats.calibrate([case(1.012), case(1.0121), case(1.003), case(1.0, 1 / 1.015)]) == {
+        "x1.012": 0.012, "x1.0121": 0.013, "x1.003": stats.FLOOR, "x1.0": 0.015}
