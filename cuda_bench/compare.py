@@ -1,6 +1,6 @@
 """Stage 4, compare: two commits measured by the paired engine, and what the tool says about them.
 
-Three uses of one engine (``cuda_bench.paired``):
+Four uses of one engine (``cuda_bench.paired``):
 
 * the pull-request gate, ``scripts/bench compare BASE HEAD``: a comment that leads with the cases that
   changed, each with its ratio and interval; exit status 1 only for a regression, a case whose whole

@@ -13,8 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "asv.conf.json"
 BENCHMARKS = ROOT / "benchmarks"
 RESULTS = ROOT / "results"  # the history: real GPU runs only
-MEASUREMENTS = ROOT / "measurements"  # A/A runs, power tests, logs: kept out of the history
-HTML = ROOT / "html"
 DASHBOARD = ROOT / "dashboard"  # the dashboard's pinned npm libraries and html/README.md
 
 WORK = ROOT / ".asv"  # working state, never committed: asv environments, clones, derived config

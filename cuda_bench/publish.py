@@ -277,7 +277,7 @@ Every cell links to its asv graph.</p>
 """
 
 
-def render_steps(steps_by_machine, revisions):
+def render_steps(steps_by_machine):
     out = []
     for machine, steps in steps_by_machine.items():
         if not steps:
@@ -372,7 +372,7 @@ def pages(config, results_dir, html_dir):
     title = "cuda-python: latency per call"
     (html_dir / "overview.html").write_text(HEAD.format(title=title) + OVERVIEW + render(rows) + "\n</body></html>\n")
     (html_dir / "steps.html").write_text(HEAD.format(title="cuda-python: paired steps") + STEPS
-                                         + render_steps(steps, revisions) + "\n</body></html>\n")
+                                         + render_steps(steps) + "\n</body></html>\n")
     entries = asv_regressions(steps, suite, revisions, html_dir)
     write_regressions(config, html_dir, entries, revisions)
     return rows, entries
