@@ -91,8 +91,11 @@ class Worker:
         env["PYTHONUNBUFFERED"] = "1"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a") as stderr:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                         text=True, bufsize=1, env=env, cwd=ROOT)
+            try:
+                self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                             text=True, bufsize=1, env=env, cwd=ROOT)
+            except OSError as exc:  # a WorkerError, as every other way a worker fails: its pair goes on
+                raise WorkerError(f"the {side.name} worker ({side.rev}) could not start: {exc}") from exc
         self.hello = self.ask(op="hello")
         if "error" in self.hello:
             self.close()
@@ -119,7 +122,11 @@ class Worker:
             raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) died"
                               f"{f' (exit {code})' if code is not None else ''} during {request.get('op')}; "
                               f"log {self.log}:\n{tail}")
-        return json.loads(line)
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError as exc:  # something else wrote to the worker's stdout
+            raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) answered {request.get('op')} with "
+                              f"{line[:200]!r}, not a JSON line; log {self.log}") from exc
 
     def setup(self, name):
         return self.ask(op="setup", case=name)

@@ -356,6 +356,20 @@ def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path)
     assert [c.name for c in report.cases] == [names[4]]  # measured after the crashes, in every pair
 
 
+def test_a_worker_that_cannot_start_is_an_error_of_its_cases_not_a_lost_run(probe, tmp_path):
+    """An environment whose Python is gone: every case is reported with the reason; nothing raises, so the
+    other cases and the other pairs' results are kept."""
+    import sys as _sys
+
+    sides = [paired.Side("base", "a", "a", _sys.executable, {"SPIN": "200", "SIDE": "base"}),
+             paired.Side("head", "b", "b", str(tmp_path / "gone" / "python"), {"SPIN": "200", "SIDE": "head"})]
+    settings = paired.Settings(pairs=2, seconds=0.05, benchmark_dir=probe)
+    spin = "bench_probe.Spin.time_spin('py')"
+    report = paired.run(sides, [spin], settings, tmp_path / "logs", progress=lambda m: None)
+    error = report.errors[spin]  # "could not start" or, started through setarch, "died (exit 127) during hello"
+    assert report.cases == [] and "the head worker (b)" in error and "gone/python" in error
+
+
 def test_queued_work_is_drained_after_every_sample_and_never_exceeds_the_batch(probe, tmp_path):
     report, log = probe_run(probe, tmp_path, 200, ["bench_probe.Queued.time_queued('py')"])
     (case,) = report.cases
