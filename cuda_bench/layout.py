@@ -79,3 +79,9 @@ def cpp_id(benchmark, combo):
 def label(text):
     """A name safe for a file or folder: ``cuda-core-v0.3.0`` stays, ``HEAD~1`` -> ``HEAD_1``."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_") or "x"
+
+
+def is_release_tag(tag):
+    """A cuda-core release, ``cuda-core-v0.3.2`` (not ``...rc1``): the ladder's rungs and the overview's
+    "previous release" both go by it (scripts/shallow_clone.sh keeps the same tags)."""
+    return re.fullmatch(r"cuda-core-v\d+\.\d+\.\d+", tag) is not None

@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from cuda_bench import report, results
-from cuda_bench.layout import CONF, DASHBOARD, is_control, split_case
+from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, split_case
 from cuda_bench.report import APIS, TITLES
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
 
@@ -134,7 +134,7 @@ def release_commits(index):
     """{commit hash: tag} for cuda-core release tags, from asv publish's index.json."""
     to_hash = index.get("revision_to_hash", {})
     return {to_hash[str(rev)]: tag for tag, rev in index.get("tags", {}).items()
-            if tag.startswith("cuda-core-v") and str(rev) in to_hash}
+            if is_release_tag(tag) and str(rev) in to_hash}
 
 
 def graph_link(benchmark, machine, params):

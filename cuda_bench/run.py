@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 from cuda_bench import machine, results
-from cuda_bench.layout import BUILDS, CONF, LOCAL_CONF, NO_GPU_RESULTS, ROOT, WORK, result_files
+from cuda_bench.layout import BUILDS, CONF, LOCAL_CONF, NO_GPU_RESULTS, ROOT, WORK, is_release_tag, result_files
 
 
 class RunError(Exception):
@@ -201,7 +200,7 @@ def release_ladder(repo, branch="main"):
             head = sha
             continue
         tag = ref[len("refs/tags/"):].removesuffix("^{}")
-        if re.fullmatch(r"cuda-core-v\d+\.\d+\.\d+", tag):
+        if is_release_tag(tag):
             # an annotated tag is listed twice; its peeled ("^{}") line names the commit
             if ref.endswith("^{}") or tag not in tags:
                 tags[tag] = sha

@@ -9,7 +9,7 @@ source=$1; dest=$2; depth=${3:-8}
 git init -q --bare "$dest"
 git -C "$dest" fetch -q --depth "$depth" "$source" "refs/heads/main:refs/heads/main"
 for tag in $(git ls-remote --tags --refs "$source" 'cuda-core-v*' | awk '{print $2}'); do
-    case "$tag" in *rc*) continue ;; esac
+    case "$tag" in *rc*) continue ;; esac  # releases only, as cuda_bench.layout.is_release_tag
     git -C "$dest" fetch -q --depth 1 "$source" "$tag:$tag"
 done
 echo "shallow_clone: $dest: main ($depth commits) and $(git -C "$dest" tag | wc -l) release tags, $(du -sh "$dest" | cut -f1)"

@@ -132,3 +132,16 @@ def test_build_and_worker_need_only_the_standard_library():
         code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
         proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)
+
+
+def test_one_rule_names_a_release():
+    """layout.is_release_tag: the ladder (run.release_ladder) and the overview's previous release
+    (publish.release_commits) take the same tags: releases, not release candidates nor other tags."""
+    from cuda_bench import publish
+    from cuda_bench.layout import is_release_tag
+
+    assert is_release_tag("cuda-core-v0.3.2") and is_release_tag("cuda-core-v1.10.0")
+    assert not any(map(is_release_tag, ["cuda-core-v0.4.0rc1", "v13.0.0", "cuda-pathfinder-v1.3.0", "cuda-core-v0.3"]))
+    index = {"revision_to_hash": {"1": "a" * 40, "2": "b" * 40}, "tags": {"cuda-core-v0.3.2": 1, "cuda-core-v0.4.0rc1": 2}}
+    assert publish.release_commits(index) == {"a" * 40: "cuda-core-v0.3.2"}
+
