@@ -256,8 +256,11 @@ COLD = {"cuda_core": "; a cold cuda_core build takes minutes", "cuda_bindings": 
 
 def build_one(src, package, out, bindings_spec, record):
     key = f"{tree_hash(src, package)}-{python_tag()}-{VERSION_SCHEME}"
-    if package == "cuda_core" and bindings_spec != "source":
-        key += f"-bindings{bindings_spec}"
+    if package == "cuda_core":  # compiled against the bindings: the wheel's version, or this commit's tree
+        if bindings_spec != "source":
+            key += f"-bindings{bindings_spec}"
+        elif (src / "cuda_bindings").is_dir():
+            key += f"-bindings{tree_hash(src, 'cuda_bindings')[:12]}"
     cached = cache_root() / package / key
     start = time.monotonic()
     wheels = sorted(cached.glob("*.whl")) if cached.is_dir() else []

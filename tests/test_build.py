@@ -108,6 +108,11 @@ def test_builds_in_order_and_reuses_unchanged_packages(repo, build):
     record, out, proc = build(repo, "second")
     assert actions(record) == {"cuda_pathfinder": "reused", "cuda_bindings": "reused", "cuda_core": "built"}
 
+    write_package(repo, "cuda_bindings", body="VALUE = 3\n")  # cuda_core is compiled against the bindings
+    commit(repo, "bindings only")
+    record, out, proc = build(repo, "fourth")
+    assert actions(record) == {"cuda_pathfinder": "reused", "cuda_bindings": "built", "cuda_core": "built"}
+
     (repo / "README").write_text("docs only\n")  # a commit that touches no package
     commit(repo, "docs")
     record, out, proc = build(repo, "third")
