@@ -23,13 +23,18 @@ def warn(message):
     print(f"results: {message}", file=sys.stderr)
 
 
+def read(path):
+    """One asv results file as a dict; ValueError or OSError when it does not parse or is not one."""
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict) or "results" not in data or "commit_hash" not in data:
+        raise ValueError("not an asv results file")
+    return data
+
+
 def load(path):
     """One asv results file as a dict, or None (with a line naming it) when it does not parse."""
     try:
-        data = json.loads(Path(path).read_text())
-        if not isinstance(data, dict) or "results" not in data or "commit_hash" not in data:
-            raise ValueError("not an asv results file")
-        return data
+        return read(path)
     except (OSError, ValueError) as exc:
         warn(f"skipping {path}: {exc}")
         return None
@@ -47,12 +52,13 @@ def load_all(results_dir):
 
 
 def bad_files(results_dir):
-    """The results files that do not parse (asv publish would choke on them)."""
+    """The results files that do not parse or are no asv results (asv publish would choke on them), by the
+    rule :func:`load` skips them by."""
     bad = []
     for folder in machine_dirs(results_dir):
         for path in result_files(folder):
             try:
-                json.loads(path.read_text())
+                read(path)
             except (OSError, ValueError):
                 bad.append(path)
     return bad
