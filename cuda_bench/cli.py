@@ -170,9 +170,17 @@ def paired_context(args):
     return conf, run.local_repo(conf), run.bindings_of(conf), run.requirements(conf), run.system_site_of(conf)
 
 
+def keep_out_of_the_history(args, info, what):
+    """Without a GPU, what aa and overhead measure is not written to results/ (real GPU runs only)."""
+    if not machine.has_gpu(info) and not getattr(args, "no_write", True):
+        log(f"no GPU here: {what} not written to results/, which holds GPU runs only")
+        args.no_write = True
+
+
 def cmd_compare(args, argv):
     settings = settings_of(args)
     name, info = machine.record(args.machine)
+    keep_out_of_the_history(args, info, "the thresholds are")
     conf, repo, bindings, reqs, site = paired_context(args)
     aa = args.command == "aa"
     base, head = (args.commit, args.against or args.commit) if aa else (args.base, args.head)
@@ -200,6 +208,7 @@ def cmd_compare(args, argv):
 def cmd_overhead(args, argv):
     settings = settings_of(args)
     name, info = machine.record(args.machine)
+    keep_out_of_the_history(args, info, "the over-C++ record is")
     conf, repo, bindings, reqs, site = paired_context(args)
     out = Path(args.out or WORK / "overhead" / label(args.commit)).resolve()
     data = compare.overhead(repo, args.commit, bindings=bindings, requirements=reqs, system_site=site,

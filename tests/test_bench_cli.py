@@ -318,6 +318,28 @@ def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path
     assert seen == [None, (tmp_path / "o" / "groups.json.gz").resolve()]
 
 
+def test_overhead_without_a_gpu_writes_nothing_into_the_history(monkeypatch, capsys, tmp_path):
+    """results/ holds GPU runs only: `overhead` (and `aa`) on a machine without one measure and print, and
+    say that they write nothing there."""
+    from cuda_bench.layout import RESULTS
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if machine.has_gpu(machine.record("probe")[1]):
+        pytest.skip("this machine has a GPU")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                                                  "--allow-empty", "-m", "one"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    monkeypatch.setattr(compare, "overhead", lambda repo_, rev, **kw: {
+        "kind": "overhead", "commit": "c" * 40, "rev": rev, "seconds": 0.0,
+        "settings": {"processes": 1, "confidence": 0.95}, "cases": [], "skipped": {}, "errors": {}})
+    name = f"no-gpu-probe-{os.getpid()}"
+    assert cli.main(["overhead", "main", "--repo", str(repo), "--machine", name, "--out", str(tmp_path / "o")]) == 0
+    assert not (RESULTS / name).exists()
+    assert "no GPU here: the over-C++ record is not written to results/" in capsys.readouterr().err
+
+
 def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path, capsys):
     """scripts/bench overhead (and run's over-C++ step) compares the run it has just measured with the recorded
     runs of the machine: the real H200 run s14-call1b (its C++ twins x1.40 slower than the fastest) gets a
