@@ -122,7 +122,8 @@ def case_row(case):
             f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
 
 
-TABLE_HEAD = ["| case | per call, base → head | ratio | 95% interval | threshold |", "|---|--:|--:|:-:|--:|"]
+def table_head(confidence):
+    return [f"| case | per call, base → head | ratio | {confidence:.0%} interval | threshold |", "|---|--:|--:|:-:|--:|"]
 
 
 def comment(data):
@@ -153,11 +154,11 @@ def comment(data):
     ]
     if cases and max(c["coverage"] for c in cases) < s["confidence"]:
         out += ["", f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} interval "
-                "(6 or more can)."]
+                f"({stats.fewest_pairs(s['confidence'])} or more can)."]
     if worse:
-        out += ["", "#### Regressions", "", *TABLE_HEAD, *map(case_row, worse)]
+        out += ["", "#### Regressions", "", *table_head(s["confidence"]), *map(case_row, worse)]
     if better:
-        out += ["", "#### Improvements", "", *TABLE_HEAD, *map(case_row, better)]
+        out += ["", "#### Improvements", "", *table_head(s["confidence"]), *map(case_row, better)]
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
         out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(
@@ -170,7 +171,7 @@ def comment(data):
             f"`{name}` (only {side})" for name, (side, _) in sorted(data["only"].items()))]
     if same:
         out += ["", f"<details><summary>{len(same)} cases without a change beyond their threshold</summary>", "",
-                *TABLE_HEAD, *map(case_row, same), "", "</details>"]
+                *table_head(s["confidence"]), *map(case_row, same), "", "</details>"]
     if data["skipped"]:
         out += ["", f"{len(data['skipped'])} cases skipped by both builds (e.g. `{next(iter(data['skipped']))}`: "
                 f"{next(iter(data['skipped'].values()))})."]

@@ -57,6 +57,15 @@ def median_interval(values, confidence=CONFIDENCE):
     return statistics.median(xs), xs[k - 1], xs[n - k], coverage
 
 
+def fewest_pairs(confidence=CONFIDENCE):
+    """The fewest values whose median has a ``confidence`` interval (:func:`median_interval`): the widest,
+    the extremes x(1), x(n), covers ``1 - 2 / 2**n``."""
+    n = 2
+    while 1 - 2 * binom_cdf(0, n) < confidence:
+        n += 1
+    return n
+
+
 def verdict(low, high, threshold):
     """"regression" when the whole interval is above 1 + threshold, "improvement" when it is below
     1 / (1 + threshold), else "same" (no change beyond the threshold shown)."""

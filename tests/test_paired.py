@@ -578,3 +578,12 @@ def test_a_threshold_is_rounded_up_to_the_next_tenth_of_a_percent_not_past_it():
 
     assert stats.calibrate([case(1.012), case(1.0121), case(1.003), case(1.0, 1 / 1.015)]) == {
         "x1.012": 0.012, "x1.0121": 0.013, "x1.003": stats.FLOOR, "x1.0": 0.015}
+
+
+@pytest.mark.parametrize("confidence, fewest", [(0.95, 6), (0.99, 8)])
+def test_the_fewest_pairs_that_give_an_interval(confidence, fewest):
+    """stats.fewest_pairs, which the comment's "No verdicts" line names, is where median_interval's coverage
+    first reaches the confidence."""
+    assert stats.fewest_pairs(confidence) == fewest
+    assert stats.median_interval(range(fewest - 1), confidence)[3] < confidence
+    assert stats.median_interval(range(fewest), confidence)[3] >= confidence
