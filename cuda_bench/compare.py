@@ -122,6 +122,10 @@ def case_row(case):
             f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
 
 
+def ordinal(n):
+    return {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}.get(n, f"{n}th")
+
+
 def table_head(confidence):
     return [f"| case | per call, base → head | ratio | {confidence:.0%} interval | threshold |", "|---|--:|--:|:-:|--:|"]
 
@@ -260,7 +264,7 @@ def overhead_markdown(data, target_ns=TARGET_NS):
     out = [f"### Over C++ at `{data['rev']}` ({data['commit'][:9]})", "",
            f"Each Python form and its C++ twin timed in turn, sample by sample, in one process; "
            f"{data['settings']['processes']} processes; medians over the processes in the fast state "
-           f"(Python within {stats.FAST_WINDOW - 1:.0%} of the third fastest process's: \"fast\" says how many) with "
+           f"(Python within {stats.FAST_WINDOW - 1:.0%} of the {ordinal(stats.FAST_ANCHOR + 1)} fastest process's: \"fast\" says how many) with "
            f"{data['settings']['confidence']:.0%} intervals; \"all processes\": the ratio over every process. "
            f"Target (cuda-python #1580): under {fmt_ns(target_ns)} over C++. {data['seconds']:.0f} s.", "",
            "| case | C++ twin | Python | C++ | ratio | interval | over C++ | interval | fast | all processes |",
