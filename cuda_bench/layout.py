@@ -32,6 +32,7 @@ OVERHEAD = "overhead.jsonl"  # each Python form over its C++ twin, timed in turn
 CPP = "bench_cpp.Cpp.track_latency"  # the C++ twins (a shared library, timing itself)
 FLOOR = "bench_harness.Floor.time_noop"  # the timing harness around a call that does nothing
 CONTROLS = ("bench_cpp.", "bench_harness.")
+MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 
 
 def result_files(machine_dir):
@@ -50,6 +51,12 @@ def case_name(benchmark, combo=()):
     """asv's name of one case: ``bench_device.SetCurrent.time_set_current('core')``. ``combo`` holds the
     parameter values as asv stores them (``repr`` strings: ``"'core'"``)."""
     return f"{benchmark}({', '.join(combo)})" if combo else benchmark
+
+
+def short_name(benchmark):
+    """How the overview names an operation: ``bench_device.SetCurrent.time_set_current`` -> ``device.SetCurrent``."""
+    module, cls = benchmark.split(".")[:2]
+    return f"{module.removeprefix(MODULE_PREFIX)}.{cls}"
 
 
 def split_case(name):

@@ -37,7 +37,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from cuda_bench import report, results
-from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, split_case
+from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, short_name, split_case
 from cuda_bench.report import APIS, TITLES
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
 
@@ -186,11 +186,10 @@ def render(rows):
                    f'data-machine="{esc(machine)}"><thead><tr><th>operation</th><th>case</th>'
                    + "".join(f"<th>{TITLES[a]}</th>" for a in APIS) + "</tr></thead><tbody>")
         for row in mrows:
-            module, cls, _ = row["benchmark"].split(".")
             star = (f' <span class="differs" title="{esc(row["differs"])}">★</span>'
                      f'<br><small class="text-muted">{esc(row["differs"])}</small>') if row.get("differs") else ""
             out.append(f'<tr data-benchmark="{row["benchmark"]}" data-case="{esc(" ".join(row["case"]))}">'
-                       f"<td>{module[6:]}.{cls}{star}</td><td>{esc(' '.join(row['case']))}</td>")
+                       f"<td>{short_name(row['benchmark'])}{star}</td><td>{esc(' '.join(row['case']))}</td>")
             for api in APIS:
                 cell = row["cells"].get(api)
                 if cell is None:

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from cuda_bench import results, stats, suite
-from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs
+from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs, short_name
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
 
 APIS = ("cpp", "bindings", "core", "cupy")
@@ -385,11 +385,11 @@ def markdown(rows):
     ]
     marked = {}
     for row in rows:
-        module, cls, _ = row["benchmark"].split(".")
+        short = short_name(row["benchmark"])
         star = " ★" if row.get("differs") else ""
         if star:
-            marked[f"{module[6:]}.{cls}"] = row["differs"]
-        lines.append(f"| `{module[6:]}.{cls}`{star} | {' '.join(row['case'])} | "
+            marked[short] = row["differs"]
+        lines.append(f"| `{short}`{star} | {' '.join(row['case'])} | "
                      + " | ".join(cell_text(row, a) for a in APIS)
                      + f" | {over_text(row['cells'].get('core', {}), usual)} | {over_text(row['cells'].get('bindings', {}), usual)} |")
     if marked:
@@ -460,7 +460,6 @@ def across(runs, columns, api):
              "|---|---|" + "---:|" * len(picked),
              "| harness floor |  | " + " | ".join(fmt(f) if number(f) else "n/a" for f in floors) + " |"]
     for name, combo in sorted(keys):
-        module, cls, _ = name.split(".")
         cells = []
         for _, vals in picked:
             value = vals.get((name, combo))
@@ -469,7 +468,7 @@ def across(runs, columns, api):
             else:
                 cells.append(fmt(value) if number(value) else "failed" if value is None else "skipped")
         case = " ".join(c.strip("'") for c in combo[1:])
-        lines.append(f"| `{module[6:]}.{cls}` | {case} | " + " | ".join(cells) + " |")
+        lines.append(f"| `{short_name(name)}` | {case} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

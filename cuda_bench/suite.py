@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench.layout import BENCHMARKS, case_name
+from cuda_bench.layout import BENCHMARKS, MODULE_PREFIX, case_name
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def import_suite(benchmark_dir=BENCHMARKS):
         sys.path.insert(0, str(path.parent))
     package = importlib.import_module(path.name)
     return [(info.name, importlib.import_module(f"{path.name}.{info.name}"))
-            for info in pkgutil.iter_modules(package.__path__) if info.name.startswith("bench_")]
+            for info in pkgutil.iter_modules(package.__path__) if info.name.startswith(MODULE_PREFIX)]
 
 
 def benchmark_classes(benchmark_dir=BENCHMARKS):
