@@ -153,9 +153,9 @@ def parser():
     p = sub.add_parser("prebuild", help="fill the wheel cache for several commits at once",
                        description="build REVs into the wheel cache, N at a time (each in its own checkout and "
                        "venv); asv's build step then finds them. CUDA_BENCH_BINDINGS picks the bindings.")
-    p.add_argument("revs", nargs="+", metavar="REV")
-    p.add_argument("--repo", metavar="PATH", required=True)
-    p.add_argument("--parallel", type=int, default=4)
+    p.add_argument("revs", nargs="+", metavar="REV", help="what `asv run` accepts: SHAs, tags, branches")
+    p.add_argument("--repo", metavar="PATH", required=True, help="a local clone of cuda-python")
+    p.add_argument("--parallel", type=int, default=4, help="builds at a time, the cores shared (default %(default)s)")
     p.add_argument("--logs", metavar="DIR", help="keep each build's log here")
     return top
 
