@@ -251,7 +251,8 @@ def ensure_build_requirements():
     pip("install", *BUILD_REQUIREMENTS)
 
 
-COLD = {"cuda_core": "; a cold cuda_core build takes minutes", "cuda_bindings": "; cuda_bindings from source takes a quarter hour"}
+COLD = {"cuda_core": "; a cold cuda_core build takes minutes",
+        "cuda_bindings": "; cuda_bindings from source takes a quarter hour"}
 
 
 def build_one(src, package, out, bindings_spec, record):

@@ -354,7 +354,8 @@ def main(argv=None):
             publish.publish(config)
         elif args.command == "serve":
             os.chdir(ROOT)  # asv in place of this process: stopping `scripts/bench serve` stops the server
-            os.execv(sys.executable, [sys.executable, "-m", "asv", "preview", "--port", args.port, "--config", str(CONF)])
+            os.execv(sys.executable,
+                     [sys.executable, "-m", "asv", "preview", "--port", args.port, "--config", str(CONF)])
         elif args.command == "machine":
             machine.record(args.machine)
             status = 0

@@ -127,7 +127,8 @@ def ordinal(n):
 
 
 def table_head(confidence):
-    return [f"| case | per call, base → head | ratio | {confidence:.0%} interval | threshold |", "|---|--:|--:|:-:|--:|"]
+    return [f"| case | per call, base → head | ratio | {confidence:.0%} interval | threshold |",
+            "|---|--:|--:|:-:|--:|"]
 
 
 def comment(data):

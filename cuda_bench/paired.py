@@ -9,10 +9,10 @@ sample, untimed). The machine's speed, which on
 the lent H200 VM changes by 2x for seconds at a time, is the same within a group and cancels in its ratio;
 ``cuda_bench.stats`` turns the groups into a ratio, an interval over process pairs and a verdict.
 
-Process pairs run concurrently, one per core (core 0 is left to the controller and the system where there are more than two). A pair is
-driven by its own process pinned to the pair's core, so the driver and its two workers take turns on that
-core and never wait for another pair's driver; each pair goes through the cases in its own shuffled order,
-so that no two pairs load the GPU with the same operation at the same time. A worker that dies or stops
+Process pairs run concurrently, one per core (core 0 is left to the controller and the system where there
+are more than two). A pair is driven by its own process pinned to the pair's core, so the driver and its
+two workers take turns on that core and never wait for another pair's driver; each pair goes through the
+cases in its own shuffled order, so that no two pairs load the GPU with the same operation at the same time. A worker that dies or stops
 answering (``timeout``) is reported with its log, and its pair starts fresh workers for the next case.
 """
 

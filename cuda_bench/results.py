@@ -3,7 +3,8 @@
 asv's results files (``results/<machine>/<commit>-<env>.json``), and the line-per-record files next to them
 that asv does not read: ``builds.jsonl`` (what each commit was built from), ``steps.jsonl`` (the paired
 comparison of each newly measured commit with the previous one), ``calibration.jsonl`` (per-case
-thresholds from paired A/A runs) and ``overhead.jsonl`` (each Python form over its C++ twin, paired). The dashboard, the reports, the comparisons and the tests read through here.
+thresholds from paired A/A runs) and ``overhead.jsonl`` (each Python form over its C++ twin, paired). The
+dashboard, the reports, the comparisons and the tests read through here.
 
 A results file that does not parse (a run killed mid-write, a bad merge) is skipped with one line naming it;
 so is a line of a ``.jsonl`` file.
@@ -113,7 +114,7 @@ def read_lines(path):
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                print(f"results: {path}:{number} does not parse ({exc.msg}); left out", file=sys.stderr)
+                warn(f"{path}:{number} does not parse ({exc.msg}); left out")
     return records
 
 
