@@ -39,6 +39,7 @@ from urllib.parse import quote
 from cuda_bench import report, results
 from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, short_name, split_case
 from cuda_bench.report import APIS, TITLES
+from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
 
 # the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
@@ -153,7 +154,7 @@ def step_note(cell):
     step = cell.get("step")
     if step:
         notes.append(f'<span class="step {esc(step["verdict"])}" title="paired with {esc(step["base"][:9])}: '
-                     f'95% interval {step["low"]:.3f}–{step["high"]:.3f}">'
+                     f'{CONFIDENCE:.0%} interval {step["low"]:.3f}–{step["high"]:.3f}">'
                      f'×{step["ratio"]:.3f} [{step["low"]:.3f}, {step["high"]:.3f}] vs prev.</span>')
     if cell.get("index"):
         product, base, count = cell["index"]
@@ -181,7 +182,7 @@ def render(rows):
         if usual:
             out.append(f'<p class="ranges">Over C++ (paired): the ratio of the run nearest the fast state and its '
                        f'range over this commit\'s {esc(report.usual_runs_text(usual))} unless its cell names a '
-                       f'count; hover over a cell for its 95% interval and its runs.</p>')
+                       f'count; hover over a cell for its {CONFIDENCE:.0%} interval and its runs.</p>')
         out.append('<table class="table table-condensed table-hover overview" '
                    f'data-machine="{esc(machine)}"><thead><tr><th>operation</th><th>case</th>'
                    + "".join(f"<th>{TITLES[a]}</th>" for a in APIS) + "</tr></thead><tbody>")
@@ -222,7 +223,7 @@ def render(rows):
                                   f'recorded run on this machine: probably no process in the fast state, so the '
                                   f'ratio reads high)')
                     interval = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
-                                f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} (95%)'
+                                f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} ({CONFIDENCE:.0%})'
                                 f'{across}"' if over else "")
                     target = "ok" if cell["over_cpp_ns"] < TARGET_NS else "over"
                     notes.append(f'<span class="target-{target}"{interval}>{esc(report.over_text(cell, usual))} C++ '
@@ -260,7 +261,7 @@ shown <b>raw</b> and <b>net</b> of the <b>harness floor</b> (<code>bench_harness
 timed body, the call written out many times per asv loop turn (<code>UNROLL</code> in <code>benchmarks/_op.py</code>), around <code>gc.isenabled()</code>, a C function that does nothing, in the
 same run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) time themselves, so they are
 already net. Under each number, Python over C++: <b>paired</b> where <code>scripts/bench overhead</code> measured
-this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the 95%
+this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the {CONFIDENCE:.0%}
 interval; of several runs of the commit, the one nearest the fast state, and a run whose C++ twins ran more
 than {report.SLOW_STATE}× (the fast-state window) slower than their fastest recorded run is left out, or marked
 ⚠ where it is the only one: its ratios read high), else net minus C++ from asv's medians; ✓ under cuda-python's
@@ -269,7 +270,7 @@ target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.
 <p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the lent H200 VM), so
 changes between commits are decided by <b>paired steps</b>: the newest commit and the previous measured one,
 timed in turn sample by sample on one core (<a href="steps.html">every step</a>). Under a number: the step's
-ratio with its 95% interval, and the <b>chained index</b>, the product of the paired ratios since the first commit
+ratio with its {CONFIDENCE:.0%} interval, and the <b>chained index</b>, the product of the paired ratios since the first commit
 the steps reach; <span class="label label-danger">regressed</span> marks a case whose whole interval lies beyond
 its threshold. The "vs prev. commit / release" percentages compare unpaired medians: context, not verdicts.
 Every cell links to its asv graph.</p>
@@ -305,9 +306,9 @@ def render_steps(steps_by_machine):
                              "measured commit that has a measured predecessor on the same machine.</p>"
 
 
-STEPS = """<p>Every newly measured commit of the history, paired with the previous measured commit on the same
+STEPS = f"""<p>Every newly measured commit of the history, paired with the previous measured commit on the same
 machine: two worker processes, one per build, pinned to one core with address-space randomisation off, timed in
-turn (A B B A) case by case; a case's ratio is the median over process pairs and its interval a 95% confidence
+turn (A B B A) case by case; a case's ratio is the median over process pairs and its interval a {CONFIDENCE:.0%} confidence
 interval of that median. A <b>regression</b> needs the whole interval above 1 + the case's threshold (from a paired
 A/A calibration on the machine). C++ twins and the harness floor do not depend on cuda-python and never count.</p>
 """

@@ -498,9 +498,10 @@ def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-pyth
                         f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} |")
     lines = [MARKER, f"The history's paired comparisons flag **{len(rows)} regression{'s' if len(rows) != 1 else ''}** "
              "on main: a newly measured commit against the previous one, interleaved on one core; a flag needs "
-             "the whole 95% interval beyond the case's threshold. Updated by the nightly benchmark run.", ""]
+             f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold. Updated by the nightly "
+             "benchmark run.", ""]
     if rows:
-        lines += ["| machine | case | commits | ratio [95% interval] | threshold | per call |",
+        lines += [f"| machine | case | commits | ratio [{stats.CONFIDENCE:.0%} interval] | threshold | per call |",
                   "|---|---|---|--:|--:|--:|", *rows]
     return "\n".join(lines) + "\n", len(rows)
 
