@@ -83,12 +83,13 @@ def settings_of(args):
 
 
 def parser():
-    top = argparse.ArgumentParser(prog="scripts/bench", description=DESCRIPTION,
+    top = argparse.ArgumentParser(prog="scripts/bench", usage="%(prog)s [-h] COMMAND ...",
+                                  description=DESCRIPTION,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS)  # listed in DESCRIPTION
     for name, text in (("run", "asv run, then paired steps, then publish"),
                        ("ladder", "asv run over every cuda-core release tag and main's head, then as run")):
-        p = sub.add_parser(name, help=text, description=f"{text}. Everything after the options goes to "
+        p = sub.add_parser(name, description=f"{text}. Everything after the options goes to "
                            "`asv run` unchanged (a range such as HEAD~5..HEAD, --quick ...).")
         asv_options(p)
         p.add_argument("--cpu-affinity", default="auto", metavar="LIST", help="pin asv's benchmark processes "
@@ -102,7 +103,7 @@ def parser():
         paired_options(p)
     for name, text in (("compare", "BASE against HEAD with the paired engine: the pull-request gate"),
                        ("aa", "one commit against itself with the paired engine: this machine's thresholds")):
-        p = sub.add_parser(name, help=text, description=f"{text}. Exit status: 1 when a case regressed (its whole "
+        p = sub.add_parser(name, description=f"{text}. Exit status: 1 when a case regressed (its whole "
                            "95% interval beyond its threshold), 2 when something could not be measured, else 0.")
         if name == "compare":
             p.add_argument("base", help="commit, tag or branch to compare against")
@@ -123,11 +124,10 @@ def parser():
         p.add_argument("--out", metavar="DIR", help="summary.json, comment.md and the worker logs "
                        "(default .asv/compare/BASE-HEAD)")
         p.add_argument("--output", metavar="FILE", help="also write the comment here")
-    p = sub.add_parser("overhead", help="each Python form over its C++ twin at one commit",
-                       description="in one build, each Python form and its C++ twin timed alternately, sample "
-                       "by sample, in one process; several fresh processes give each case's interval. Appends "
-                       "to results/<machine>/overhead.jsonl (the overview's 'over C++'). Exit status 2 when a "
-                       "case could not be measured.")
+    p = sub.add_parser("overhead", description="in one build, each Python form and its C++ twin timed "
+                       "alternately, sample by sample, in one process; several fresh processes give each case's "
+                       "interval. Appends to results/<machine>/overhead.jsonl (the overview's 'over C++'). Exit "
+                       "status 2 when a case could not be measured.")
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
     paired_options(p, pairs=paired.OVERHEAD_PROCESSES)
@@ -139,20 +139,19 @@ def parser():
                    "from to OUT/groups.json.gz (about 20 MB gzipped for the whole suite; -b for fewer cases)")
     p.add_argument("--out", metavar="DIR", help="overhead.json, overhead.md and the worker logs "
                    "(default .asv/overhead/COMMIT)")
-    p = sub.add_parser("publish", help="publish html/ from results/", description="asv publish into a new "
+    p = sub.add_parser("publish", description="asv publish into a new "
                        "folder, made self-contained, the overview and the paired steps added; it replaces html/ "
                        "only when complete.")
     p.add_argument("--repo", metavar="PATH", help="a local clone of cuda-python (asv needs one to order commits)")
     p.add_argument("--results-dir", metavar="DIR", help="publish these results instead of results/")
-    p = sub.add_parser("serve", help="serve html/ on localhost", description="asv preview: html/ on localhost "
+    p = sub.add_parser("serve", description="asv preview: html/ on localhost "
                        "(browsers refuse asv's data from file://)")
     p.add_argument("--port", default="8080")
-    p = sub.add_parser("machine", help="record this machine", description="write this machine (GPU, driver, CPU) "
+    p = sub.add_parser("machine", description="write this machine (GPU, driver, CPU) "
                        "into asv's machine file")
     p.add_argument("--machine", metavar="NAME")
-    p = sub.add_parser("prebuild", help="fill the wheel cache for several commits at once",
-                       description="build REVs into the wheel cache, N at a time (each in its own checkout and "
-                       "venv); asv's build step then finds them. CUDA_BENCH_BINDINGS picks the bindings.")
+    p = sub.add_parser("prebuild", description="build REVs into the wheel cache, N at a time (each in its own "
+                       "checkout and venv); asv's build step then finds them. CUDA_BENCH_BINDINGS picks the bindings.")
     p.add_argument("revs", nargs="+", metavar="REV", help="what `asv run` accepts: SHAs, tags, branches")
     p.add_argument("--repo", metavar="PATH", required=True, help="a local clone of cuda-python")
     p.add_argument("--parallel", type=int, default=4, help="builds at a time, the cores shared (default %(default)s)")
