@@ -86,7 +86,8 @@ def parser():
     top = argparse.ArgumentParser(prog="scripts/bench", usage="%(prog)s [-h] COMMAND ...",
                                   description=DESCRIPTION,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS)  # listed in DESCRIPTION
+    # the commands are listed once, in DESCRIPTION
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS)
     for name, text in (("run", "asv run, then paired steps, then publish"),
                        ("ladder", "asv run over every cuda-core release tag and main's head, then as run")):
         p = sub.add_parser(name, description=f"{text}. Everything after the options goes to "
