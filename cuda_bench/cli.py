@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cuda_bench import build, compare, machine, paired, publish, report, results, run, stats
 from cuda_bench.layout import CALIBRATION, CONF, OVERHEAD, RESULTS, ROOT, STEPS, WORK, label
+from cuda_bench.text import interval
 
 DESCRIPTION = """\
 cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after commit.
@@ -267,7 +268,7 @@ def history_steps(args, name, info, results_dir, before, config):
         results.append_line(Path(results_dir) / name / STEPS, data)
         flagged = compare.regressions(data)
         log(f"step {base[:9]} -> {head[:9]}: {len(flagged)} regression(s)"
-            + "".join(f"\n  {c['name']} ×{c['ratio']:.3f} [{c['low']:.3f}, {c['high']:.3f}]" for c in flagged))
+            + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged))
         status = status or (2 if data["errors"] else 0)
     return status
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from cuda_bench import build, machine, paired, stats
 from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
 from cuda_bench.suite import cases as suite_cases
-from cuda_bench.text import TARGET_NS, fmt_ns
+from cuda_bench.text import TARGET_NS, fmt_ns, interval
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -167,7 +167,7 @@ def comment(data):
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
         out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(
-            f"`{c['name']}` ×{c['ratio']:.3f} [{c['low']:.3f}, {c['high']:.3f}]" for c in controls)]
+            f"`{c['name']}` {interval(c)}" for c in controls)]
     if data["errors"]:
         out += ["", "#### Not measured", ""] + [f"- `{name}`: {text.splitlines()[-1] if text else '?'}"
                                                for name, text in sorted(data["errors"].items())]

@@ -40,7 +40,7 @@ from cuda_bench import report, results
 from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, short_name, split_case
 from cuda_bench.report import APIS, TITLES
 from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, number, signed
 
 # the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
 ASSETS = {
@@ -155,7 +155,7 @@ def step_note(cell):
     if step:
         notes.append(f'<span class="step {esc(step["verdict"])}" title="paired with {esc(step["base"][:9])}: '
                      f'{CONFIDENCE:.0%} interval {step["low"]:.3f}–{step["high"]:.3f}">'
-                     f'×{step["ratio"]:.3f} [{step["low"]:.3f}, {step["high"]:.3f}] vs prev.</span>')
+                     f'{interval(step)} vs prev.</span>')
     if cell.get("index"):
         product, base, count = cell["index"]
         notes.append(f'<span class="index" title="product of the paired ratios of {count} step(s)">'
@@ -298,7 +298,7 @@ def render_steps(steps_by_machine):
                 for case in count[verdict]:
                     out.append(f'<tr class="{"danger" if verdict == "regression" else "success"} case" '
                                f'data-case="{esc(case["name"])}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
-                               f'<td colspan="5">{verdict}: {report.interval(case)}, threshold '
+                               f'<td colspan="5">{verdict}: {interval(case)}, threshold '
                                f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
                                f'{fmt_ns(case["head_ns"])} per call</td></tr>')
         out.append("</tbody></table>")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from cuda_bench import results, stats, suite
 from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs, short_name
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, number, signed
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, number, signed
 
 APIS = ("cpp", "bindings", "core", "cupy")
 TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
@@ -35,10 +35,6 @@ def change(new, old):
     if not (number(new) and number(old)) or old == 0:
         return None
     return (new - old) / old
-
-
-def interval(case):
-    return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
 
 
 # --- the history's paired steps ------------------------------------------------------------------------

@@ -25,6 +25,11 @@ def signed(seconds):
     return ("-" if seconds < 0 else "+") + fmt(abs(seconds))
 
 
+def interval(case):
+    """A paired ratio with its interval, as every report prints it: '×1.053 [1.048, 1.056]'."""
+    return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
+
+
 def fmt_net(seconds):
     """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
     stays in overview.json)."""
