@@ -7,6 +7,7 @@
 set -euo pipefail
 source=$1; dest=$2; depth=${3:-8}
 git init -q --bare "$dest"
+git -C "$dest" symbolic-ref HEAD refs/heads/main  # HEAD^! (offline_run's default) is main's head
 git -C "$dest" fetch -q --depth "$depth" "$source" "refs/heads/main:refs/heads/main"
 for tag in $(git ls-remote --tags --refs "$source" 'cuda-core-v*' | awk '{print $2}'); do
     case "$tag" in *rc*) continue ;; esac  # releases only, as cuda_bench.layout.is_release_tag

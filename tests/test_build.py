@@ -211,6 +211,7 @@ def test_shallow_clone_keeps_main_and_every_release_tag(repo, tmp_path):
                    capture_output=True)
     assert git(dest, "tag").split() == ["cuda-core-v0.1.0", "cuda-core-v0.2.0"]  # no release candidates
     assert len(git(dest, "log", "--format=%H", "main").split()) == 2
+    assert git(dest, "rev-parse", "HEAD") == git(repo, "rev-parse", "HEAD")  # offline_run's default, HEAD^!
     assert git(dest, "rev-parse", "cuda-core-v0.2.0^{commit}") == git(repo, "rev-parse", "cuda-core-v0.2.0^{commit}")
 
 
