@@ -17,7 +17,7 @@ engine)
   ;;
 run)
   H=/tmp/history-copy; rm -rf $H; cp -a results $H
-  job run --results-dir $H
+  job run --results-dir $H HEAD^!
   mkdir -p $K/run; for f in $H/nvidia-h200/*; do cmp -s $f results/nvidia-h200/$(basename $f) || cp $f $K/run/; done
   for f in steps overhead; do diff <(cat results/nvidia-h200/$f.jsonl) $H/nvidia-h200/$f.jsonl | sed -n 's/^> //p' > $K/run/$f-new.jsonl; done
   ls -la $K/run
