@@ -6,6 +6,7 @@
 #   bash check.sh run      the main job, scripts/bench run (offline_run's default range, HEAD^!), into a copy of results/ (not the history:
 #                          it re-measures cb56ab9f9, which results/ already holds): asv run, the paired step from
 #                          the parent, the over-C++ run; the copy's new records come back under measurements/
+#   bash check.sh aa       A/A of the same build over the whole suite, judged held out by the recorded thresholds
 CALL=session17-$1; source measurements/nvidia-h200/logs/session10-scripts/head.sh
 R=$PWD/.carry/cuda-python.git; W=.whl/common:.whl/cu13; K=$M/check-s17
 [ -d $C/cuda-headers-13.3 ] || { mkdir -p $C/cuda-headers-13.3 && tar -xJf .carry/cuda-headers-13.3.tar.xz -C $C/cuda-headers-13.3; }
@@ -21,6 +22,9 @@ run)
   mkdir -p $K/run; for f in $H/nvidia-h200/*; do cmp -s $f results/nvidia-h200/$(basename $f) || cp $f $K/run/; done
   for f in steps overhead; do diff <(cat results/nvidia-h200/$f.jsonl) $H/nvidia-h200/$f.jsonl | sed -n 's/^> //p' > $K/run/$f-new.jsonl; done
   ls -la $K/run
+  ;;
+aa)
+  job aa compare main main --kind aa --out $K/paired-aa-cb56ab9f9-s17
   ;;
 esac
 echo "total $(( $(date +%s) - t0 )) s"
