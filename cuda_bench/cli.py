@@ -76,6 +76,11 @@ def paired_options(parser, pairs=None):
                        help="only the cases whose name matches (repeatable, as asv's -b)")
 
 
+def command_line(argv):
+    """How a record names the command that made it (report.run_label reads its --out)."""
+    return "scripts/bench " + " ".join(map(shlex.quote, argv))
+
+
 def settings_of(args):
     if args.pairs < 1 or args.seconds <= 0:
         raise run.RunError("--pairs must be at least 1 and --seconds above 0")
@@ -193,7 +198,7 @@ def cmd_compare(args, argv):
                                     log_dir=out / "logs", progress=log)
     kind = "aa" if aa else args.kind
     data = compare.summary(report, kind, getattr(args, "expected", []), built,
-                           "scripts/bench " + " ".join(map(shlex.quote, argv)), info)
+                           command_line(argv), info)
     text = compare.write(out, data)
     print(text)
     if args.output:
@@ -214,7 +219,7 @@ def cmd_overhead(args, argv):
     out = Path(args.out or WORK / "overhead" / label(args.commit)).resolve()
     data = compare.overhead(repo, args.commit, bindings=bindings, requirements=reqs, system_site=site,
                             settings=settings, bench=args.bench, log_dir=out / "logs", progress=log,
-                            command="scripts/bench " + " ".join(map(shlex.quote, argv)), machine_info=info,
+                            command=command_line(argv), machine_info=info,
                             groups_file=out / "groups.json.gz" if args.keep_groups else None)
     print(compare.write_overhead(out, data))
     if not args.no_write:
@@ -240,7 +245,7 @@ def judge_overhead_run(results_dir, name, data, written):
         log(f"over C++: {repeat}")
 
 
-def history_steps(args, name, info, results_dir, before, config):
+def history_steps(args, name, info, results_dir, before, config, command):
     """Pair every newly measured commit with the previous measured one; append to steps.jsonl."""
     pairs = run.new_steps(results_dir, name, before)
     if not pairs:
@@ -263,7 +268,7 @@ def history_steps(args, name, info, results_dir, before, config):
             log(f"step {base[:9]} -> {head[:9]} not measured: {exc}")
             status = 2
             continue
-        data = compare.summary(report, "step", (), built, None, info)
+        data = compare.summary(report, "step", (), built, command, info)
         compare.write(out, data)
         results.append_line(Path(results_dir) / name / STEPS, data)
         flagged = compare.regressions(data)
@@ -273,17 +278,23 @@ def history_steps(args, name, info, results_dir, before, config):
     return status
 
 
-def over_cpp(args, name, info, results_dir, before, config):
+def over_cpp(args, name, info, results_dir, before, config, command):
     """The overview's "over C++" for the newest newly measured commit, paired in one process."""
     commit = run.newest_measured(results_dir, name, before)
     if commit is None:
         return 0
     conf = json.loads(Path(config).read_text())
     out = WORK / "overhead" / commit[:12]
-    data = compare.overhead(run.local_repo(conf), commit, bindings=run.bindings_of(conf),
-                            requirements=run.requirements(conf), system_site=run.system_site_of(conf),
-                            settings=paired.Settings(pairs=paired.OVERHEAD_PROCESSES, seconds=args.seconds, jobs=args.jobs),
-                            bench=args.bench, log_dir=out / "logs", progress=log, machine_info=info)
+    try:
+        data = compare.overhead(run.local_repo(conf), commit, bindings=run.bindings_of(conf),
+                                requirements=run.requirements(conf), system_site=run.system_site_of(conf),
+                                settings=paired.Settings(pairs=paired.OVERHEAD_PROCESSES, seconds=args.seconds,
+                                                         jobs=args.jobs),
+                                bench=args.bench, log_dir=out / "logs", progress=log, command=command,
+                                machine_info=info)
+    except (build.BuildError, compare.CompareError, paired.WorkerError) as exc:  # the run still publishes
+        log(f"over C++ at {commit[:9]} not measured: {exc}")
+        return 2
     compare.write_overhead(out, data)
     results.append_line(Path(results_dir) / name / OVERHEAD, data)
     log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
@@ -291,8 +302,9 @@ def over_cpp(args, name, info, results_dir, before, config):
     return 2 if data["errors"] else 0
 
 
-def cmd_run(args, rest):
+def cmd_run(args, rest, argv):
     settings_of(args)  # checked before anything runs
+    command = command_line(argv)  # recorded in the steps and over-C++ records, as compare and overhead do
     name, info = machine.record(args.machine)
     results_dir = run.no_gpu_results_dir(info, args.results_dir)
     config = run.derived_conf(args.repo, args.bindings or ("auto" if args.command == "ladder" else None),
@@ -320,9 +332,9 @@ def cmd_run(args, rest):
     if status:  # asv exits non-zero when any one benchmark failed: what it did measure is still paired
         log(f"asv run exited {status}; pairing and publishing what it measured")
     if not args.no_steps:
-        status = history_steps(args, name, info, results_dir, before, config) or status
+        status = history_steps(args, name, info, results_dir, before, config, command) or status
     if not args.no_overhead and machine.has_gpu(info):
-        status = over_cpp(args, name, info, results_dir, before, config) or status
+        status = over_cpp(args, name, info, results_dir, before, config, command) or status
     if not args.no_publish:
         if args.results_dir is None and not machine.has_gpu(info):  # this run stayed out of the history
             log(f"publish: html/ from the history (results/); this run's results stay in {results_dir} "
@@ -341,7 +353,7 @@ def main(argv=None):
     start = time.monotonic()
     try:
         if args.command in ("run", "ladder"):
-            status = cmd_run(args, rest)
+            status = cmd_run(args, rest, argv)
         elif args.command in ("compare", "aa"):
             status = cmd_compare(args, argv)
         elif args.command == "overhead":

@@ -234,6 +234,38 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
     assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed" in err
 
 
+def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_path, git_repo, monkeypatch,
+                                                                            capsys):
+    """On a GPU machine, run ends with the newest commit's over-C++ run. When that cannot be made (a build
+    that fails), the run says so in one line, exits 2 and still publishes; the record would have named the
+    command that made it."""
+    from cuda_bench import build, cli, compare, publish
+
+    results_dir = tmp_path / "res"
+
+    def asv(*args, **kw):
+        (results_dir / "m").mkdir(parents=True, exist_ok=True)
+        (results_dir / "m" / "aaaaaaaa-env.json").write_text(json.dumps(
+            {"commit_hash": "a" * 40, "date": 0, "env_name": "env", "results": {}, "result_columns": []}))
+        return 0
+
+    asked, published = [], []
+
+    def overhead(repo, commit, **kw):
+        asked.append((commit, kw["command"]))
+        raise build.BuildError(f"{commit[:9]}: cuda_core failed to build")
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(run, "asv", asv)
+    monkeypatch.setattr(machine, "has_gpu", lambda info: True)
+    monkeypatch.setattr(compare, "overhead", overhead)
+    monkeypatch.setattr(publish, "publish", published.append)
+    argv = ["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir), "--no-steps"]
+    assert cli.main(argv) == 2
+    assert asked == [("a" * 40, "scripts/bench " + " ".join(argv))] and len(published) == 1
+    assert "over C++ at aaaaaaaaa not measured: aaaaaaaaa: cuda_core failed to build" in capsys.readouterr().err
+
+
 def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path, git_repo, monkeypatch, capsys):
     """Without a GPU, run's results stay out of the history (.asv/results-no-gpu); html/ then shows the
     history (results/), not a page of skipped cases in place of it."""
@@ -345,9 +377,10 @@ def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
     runs of the machine: the real H200 run s14-call1b (its C++ twins x1.40 slower than the fastest) gets a
     warning, written or not (--no-write); s14-call2a, on the next machine start (x1.09), does not, and is read
     against the commit's earlier run nearest the fast state instead (report.repeat_note)."""
+    from cuda_bench import report
+
     lines = (ROOT / "results" / "nvidia-h200" / "overhead.jsonl").read_text().splitlines()
-    labels = [json.loads(line)["command"].rsplit("-", 2)[-2:] for line in lines]
-    at = {"-".join(label): k for k, label in enumerate(labels)}
+    at = {"-".join(report.run_label(json.loads(line)).rsplit("-", 2)[-2:]): k for k, line in enumerate(lines)}
     machine_dir = tmp_path / "nvidia-h200"
     machine_dir.mkdir()
 
