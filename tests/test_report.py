@@ -97,8 +97,11 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
         assert cells[2] == fmt(cpp)  # C++: no harness, no net
     else:  # the twins changed after this commit's asv run: their numbers there are left out, and said so
         assert cells[2] == "" and "Not in the table: `bench_cpp.Cpp.track_latency`" in out
-    assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})"
     commit = json.loads(newest(machine).read_text())["commit_hash"]
+    # where the history's paired steps reach the commit, the chained index of the case follows
+    path = report.chains(results.read_lines(RESULTS / machine / "steps.jsonl")).get(commit, [])
+    index = report.chained_index(path, "bench_event.EventCreate.time_event_create('core')")
+    assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})" + (f" ×{index[0]:.3f}" if index else "")
     paired = report.over_cpp_cases([r for r in results.overhead_runs(ROOT / "results", machine)
                                     if r["commit"] == commit])
     over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
@@ -633,3 +636,42 @@ def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_sta
     assert len(slow_first) == 2 and report.repeat_note([slow_first[1], fast[-1]], everything) is None
     older = [r for r in runs if not report.fast_kind(report.run_kind(r))]
     assert report.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
+
+
+SESSION18 = "2026-12-04T14:40"  # after session 17's run (14:29 UTC), for the same reason
+
+
+def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that_agrees(machine):
+    """Known answers on what `scripts/bench run` wrote on the H200 in session 17 (2026-12-04, a twelfth machine
+    start; measurements/nvidia-h200/check-s17): the paired step c278ecb3d -> cb56ab9f9 (a commit that does
+    not touch the suite's paths) flags nothing: 103 cases measured on both sides (the 7 multi-thread or CuPy
+    'release' forms skipped, with their reasons), every ratio within 1% (the farthest, Compile cubin on
+    cuda.core, x0.992 [0.985, 0.996]), the harness floor x1.000; the over-C++ run of cb56ab9f9 it made afterwards
+    gives 91 of 91 ratios within 5% of the earlier run nearest the fast state (s15-call5b). Over the 23 runs
+    not in the slow state (twelve starts), 203 of 242 cross-start pairs reach 90% of all cases, and 241 of
+    242 over the cases whose twin did not move beside the others; 58 of 91 cases stay within 5% from lowest
+    to highest."""
+    (step,) = [s for s in results.read_lines(RESULTS / machine / "steps.jsonl") if s["date"] < SESSION18]
+    assert (step["base"][:9], step["head"][:9], step["kind"]) == ("c278ecb3d", "cb56ab9f9", "step")
+    assert len(step["cases"]) == 103 and {c["verdict"] for c in step["cases"]} == {"same"}
+    assert len(step["skipped"]) == 7 and not step["errors"]
+    assert max(abs(c["ratio"] - 1) for c in step["cases"]) < 0.01
+    floor = next(c for c in step["cases"] if c["name"].startswith("bench_harness.Floor"))
+    assert round(floor["ratio"], 3) == 1.0
+
+    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < SESSION18]
+    runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
+    assert report.run_label(runs[-1]) == "2026-12-04T14:29:12Z"  # run's record: no --out, named by its date
+    assert report.repeat_note(runs, everything).startswith(
+        "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
+        "another machine start): 91 of 91 cases (100%) give the same ratio within 5%")
+
+    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
+    kept = [r for r, x in zip(fast, report.slow_factors(fast)) if not report.in_slow_state(x)]
+    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
+    assert len(kept) == 23 and len({report.machine_start(r) for r in kept}) == 12
+    assert len(cross) == 242 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 203
+    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 241
+    cases = report.over_cpp_cases(runs)
+    assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(23, 12, 2)}
+    assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 58
