@@ -27,6 +27,7 @@ commands:
   run        asv run over commits of cuda-python (default: main's newest), pair each newly measured
              commit with the previous one, time the newest against C++ (paired), publish html/ (the main job)
   ladder     the same over every cuda-core-v* release tag and main's head
+  steps      the paired steps the history lacks (a step that failed, runs with --no-steps), made now
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
   overhead   each Python form against its C++ twin, sample by sample in one process, at one commit
@@ -93,7 +94,8 @@ def parser():
                                   description=DESCRIPTION,
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     # the commands are listed once, in DESCRIPTION
-    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS)
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS,
+                             prog="scripts/bench")  # "scripts/bench steps ...", not the top usage line
     for name, text in (("run", "asv run, then paired steps, then publish"),
                        ("ladder", "asv run over every cuda-core release tag and main's head, then as run")):
         p = sub.add_parser(name, description=f"{text}. Everything after the options goes to "
@@ -108,6 +110,13 @@ def parser():
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
         paired_options(p)
+    p = sub.add_parser("steps", description="pair each measured commit of the history that has no paired step "
+                       "with the measured commit before it (a step that could not be measured, a run with "
+                       "--no-steps), in the environments built with --bindings; appends to "
+                       "results/<machine>/steps.jsonl. Exit status 2 when a step could not be measured.")
+    asv_options(p)
+    paired_options(p)
+    p.add_argument("--list", action="store_true", help="only list the missing steps")
     for name, text in (("compare", "BASE against HEAD with the paired engine: the pull-request gate"),
                        ("aa", "one commit against itself with the paired engine: this machine's thresholds")):
         p = sub.add_parser(name, description=f"{text}. Exit status: 1 when a case regressed (its whole "
@@ -245,12 +254,8 @@ def judge_overhead_run(results_dir, name, data, written):
         log(f"over C++: {repeat}")
 
 
-def history_steps(args, name, info, results_dir, before, config, command):
-    """Pair every newly measured commit with the previous measured one; append to steps.jsonl."""
-    pairs = run.new_steps(results_dir, name, before)
-    if not pairs:
-        log("steps: no newly measured commit has a measured predecessor on this machine")
-        return 0
+def history_steps(args, name, info, results_dir, pairs, config, command):
+    """Measure each (base, head) pair with the paired engine; append each step to steps.jsonl."""
     conf = json.loads(Path(config).read_text())
     repo = run.local_repo(conf)
     thresholds = results.calibration(RESULTS, name)
@@ -265,7 +270,7 @@ def history_steps(args, name, info, results_dir, before, config, command):
                                             bench=args.bench, thresholds=thresholds, log_dir=out / "logs",
                                             progress=log)
         except (build.BuildError, compare.CompareError, paired.WorkerError) as exc:  # the other steps still run
-            log(f"step {base[:9]} -> {head[:9]} not measured: {exc}")
+            log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`scripts/bench steps` makes it later)")
             status = 2
             continue
         data = compare.summary(report, "step", (), built, command, info)
@@ -332,7 +337,10 @@ def cmd_run(args, rest, argv):
     if status:  # asv exits non-zero when any one benchmark failed: what it did measure is still paired
         log(f"asv run exited {status}; pairing and publishing what it measured")
     if not args.no_steps:
-        status = history_steps(args, name, info, results_dir, before, config, command) or status
+        pairs = run.new_steps(results_dir, name, before)
+        if not pairs:
+            log("steps: no newly measured commit has a measured predecessor on this machine")
+        status = history_steps(args, name, info, results_dir, pairs, config, command) or status
     if not args.no_overhead and machine.has_gpu(info):
         status = over_cpp(args, name, info, results_dir, before, config, command) or status
     if not args.no_publish:
@@ -342,6 +350,23 @@ def cmd_run(args, rest, argv):
             config = run.derived_conf(args.repo, None, None, args.system_site)
         publish.publish(config)
     return status
+
+
+def cmd_steps(args, argv):
+    settings_of(args)
+    name, info = machine.record(args.machine)
+    results_dir = run.no_gpu_results_dir(info, args.results_dir)
+    config = run.derived_conf(args.repo, args.bindings, results_dir, args.system_site)
+    conf = json.loads(config.read_text())
+    results_dir, bindings = Path(conf["results_dir"]), run.bindings_of(conf)
+    pairs = run.missing_steps(results_dir, name, bindings)
+    other = len(run.missing_steps(results_dir, name, None)) - len(pairs)
+    log(f"steps: {len(pairs)} missing in {results_dir / name} (cuda-bindings {bindings})"
+        + (f"; {other} more in environments of other bindings (--bindings)" if other else "")
+        + "".join(f"\n  {base[:9]} -> {head[:9]}" for base, head in pairs))
+    if args.list or not pairs:
+        return 0
+    return history_steps(args, name, info, results_dir, pairs, config, command_line(argv))
 
 
 def main(argv=None):
@@ -358,6 +383,8 @@ def main(argv=None):
             status = cmd_compare(args, argv)
         elif args.command == "overhead":
             status = cmd_overhead(args, argv)
+        elif args.command == "steps":
+            status = cmd_steps(args, argv)
         elif args.command == "publish":
             status = 0
             config = run.derived_conf(args.repo, None, args.results_dir, None)

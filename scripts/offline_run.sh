@@ -6,6 +6,7 @@
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT aa COMMIT [...]          # paired A/A: thresholds
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT ladder [...]             # the release ladder
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT overhead COMMIT [...]    # paired over C++
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT steps [--list]           # the history's missing steps
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT prebuild REV [REV ...]   # fill the wheel cache
 #
 # WHEELS       folders of wheels, separated by ':': asv and its dependencies (requirements.txt), asv_runner
@@ -25,7 +26,7 @@
 set -uo pipefail
 wheels=$1; repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
 command=run
-case "${1:-}" in compare|ladder|aa|overhead|prebuild) command=$1; shift ;; esac
+case "${1:-}" in compare|ladder|aa|overhead|steps|prebuild) command=$1; shift ;; esac
 if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -19,7 +19,7 @@ import json5
 import pytest
 
 from conftest import ROOT, run_module
-from cuda_bench import cli, compare, machine, run
+from cuda_bench import cli, compare, machine, results, run
 from cuda_bench.layout import NO_GPU_RESULTS, result_files
 
 
@@ -73,8 +73,11 @@ def test_an_unreachable_repository_is_one_line_with_the_ways_on(monkeypatch, cap
 
 def test_help_names_every_command_and_says_where_the_rest_goes():
     top = run_module("cuda_bench", "--help").stdout
-    for command in ("run", "ladder", "compare", "aa", "publish", "serve", "machine", "prebuild"):
+    for command in ("run", "ladder", "steps", "compare", "aa", "overhead", "publish", "serve", "machine",
+                    "prebuild"):
         assert f"\n  {command} " in top, command
+        own = run_module("cuda_bench", command, "--help").stdout
+        assert own.startswith(f"usage: scripts/bench {command} "), own[:80]  # not the top usage line
     run_help = run_module("cuda_bench", "run", "--help").stdout
     assert "goes to `asv run` unchanged" in " ".join(run_help.split())
     for option in ("--repo", "--bindings", "--system-site", "--machine", "--results-dir", "--cpu-affinity",
@@ -325,6 +328,49 @@ def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp
     # the over-C++ measurement after a run goes to the newest newly measured commit
     assert run.newest_measured(tmp_path, "m", before) == "d" * 40
     assert run.newest_measured(tmp_path, "m", run.snapshot(tmp_path, "m")) is None
+
+
+def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bindings(tmp_path, git_repo,
+                                                                                       monkeypatch, capsys):
+    """`scripts/bench steps`: each measured commit without a paired step (one that failed, a run with
+    --no-steps) is paired with the measured commit before it, in commit order, only in the environments built
+    with --bindings (the engine builds both sides with one); the others are counted. A step that fails again
+    is one line and exit 2, and the next one still runs; --list measures nothing."""
+    from cuda_bench import cli, compare
+
+    folder = tmp_path / "res" / "m"
+    folder.mkdir(parents=True)
+
+    def write(commit, date, bindings):
+        env = f"env-{bindings}"
+        (folder / f"{commit[:8]}-{env}.json").write_text(json.dumps(
+            {"commit_hash": commit, "date": date, "env_name": env, "results": {}, "result_columns": [],
+             "env_vars": {"CUDA_BENCH_BINDINGS": bindings}}))
+
+    for date, commit in enumerate("abcd"):
+        write(commit * 40, date, "13.3.1")
+    write("x" * 40, 0, "auto")
+    write("y" * 40, 1, "auto")
+    results.append_line(folder / "steps.jsonl", {"base": "b" * 40, "head": "c" * 40, "cases": []})
+    assert run.missing_steps(tmp_path / "res", "m", "13.3.1") == [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)]
+    assert run.missing_steps(tmp_path / "res", "m", "auto") == [("x" * 40, "y" * 40)]
+
+    measured = []
+
+    def measure(repo, base, head, **kw):
+        measured.append((base[0], head[0], kw["bindings"]))
+        raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(compare, "measure", measure)
+    argv = ["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
+            "--bindings", "13.3.1"]
+    assert cli.main([*argv, "--list"]) == 0 and measured == []
+    err = capsys.readouterr().err
+    assert "steps: 2 missing" in err and "1 more in environments of other bindings" in err
+    assert "aaaaaaaaa -> bbbbbbbbb\n  ccccccccc -> ddddddddd" in err
+    assert cli.main(argv) == 2 and measured == [("a", "b", "13.3.1"), ("c", "d", "13.3.1")]
+    assert "step ccccccccc -> ddddddddd not measured: c -> d: the base build failed" in capsys.readouterr().err
 
 
 def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path):

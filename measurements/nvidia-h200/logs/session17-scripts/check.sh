@@ -7,6 +7,9 @@
 #                          it re-measures cb56ab9f9, which results/ already holds): asv run, the paired step from
 #                          the parent, the over-C++ run; the copy's new records come back under measurements/
 #   bash check.sh aa       A/A of the same build over the whole suite, judged held out by the recorded thresholds
+#   bash check.sh prebuild-steps, then at once (the warm machine keeps the wheel cache) bash check.sh steps:
+#                          scripts/bench steps, the three steps between main's five measured commits that the
+#                          history lacks (session 9 ran asv with --no-steps), into results/
 CALL=session17-$1; source measurements/nvidia-h200/logs/session10-scripts/head.sh
 R=$PWD/.carry/cuda-python.git; W=.whl/common:.whl/cu13; K=$M/check-s17
 [ -d $C/cuda-headers-13.3 ] || { mkdir -p $C/cuda-headers-13.3 && tar -xJf .carry/cuda-headers-13.3.tar.xz -C $C/cuda-headers-13.3; }
@@ -22,6 +25,12 @@ run)
   mkdir -p $K/run; for f in $H/nvidia-h200/*; do cmp -s $f results/nvidia-h200/$(basename $f) || cp $f $K/run/; done
   for f in steps overhead; do diff <(cat results/nvidia-h200/$f.jsonl) $H/nvidia-h200/$f.jsonl | sed -n 's/^> //p' > $K/run/$f-new.jsonl; done
   ls -la $K/run
+  ;;
+prebuild-steps)
+  job prebuild-steps prebuild --parallel 4 270be80a3 db347c905 76bac4e11 c278ecb3d
+  ;;
+steps)
+  job steps steps
   ;;
 aa)
   job aa compare main main --kind aa --out $K/paired-aa-cb56ab9f9-s17
