@@ -490,15 +490,16 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
     return record
 
 
-def prebuild(repo, revs, parallel, log_dir=None):
-    """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time; returns the records, in order."""
+def prebuild(repo, revs, parallel, log_dir=None, bindings=None):
+    """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time, with ``bindings`` (default
+    ``CUDA_BENCH_BINDINGS``, else ``source``, as asv's build step); returns the records, in order."""
     from concurrent.futures import ThreadPoolExecutor
 
     work = Path(tempfile.mkdtemp(prefix="cuda-bench-prebuild-"))
     log_dir = Path(log_dir or work)
     log_dir.mkdir(parents=True, exist_ok=True)
     jobs = max(1, (os.cpu_count() or 1) // parallel)
-    bindings = os.environ.get("CUDA_BENCH_BINDINGS", "source")
+    bindings = bindings or os.environ.get("CUDA_BENCH_BINDINGS", "source")
     done = []
 
     def one(i, rev):
@@ -516,7 +517,8 @@ def prebuild(repo, revs, parallel, log_dir=None):
         progress(f"prebuild [{len(done)}/{len(revs)}] {rev}: {status} in {record['wall_seconds']} s; {what}")
         return record
 
-    progress(f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each; logs in {log_dir}")
+    progress(f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each, cuda-bindings "
+             f"{bindings}; logs in {log_dir}")
     with ThreadPoolExecutor(parallel) as pool:
         records = list(pool.map(one, range(len(revs)), revs))
     shutil.rmtree(work, ignore_errors=True)

@@ -167,7 +167,10 @@ def parser():
                        "into asv's machine file")
     p.add_argument("--machine", metavar="NAME")
     p = sub.add_parser("prebuild", description="build REVs into the wheel cache, N at a time (each in its own "
-                       "checkout and venv); asv's build step then finds them. CUDA_BENCH_BINDINGS picks the bindings.")
+                       "checkout and venv); asv's build step and the paired engine then find them, when they "
+                       "take the same cuda-bindings (--bindings, default as theirs).")
+    p.add_argument("--bindings", metavar="VERSION", help="as run's --bindings (default from asv.conf.json, as run "
+                   "and compare: 13.3.1; CUDA_BENCH_BINDINGS where set)")
     p.add_argument("revs", nargs="+", metavar="REV", help="what `asv run` accepts: SHAs, tags, branches")
     p.add_argument("--repo", metavar="PATH", required=True, help="a local clone of cuda-python")
     p.add_argument("--parallel", type=int, default=4, help="builds at a time, the cores shared (default %(default)s)")
@@ -400,7 +403,9 @@ def main(argv=None):
             machine.record(args.machine)
             status = 0
         else:  # prebuild
-            records = build.prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs)
+            bindings = (args.bindings or os.environ.get("CUDA_BENCH_BINDINGS")
+                        or run.bindings_of(run.load_conf()))  # what run and compare take unless told
+            records = build.prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs, bindings)
             status = 0 if all(r.get("ok") for r in records) else 1
     except (run.RunError, build.BuildError, compare.CompareError, paired.WorkerError, publish.DashboardError) as exc:
         log(str(exc))

@@ -373,6 +373,26 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
     assert "step ccccccccc -> ddddddddd not measured: c -> d: the base build failed" in capsys.readouterr().err
 
 
+def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path, git_repo, monkeypatch):
+    """A wheel of cuda_core is cached per cuda-bindings it was compiled against: `scripts/bench prebuild` builds
+    with what run and compare take by default (asv.conf.json's 13.3.1), not from source (it did, and the
+    paired engine then built every commit again); --bindings, or CUDA_BENCH_BINDINGS, names another."""
+    from cuda_bench import build
+
+    asked = []
+    monkeypatch.setattr(build, "prebuild", lambda repo, revs, parallel, logs, bindings:
+                        asked.append(bindings) or [{"ok": True}])
+    monkeypatch.delenv("CUDA_BENCH_BINDINGS", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    base = ["prebuild", "--repo", str(git_repo), "HEAD"]
+    assert cli.main(base) == 0 and cli.main([*base, "--bindings", "auto"]) == 0
+    monkeypatch.setenv("CUDA_BENCH_BINDINGS", "source")
+    assert cli.main(base) == 0
+    monkeypatch.delenv("CUDA_BENCH_BINDINGS")
+    args = cli.parser().parse_args(["compare", "a", "b", "--repo", str(git_repo)])
+    assert asked == [cli.paired_context(args)[2], "auto", "source"] and asked[0] == "13.3.1"
+
+
 def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path):
     """`scripts/bench overhead --keep-groups` hands compare.overhead OUT/groups.json.gz (compare.write_groups
     writes it; tests/test_paired.py reads one back); without the flag nothing that large is written."""

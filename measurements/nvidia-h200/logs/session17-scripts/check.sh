@@ -9,7 +9,9 @@
 #   bash check.sh aa       A/A of the same build over the whole suite, judged held out by the recorded thresholds
 #   bash check.sh prebuild-steps, then at once (the warm machine keeps the wheel cache) bash check.sh steps:
 #                          scripts/bench steps, the three steps between main's five measured commits that the
-#                          history lacks (session 9 ran asv with --no-steps), into results/
+#                          history lacks (session 9 ran asv with --no-steps), into results/. As run in session
+#                          17 the bundle left results/ out (since fixed below) and the prebuild built from source
+#                          (prebuild's old default): the three steps' records were lost; their log is kept
 CALL=session17-$1; source measurements/nvidia-h200/logs/session10-scripts/head.sh
 R=$PWD/.carry/cuda-python.git; W=.whl/common:.whl/cu13; K=$M/check-s17
 [ -d $C/cuda-headers-13.3 ] || { mkdir -p $C/cuda-headers-13.3 && tar -xJf .carry/cuda-headers-13.3.tar.xz -C $C/cuda-headers-13.3; }
@@ -37,4 +39,4 @@ aa)
   ;;
 esac
 echo "total $(( $(date +%s) - t0 )) s"
-tar -czf $O/bundle.tar.gz measurements && rm -rf $L
+tar -czf $O/bundle.tar.gz measurements results && rm -rf $L  # results too: `steps` writes there
