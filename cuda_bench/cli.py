@@ -263,6 +263,8 @@ def history_steps(args, name, info, results_dir, pairs, config, command):
     repo = run.local_repo(conf)
     thresholds = results.calibration(RESULTS, name)
     status = 0
+    later = f"scripts/bench steps --bindings {run.bindings_of(conf)}" + (
+        "" if Path(results_dir).resolve() == RESULTS.resolve() else f" --results-dir {results_dir}")
     for i, (base, head) in enumerate(pairs, 1):
         log(f"step {i}/{len(pairs)}: {base[:9]} -> {head[:9]}")
         out = WORK / "steps" / f"{base[:12]}-{head[:12]}"
@@ -273,7 +275,7 @@ def history_steps(args, name, info, results_dir, pairs, config, command):
                                             bench=args.bench, thresholds=thresholds, log_dir=out / "logs",
                                             progress=log)
         except (build.BuildError, compare.CompareError, paired.WorkerError) as exc:  # the other steps still run
-            log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`scripts/bench steps` makes it later)")
+            log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`{later}` makes it later)")
             status = 2
             continue
         data = compare.summary(report, "step", (), built, command, info)
@@ -341,9 +343,10 @@ def cmd_run(args, rest, argv):
         log(f"asv run exited {status}; pairing and publishing what it measured")
     if not args.no_steps:
         pairs = run.new_steps(results_dir, name, before)
-        if not pairs:
+        if pairs:
+            status = history_steps(args, name, info, results_dir, pairs, config, command) or status
+        else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
-        status = history_steps(args, name, info, results_dir, pairs, config, command) or status
     if not args.no_overhead and machine.has_gpu(info):
         status = over_cpp(args, name, info, results_dir, before, config, command) or status
     if not args.no_publish:

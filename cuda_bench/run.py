@@ -242,16 +242,18 @@ def new_steps(results_dir, machine_name, before):
     older commit filled in), so the steps keep chaining."""
     after = snapshot(results_dir, machine_name)
     changed = {p for p, mtime in after.items() if before.get(p) != mtime}
-    return [(previous, commit) for previous, commit, before_path, path in neighbours(results_dir, machine_name)
-            if path in changed or before_path in changed]
+    return list(dict.fromkeys((previous, commit) for previous, commit, before_path, path
+                              in neighbours(results_dir, machine_name)
+                              if path in changed or before_path in changed))  # once, however many envs
 
 
 def missing_steps(results_dir, machine_name, bindings):
     """The (previous, next) pairs of measured commits built with ``bindings`` that have no paired step yet
     (a step that failed, a run with --no-steps), in commit order: ``scripts/bench steps`` makes them."""
     done = {(step["base"], step["head"]) for step in results.steps(results_dir, machine_name)}
-    return [(previous, commit) for previous, commit, _, _ in neighbours(results_dir, machine_name, bindings)
-            if (previous, commit) not in done]
+    return list(dict.fromkeys((previous, commit) for previous, commit, _, _
+                              in neighbours(results_dir, machine_name, bindings)
+                              if (previous, commit) not in done))  # once, however many envs
 
 
 def newest_measured(results_dir, machine_name, before):

@@ -234,7 +234,26 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
     assert status == 2 and measured == [("a", "b"), ("b", "c")]
     err = capsys.readouterr().err
     assert "asv run exited 2; pairing and publishing what it measured" in err
-    assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed" in err
+    assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed (`scripts/bench steps " \
+           f"--bindings 13.3.1 --results-dir {results_dir}` makes it later)" in err
+
+
+def test_a_run_with_no_step_to_make_does_not_reach_for_the_repository(tmp_path, git_repo, monkeypatch, capsys):
+    """Nothing newly measured has a neighbour: no step, so the repository is not cloned or fetched for one (a
+    URL that cannot be reached then would stop the run before it publishes)."""
+    from cuda_bench import cli, publish
+
+    def unreachable(conf):
+        raise run.RunError("github.com cannot be reached")
+
+    published = []
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(run, "asv", lambda *args, **kw: 0)
+    monkeypatch.setattr(run, "local_repo", unreachable)
+    monkeypatch.setattr(publish, "publish", published.append)
+    assert cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
+                     "--no-overhead"]) == 0
+    assert len(published) == 1 and "steps: no newly measured commit" in capsys.readouterr().err
 
 
 def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_path, git_repo, monkeypatch,
@@ -341,8 +360,8 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
     folder = tmp_path / "res" / "m"
     folder.mkdir(parents=True)
 
-    def write(commit, date, bindings):
-        env = f"env-{bindings}"
+    def write(commit, date, bindings, env=None):
+        env = env or f"env-{bindings}"
         (folder / f"{commit[:8]}-{env}.json").write_text(json.dumps(
             {"commit_hash": commit, "date": date, "env_name": env, "results": {}, "result_columns": [],
              "env_vars": {"CUDA_BENCH_BINDINGS": bindings}}))
@@ -351,6 +370,8 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
         write(commit * 40, date, "13.3.1")
     write("x" * 40, 0, "auto")
     write("y" * 40, 1, "auto")
+    write("a" * 40, 0, "13.3.1", env="env-other-site")  # another environment of the same bindings: a step
+    write("b" * 40, 1, "13.3.1", env="env-other-site")  # is made once
     results.append_line(folder / "steps.jsonl", {"base": "b" * 40, "head": "c" * 40, "cases": []})
     assert run.missing_steps(tmp_path / "res", "m", "13.3.1") == [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)]
     assert run.missing_steps(tmp_path / "res", "m", "auto") == [("x" * 40, "y" * 40)]

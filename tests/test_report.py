@@ -658,6 +658,13 @@ def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that
     assert max(abs(c["ratio"] - 1) for c in step["cases"]) < 0.01
     floor = next(c for c in step["cases"] if c["name"].startswith("bench_harness.Floor"))
     assert round(floor["ratio"], 3) == 1.0
+    # the overview's chained index at cb56ab9f9 is that one step's ratio: x1.007 for EventCreate('core'),
+    # x0.992 the lowest (Compile cubin on cuda.core), x1.007 the highest
+    path = report.chains([step])[step["head"]]
+    index = report.chained_index(path, "bench_event.EventCreate.time_event_create('core')")
+    assert (round(index[0], 3), index[1][:9], index[2]) == (1.007, "c278ecb3d", 1)
+    shown = [round(c["ratio"], 3) for c in step["cases"] if not c.get("control")]
+    assert (min(shown), max(shown)) == (0.992, 1.007)
 
     everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < SESSION18]
     runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]

@@ -12,7 +12,8 @@
 #                          history lacks (session 9 ran asv with --no-steps), into results/. As run in session
 #                          17 the bundle left results/ out (since fixed below) and the prebuild built from source
 #                          (prebuild's old default): the three steps' records were lost; their log is kept
-CALL=session17-$1; source measurements/nvidia-h200/logs/session10-scripts/head.sh
+# SESSION=session18 bash check.sh steps: logs go to logs/session18-steps, not over session 17's
+CALL=${SESSION:-session17}-$1; source measurements/nvidia-h200/logs/session10-scripts/head.sh
 R=$PWD/.carry/cuda-python.git; W=.whl/common:.whl/cu13; K=$M/check-s17
 [ -d $C/cuda-headers-13.3 ] || { mkdir -p $C/cuda-headers-13.3 && tar -xJf .carry/cuda-headers-13.3.tar.xz -C $C/cuda-headers-13.3; }
 case $1 in
