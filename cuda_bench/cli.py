@@ -178,6 +178,11 @@ def parser():
     return top
 
 
+# what measuring a commit can raise that the user can act on: a step or an over-C++ run reports it and the run
+# goes on; at the top it is one line and exit status 2
+MEASURE_ERRORS = (build.BuildError, compare.CompareError, paired.WorkerError)
+
+
 def log(message):
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
@@ -274,7 +279,7 @@ def history_steps(args, name, info, results_dir, pairs, config, command):
                                             system_site=run.system_site_of(conf), settings=settings_of(args),
                                             bench=args.bench, thresholds=thresholds, log_dir=out / "logs",
                                             progress=log)
-        except (build.BuildError, compare.CompareError, paired.WorkerError) as exc:  # the other steps still run
+        except MEASURE_ERRORS as exc:  # the other steps still run
             log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`{later}` makes it later)")
             status = 2
             continue
@@ -302,7 +307,7 @@ def over_cpp(args, name, info, results_dir, before, config, command):
                                                          jobs=args.jobs),
                                 bench=args.bench, log_dir=out / "logs", progress=log, command=command,
                                 machine_info=info)
-    except (build.BuildError, compare.CompareError, paired.WorkerError) as exc:  # the run still publishes
+    except MEASURE_ERRORS as exc:  # the run still publishes
         log(f"over C++ at {commit[:9]} not measured: {exc}")
         return 2
     compare.write_overhead(out, data)
@@ -410,7 +415,7 @@ def main(argv=None):
                         or run.bindings_of(run.load_conf()))  # what run and compare take unless told
             records = build.prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs, bindings)
             status = 0 if all(r.get("ok") for r in records) else 1
-    except (run.RunError, build.BuildError, compare.CompareError, paired.WorkerError, publish.DashboardError) as exc:
+    except (run.RunError, *MEASURE_ERRORS, publish.DashboardError) as exc:
         log(str(exc))
         return 2
     except KeyboardInterrupt:

@@ -222,11 +222,11 @@ def render(rows):
                         state += (f' (⚠ its C++ twins ran ×{report.slow_state(runs):.2f} slower than their fastest '
                                   f'recorded run on this machine: probably no process in the fast state, so the '
                                   f'ratio reads high)')
-                    interval = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
-                                f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} ({CONFIDENCE:.0%})'
-                                f'{across}"' if over else "")
+                    title = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
+                             f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} ({CONFIDENCE:.0%})'
+                             f'{across}"' if over else "")
                     target = "ok" if cell["over_cpp_ns"] < TARGET_NS else "over"
-                    notes.append(f'<span class="target-{target}"{interval}>{esc(report.over_text(cell, usual))} C++ '
+                    notes.append(f'<span class="target-{target}"{title}>{esc(report.over_text(cell, usual))} C++ '
                                  f'({cell.get("over_cpp_of", "raw")})</span>')
                 if cell.get("vs_commit") is not None:
                     notes.append(f'{pct(cell["vs_commit"])} vs prev. commit (unpaired)')

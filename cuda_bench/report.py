@@ -85,8 +85,6 @@ def suite_differs():
         return {}
 
 
-
-
 def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None,
                   versions=None):
     """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
