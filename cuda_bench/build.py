@@ -490,16 +490,15 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
     return record
 
 
-def prebuild(repo, revs, parallel, log_dir=None, bindings=None):
-    """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time, with ``bindings`` (default
-    ``CUDA_BENCH_BINDINGS``, else ``source``, as asv's build step); returns the records, in order."""
+def prebuild(repo, revs, parallel, log_dir, bindings):
+    """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time, with ``bindings`` (a
+    ``CUDA_BENCH_BINDINGS`` value); returns the records, in order."""
     from concurrent.futures import ThreadPoolExecutor
 
     work = Path(tempfile.mkdtemp(prefix="cuda-bench-prebuild-"))
     log_dir = Path(log_dir or work)
     log_dir.mkdir(parents=True, exist_ok=True)
     jobs = max(1, (os.cpu_count() or 1) // parallel)
-    bindings = bindings or os.environ.get("CUDA_BENCH_BINDINGS", "source")
     done = []
 
     def one(i, rev):
@@ -541,7 +540,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.command == "prebuild":
-            records = prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs)
+            records = prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs,
+                               os.environ.get("CUDA_BENCH_BINDINGS", "source"))  # as the build step
             return 0 if all(r.get("ok") for r in records) else 1
         if args.command == "build":
             build(args.src, args.out)

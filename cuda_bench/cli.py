@@ -370,8 +370,9 @@ def cmd_steps(args, argv):
     config = run.derived_conf(args.repo, args.bindings, results_dir, args.system_site)
     conf = json.loads(config.read_text())
     results_dir, bindings = Path(conf["results_dir"]), run.bindings_of(conf)
-    pairs = run.missing_steps(results_dir, name, bindings)
-    other = len(run.missing_steps(results_dir, name, None)) - len(pairs)
+    missing = run.missing_steps(results_dir, name)  # every results file read once
+    pairs = missing.get(bindings, [])
+    other = sum(len(more) for spec, more in missing.items() if spec != bindings)
     log(f"steps: {len(pairs)} missing in {results_dir / name} (cuda-bindings {bindings})"
         + (f"; {other} more in environments of other bindings (--bindings)" if other else "")
         + "".join(f"\n  {base[:9]} -> {head[:9]}" for base, head in pairs))

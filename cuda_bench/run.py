@@ -216,21 +216,21 @@ def snapshot(results_dir, machine_name):
     return {p: p.stat().st_mtime_ns for p in result_files(Path(results_dir) / machine_name)}
 
 
-def neighbours(results_dir, machine_name, bindings=None):
-    """[(previous measured commit, next measured commit, previous's results file, next's)] in commit order and
-    per environment; with ``bindings``, only the environments built with that cuda-bindings
-    (``CUDA_BENCH_BINDINGS``): the paired engine builds both sides of a step with one."""
+def neighbours(results_dir, machine_name):
+    """[(bindings, previous measured commit, next measured commit, previous's results file, next's)] in commit
+    order and per environment; ``bindings``: the environment's ``CUDA_BENCH_BINDINGS`` (the paired engine builds
+    both sides of a step with one)."""
     by_env = {}
     for path in result_files(Path(results_dir) / machine_name):
         data = results.load(path)
-        if data is None or (bindings is not None
-                            and (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS") != bindings):
-            continue
-        by_env.setdefault(data.get("env_name"), []).append((data.get("date") or 0, data["commit_hash"], path))
+        if data is not None:
+            bindings = (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS")
+            by_env.setdefault((data.get("env_name"), bindings), []).append(
+                (data.get("date") or 0, data["commit_hash"], path))
     found = []
-    for runs in by_env.values():
+    for (_, bindings), runs in by_env.items():
         runs.sort()
-        found += [(previous, commit, before_path, path)
+        found += [(bindings, previous, commit, before_path, path)
                   for (_, previous, before_path), (_, commit, path) in zip(runs, runs[1:]) if previous != commit]
     return found
 
@@ -242,18 +242,22 @@ def new_steps(results_dir, machine_name, before):
     older commit filled in), so the steps keep chaining."""
     after = snapshot(results_dir, machine_name)
     changed = {p for p, mtime in after.items() if before.get(p) != mtime}
-    return list(dict.fromkeys((previous, commit) for previous, commit, before_path, path
+    return list(dict.fromkeys((previous, commit) for _, previous, commit, before_path, path
                               in neighbours(results_dir, machine_name)
                               if path in changed or before_path in changed))  # once, however many envs
 
 
-def missing_steps(results_dir, machine_name, bindings):
-    """The (previous, next) pairs of measured commits built with ``bindings`` that have no paired step yet
-    (a step that failed, a run with --no-steps), in commit order: ``scripts/bench steps`` makes them."""
+def missing_steps(results_dir, machine_name):
+    """{bindings: [(previous, next)]}: the pairs of measured commits that have no paired step yet (a step that
+    failed, a run with --no-steps), in commit order, by the cuda-bindings their environments were built with
+    (``scripts/bench steps --bindings`` makes one list)."""
     done = {(step["base"], step["head"]) for step in results.steps(results_dir, machine_name)}
-    return list(dict.fromkeys((previous, commit) for previous, commit, _, _
-                              in neighbours(results_dir, machine_name, bindings)
-                              if (previous, commit) not in done))  # once, however many envs
+    missing = {}
+    for bindings, previous, commit, _, _ in neighbours(results_dir, machine_name):
+        pairs = missing.setdefault(bindings, [])
+        if (previous, commit) not in done and (previous, commit) not in pairs:  # once, however many envs
+            pairs.append((previous, commit))
+    return missing
 
 
 def newest_measured(results_dir, machine_name, before):

@@ -373,8 +373,8 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
     write("a" * 40, 0, "13.3.1", env="env-other-site")  # another environment of the same bindings: a step
     write("b" * 40, 1, "13.3.1", env="env-other-site")  # is made once
     results.append_line(folder / "steps.jsonl", {"base": "b" * 40, "head": "c" * 40, "cases": []})
-    assert run.missing_steps(tmp_path / "res", "m", "13.3.1") == [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)]
-    assert run.missing_steps(tmp_path / "res", "m", "auto") == [("x" * 40, "y" * 40)]
+    assert run.missing_steps(tmp_path / "res", "m") == {
+        "13.3.1": [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)], "auto": [("x" * 40, "y" * 40)]}
 
     measured = []
 
