@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from cuda_bench import build, compare, machine, paired, publish, report, results, run, stats
-from cuda_bench.layout import CALIBRATION, CONF, OVERHEAD, RESULTS, ROOT, STEPS, WORK, label
-from cuda_bench.text import interval
+from cuda_bench.layout import CALIBRATION, CONF, FLOOR, OVERHEAD, RESULTS, ROOT, STEPS, WORK, label
+from cuda_bench.text import interval, measurements, standing
 
 DESCRIPTION = """\
 cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after commit.
@@ -116,7 +116,11 @@ def parser():
                        "results/<machine>/steps.jsonl. Exit status 2 when a step could not be measured.")
     asv_options(p)
     paired_options(p)
-    p.add_argument("--list", action="store_true", help="only list the missing steps")
+    p.add_argument("--list", action="store_true", help="only list the missing steps (with --recheck: the "
+                   "regressions to measure again)")
+    p.add_argument("--recheck", action="store_true", help="instead, measure again the cases the history's steps "
+                   "flagged on one machine start only: a second start confirms a regression or does not "
+                   "reproduce it (docs/measurement.md, \"One start is not enough\")")
     for name, text in (("compare", "BASE against HEAD with the paired engine: the pull-request gate"),
                        ("aa", "one commit against itself with the paired engine: this machine's thresholds")):
         p = sub.add_parser(name, description=f"{text}. Exit status: 1 when a case regressed (its whole "
@@ -262,22 +266,21 @@ def judge_overhead_run(results_dir, name, data, written):
         log(f"over C++: {repeat}")
 
 
-def history_steps(args, name, info, results_dir, pairs, config, command):
-    """Measure each (base, head) pair with the paired engine; append each step to steps.jsonl."""
+def history_steps(args, name, info, results_dir, todo, config, command, later):
+    """Measure each (base, head, bindings, bench regexes) with the paired engine; append each step to
+    steps.jsonl. ``later``: the command that makes a step that could not be measured."""
     conf = json.loads(Path(config).read_text())
     repo = run.local_repo(conf)
     thresholds = results.calibration(RESULTS, name)
     status = 0
-    later = f"scripts/bench steps --bindings {run.bindings_of(conf)}" + (
-        "" if Path(results_dir).resolve() == RESULTS.resolve() else f" --results-dir {results_dir}")
-    for i, (base, head) in enumerate(pairs, 1):
-        log(f"step {i}/{len(pairs)}: {base[:9]} -> {head[:9]}")
+    for i, (base, head, bindings, bench) in enumerate(todo, 1):
+        log(f"step {i}/{len(todo)}: {base[:9]} -> {head[:9]}")
         out = WORK / "steps" / f"{base[:12]}-{head[:12]}"
         try:
-            report, built = compare.measure(repo, base, head, bindings=run.bindings_of(conf),
+            report, built = compare.measure(repo, base, head, bindings=bindings,
                                             requirements=run.requirements(conf),
                                             system_site=run.system_site_of(conf), settings=settings_of(args),
-                                            bench=args.bench, thresholds=thresholds, log_dir=out / "logs",
+                                            bench=bench, thresholds=thresholds, log_dir=out / "logs",
                                             progress=log)
         except MEASURE_ERRORS as exc:  # the other steps still run
             log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`{later}` makes it later)")
@@ -291,6 +294,12 @@ def history_steps(args, name, info, results_dir, pairs, config, command):
             + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged))
         status = status or (2 if data["errors"] else 0)
     return status
+
+
+def later_hint(conf, results_dir, *flags):
+    """The `scripts/bench steps` command that finds the same steps again."""
+    here = Path(results_dir).resolve() == RESULTS.resolve()
+    return " ".join(["scripts/bench steps", *flags, *([] if here else ["--results-dir", str(results_dir)])])
 
 
 def over_cpp(args, name, info, results_dir, before, config, command):
@@ -349,7 +358,9 @@ def cmd_run(args, rest, argv):
     if not args.no_steps:
         pairs = run.new_steps(results_dir, name, before)
         if pairs:
-            status = history_steps(args, name, info, results_dir, pairs, config, command) or status
+            bindings = run.bindings_of(conf)
+            status = history_steps(args, name, info, results_dir, [(b, h, bindings, args.bench) for b, h in pairs],
+                                   config, command, later_hint(conf, results_dir, "--bindings", bindings)) or status
         else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
     if not args.no_overhead and machine.has_gpu(info):
@@ -370,6 +381,8 @@ def cmd_steps(args, argv):
     config = run.derived_conf(args.repo, args.bindings, results_dir, args.system_site)
     conf = json.loads(config.read_text())
     results_dir, bindings = Path(conf["results_dir"]), run.bindings_of(conf)
+    if args.recheck:
+        return recheck(args, name, info, results_dir, config, conf, command_line(argv))
     missing = run.missing_steps(results_dir, name)  # every results file read once
     pairs = missing.get(bindings, [])
     other = sum(len(more) for spec, more in missing.items() if spec != bindings)
@@ -378,7 +391,34 @@ def cmd_steps(args, argv):
         + "".join(f"\n  {base[:9]} -> {head[:9]}" for base, head in pairs))
     if args.list or not pairs:
         return 0
-    return history_steps(args, name, info, results_dir, pairs, config, command_line(argv))
+    return history_steps(args, name, info, results_dir, [(b, h, bindings, args.bench) for b, h in pairs], config,
+                         command_line(argv), later_hint(conf, results_dir, "--bindings", bindings))
+
+
+def recheck(args, name, info, results_dir, config, conf, command):
+    """`scripts/bench steps --recheck`: measure the history's regressions that are not yet confirmed again, on
+    this machine start, each step in the cuda-bindings it was measured with, its flagged cases and the floor
+    only; then say how each stands (``stats.repeated_verdict``)."""
+    start = machine.host()["boot"]
+    todo, here = run.to_recheck(results_dir, name, start)
+    log(f"steps --recheck: {sum(len(c) for _, c in todo.values())} regression(s) in {len(todo)} step(s) of "
+        f"{results_dir / name} to measure again on this machine start (booted {start})"
+        + "".join(f"\n  {base[:9]} -> {head[:9]} {case}" for (base, head), (_, cases) in todo.items()
+                  for case in cases)
+        + (f"\n{len(here)} more flagged on this machine start: only another start confirms them" if here else ""))
+    if args.list or not todo:
+        return 0
+    steps = [(base, head, bindings, [f"^{re.escape(c)}$" for c in cases] + [f"^{re.escape(FLOOR)}\\("])
+             for (base, head), (bindings, cases) in todo.items()]
+    status = history_steps(args, name, info, results_dir, steps, config, command,
+                           later_hint(conf, results_dir, "--recheck"))
+    merged = {(s["base"], s["head"]): s for s in results.steps(results_dir, name)}
+    for (base, head), (_, cases) in todo.items():
+        for case in merged[(base, head)]["cases"]:
+            if case["name"] in cases and start in {m["start"] for m in case["measurements"]}:  # measured now
+                said = f" ({standing(case)})" if case["verdict"] == "regression" else ""
+                log(f"{base[:9]} -> {head[:9]} {case['name']}: {case['verdict']}{said}: {measurements(case)}")
+    return status
 
 
 def main(argv=None):

@@ -36,11 +36,11 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
-from cuda_bench import report, results
+from cuda_bench import report, results, text
 from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, short_name, split_case
 from cuda_bench.report import APIS, TITLES
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, number, signed
+from cuda_bench.stats import CONFIDENCE, VERDICTS
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, number, signed, standing
 
 # the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
 ASSETS = {
@@ -233,8 +233,8 @@ def render(rows):
                 if cell.get("vs_release") is not None:
                     notes.append(f'{pct(cell["vs_release"])} vs release (unpaired)')
                 notes += step_note(cell)
-                flag = (' <span class="label label-danger" title="the paired step to this commit flags it">'
-                        'regressed</span>') if cell.get("regression") else ""
+                flag = (f' <span class="label label-danger" title="the paired step to this commit flags it: '
+                        f'{esc(cell["step"]["standing"])}">regressed</span>') if cell.get("regression") else ""
                 small = f'<br><small class="text-muted">{"; ".join(notes)}</small>' if notes else ""
                 data_net = f' data-net="{net!r}"' if number(net) else ""
                 out.append(f'<td class="{api}{" danger" if flag else ""}" data-value="{value!r}"{data_net}>'
@@ -285,20 +285,25 @@ def render_steps(steps_by_machine):
         out.append(f"<h2>{esc(machine)}</h2>")
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
                    "<th>base → head</th><th>date</th><th>regressions</th><th>improvements</th><th>same</th>"
-                   "<th>pairs</th><th>seconds</th></tr></thead><tbody>")
+                   "<th>not reproduced</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
         for step in reversed(steps):
             counted = [c for c in step["cases"] if not is_control(c["name"])]
-            count = {v: [c for c in counted if c["verdict"] == v] for v in ("regression", "improvement", "same")}
+            count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
+            rechecked = "".join(f'<br><small>rechecked {esc((r.get("date") or "")[:16])}</small>'
+                                for r in step.get("rechecks", []))
             out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td><code>{step["base"][:9]}</code>'
-                       f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}</td>'
-                       f'<td>{len(count["regression"])}</td><td>{len(count["improvement"])}</td>'
-                       f'<td>{len(count["same"])}</td><td>{step.get("settings", {}).get("pairs", "")}</td>'
+                       f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
+                       + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
+                       + f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
                        f'<td>{step.get("seconds", 0):.0f}</td></tr>')
-            for verdict in ("regression", "improvement"):
+            for verdict in ("regression", "not reproduced", "improvement"):
                 for case in count[verdict]:
-                    out.append(f'<tr class="{"danger" if verdict == "regression" else "success"} case" '
-                               f'data-case="{esc(case["name"])}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
-                               f'<td colspan="5">{verdict}: {interval(case)}, threshold '
+                    kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
+                    said = f" ({standing(case)})" if verdict == "regression" else ""
+                    out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
+                               f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
+                               f'<td colspan="6">{verdict}{esc(said)}: '
+                               f'{esc(text.measurements(case))}, threshold '
                                f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
                                f'{fmt_ns(case["head_ns"])} per call</td></tr>')
         out.append("</tbody></table>")
@@ -310,7 +315,11 @@ STEPS = f"""<p>Every newly measured commit of the history, paired with the previ
 machine: two worker processes, one per build, pinned to one core with address-space randomisation off, timed in
 turn (A B B A) case by case; a case's ratio is the median over process pairs and its interval a {CONFIDENCE:.0%} confidence
 interval of that median. A <b>regression</b> needs the whole interval above 1 + the case's threshold (from a paired
-A/A calibration on the machine). C++ twins and the harness floor do not depend on cuda-python and never count.</p>
+A/A calibration on the machine). C++ twins and the harness floor do not depend on cuda-python and never count.
+A regression is <b>confirmed</b> once a second machine start flags it too (<code>scripts/bench steps --recheck</code>
+measures the flagged cases again); one that another start measured without a flag is <b>not reproduced</b> and
+leaves the Regressions page: pairing cancels the machine's state within a start, not what a start fixes for its
+whole length.</p>
 """
 
 

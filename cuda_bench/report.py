@@ -25,7 +25,8 @@ from pathlib import Path
 
 from cuda_bench import results, stats, suite
 from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs, short_name
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, number, signed
+from cuda_bench.results import machine_start
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, measurements, number, signed, standing
 
 APIS = ("cpp", "bindings", "core", "cupy")
 TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
@@ -173,7 +174,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                             "vs_commit": change(value, previous.get((name, combo))),
                             "vs_release": change(value, release.get((name, combo))),
                             "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")} | {
-                                "base": path[-1]["base"]} if step else None,
+                                "base": path[-1]["base"], "standing": standing(step)} if step else None,
                             "index": list(chained_index(path, full) or []) or None,
                             "regression": bool(step and step["verdict"] == "regression")}
                     if number(cpp_value) and number(value):
@@ -469,12 +470,18 @@ def across(runs, columns, api):
 def steps_markdown(machine_name, steps):
     """The history's paired steps of one machine: each step's counts, then every case a step flagged."""
     lines = [f"Paired steps on `{machine_name}` (each newly measured commit against the previous one):", "",
-             "| base → head | date | regressions | improvements | same | seconds |", "|---|---|--:|--:|--:|--:|"]
+             "| base → head | date | regressions | improvements | same | not reproduced | seconds |",  # VERDICTS
+             "|---|---|--:|--:|--:|--:|--:|"]
     for step in steps:
         counted = [c for c in step["cases"] if not c.get("control")]
-        count = {v: sum(c["verdict"] == v for c in counted) for v in ("regression", "improvement", "same")}
+        count = {v: sum(c["verdict"] == v for c in counted) for v in stats.VERDICTS}
         lines.append(f"| `{step['base'][:9]}` → `{step['head'][:9]}` | {step.get('date', '')[:10]} | "
-                     f"{count['regression']} | {count['improvement']} | {count['same']} | {step.get('seconds', 0):.0f} |")
+                     + " | ".join(str(count[v]) for v in stats.VERDICTS) + f" | {step.get('seconds', 0):.0f} |")
+    for step in steps:
+        for case in step["cases"]:
+            if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
+                lines.append(f"- `{step['base'][:9]}` → `{step['head'][:9]}` `{case['name']}`: {case['verdict']} "
+                             f"({standing(case)}): {measurements(case)}")
     return "\n".join(lines)
 
 
@@ -488,15 +495,16 @@ def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-pyth
         for step, case in flagged_steps(steps):
             base, head = step["base"], step["head"]
             rows.append(f"| {machine_name} | `{case['name']}` | [`{base[:9]}`]({commit_url}{base}) → "
-                        f"[`{head[:9]}`]({commit_url}{head}) | {interval(case)} | {case['threshold']:.1%} | "
-                        f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} |")
+                        f"[`{head[:9]}`]({commit_url}{head}) | {measurements(case)} | {case['threshold']:.1%} | "
+                        f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | {standing(case)} |")
     lines = [MARKER, f"The history's paired comparisons flag **{len(rows)} regression{'s' if len(rows) != 1 else ''}** "
              "on main: a newly measured commit against the previous one, interleaved on one core; a flag needs "
-             f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold. Updated by the nightly "
-             "benchmark run.", ""]
+             f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold, and it is confirmed once a second "
+             "machine start flags it too (`scripts/bench steps --recheck`); one that another start measured without "
+             "a flag is not listed. Updated by the nightly benchmark run.", ""]
     if rows:
-        lines += [f"| machine | case | commits | ratio [{stats.CONFIDENCE:.0%} interval] | threshold | per call |",
-                  "|---|---|---|--:|--:|--:|", *rows]
+        lines += [f"| machine | case | commits | ratio [{stats.CONFIDENCE:.0%} interval], each measurement | threshold "
+                  "| per call | standing |", "|---|---|---|--:|--:|--:|---|", *rows]
     return "\n".join(lines) + "\n", len(rows)
 
 
@@ -515,11 +523,6 @@ def apart(a, b):
 
 
 SHARE = 0.9  # ... for at least this share of the cases
-
-
-def machine_start(record):
-    """When the machine start an over-C++ record ran on booted (``host.boot``; None for records older than it)."""
-    return (record.get("host") or {}).get("boot")
 
 
 def agreement(records, leave_out=(), within=AGREE):

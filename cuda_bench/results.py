@@ -17,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+from cuda_bench import stats
 from cuda_bench.layout import CALIBRATION, OVERHEAD, STEPS, machine_dirs, result_files
 
 
@@ -131,12 +132,43 @@ def append_line(path, record):
         f.write(("\n" if cut else "") + json.dumps(record, sort_keys=True) + "\n")
 
 
+def machine_start(record):
+    """When the machine start a record ran on booted (``host.boot``; None for records older than it)."""
+    return (record.get("host") or {}).get("boot")
+
+
 def steps(results_dir, machine_name):
-    """The history's paired steps of one machine, oldest first; a re-measured step replaces the older one."""
+    """The history's paired steps of one machine, one per (base, head), in the order they were first made.
+
+    A step measured again (``scripts/bench steps --recheck`` measures its flagged cases on another machine
+    start) keeps its first record's fields. Each case takes its newest measurement's numbers and adds:
+
+    * ``measurements``: every measurement of the case, oldest first, each with its ``start``, ``date``,
+      ratio, interval and verdict;
+    * the ``verdict`` that all of them give together, and ``confirmed`` (``stats.repeated_verdict``).
+
+    ``rechecks`` lists the later records (date, start, command)."""
     found = {}
-    for step in read_lines(Path(results_dir) / machine_name / STEPS):
-        found[(step["base"], step["head"])] = step
-    return list(found.values())
+    for number, record in enumerate(read_lines(Path(results_dir) / machine_name / STEPS)):
+        found.setdefault((record["base"], record["head"]), []).append((number, record))
+    return [_merged(records) for records in found.values()]
+
+
+def _merged(records):
+    first = records[0][1]
+    by_name = {}
+    for number, record in records:
+        start = machine_start(record) or f"record {number}"  # without a boot time: a start of its own
+        for case in record["cases"]:
+            seen = {k: case[k] for k in ("ratio", "low", "high", "verdict") if k in case}
+            by_name.setdefault(case["name"], []).append((case, seen | {"start": start, "date": record.get("date")}))
+    cases = []
+    for name, measured in by_name.items():
+        verdict, confirmed = stats.repeated_verdict([(m["start"], m["verdict"]) for _, m in measured])
+        cases.append(measured[-1][0] | {"verdict": verdict, "confirmed": confirmed,
+                                        "measurements": [m for _, m in measured]})
+    rechecks = [{"date": r.get("date"), "start": machine_start(r), "command": r.get("command")} for _, r in records[1:]]
+    return first | {"cases": cases, "rechecks": rechecks}
 
 
 def calibration(results_dir, machine_name):

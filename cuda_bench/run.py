@@ -260,6 +260,25 @@ def missing_steps(results_dir, machine_name):
     return missing
 
 
+def to_recheck(results_dir, machine_name, start):
+    """The history's regressions not yet confirmed, which a measurement on this machine start (``start``, its
+    boot time) confirms or does not reproduce (``stats.repeated_verdict``): {(base, head): (bindings, [case])},
+    bindings being the cuda-bindings the step was measured with; and [(base, head, case)] for those flagged on
+    this very start, which only another start can confirm."""
+    todo, here = {}, []
+    for step in results.steps(results_dir, machine_name):
+        for case in step["cases"]:
+            if case["verdict"] != "regression" or case["confirmed"]:
+                continue
+            if start in {m["start"] for m in case["measurements"] if m["verdict"] == "regression"}:
+                here.append((step["base"], step["head"], case["name"]))
+                continue
+            version = (step.get("versions") or {}).get("head", {}).get("cuda-bindings", "source")
+            bindings = "source" if "+" in version else version  # a local version was built from the commit
+            todo.setdefault((step["base"], step["head"]), (bindings, []))[1].append(case["name"])
+    return todo, here
+
+
 def newest_measured(results_dir, machine_name, before):
     """The newest commit (by commit date) among the results files that changed since ``before``, or None."""
     after = snapshot(results_dir, machine_name)

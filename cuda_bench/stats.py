@@ -76,6 +76,35 @@ def verdict(low, high, threshold):
     return "same"
 
 
+VERDICTS = ("regression", "improvement", "same", "not reproduced")  # a history step's, on a case
+
+
+def repeated_verdict(measurements):
+    """The verdict on a case of a history step that was measured more than once.
+
+    ``measurements`` is a list of (machine start, verdict) pairs, oldest first. The machine start is the boot
+    time the measurement ran on. Returns (verdict, confirmed):
+
+    * ("regression", True) when two machine starts or more flag it;
+    * ("not reproduced", False) when one start flags it and another start measured it without a flag;
+    * ("regression", False) when it is flagged on one start only (a further measurement on the same start
+      does not count). It is still a regression, but not yet confirmed;
+    * with no regression flagged, (the newest verdict, None).
+
+    The reason for this rule: within one start, pairing cancels the machine's state, but not something fixed
+    for the whole start. Session 18's step 76bac4e11 -> c278ecb3d flagged ProgramOptionsCreate('core')
+    ×1.024 [1.015, 1.028] on one start, though the module it calls was byte-identical on both sides. Another
+    start read ×0.996 [0.993, 0.999] and ×0.999 [0.997, 1.001] (docs/measurement.md, "One start is not
+    enough"). A start of None (a record older than ``host.boot``) counts as a start of its own."""
+    flagged = {start for start, found in measurements if found == "regression"}
+    if not flagged:
+        return measurements[-1][1], None
+    if len(flagged) > 1:
+        return "regression", True
+    cleared = {start for start, found in measurements if found != "regression"} - flagged
+    return ("not reproduced", False) if cleared else ("regression", False)
+
+
 @dataclass
 class CaseResult:
     name: str

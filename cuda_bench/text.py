@@ -34,3 +34,23 @@ def fmt_net(seconds):
     """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
     stays in overview.json)."""
     return "<0" if seconds < 0 else fmt(seconds)
+
+
+def measurements(case):
+    """Each measurement of a history step's case, oldest first, with the machine start it ran on:
+    '×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35); ×0.996 [0.993, 0.999] same (start ...)'."""
+    return "; ".join(f"{interval(m)} {m['verdict']} (start {str(m.get('start'))[:16]})"
+                     for m in case.get("measurements") or [case])
+
+
+def standing(case):
+    """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one machine
+    start only, not yet confirmed' (``scripts/bench steps --recheck`` on another start measures it again), or
+    'not reproduced on another machine start'; '' for any other verdict."""
+    starts = {m.get("start") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
+    if case["verdict"] == "not reproduced":
+        return "not reproduced on another machine start"
+    if case["verdict"] != "regression":
+        return ""
+    return (f"confirmed on {len(starts)} machine starts" if case.get("confirmed")
+            else "flagged on one machine start only, not yet confirmed")

@@ -9,6 +9,7 @@ import calendar
 import json
 import platform
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -500,3 +501,52 @@ def test_a_cut_off_line_in_a_records_file_loses_no_other_record(tmp_path, capsys
     assert results.read_lines(path) == [{"base": "a", "head": "b"}, {"base": "c", "head": "d"}]
     assert f"{path}:2 does not parse" in capsys.readouterr().err
 
+
+
+def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_has_seen(tmp_path, git_repo,
+                                                                                           monkeypatch, capsys):
+    """`scripts/bench steps --recheck`: a regression flagged on one machine start only is measured again (its
+    case and the floor, in the cuda-bindings its step was built with), unless this is the start that flagged
+    it; confirmed and not-reproduced flags are left alone. A recheck that cannot be measured is one line that
+    names the command to run later, and exit 2."""
+    from cuda_bench import cli, compare
+
+    folder = tmp_path / "res" / "m"
+    folder.mkdir(parents=True)
+    slow, other = "bench_a.A.time_a('core')", "bench_b.B.time_b('core')"
+
+    def step(base, head, start, verdicts, bindings="13.3.1"):
+        results.append_line(folder / "steps.jsonl", {
+            "base": base * 40, "head": head * 40, "host": {"boot": start}, "date": start,
+            "versions": {"head": {"cuda-bindings": bindings}},
+            "cases": [{"name": n, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": v} for n, v in verdicts.items()]})
+
+    step("a", "b", "start-1", {slow: "regression", other: "same"})  # flagged once: to recheck
+    step("b", "c", "start-1", {slow: "regression"}, bindings="1.0.0+gabc")  # flagged once, built from source
+    step("c", "d", "start-1", {slow: "regression"})  # confirmed below
+    step("c", "d", "start-2", {slow: "regression"})
+    step("d", "e", "start-1", {slow: "regression"})  # not reproduced below
+    step("d", "e", "start-2", {slow: "same"})
+    measured = []
+
+    def measure(repo, base, head, **kw):
+        measured.append((base[0], head[0], kw["bindings"], kw["bench"]))
+        raise compare.CompareError("the build failed")
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(compare, "measure", measure)
+    argv = ["steps", "--recheck", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res")]
+    monkeypatch.setattr(machine, "host", lambda: {"boot": "start-1"})
+    assert cli.main(argv) == 0 and measured == []  # the start that flagged them cannot confirm them
+    err = capsys.readouterr().err
+    assert "0 regression(s) in 0 step(s)" in err and "2 more flagged on this machine start" in err
+
+    monkeypatch.setattr(machine, "host", lambda: {"boot": "start-3"})
+    assert cli.main([*argv, "--list"]) == 0 and measured == []
+    assert "2 regression(s) in 2 step(s)" in capsys.readouterr().err
+    assert cli.main(argv) == 2
+    bench = [f"^{re.escape(slow)}$", r"^bench_harness\.Floor\.time_noop\("]
+    assert measured == [("a", "b", "13.3.1", bench), ("b", "c", "source", bench)]
+    assert re.search(bench[0], slow) and not re.search(bench[0], other)
+    assert (f"step bbbbbbbbb -> ccccccccc not measured: the build failed (`scripts/bench steps --recheck "
+            f"--results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err

@@ -35,19 +35,23 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
 
 
 SLOWED = "bench_device.SetCurrent.time_set_current('core')"
+PROGRAM_OPTIONS = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
 
 
 def place_steps(results):
-    """The two newest steps of the history get the records of two real paired runs (A/A, then the injected
-    slowdown); returns them."""
+    """The three newest steps of the history get the records of real paired runs: session 18's step that
+    flagged ProgramOptionsCreate('core') on one machine start with its recheck on another (not reproduced),
+    then an A/A, then the injected slowdown; returns the records."""
     machine = results / "nvidia-h200"
     commits = [json.loads(p.read_text()) for p in result_files(machine)]
     commits = [d["commit_hash"] for d in sorted(commits, key=lambda d: d["date"]) if "13.3.1" in d["env_name"]]
+    recorded = results_mod.read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
+    flagged = [r for r in recorded if (r["base"][:9], r["head"][:9]) == ("76bac4e11", "c278ecb3d")][:2]
+    runs = [flagged] + [[json.loads((ROOT / "measurements" / "nvidia-h200" / run / "summary.json").read_text())]
+                        for run in ("paired-aa-cb56ab9f9", "paired-injected-spin24")]
     steps = []
-    for (base, head), run in zip(zip(commits[-3:], commits[-2:]), ("paired-aa-cb56ab9f9", "paired-injected-spin24")):
-        step = json.loads((ROOT / "measurements" / "nvidia-h200" / run / "summary.json").read_text())
-        step.update(base=base, head=head, kind="step")
-        steps.append(step)
+    for (base, head), records in zip(zip(commits[-4:], commits[-3:]), runs):
+        steps += [dict(record, base=base, head=head, kind="step") for record in records]
     (machine / "steps.jsonl").write_text("".join(json.dumps(step) + "\n" for step in steps))
     return steps
 
@@ -228,25 +232,31 @@ def test_overview_marks_what_the_paired_steps_flag_with_interval_and_index(publi
     marked = page.eval_on_selector_all(
         "td .label-danger", "spans => spans.map(s => s.closest('td').querySelector('a').getAttribute('href'))")
     assert marked == ["index.html#bench_device.SetCurrent.time_set_current?machine=nvidia-h200&p-api=%27core%27"]
-    steps = [json.loads(line) for line in (results / "nvidia-h200" / "steps.jsonl").read_text().splitlines()]
+    steps = results_mod.steps(results, "nvidia-h200")  # one per (base, head): the recheck joins its step
     ratios = [next(c["ratio"] for c in step["cases"] if c["name"] == SLOWED) for step in steps]
     td = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
     text = td.inner_text()
     last = next(c for c in steps[-1]["cases"] if c["name"] == SLOWED)
     assert f"×{last['ratio']:.3f} [{last['low']:.3f}, {last['high']:.3f}] vs prev." in text
-    assert f"index ×{ratios[0] * ratios[1]:.3f} since {steps[0]['base'][:9]}" in text
+    assert len(steps) == 3 and f"index ×{math.prod(ratios):.3f} since {steps[0]['base'][:9]}" in text
 
 
 def test_steps_page_lists_every_step_and_what_it_flagged(published, page):
     html, results, origin = published
     page.goto(f"{origin}/steps.html")
     rows = page.eval_on_selector_all("table.steps tr[data-head]", "trs => trs.map(tr => tr.dataset.head)")
-    steps = [json.loads(line) for line in (results / "nvidia-h200" / "steps.jsonl").read_text().splitlines()]
+    steps = results_mod.steps(results, "nvidia-h200")
     assert rows == [step["head"] for step in reversed(steps)]
-    cases = page.eval_on_selector_all("table.steps tr.case", "trs => trs.map(tr => tr.dataset.case)")
-    assert cases == [SLOWED]
-    text, count = report.issue_body({"nvidia-h200": steps})  # the nightly issue lists the same
-    assert count == 1 and f"`{SLOWED}`" in text
+    cases = page.eval_on_selector_all("table.steps tr.case", "trs => trs.map(tr => [tr.dataset.case, "
+                                      "tr.dataset.verdict, tr.innerText])")
+    assert [c[:2] for c in cases] == [[SLOWED, "regression"], [PROGRAM_OPTIONS, "not reproduced"]]
+    assert "flagged on one machine start only, not yet confirmed" in cases[0][2]
+    # the flag and the measurement that did not reproduce it, each with its interval and machine start
+    assert "×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35)" in cases[1][2]
+    assert "×0.999 [0.993, 1.004] same (start 2026-12-04T15:55)" in cases[1][2]
+    text, count = report.issue_body({"nvidia-h200": steps})  # the nightly issue lists the same regressions
+    assert count == 1 and f"`{SLOWED}`" in text and PROGRAM_OPTIONS not in text
+    shoot(page, "steps.png")
 
 
 @pytest.fixture(scope="module")

@@ -148,6 +148,20 @@ def test_verdicts_rest_on_the_whole_interval():
     assert stats.verdict(0.95, 0.99, 0.02) == "same"
 
 
+
+def test_a_history_flag_stands_once_a_second_machine_start_confirms_it():
+    """A step measured again: one start's flag is a regression not yet confirmed; a second start that flags it
+    confirms it, one that measures it without a flag leaves it not reproduced; measuring again on the start
+    that flagged it proves nothing either way."""
+    assert stats.repeated_verdict([("s1", "regression")]) == ("regression", False)
+    assert stats.repeated_verdict([("s1", "regression"), ("s1", "same")]) == ("regression", False)
+    assert stats.repeated_verdict([("s1", "regression"), ("s1", "regression")]) == ("regression", False)
+    assert stats.repeated_verdict([("s1", "regression"), ("s2", "same")]) == ("not reproduced", False)
+    assert stats.repeated_verdict([("s1", "regression"), ("s2", "regression")]) == ("regression", True)
+    assert stats.repeated_verdict([("s1", "regression"), ("s2", "same"), ("s3", "regression")]) == ("regression", True)
+    assert stats.repeated_verdict([("s1", "same"), ("s2", "improvement")]) == ("improvement", None)
+    assert stats.repeated_verdict([("s1", "same")]) == ("same", None)
+
 def test_calibration_keeps_its_own_aa_silent():
     aa = [case.summary() for case in analysed(scripted_run(seed=7)).values()]
     thresholds = stats.calibrate(aa)

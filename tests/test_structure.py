@@ -100,8 +100,9 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 
 
 # the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
-# leave, results, before the stages that read it); a module imports only modules before it
-FLOW = ["layout", "text", "machine", "suite", "build", "results", "run", "stats", "worker", "paired", "compare",
+# leave, results, before the stages that read it, and the pure statistics before that reader, which combines
+# a history step's measurements by them); a module imports only modules before it
+FLOW = ["layout", "text", "machine", "suite", "build", "stats", "results", "run", "worker", "paired", "compare",
         "report", "publish", "apis", "cli"]
 
 

@@ -80,12 +80,14 @@ def test_jobs_that_write_run_no_pr_code():
 
 def test_a_night_with_a_failure_still_uploads_what_it_measured():
     """scripts/bench run exits non-zero when one benchmark or one step failed; the nightly GPU job's later
-    steps (the missing paired steps, the upload of results/) still run unless the run was cancelled."""
+    steps (the missing paired steps, the recheck of earlier flags, the upload of results/) still run unless
+    the run was cancelled."""
     (job,) = [j for f, _, _, j in jobs() if f == "nightly.yml" and "self-hosted" in json.dumps(j["runs-on"])]
     names = [step.get("name") or step.get("uses") for step in job["steps"]]
     first = next(i for i, step in enumerate(job["steps"]) if "scripts/bench run" in step.get("run", ""))
     later = job["steps"][first + 1:]
     assert any("scripts/bench steps" in step.get("run", "") for step in later), names
+    assert any("scripts/bench steps --recheck" in step.get("run", "") for step in later), names
     assert later and all(step.get("if") == "${{ !cancelled() }}" for step in later), names
 
 
@@ -109,7 +111,7 @@ def test_committed_paired_runs_reproduce_their_comment_and_exit_status(path):
     summary, every verdict rests on its interval and threshold, and the exit status follows the verdicts."""
     data = json.loads(path.read_text())
     assert (path.parent / "comment.md").read_text() == compare.comment(data)
-    assert data["kind"] in ("aa", "injected", "release") and data["base"] and data["head"] and data["seconds"] > 0
+    assert data["kind"] in ("pr", "aa", "injected", "release") and data["base"] and data["head"] and data["seconds"] > 0
     for case in data["cases"]:
         assert case["low"] <= case["ratio"] <= case["high"]
         expected = "same" if case["control"] or case["coverage"] < data["settings"]["confidence"] else \
