@@ -737,3 +737,19 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     path = report.chains(steps)[steps[0]["head"]]
     index = report.chained_index(path, "bench_event.EventCreate.time_event_create('core')")
     assert (round(index[0], 3), index[1][:9], index[2]) == (1.016, "270be80a3", 4)
+
+    # the session's two over-C++ runs (one call, a thirteenth start): the second ran in the slow state (its
+    # twins x1.19 slower than the fastest run) and is left out; the first joins the fast-state runs
+    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < SESSION19]
+    runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
+    assert [report.run_label(r) for r in runs[-2:]] == ["overhead-cb56ab9f9-s18-call1a", "overhead-cb56ab9f9-s18-call1b"]
+    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
+    factors = dict(zip((report.run_label(r) for r in fast), report.slow_factors(fast)))
+    assert not report.in_slow_state(factors["overhead-cb56ab9f9-s18-call1a"])
+    assert report.in_slow_state(factors["overhead-cb56ab9f9-s18-call1b"])
+    kept = [r for r in fast if not report.in_slow_state(factors[report.run_label(r)])]
+    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
+    assert len(kept) == 24 and len({report.machine_start(r) for r in kept}) == 13
+    assert len(cross) == 265 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 225
+    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 264
+    assert not any(p["same_day"] is False for p in report.agreement(kept))  # all on 2026-12-04: no cross-day pair
