@@ -158,15 +158,16 @@ def _merged(records):
     first = records[0][1]
     by_name = {}
     for number, record in records:
-        start = machine_start(record) or f"record {number}"  # without a boot time: a start of its own
+        start = machine_start(record)
         for case in record["cases"]:
             seen = {k: case[k] for k in ("ratio", "low", "high", "verdict") if k in case}
-            by_name.setdefault(case["name"], []).append((case, seen | {"start": start, "date": record.get("date")}))
+            by_name.setdefault(case["name"], []).append(
+                (case, start or f"record {number}", seen | {"start": start, "date": record.get("date")}))
     cases = []
-    for name, measured in by_name.items():
-        verdict, confirmed = stats.repeated_verdict([(m["start"], m["verdict"]) for _, m in measured])
+    for name, measured in by_name.items():  # a record without a boot time counts as a start of its own
+        verdict, confirmed = stats.repeated_verdict([(key, m["verdict"]) for _, key, m in measured])
         cases.append(measured[-1][0] | {"verdict": verdict, "confirmed": confirmed,
-                                        "measurements": [m for _, m in measured]})
+                                        "measurements": [m for _, _, m in measured]})
     rechecks = [{"date": r.get("date"), "start": machine_start(r), "command": r.get("command")} for _, r in records[1:]]
     return first | {"cases": cases, "rechecks": rechecks}
 

@@ -38,9 +38,11 @@ def fmt_net(seconds):
 
 def measurements(case):
     """Each measurement of a history step's case, oldest first, with the machine start it ran on:
-    '×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35); ×0.996 [0.993, 0.999] same (start ...)'."""
-    return "; ".join(f"{interval(m)} {m['verdict']} (start {str(m.get('start'))[:16]})"
-                     for m in case.get("measurements") or [case])
+    '×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35); ×0.996 [0.993, 0.999] same (start ...)';
+    a case measured once: '×1.024 [1.015, 1.028] (start 2026-12-04T15:35)'."""
+    found = case.get("measurements") or [case]
+    return "; ".join(f"{interval(m)}{' ' + m['verdict'] if len(found) > 1 else ''} "
+                     f"(start {(m.get('start') or 'not recorded')[:16]})" for m in found)
 
 
 def standing(case):

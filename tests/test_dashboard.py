@@ -251,6 +251,7 @@ def test_steps_page_lists_every_step_and_what_it_flagged(published, page):
                                       "tr.dataset.verdict, tr.innerText])")
     assert [c[:2] for c in cases] == [[SLOWED, "regression"], [PROGRAM_OPTIONS, "not reproduced"]]
     assert "flagged on one machine start only, not yet confirmed" in cases[0][2]
+    assert "×1.053 [1.048, 1.056] (start not recorded)" in cases[0][2]  # session 9's record: no boot time
     # the flag and the measurement that did not reproduce it, each with its interval and machine start
     assert "×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35)" in cases[1][2]
     assert "×0.999 [0.993, 1.004] same (start 2026-12-04T15:55)" in cases[1][2]
