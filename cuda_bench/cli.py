@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import build, compare, machine, paired, publish, report, results, run, stats
+from cuda_bench import build, compare, machine, paired, publish, report, results, run, stats, suite
 from cuda_bench.layout import CALIBRATION, CONF, FLOOR, OVERHEAD, RESULTS, ROOT, STEPS, WORK, label
 from cuda_bench.text import interval, measurements, standing
 
@@ -286,7 +286,7 @@ def history_steps(args, name, info, results_dir, todo, config, command, later):
             log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`{later}` makes it later)")
             status = 2
             continue
-        data = compare.summary(report, "step", (), built, command, info)
+        data = compare.summary(report, "step", (), built, command, info) | {"bindings": bindings}
         compare.write(out, data)
         results.append_line(Path(results_dir) / name / STEPS, data)
         flagged = compare.regressions(data)
@@ -399,13 +399,28 @@ def recheck(args, name, info, results_dir, config, conf, command):
     """`scripts/bench steps --recheck`: measure the history's regressions that are not yet confirmed again, on
     this machine start, each step in the cuda-bindings it was measured with, its flagged cases and the floor
     only; then say how each stands (``stats.repeated_verdict``)."""
-    start = machine.host()["boot"]
+    if args.bench or args.bindings:
+        log("steps --recheck measures each flag in its own step's cuda-bindings, its own case and the floor: "
+            "it takes no --bench or --bindings")
+        return 2
+    start = results.start_id(machine.host())
+    if start is None:
+        log("steps --recheck: this machine does not say which start it is on (no /proc/sys/kernel/random/boot_id, "
+            "no btime in /proc/stat), so a recheck could not tell this start from the one that flagged")
+        return 2
     todo, here = run.to_recheck(results_dir, name, start)
+    known = set(suite.cases())
+    for (base, head), (_, cases) in todo.items():
+        for case in [c for c in cases if c not in known]:
+            log(f"steps --recheck: {base[:9]} -> {head[:9]} {case} is not in the suite any more: not measured")
+            cases.remove(case)
+    todo = {pair: (bindings, cases) for pair, (bindings, cases) in todo.items() if cases}
     log(f"steps --recheck: {sum(len(c) for _, c in todo.values())} regression(s) in {len(todo)} step(s) of "
-        f"{results_dir / name} to measure again on this machine start (booted {start})"
-        + "".join(f"\n  {base[:9]} -> {head[:9]} {case}" for (base, head), (_, cases) in todo.items()
-                  for case in cases)
-        + (f"\n{len(here)} more flagged on this machine start: only another start confirms them" if here else ""))
+        f"{results_dir / name} to measure again on this machine start (booted {machine.host()['boot']})"
+        + "".join(f"\n  {base[:9]} -> {head[:9]} {case} (cuda-bindings {bindings})"
+                  for (base, head), (bindings, cases) in todo.items() for case in cases)
+        + (f"\n{len(here)} more flagged on this machine start: only another start confirms them"
+           + "".join(f"\n  {base[:9]} -> {head[:9]} {case}" for base, head, case in here) if here else ""))
     if args.list or not todo:
         return 0
     steps = [(base, head, bindings, [f"^{re.escape(c)}$" for c in cases] + [f"^{re.escape(FLOOR)}\\("])
@@ -415,7 +430,7 @@ def recheck(args, name, info, results_dir, config, conf, command):
     merged = {(s["base"], s["head"]): s for s in results.steps(results_dir, name)}
     for (base, head), (_, cases) in todo.items():
         for case in merged[(base, head)]["cases"]:
-            if case["name"] in cases and start in {m["start"] for m in case["measurements"]}:  # measured now
+            if case["name"] in cases and start in {m["start_id"] for m in case["measurements"]}:  # measured now
                 said = f" ({standing(case)})" if case["verdict"] == "regression" else ""
                 log(f"{base[:9]} -> {head[:9]} {case['name']}: {case['verdict']}{said}: {measurements(case)}")
     return status

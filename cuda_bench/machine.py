@@ -91,7 +91,8 @@ def record(name=None):
 def host():
     """What a VM's restart can change under the same machine name, kept with every paired record (not in asv's
     machine file, where it would split the history): when this machine start booted (``boot``, from
-    /proc/stat: two records with one ``boot`` ran on one machine start), the kernel's full release, the CPU
+    /proc/stat: two records with one ``boot`` ran on one machine start; ``boot_id``, the kernel's id of it, where
+    the kernel gives one), the kernel's full release, the CPU
     the VM was given (family, model, stepping, TSC-derived bogomips, cache; a VM's model name hides it), its
     microcode and the kernel's CPU-vulnerability mitigations (indirect-branch mitigations cost interpreted
     Python more than C++). Fields a system does not have are None."""
@@ -104,7 +105,7 @@ def host():
                 mitigations[path.name] = path.read_text().strip()
             except OSError:
                 continue
-    return {"boot": _boot_time(), "kernel": platform.release(),
+    return {"boot": _boot_time(), "boot_id": _boot_id(), "kernel": platform.release(),
             "cpu": {key: cpu.get(key) for key in ("cpu family", "model", "stepping", "bogomips", "cache size")},
             "microcode": cpu.get("microcode"), "mitigations": mitigations}
 
@@ -122,6 +123,15 @@ def _first_cpu():
     except OSError:
         pass
     return fields
+
+
+def _boot_id():
+    """The running kernel's boot id (a UUID drawn at each boot), or None where the kernel does not give one.
+    Unlike the boot time, it does not move when the wall clock is stepped after boot."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
 
 
 def _boot_time():

@@ -153,7 +153,7 @@ def step_note(cell):
     notes = []
     step = cell.get("step")
     if step:
-        notes.append(f'<span class="step {esc(step["verdict"])}" title="paired with {esc(step["base"][:9])}: '
+        notes.append(f'<span class="step {esc(step["verdict"].replace(" ", "-"))}" title="paired with {esc(step["base"][:9])}: '
                      f'{CONFIDENCE:.0%} interval {step["low"]:.3f}–{step["high"]:.3f}">'
                      f'{interval(step)} vs prev.</span>')
     if cell.get("index"):
@@ -289,7 +289,7 @@ def render_steps(steps_by_machine):
         for step in reversed(steps):
             counted = [c for c in step["cases"] if not is_control(c["name"])]
             count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
-            rechecked = "".join(f'<br><small>rechecked {esc((r.get("date") or "")[:16])}</small>'
+            rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
                                 for r in step.get("rechecks", []))
             out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td><code>{step["base"][:9]}</code>'
                        f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}{rechecked}</td>'

@@ -137,39 +137,47 @@ def machine_start(record):
     return (record.get("host") or {}).get("boot")
 
 
+def start_id(host):
+    """Which machine start a record's ``host`` (``machine.host()``) names: the kernel's boot id, else the boot
+    time (records before session 18), else None (unknown: all such records count as one start)."""
+    host = host or {}
+    return host.get("boot_id") or host.get("boot")
+
+
 def steps(results_dir, machine_name):
     """The history's paired steps of one machine, one per (base, head), in the order they were first made.
 
     A step measured again (``scripts/bench steps --recheck`` measures its flagged cases on another machine
-    start) keeps its first record's fields. Each case takes its newest measurement's numbers and adds:
+    start) keeps its first record's fields. Each case takes the numbers of its newest measurement (of a
+    regression: its newest flag) and adds:
 
-    * ``measurements``: every measurement of the case, oldest first, each with its ``start``, ``date``,
-      ratio, interval and verdict;
+    * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (boot time),
+      ``start_id`` (:func:`start_id`), ``date``, ratio, interval and verdict;
     * the ``verdict`` that all of them give together, and ``confirmed`` (``stats.repeated_verdict``).
 
-    ``rechecks`` lists the later records (date, start, command)."""
+    ``rechecks`` lists the later records, a recheck or the whole step measured again (date, start, command)."""
     found = {}
-    for number, record in enumerate(read_lines(Path(results_dir) / machine_name / STEPS)):
-        found.setdefault((record["base"], record["head"]), []).append((number, record))
+    for record in read_lines(Path(results_dir) / machine_name / STEPS):
+        found.setdefault((record["base"], record["head"]), []).append(record)
     return [_merged(records) for records in found.values()]
 
 
 def _merged(records):
-    first = records[0][1]
+    first = records[0]
     by_name = {}
-    for number, record in records:
-        start = machine_start(record)
+    for record in records:
         for case in record["cases"]:
             seen = {k: case[k] for k in ("ratio", "low", "high", "verdict") if k in case}
-            by_name.setdefault(case["name"], []).append(
-                (case, start or f"record {number}", seen | {"start": start, "date": record.get("date")}))
+            by_name.setdefault(case["name"], []).append((case, seen | {
+                "start": machine_start(record), "start_id": start_id(record.get("host")), "date": record.get("date")}))
     cases = []
-    for name, measured in by_name.items():  # a record without a boot time counts as a start of its own
-        verdict, confirmed = stats.repeated_verdict([(key, m["verdict"]) for _, key, m in measured])
-        cases.append(measured[-1][0] | {"verdict": verdict, "confirmed": confirmed,
-                                        "measurements": [m for _, _, m in measured]})
-    rechecks = [{"date": r.get("date"), "start": machine_start(r), "command": r.get("command")} for _, r in records[1:]]
-    return first | {"cases": cases, "rechecks": rechecks}
+    for name, measured in by_name.items():
+        verdict, confirmed = stats.repeated_verdict([(m["start_id"], m["verdict"]) for _, m in measured])
+        # the numbers shown: the newest measurement that says what the verdict says (a regression's, its flag)
+        shown = next((case for case, m in reversed(measured) if m["verdict"] == verdict), measured[-1][0])
+        cases.append(shown | {"verdict": verdict, "confirmed": confirmed, "measurements": [m for _, m in measured]})
+    again = [{"date": r.get("date"), "start": machine_start(r), "command": r.get("command")} for r in records[1:]]
+    return first | {"cases": cases, "rechecks": again}
 
 
 def calibration(results_dir, machine_name):

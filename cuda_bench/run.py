@@ -261,22 +261,34 @@ def missing_steps(results_dir, machine_name):
 
 
 def to_recheck(results_dir, machine_name, start):
-    """The history's regressions not yet confirmed, which a measurement on this machine start (``start``, its
-    boot time) confirms or does not reproduce (``stats.repeated_verdict``): {(base, head): (bindings, [case])},
-    bindings being the cuda-bindings the step was measured with; and [(base, head, case)] for those flagged on
-    this very start, which only another start can confirm."""
+    """The history's regressions not yet confirmed, which a measurement on this machine start (``start``,
+    ``results.start_id`` of ``machine.host()``) confirms or does not reproduce (``stats.repeated_verdict``):
+    {(base, head): (bindings, [case])}; and [(base, head, case)] for those flagged on this very start, which
+    only another start can confirm."""
     todo, here = {}, []
     for step in results.steps(results_dir, machine_name):
         for case in step["cases"]:
             if case["verdict"] != "regression" or case["confirmed"]:
                 continue
-            if start in {m["start"] for m in case["measurements"] if m["verdict"] == "regression"}:
+            if start in {m["start_id"] for m in case["measurements"] if m["verdict"] == "regression"}:
                 here.append((step["base"], step["head"], case["name"]))
                 continue
-            version = (step.get("versions") or {}).get("head", {}).get("cuda-bindings", "source")
-            bindings = "source" if "+" in version else version  # a local version was built from the commit
-            todo.setdefault((step["base"], step["head"]), (bindings, []))[1].append(case["name"])
+            todo.setdefault((step["base"], step["head"]), (step_bindings(step), []))[1].append(case["name"])
     return todo, here
+
+
+def step_bindings(step):
+    """The cuda-bindings a history step was measured with, as ``--bindings`` takes it: the record's own
+    ``bindings``; for a record older than that field, read off the versions both sides ran with: 'auto' where
+    they differ (a step across the CUDA 12/13 boundary), 'source' for a local version (built from the
+    commit), else the version."""
+    if step.get("bindings"):
+        return step["bindings"]
+    versions = {(v or {}).get("cuda-bindings", "+unknown") for v in (step.get("versions") or {}).values()} or {"+"}
+    if len(versions) > 1:
+        return "auto"
+    (version,) = versions
+    return "source" if "+" in version else version
 
 
 def newest_measured(results_dir, machine_name, before):

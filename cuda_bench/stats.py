@@ -95,7 +95,8 @@ def repeated_verdict(measurements):
     for the whole start. Session 18's step 76bac4e11 -> c278ecb3d flagged ProgramOptionsCreate('core')
     ×1.024 [1.015, 1.028] on one start, though the module it calls was byte-identical on both sides. Another
     start read ×0.996 [0.993, 0.999] and ×0.999 [0.997, 1.001] (docs/measurement.md, "One start is not
-    enough"). A start of None (a record older than ``host.boot``) counts as a start of its own."""
+    enough"). A start of None (a record that does not say) is one start: such records cannot confirm or
+    clear one another."""
     flagged = {start for start, found in measurements if found == "regression"}
     if not flagged:
         return measurements[-1][1], None

@@ -49,7 +49,7 @@ def standing(case):
     """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one machine
     start only, not yet confirmed' (``scripts/bench steps --recheck`` on another start measures it again), or
     'not reproduced on another machine start'; '' for any other verdict."""
-    starts = {m.get("start") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
+    starts = {m.get("start_id") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
     if case["verdict"] == "not reproduced":
         return "not reproduced on another machine start"
     if case["verdict"] != "regression":

@@ -506,47 +506,75 @@ def test_a_cut_off_line_in_a_records_file_loses_no_other_record(tmp_path, capsys
 def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_has_seen(tmp_path, git_repo,
                                                                                            monkeypatch, capsys):
     """`scripts/bench steps --recheck`: a regression flagged on one machine start only is measured again (its
-    case and the floor, in the cuda-bindings its step was built with), unless this is the start that flagged
-    it; confirmed and not-reproduced flags are left alone. A recheck that cannot be measured is one line that
-    names the command to run later, and exit 2."""
+    case and the floor, in the cuda-bindings its step was measured with), unless this is the start that
+    flagged it; confirmed and not-reproduced flags are left alone, and a case the suite no longer has is named
+    and skipped. A recheck that cannot be measured is one line that names the command to run later, and
+    exit 2; one that is measured joins its step and says how the flag stands."""
     from cuda_bench import cli, compare
 
     folder = tmp_path / "res" / "m"
     folder.mkdir(parents=True)
-    slow, other = "bench_a.A.time_a('core')", "bench_b.B.time_b('core')"
+    slow = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
+    other = "bench_device.SetCurrent.time_set_current('core')"
+    gone = "bench_gone.Gone.time_gone('core')"
 
-    def step(base, head, start, verdicts, bindings="13.3.1"):
+    def step(base, head, boot, verdicts, versions=("13.3.1", "13.3.1"), **more):
         results.append_line(folder / "steps.jsonl", {
-            "base": base * 40, "head": head * 40, "host": {"boot": start}, "date": start,
-            "versions": {"head": {"cuda-bindings": bindings}},
-            "cases": [{"name": n, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": v} for n, v in verdicts.items()]})
+            "base": base * 40, "head": head * 40, "host": {"boot": f"2026-12-0{boot}T00:00:00Z", "boot_id": boot},
+            "date": "d", "versions": {"base": {"cuda-bindings": versions[0]}, "head": {"cuda-bindings": versions[1]}},
+            "cases": [{"name": n, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": v} for n, v in verdicts.items()],
+            **more})
 
-    step("a", "b", "start-1", {slow: "regression", other: "same"})  # flagged once: to recheck
-    step("b", "c", "start-1", {slow: "regression"}, bindings="1.0.0+gabc")  # flagged once, built from source
-    step("c", "d", "start-1", {slow: "regression"})  # confirmed below
-    step("c", "d", "start-2", {slow: "regression"})
-    step("d", "e", "start-1", {slow: "regression"})  # not reproduced below
-    step("d", "e", "start-2", {slow: "same"})
+    step("a", "b", "1", {slow: "regression", other: "same", gone: "regression"})  # to recheck; gone: named
+    step("b", "c", "1", {slow: "regression"}, versions=("1.0.0+gabc", "1.0.0+gabc"))  # built from source
+    step("c", "d", "1", {slow: "regression"}, versions=("12.9.10", "13.3.1"))  # across CUDA 12/13: auto
+    step("d", "e", "1", {slow: "regression"}, bindings="12.9.10")  # the record names its bindings
+    step("e", "f", "1", {slow: "regression"})  # confirmed below
+    step("e", "f", "2", {slow: "regression"})
+    step("f", "g", "1", {slow: "regression"})  # not reproduced below
+    step("f", "g", "2", {slow: "same"})
     measured = []
 
-    def measure(repo, base, head, **kw):
+    def failing(repo, base, head, **kw):
         measured.append((base[0], head[0], kw["bindings"], kw["bench"]))
         raise compare.CompareError("the build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(compare, "measure", measure)
+    monkeypatch.setattr(compare, "measure", failing)
     argv = ["steps", "--recheck", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res")]
-    monkeypatch.setattr(machine, "host", lambda: {"boot": "start-1"})
+    monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-01T00:00:00Z", "boot_id": "1"})
     assert cli.main(argv) == 0 and measured == []  # the start that flagged them cannot confirm them
     err = capsys.readouterr().err
-    assert "0 regression(s) in 0 step(s)" in err and "2 more flagged on this machine start" in err
+    assert "0 regression(s) in 0 step(s)" in err and "5 more flagged on this machine start" in err
+    assert cli.main([*argv, "--bindings", "13.3.1"]) == 2 and "takes no --bench or --bindings" in capsys.readouterr().err
+    monkeypatch.setattr(machine, "host", lambda: {"boot": None, "boot_id": None})
+    assert cli.main(argv) == 2 and "does not say which start it is on" in capsys.readouterr().err
 
-    monkeypatch.setattr(machine, "host", lambda: {"boot": "start-3"})
+    monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-03T00:00:00Z", "boot_id": "3"})
     assert cli.main([*argv, "--list"]) == 0 and measured == []
-    assert "2 regression(s) in 2 step(s)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "4 regression(s) in 4 step(s)" in err and f"aaaaaaaaa -> bbbbbbbbb {gone} is not in the suite" in err
     assert cli.main(argv) == 2
     bench = [f"^{re.escape(slow)}$", r"^bench_harness\.Floor\.time_noop\("]
-    assert measured == [("a", "b", "13.3.1", bench), ("b", "c", "source", bench)]
+    assert measured == [("a", "b", "13.3.1", bench), ("b", "c", "source", bench), ("c", "d", "auto", bench),
+                        ("d", "e", "12.9.10", bench)]
     assert re.search(bench[0], slow) and not re.search(bench[0], other)
     assert (f"step bbbbbbbbb -> ccccccccc not measured: the build failed (`scripts/bench steps --recheck "
             f"--results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
+
+    # measured: session 18's recheck record (a real H200 run of these two cases) joins the first step
+    recorded = results.read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
+    (real,) = [r for r in recorded if "--recheck" in (r.get("command") or "")]
+    monkeypatch.setattr(compare, "summary", lambda report, kind, expected, built, command, info: dict(
+        real, base="a" * 40, head="b" * 40, host={"boot": "2026-12-03T00:00:00Z", "boot_id": "3"},
+        command=command))
+    monkeypatch.setattr(compare, "write", lambda out, data: None)
+    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (None, 60.0)
+                        if base[0] == "a" else failing(repo, base, head, **kw))
+    assert cli.main(argv) == 2  # the other three still fail to build
+    err = capsys.readouterr().err
+    assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); "
+            "×0.999 [0.993, 1.004] same (start 2026-12-03T00:00)") in err
+    (first,) = [s for s in results.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
+    assert "--recheck" in first["rechecks"][0]["command"] and "bindings" not in first  # the first record is older than the field
+    assert len(results.read_lines(folder / "steps.jsonl")) == 9

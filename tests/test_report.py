@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, asv_results, run_module
 from cuda_bench import publish, report, results, stats
 from cuda_bench.layout import machine_dirs, result_files
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, signed
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, signed, standing
 
 RESULTS = ROOT / "results"
 FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
@@ -682,6 +682,35 @@ def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that
     cases = report.over_cpp_cases(runs)
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(23, 12, 2)}
     assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 58
+
+
+def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
+    """Several records of one step join: a regression shows its newest flag's numbers (not a later unflagged
+    measurement's), a start is the kernel's boot id where the record has one, and records that do not say
+    which start they ran on count as one start, so they cannot confirm one another."""
+    def record(boot, ratio, verdict, name="bench_x.X.time_x('core')"):
+        host = {"boot": None, "boot_id": None} if boot is None else {"boot": f"2026-12-04T0{boot}:00:00Z", "boot_id": boot}
+        return {"base": "a", "head": "b", "host": host, "date": boot or "?",
+                "cases": [{"name": name, "ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01, "verdict": verdict}]}
+
+    def merged(*records):
+        (tmp_path / "m").mkdir(exist_ok=True)
+        (tmp_path / "m" / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        (step,) = results.steps(tmp_path, "m")
+        return step["cases"][0]
+
+    case = merged(record("1", 1.05, "regression"), record("1", 1.0, "same"))  # again on the same start
+    assert (case["verdict"], case["confirmed"], case["ratio"]) == ("regression", False, 1.05)
+    case = merged(record("1", 1.05, "regression"), record("2", 1.04, "regression"), record("3", 1.0, "same"))
+    assert (case["verdict"], case["confirmed"], case["ratio"]) == ("regression", True, 1.04)
+    assert standing(case) == "confirmed on 2 machine starts"
+    case = merged(record("1", 1.05, "regression"), record("2", 1.0, "same"))
+    assert (case["verdict"], case["ratio"]) == ("not reproduced", 1.0)
+    case = merged(record(None, 1.05, "regression"), record(None, 1.04, "regression"))
+    assert (case["verdict"], case["confirmed"]) == ("regression", False)
+    assert standing(case) == "flagged on one machine start only, not yet confirmed"
+    assert measurements(case) == ("×1.050 [1.040, 1.060] regression (start not recorded); "
+                                  "×1.040 [1.030, 1.050] regression (start not recorded)")
 
 
 SESSION19 = "2026-12-04T16:05"  # after session 18's recheck (15:58 UTC), for the same reason
