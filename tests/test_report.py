@@ -782,3 +782,35 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     assert len(cross) == 265 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 225
     assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 264
     assert not any(p["same_day"] is False for p in report.agreement(kept))  # all on 2026-12-04: no cross-day pair
+
+
+SESSION20 = "2026-12-04T16:30"  # after session 18's last call (16:17 UTC), for the same reason
+
+
+def test_the_main_job_again_joins_its_step_and_adds_a_start(machine):
+    """Known answers on session 18's last call (measurements/nvidia-h200/check-s18/run, a fourteenth machine
+    start, the code as it landed): `scripts/bench run` measured the step c278ecb3d -> cb56ab9f9 again, now
+    recording its bindings and the kernel's boot id; it joins session 17's record of the step (two
+    measurements of each case, from two starts), nothing flagged, every ratio within 1%. Its over-C++ run
+    gives 88 of 91 ratios within 5% of s15-call5b and joins the fast-state runs: 25 on fourteen starts, 244
+    of 289 cross-start pairs reach 90% of all cases, 288 of 289 over the cases whose twin held still."""
+    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < SESSION20]
+    newest = lines[-1]
+    assert (newest["base"][:9], newest["head"][:9], newest["bindings"]) == ("c278ecb3d", "cb56ab9f9", "13.3.1")
+    assert newest["host"]["boot_id"] and newest["command"].startswith("scripts/bench run")
+    step = next(s for s in results.steps(RESULTS, machine) if s["head"] == newest["head"])
+    assert len(step["rechecks"]) == 1 and {c["verdict"] for c in step["cases"]} == {"same"}
+    assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {2}
+    assert max(abs(m["ratio"] - 1) for c in step["cases"] if not c.get("control") for m in c["measurements"]) < 0.01
+
+    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < SESSION20]
+    runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
+    assert report.repeat_note(runs, everything).startswith(
+        "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
+        "another machine start): 88 of 91 cases (97%) give the same ratio within 5%")
+    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
+    kept = [r for r, x in zip(fast, report.slow_factors(fast)) if not report.in_slow_state(x)]
+    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
+    assert len(kept) == 25 and len({report.machine_start(r) for r in kept}) == 14
+    assert len(cross) == 289 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 244
+    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 288
