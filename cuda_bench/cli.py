@@ -403,7 +403,8 @@ def recheck(args, name, info, results_dir, config, conf, command):
         log("steps --recheck measures each flag in its own step's cuda-bindings, its own case and the floor: "
             "it takes no --bench or --bindings")
         return 2
-    start = results.start_id(machine.host())
+    host = machine.host()
+    start = results.start_id(host)
     if start is None:
         log("steps --recheck: this machine does not say which start it is on (no /proc/sys/kernel/random/boot_id, "
             "no btime in /proc/stat), so a recheck could not tell this start from the one that flagged")
@@ -416,7 +417,7 @@ def recheck(args, name, info, results_dir, config, conf, command):
             cases.remove(case)
     todo = {pair: (bindings, cases) for pair, (bindings, cases) in todo.items() if cases}
     log(f"steps --recheck: {sum(len(c) for _, c in todo.values())} regression(s) in {len(todo)} step(s) of "
-        f"{results_dir / name} to measure again on this machine start (booted {machine.host()['boot']})"
+        f"{results_dir / name} to measure again on this machine start (booted {host['boot']})"
         + "".join(f"\n  {base[:9]} -> {head[:9]} {case} (cuda-bindings {bindings})"
                   for (base, head), (bindings, cases) in todo.items() for case in cases)
         + (f"\n{len(here)} more flagged on this machine start: only another start confirms them"

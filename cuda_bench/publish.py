@@ -36,11 +36,11 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
-from cuda_bench import report, results, text
+from cuda_bench import report, results
 from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, short_name, split_case
 from cuda_bench.report import APIS, TITLES
 from cuda_bench.stats import CONFIDENCE, VERDICTS
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, number, signed, standing
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, measurements, number, signed, standing
 
 # the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
 ASSETS = {
@@ -303,7 +303,7 @@ def render_steps(steps_by_machine):
                     out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
                                f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
                                f'<td colspan="6">{verdict}{esc(said)}: '
-                               f'{esc(text.measurements(case))}, threshold '
+                               f'{esc(measurements(case))}, threshold '
                                f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
                                f'{fmt_ns(case["head_ns"])} per call</td></tr>')
         out.append("</tbody></table>")

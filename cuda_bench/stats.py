@@ -82,8 +82,8 @@ VERDICTS = ("regression", "improvement", "same", "not reproduced")  # a history 
 def repeated_verdict(measurements):
     """The verdict on a case of a history step that was measured more than once.
 
-    ``measurements`` is a list of (machine start, verdict) pairs, oldest first. The machine start is the boot
-    time the measurement ran on. Returns (verdict, confirmed):
+    ``measurements`` is a list of (machine start, verdict) pairs, oldest first; a machine start is what
+    ``results.start_id`` reads off the record. Returns (verdict, confirmed):
 
     * ("regression", True) when two machine starts or more flag it;
     * ("not reproduced", False) when one start flags it and another start measured it without a flag;
