@@ -638,6 +638,24 @@ def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_sta
     assert report.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
 
 
+def main_runs(machine, before):
+    """(cb56ab9f9's over-C++ runs recorded before ``before``, every over-C++ run recorded by then)."""
+    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < before]
+    return [r for r in everything if r["commit"].startswith("cb56ab9f9")], everything
+
+
+def fast_state_agreement(runs):
+    """Over the runs read in the fast state and not in the slow state: (those runs, (how many, on how many
+    machine starts, cross-start pairs, of those reaching 90% of all cases, of those reaching 90% of the cases
+    whose twin held still))."""
+    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
+    kept = [r for r, x in zip(fast, report.slow_factors(fast)) if not report.in_slow_state(x)]
+    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
+    return kept, (len(kept), len({report.machine_start(r) for r in kept}), len(cross),
+                  sum(p["agree"] >= report.SHARE * p["cases"] for p in cross),
+                  sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross))
+
+
 SESSION18 = "2026-12-04T14:40"  # after session 17's run (14:29 UTC), for the same reason
 
 
@@ -666,19 +684,12 @@ def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that
     shown = [round(c["ratio"], 3) for c in step["cases"] if not c.get("control")]
     assert (min(shown), max(shown)) == (0.992, 1.007)
 
-    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < SESSION18]
-    runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
+    runs, everything = main_runs(machine, SESSION18)
     assert report.run_label(runs[-1]) == "2026-12-04T14:29:12Z"  # run's record: no --out, named by its date
     assert report.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 91 of 91 cases (100%) give the same ratio within 5%")
-
-    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
-    kept = [r for r, x in zip(fast, report.slow_factors(fast)) if not report.in_slow_state(x)]
-    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
-    assert len(kept) == 23 and len({report.machine_start(r) for r in kept}) == 12
-    assert len(cross) == 242 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 203
-    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 241
+    assert fast_state_agreement(runs)[1] == (23, 12, 242, 203, 241)
     cases = report.over_cpp_cases(runs)
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(23, 12, 2)}
     assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 58
@@ -774,18 +785,14 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
 
     # the session's two over-C++ runs (one call, a thirteenth start): the second ran in the slow state (its
     # twins x1.19 slower than the fastest run) and is left out; the first joins the fast-state runs
-    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < SESSION19]
-    runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
+    runs, _ = main_runs(machine, SESSION19)
     assert [report.run_label(r) for r in runs[-2:]] == ["overhead-cb56ab9f9-s18-call1a", "overhead-cb56ab9f9-s18-call1b"]
     fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
     factors = dict(zip((report.run_label(r) for r in fast), report.slow_factors(fast)))
     assert not report.in_slow_state(factors["overhead-cb56ab9f9-s18-call1a"])
     assert report.in_slow_state(factors["overhead-cb56ab9f9-s18-call1b"])
-    kept = [r for r in fast if not report.in_slow_state(factors[report.run_label(r)])]
-    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
-    assert len(kept) == 24 and len({report.machine_start(r) for r in kept}) == 13
-    assert len(cross) == 265 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 225
-    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 264
+    kept, counts = fast_state_agreement(runs)
+    assert counts == (24, 13, 265, 225, 264)
     assert not any(p["same_day"] is False for p in report.agreement(kept))  # all on 2026-12-04: no cross-day pair
 
 
@@ -808,14 +815,8 @@ def test_the_main_job_again_joins_its_step_and_adds_a_start(machine):
     assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {2}
     assert max(abs(m["ratio"] - 1) for c in step["cases"] if not c.get("control") for m in c["measurements"]) < 0.01
 
-    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < SESSION20]
-    runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
+    runs, everything = main_runs(machine, SESSION20)
     assert report.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 88 of 91 cases (97%) give the same ratio within 5%")
-    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
-    kept = [r for r, x in zip(fast, report.slow_factors(fast)) if not report.in_slow_state(x)]
-    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
-    assert len(kept) == 25 and len({report.machine_start(r) for r in kept}) == 14
-    assert len(cross) == 289 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 244
-    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 288
+    assert fast_state_agreement(runs)[1] == (25, 14, 289, 244, 288)
