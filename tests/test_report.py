@@ -820,3 +820,30 @@ def test_the_main_job_again_joins_its_step_and_adds_a_start(machine):
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 88 of 91 cases (97%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (25, 14, 289, 244, 288)
+
+
+def test_the_rule_confirms_the_injected_slowdown_and_keeps_the_aa_silent_on_the_recorded_runs(tmp_path):
+    """The history's rule (a flag stands once a second machine start flags it) on real H200 runs, each taken
+    as a measurement of one step: the spin-96 build of Device.set_current, measured on four starts (sessions
+    13, 14 and 17), is a regression confirmed on 4 starts and nothing else is one (CurrentDevice('core'),
+    read x0.922 on one start, the rebuild-layout effect, takes its newest verdict, "same");
+    the whole-suite A/A runs of sessions 9, 10 and 17 flag nothing, so the rule has nothing to confirm."""
+    check = ROOT / "measurements" / "nvidia-h200"
+
+    def as_step(runs):
+        records = [dict(json.loads((check / run / "summary.json").read_text()), base="a", head="b") for run in runs]
+        (tmp_path / "m").mkdir(exist_ok=True)
+        (tmp_path / "m" / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        (step,) = results.steps(tmp_path, "m")
+        return step
+
+    step = as_step(["paired-injected-spin96-s13-call2", "paired-injected-spin96-s13-call3",
+                    "paired-injected-spin96-s14-call1", "check-s17/paired-injected-spin96"])
+    flagged = report.flagged_steps([step])
+    assert [(case["name"], case["confirmed"], standing(case)) for _, case in flagged] == [
+        ("bench_device.SetCurrent.time_set_current('core')", True, "confirmed on 4 machine starts")]
+    assert [round(m["low"], 3) for m in flagged[0][1]["measurements"]] == [1.237, 1.216, 1.264, 1.189]
+    device = next(c for c in step["cases"] if c["name"] == "bench_device.CurrentDevice.time_current_device('core')")
+    assert [m["verdict"] for m in device["measurements"]][1] == "improvement" and device["verdict"] == "same"
+    step = as_step(["paired-aa-cb56ab9f9", "paired-aa-cb56ab9f9-s10", "check-s17/paired-aa-cb56ab9f9-s17"])
+    assert len(step["cases"]) == 103 and {c["verdict"] for c in step["cases"]} == {"same"}
