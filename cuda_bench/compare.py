@@ -29,7 +29,7 @@ from pathlib import Path
 from cuda_bench import build, machine, paired, stats
 from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
 from cuda_bench.suite import cases as suite_cases
-from cuda_bench.text import TARGET_NS, fmt_ns, interval
+from cuda_bench.text import TARGET_NS, fmt_ns, interval, last_line
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -97,7 +97,7 @@ def summary(report, kind, expected=(), build_seconds=None, command=None, machine
         "versions": {side: w.get("versions") for side, w in report.workers.items()},
         "cases": [case.summary() for case in report.cases],
         "skipped": report.skipped, "only": {name: list(v) for name, v in report.only.items()},
-        "errors": report.errors,
+        "errors": report.errors, "lost": report.lost,
     }
 
 
@@ -169,8 +169,13 @@ def comment(data):
         out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(
             f"`{c['name']}` {interval(c)}" for c in controls)]
     if data["errors"]:
-        out += ["", "#### Not measured", ""] + [f"- `{name}`: {text.splitlines()[-1] if text else '?'}"
+        out += ["", "#### Not measured", ""] + [f"- `{name}`: {last_line(text)}"
                                                for name, text in sorted(data["errors"].items())]
+    if data.get("lost"):
+        out += ["", "#### Measured without some process pairs", "",
+                "Some process pairs could not measure these (a worker died or timed out there); each is measured "
+                "from the others, which are enough for its interval:", ""] + [
+                f"- `{name}`: {text}" for name, text in sorted(data["lost"].items())]
     if data["only"]:
         out += ["", "Measured on one side only (the other build skips it): " + ", ".join(
             f"`{name}` (only {side})" for name, (side, _) in sorted(data["only"].items()))]
@@ -234,7 +239,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
                      "layouts": settings.layouts, "aslr_off": found["hello"].get("aslr_off"),
                      "state": "fast"},  # each case's numbers: medians over its fast-state processes (stats)
         "versions": found["hello"].get("versions"), "twins": found["hello"].get("twins"), "cases": found["cases"],
-        "skipped": found["skipped"], "errors": found["errors"],
+        "skipped": found["skipped"], "errors": found["errors"], "lost": found["lost"],
     }
     if groups_file:
         write_groups(groups_file, record, found["groups"], found["process_cores"])
@@ -278,6 +283,9 @@ def overhead_markdown(data, target_ns=TARGET_NS):
                    f"[{fmt_ns(c['over_low'])}, {fmt_ns(c['over_high'])}] | {c.get('fast', '-')}/{c['processes']} | "
                    f"{every} |")
     if data["errors"]:
-        out += ["", "Not measured: " + "; ".join(f"`{n}`: {t.splitlines()[-1] if t else '?'}"
+        out += ["", "Not measured: " + "; ".join(f"`{n}`: {last_line(t)}"
                                                  for n, t in sorted(data["errors"].items()))]
+    if data.get("lost"):
+        out += ["", "Measured without some processes (a worker died or timed out there): " + "; ".join(
+            f"`{n}`: {t}" for n, t in sorted(data["lost"].items()))]
     return "\n".join(out) + "\n"

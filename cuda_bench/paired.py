@@ -13,7 +13,8 @@ Process pairs run concurrently, one per core (core 0 is left to the controller a
 are more than two). A pair is driven by its own process pinned to the pair's core, so the driver and its
 two workers take turns on that core and never wait for another pair's driver; each pair goes through the
 cases in its own shuffled order, so that no two pairs load the GPU with the same operation at the same time. A worker that dies or stops
-answering (``timeout``) is reported with its log, and its pair starts fresh workers for the next case.
+answering (``timeout``) is reported with its log, and its pair starts fresh workers for the next case; a
+case that only a few pairs lost this way is measured from the others, and the loss is named (``kept``).
 """
 
 from __future__ import annotations
@@ -222,6 +223,33 @@ class Report:
     seconds: float
     workers: dict  # side name -> the first worker's hello (versions, ASLR, core)
     cores: list
+    lost: dict = field(default_factory=dict)  # name -> text: measured, but some process pairs could not (:func:`kept`)
+
+
+def kept(answers, failed, confidence=stats.CONFIDENCE):
+    """A case's answers from its process pairs (or processes), of which ``failed(answer)`` could not measure
+    it (a worker that died or timed out, a setup that failed there): (the others, or None when they are too
+    few; the first failure, or None). Enough: at least half of them, and as many as a ``confidence``
+    interval needs (:func:`stats.fewest_pairs`) where the run had that many. A failure in one process of
+    many is the machine's or a rare crash, not the case's speed: the case is still measured from the rest,
+    and the loss is reported next to it (``Report.lost``), not hidden."""
+    good = [a for a in answers if not failed(a)]
+    first = next((a for a in answers if failed(a)), None)
+    enough = max((len(answers) + 1) // 2, min(len(answers), stats.fewest_pairs(confidence)))
+    return (good if len(good) >= enough else None), first
+
+
+def lost_text(total, good, error):
+    """What ``Report.lost`` says of a case measured without some of its processes."""
+    last = (error or "not measured").strip().splitlines()[-1:] or ["?"]
+    return f"{total - good} of {total} lost, measured from the other {good}; first: {last[0]}"
+
+
+def too_few(answers, failed, what):
+    """The start of a case's error when some of its processes did measure it, but too few (:func:`kept`)."""
+    bad = sum(map(failed, answers))
+    return "" if bad == len(answers) else f"{bad} of {len(answers)} {what} failed, too many to measure it from " \
+                                          "the rest; the first:\n"
 
 
 def default_cores():
@@ -312,13 +340,13 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
         for side, answer in pair_hello.items():
             hello.setdefault(side, answer)
 
-    found = {name: [pair_found.get(name) for pair_found, _ in outcomes] for name in names}
-    results, skipped, only, errors = [], {}, {}, {}
+    found = {name: [pair_found.get(name) or ("error", "not measured") for pair_found, _ in outcomes]
+             for name in names}
+    results, skipped, only, errors, lost = [], {}, {}, {}, {}
     for name in names:
-        outcomes_ = found[name]
-        bad = [o for o in outcomes_ if o is None or o[0] == "error"]
-        if bad:
-            errors[name] = next((o[1] for o in bad if o is not None), "not measured")
+        outcomes_, failure = kept(found[name], lambda o: o[0] == "error", settings.confidence)
+        if outcomes_ is None:
+            errors[name] = too_few(found[name], lambda o: o[0] == "error", "process pairs") + failure[1]
             continue
         kinds = {o[0] for o in outcomes_}
         if kinds == {"skip"}:
@@ -329,10 +357,12 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
             threshold = thresholds.get(name, stats.DEFAULT_THRESHOLD)
             results.append(stats.analyse(name, [o[1:] for o in outcomes_], threshold, is_control(name),
                                          settings.confidence))
+            if failure:
+                lost[name] = "process pairs: " + lost_text(len(found[name]), len(outcomes_), failure[1])
         else:
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
     return Report(sides, settings, results, skipped, only, errors, round(time.monotonic() - start, 1), hello,
-                  cores[:jobs])
+                  cores[:jobs], lost)
 
 
 def one_process(index, side, items, settings, log_dir, cores, done, make_worker=Worker):
@@ -368,7 +398,8 @@ def one_process(index, side, items, settings, log_dir, cores, done, make_worker=
 def overhead(side, items, settings, log_dir, progress=None, cores=None):
     """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
     processes (fresh, ASLR off, one core each, several at a time), each timing every case against its twin
-    sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "seconds", "hello", "cores",
+    sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "lost" (:func:`kept`), "seconds",
+    "hello", "cores",
     "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core
     each process ran on}."""
     progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
@@ -380,12 +411,12 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
     start = time.monotonic()
     outcomes = in_parallel(one_process, (side, items, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "over C++")
-    cases, skipped, errors, groups = [], {}, {}, {}
+    cases, skipped, errors, lost, groups = [], {}, {}, {}, {}
     for name, twin in items:
-        answers = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
-        bad = [a for a in answers if "error" in a]
-        if bad:
-            errors[name] = bad[0]["error"]
+        every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
+        answers, failure = kept(every, lambda a: "error" in a, settings.confidence)
+        if answers is None:
+            errors[name] = too_few(every, lambda a: "error" in a, "processes") + failure["error"]
         elif all("skip" in a for a in answers):
             skipped[name] = answers[0]["skip"]
         elif any("skip" in a for a in answers):
@@ -393,7 +424,10 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
         else:
             groups[name] = [a["groups"] for a in answers]
             cases.append(stats.overhead(name, twin, groups[name], settings.confidence))
+            if failure:
+                lost[name] = "processes: " + lost_text(len(every), len(answers), failure["error"])
     hello = next((h for _, h in outcomes if h), {})
-    return {"cases": cases, "skipped": skipped, "errors": errors, "seconds": round(time.monotonic() - start, 1),
+    return {"cases": cases, "skipped": skipped, "errors": errors, "lost": lost,
+            "seconds": round(time.monotonic() - start, 1),
             "hello": hello, "cores": cores[:jobs], "groups": groups,
             "process_cores": [h.get("core") for _, h in outcomes]}

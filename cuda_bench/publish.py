@@ -40,7 +40,7 @@ from cuda_bench import report, results
 from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, short_name, split_case
 from cuda_bench.report import APIS, TITLES
 from cuda_bench.stats import CONFIDENCE, VERDICTS
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, measurements, number, signed, standing
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
 
 # the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
 ASSETS = {
@@ -285,7 +285,7 @@ def render_steps(steps_by_machine):
         out.append(f"<h2>{esc(machine)}</h2>")
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
                    "<th>base → head</th><th>date</th><th>regressions</th><th>improvements</th><th>same</th>"
-                   "<th>not reproduced</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
+                   "<th>not reproduced</th><th>not measured</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
         for step in reversed(steps):
             counted = [c for c in step["cases"] if not is_control(c["name"])]
             count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
@@ -294,7 +294,8 @@ def render_steps(steps_by_machine):
             out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td><code>{step["base"][:9]}</code>'
                        f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
                        + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
-                       + f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
+                       + f'<td>{len(step.get("errors") or {})}</td>'
+                       f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
                        f'<td>{step.get("seconds", 0):.0f}</td></tr>')
             for verdict in ("regression", "not reproduced", "improvement"):
                 for case in count[verdict]:
@@ -302,10 +303,17 @@ def render_steps(steps_by_machine):
                     said = f" ({standing(case)})" if verdict == "regression" else ""
                     out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
                                f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
-                               f'<td colspan="6">{verdict}{esc(said)}: '
+                               f'<td colspan="7">{verdict}{esc(said)}: '
                                f'{esc(measurements(case))}, threshold '
                                f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
                                f'{fmt_ns(case["head_ns"])} per call</td></tr>')
+            for name, text in sorted((step.get("errors") or {}).items()):
+                out.append(f'<tr class="active case" data-case="{esc(name)}" data-verdict="not measured"><td '
+                           f'colspan="2"><code>{esc(name)}</code></td><td colspan="7">not measured: '
+                           f'{esc(last_line(text))}</td></tr>')
+            for name, text in sorted((step.get("lost") or {}).items()):
+                out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2"><code>'
+                           f'{esc(name)}</code></td><td colspan="7">measured without some {esc(text)}</td></tr>')
         out.append("</tbody></table>")
     return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"

@@ -26,7 +26,7 @@ from pathlib import Path
 from cuda_bench import results, stats, suite
 from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs, short_name
 from cuda_bench.results import machine_start
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, measurements, number, signed, standing
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, last_line, measurements, number, signed, standing
 
 APIS = ("cpp", "bindings", "core", "cupy")
 TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
@@ -470,18 +470,23 @@ def across(runs, columns, api):
 def steps_markdown(machine_name, steps):
     """The history's paired steps of one machine: each step's counts, then every case a step flagged."""
     lines = [f"Paired steps on `{machine_name}` (each newly measured commit against the previous one):", "",
-             "| base → head | date | regressions | improvements | same | not reproduced | seconds |",  # VERDICTS
-             "|---|---|--:|--:|--:|--:|--:|"]
+             "| base → head | date | regressions | improvements | same | not reproduced | not measured | seconds |",
+             "|---|---|--:|--:|--:|--:|--:|--:|"]  # VERDICTS, then the step's errors
     for step in steps:
         counted = [c for c in step["cases"] if not c.get("control")]
         count = {v: sum(c["verdict"] == v for c in counted) for v in stats.VERDICTS}
         lines.append(f"| `{step['base'][:9]}` → `{step['head'][:9]}` | {step.get('date', '')[:10]} | "
-                     + " | ".join(str(count[v]) for v in stats.VERDICTS) + f" | {step.get('seconds', 0):.0f} |")
+                     + " | ".join(str(count[v]) for v in stats.VERDICTS)
+                     + f" | {len(step.get('errors') or {})} | {step.get('seconds', 0):.0f} |")
     for step in steps:
+        where = f"`{step['base'][:9]}` → `{step['head'][:9]}`"
         for case in step["cases"]:
             if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
-                lines.append(f"- `{step['base'][:9]}` → `{step['head'][:9]}` `{case['name']}`: {case['verdict']} "
-                             f"({standing(case)}): {measurements(case)}")
+                lines.append(f"- {where} `{case['name']}`: {case['verdict']} ({standing(case)}): {measurements(case)}")
+        for name, text in sorted((step.get("errors") or {}).items()):
+            lines.append(f"- {where} `{name}`: not measured: {last_line(text)}")
+        for name, text in sorted((step.get("lost") or {}).items()):
+            lines.append(f"- {where} `{name}`: measured without some {text}")
     return "\n".join(lines)
 
 

@@ -148,7 +148,9 @@ def steps(results_dir, machine_name):
     """The history's paired steps of one machine, one per (base, head), in the order they were first made.
 
     A step measured again (``scripts/bench steps --recheck`` measures its flagged cases on another machine
-    start) keeps its first record's fields. Each case takes the numbers of its newest measurement (of a
+    start) keeps its first record's fields but these: ``errors`` names the cases no record measured (the
+    newest record's text), ``lost`` the measured cases that lost process pairs (``paired.kept``; the newest
+    text), ``seconds`` and ``build_seconds`` add up. Each case takes the numbers of its newest measurement (of a
     regression: its newest flag) and adds:
 
     * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (boot time),
@@ -177,7 +179,15 @@ def _merged(records):
         shown = next((case for case, m in reversed(measured) if m["verdict"] == verdict), measured[-1][0])
         cases.append(shown | {"verdict": verdict, "confirmed": confirmed, "measurements": [m for _, m in measured]})
     again = [{"date": r.get("date"), "start": machine_start(r), "command": r.get("command")} for r in records[1:]]
-    return first | {"cases": cases, "rechecks": again}
+    errors, lost = {}, {}
+    for record in records:
+        errors |= record.get("errors") or {}
+        lost |= record.get("lost") or {}
+    return first | {"cases": cases, "rechecks": again,
+                    "errors": {name: text for name, text in errors.items() if name not in by_name},
+                    "lost": {name: text for name, text in lost.items() if name in by_name},
+                    "seconds": round(sum(r.get("seconds") or 0 for r in records), 1),
+                    "build_seconds": round(sum(r.get("build_seconds") or 0 for r in records), 1)}
 
 
 def calibration(results_dir, machine_name):

@@ -30,6 +30,12 @@ def interval(case):
     return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
 
 
+def last_line(error):
+    """The line of an error's text that says what went wrong: its last (a worker's log tail comes first)."""
+    lines = (error or "").strip().splitlines()
+    return lines[-1] if lines else "?"
+
+
 def fmt_net(seconds):
     """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
     stays in overview.json)."""

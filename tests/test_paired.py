@@ -257,6 +257,25 @@ class CrashMidSample:
         pass
 
 
+class CrashOnce:
+    """The head worker of the first pair to set it up dies; every other pair measures it."""
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        if os.environ.get("SIDE") == "head":
+            try:
+                os.close(os.open(os.environ["CRASH_ONCE"], os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                pass
+            else:
+                os._exit(7)
+        self.body = unrolled(int, (), None, 1)
+
+    def time_crash_once(self, api):
+        self.body()
+
+
 class Queued:
     """Records a queue as a launch would: every call enqueues, drain() empties it."""
     params = [["py"]]
@@ -337,9 +356,9 @@ def probe_run(probe, tmp_path, head_spin, names, pairs=6):
     import sys as _sys
 
     log = tmp_path / "queue.log"
-    sides = [paired.Side("base", "a", "a", _sys.executable, {"SPIN": "200", "SIDE": "base", "QUEUE_LOG": str(log)}),
-             paired.Side("head", "b", "b", _sys.executable, {"SPIN": str(head_spin), "SIDE": "head",
-                                                            "QUEUE_LOG": str(log)})]
+    common = {"QUEUE_LOG": str(log), "CRASH_ONCE": str(tmp_path / "crashed")}
+    sides = [paired.Side("base", "a", "a", _sys.executable, {"SPIN": "200", "SIDE": "base", **common}),
+             paired.Side("head", "b", "b", _sys.executable, {"SPIN": str(head_spin), "SIDE": "head", **common})]
     settings = paired.Settings(pairs=pairs, seconds=0.05, benchmark_dir=probe)
     return paired.run(sides, names, settings, tmp_path / "logs", progress=lambda m: None), log
 
@@ -368,6 +387,32 @@ def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path)
     assert "head worker (b) died (exit 5) during sample" in report.errors[names[3]]
     assert "crashing mid-sample" in report.errors[names[3]]
     assert [c.name for c in report.cases] == [names[4]]  # measured after the crashes, in every pair
+
+
+def test_a_case_one_process_pair_lost_is_measured_from_the_others_and_the_loss_is_named(probe, tmp_path):
+    """One head worker of eight pairs dies in setup: the case is measured from the other seven (still a 95%
+    interval) and Report.lost says what was lost and why; with six pairs, one lost leaves too few for an
+    interval, and the case is an error that says how many failed."""
+    once = "bench_probe.CrashOnce.time_crash_once('py')"
+    report, _ = probe_run(probe, tmp_path, 200, [once], pairs=8)
+    (case,) = report.cases
+    assert len(case.pairs) == 7 and case.coverage >= 0.95 and not report.errors
+    assert report.lost[once].startswith("process pairs: 1 of 8 lost, measured from the other 7; first: ")
+    assert "head worker (b) died (exit 7) during setup" in report.lost[once]
+    (tmp_path / "crashed").unlink()
+    report, _ = probe_run(probe, tmp_path, 200, [once], pairs=6)
+    assert report.cases == [] and not report.lost
+    assert report.errors[once].startswith("1 of 6 process pairs failed, too many to measure it from the rest")
+
+
+def test_kept_measures_from_the_rest_only_when_enough_are_left():
+    failed = lambda a: a == "x"  # noqa: E731
+    assert paired.kept(["ok"] * 44 + ["x"], failed) == (["ok"] * 44, "x")
+    assert paired.kept(["ok"] * 23 + ["x"] * 22, failed)[0] == ["ok"] * 23  # half is enough
+    assert paired.kept(["ok"] * 22 + ["x"] * 23, failed)[0] is None
+    assert paired.kept(["ok"] * 5 + ["x"], failed)[0] is None  # an interval needs 6
+    assert paired.kept(["ok"] * 3, failed) == (["ok"] * 3, None)  # nothing lost: as it was
+    assert paired.kept(["ok"] * 2 + ["x"], failed)[0] is None  # a short run loses nothing it could spare
 
 
 def test_a_worker_that_cannot_start_is_an_error_of_its_cases_not_a_lost_run(probe, tmp_path):

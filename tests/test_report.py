@@ -724,6 +724,46 @@ def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
                                   "×1.040 [1.030, 1.050] regression (start not recorded)")
 
 
+def test_a_step_measured_again_says_which_cases_no_record_measured(tmp_path):
+    """A recheck measures only the flagged case and the floor: the step still names the case its first record
+    could not measure, drops an error a later record measured, keeps a lost-pairs note only on a measured
+    case, and adds up its measuring time."""
+    x, y, z = (f"bench_x.X.time_{n}('core')" for n in "xyz")
+
+    def case(name, ratio):
+        return {"name": name, "ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01, "verdict": "same"}
+
+    first = {"base": "a", "head": "b", "host": {"boot_id": "1"}, "date": "1", "seconds": 100, "build_seconds": 30,
+             "cases": [case(x, 1.0)], "errors": {y: "head worker died", z: "setup failed"},
+             "lost": {x: "process pairs: 1 of 45 lost"}}
+    again = {"base": "a", "head": "b", "host": {"boot_id": "2"}, "date": "2", "seconds": 20, "build_seconds": 0,
+             "cases": [case(y, 1.0)], "errors": {}, "lost": {}}
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "steps.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(again) + "\n")
+    (step,) = results.steps(tmp_path, "m")
+    assert step["errors"] == {z: "setup failed"}
+    assert step["lost"] == {x: "process pairs: 1 of 45 lost"}
+    assert (step["seconds"], step["build_seconds"]) == (120, 30)
+    assert [c["name"] for c in step["cases"]] == [x, y]
+
+
+def test_the_steps_page_and_markdown_name_what_a_step_did_not_measure(tmp_path):
+    x, y = "bench_x.X.time_x('core')", "bench_x.X.time_y('core')"
+    step = {"base": "a" * 40, "head": "b" * 40, "date": "2026-12-04T17:00", "seconds": 10, "settings": {"pairs": 45},
+            "cases": [{"name": x, "ratio": 1.0, "low": 0.99, "high": 1.01, "verdict": "same", "threshold": 0.01,
+                       "base_ns": 100, "head_ns": 100}],
+            "errors": {y: "log tail\nhead worker (b) died (exit 7) during setup"},
+            "lost": {x: "process pairs: 1 of 45 lost, measured from the other 44; first: timeout"}}
+    page = publish.render_steps({"m": [step]})
+    assert "<th>not measured</th>" in page and "<td>1</td><td>45</td>" in page
+    assert f'data-case="{publish.esc(y)}" data-verdict="not measured"' in page and "not measured: head worker (b) died" in page
+    assert "log tail" not in page  # the line that says what went wrong, not the worker's log
+    assert "measured without some process pairs: 1 of 45 lost" in page
+    text = report.steps_markdown("m", [step])
+    assert "| 0 | 0 | 1 | 0 | 1 | 10 |" in text
+    assert f"`{y}`: not measured: head worker (b) died (exit 7) during setup" in text
+
+
 SESSION19 = "2026-12-04T16:05"  # after session 18's recheck (15:58 UTC), for the same reason
 PROGRAM_OPTIONS = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
 

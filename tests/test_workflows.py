@@ -130,6 +130,15 @@ def test_the_pr_comment_leads_with_what_changed():
     assert "Controls (no cuda-python code" in body and "95% interval" in body
 
 
+def test_the_pr_comment_names_a_case_measured_without_some_process_pairs():
+    data = summary("paired-injected-spin24") | {"lost": {SLOWED: "process pairs: 1 of 45 lost, measured from the "
+                                                         "other 44; first: head worker (b) died (exit 7)"}}
+    body = compare.comment(data)
+    assert "#### Measured without some process pairs" in body
+    assert f"- `{SLOWED}`: process pairs: 1 of 45 lost" in body and "died (exit 7)" in body
+    assert compare.exit_status(data) == 1  # the verdict stands on the 44 pairs; the loss is shown, not an error
+
+
 def test_aa_of_the_whole_suite_flags_nothing_and_reads_one():
     """The A/A runs on the H200 (the same build on both sides; and two builds of the same behaviour):
     no case flagged, at least 95% of the cases within 1% of 1."""
