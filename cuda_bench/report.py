@@ -482,7 +482,8 @@ def steps_markdown(machine_name, steps):
         where = f"`{step['base'][:9]}` → `{step['head'][:9]}`"
         for case in step["cases"]:
             if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
-                lines.append(f"- {where} `{case['name']}`: {case['verdict']} ({standing(case)}): {measurements(case)}")
+                said = standing(case) if case["verdict"] == "not reproduced" else f"regression ({standing(case)})"
+                lines.append(f"- {where} `{case['name']}`: {said}: {measurements(case)}")
         for name, text in sorted((step.get("errors") or {}).items()):
             lines.append(f"- {where} `{name}`: not measured: {last_line(text)}")
         for name, text in sorted((step.get("lost") or {}).items()):
@@ -494,10 +495,13 @@ MARKER = "<!-- cuda-python-bench:regressions -->"
 
 
 def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-python/commit/"):
-    """The nightly issue: every case a paired step of the history flagged, newest first. (text, count)"""
-    rows = []
+    """The nightly issue: every case a paired step of main's history flagged, newest first (the release
+    ladder's steps, ``results.release_step``, are history: counted in one line, listed on steps.html).
+    (text, count)"""
+    rows, releases = [], 0
     for machine_name, steps in sorted(steps_by_machine.items()):
-        for step, case in flagged_steps(steps):
+        releases += len(flagged_steps([s for s in steps if results.release_step(s)]))
+        for step, case in flagged_steps([s for s in steps if not results.release_step(s)]):
             base, head = step["base"], step["head"]
             rows.append(f"| {machine_name} | `{case['name']}` | [`{base[:9]}`]({commit_url}{base}) → "
                         f"[`{head[:9]}`]({commit_url}{head}) | {measurements(case)} | {case['threshold']:.1%} | "
@@ -507,6 +511,9 @@ def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-pyth
              f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold, and it is confirmed once a second "
              "machine start flags it too (`scripts/bench steps --recheck`); one that another start measured without "
              "a flag is not listed. Updated by the nightly benchmark run.", ""]
+    if releases:
+        lines += [f"Not counted here: {releases} regression{'s' if releases != 1 else ''} between cuda-core releases "
+                  "(the release ladder's paired steps), on the dashboard's steps page.", ""]
     if rows:
         lines += [f"| machine | case | commits | ratio [{stats.CONFIDENCE:.0%} interval], each measurement | threshold "
                   "| per call | standing |", "|---|---|---|--:|--:|--:|---|", *rows]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -142,6 +143,14 @@ def start_id(host):
     time (records before session 18), else None (unknown: all such records count as one start)."""
     host = host or {}
     return host.get("boot_id") or host.get("boot")
+
+
+def release_step(step):
+    """Whether a history step pairs two cuda-core releases (the release ladder's steps): both sides' builds
+    carry a release's own version, which a build at its tag gets (``0.5.1``; a build of any other commit has
+    a local part, ``1.2.0.post1+gcb56ab9f9``)."""
+    found = [(side or {}).get("cuda-core") or "" for side in (step.get("versions") or {}).values()]
+    return len(found) == 2 and all(re.fullmatch(r"\d+(\.\d+)*", version) for version in found)
 
 
 def steps(results_dir, machine_name):

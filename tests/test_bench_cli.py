@@ -564,7 +564,7 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
 
     # measured: session 18's recheck record (a real H200 run of these two cases) joins the first step
     recorded = results.read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
-    (real,) = [r for r in recorded if "--recheck" in (r.get("command") or "")]
+    (real,) = [r for r in recorded if "--recheck" in (r.get("command") or "") and r["date"] < "2026-12-04T16:30"]
     monkeypatch.setattr(compare, "summary", lambda report, kind, expected, built, command, info: dict(
         real, base="a" * 40, head="b" * 40, host={"boot": "2026-12-03T00:00:00Z", "boot_id": "3"},
         command=command))
