@@ -286,34 +286,40 @@ def render_steps(steps_by_machine):
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
                    "<th>base → head</th><th>date</th><th>regressions</th><th>improvements</th><th>same</th>"
                    "<th>not reproduced</th><th>not measured</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
-        for step in reversed(steps):
-            counted = [c for c in step["cases"] if not is_control(c["name"])]
-            count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
-            rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
-                                for r in step.get("rechecks", []))
-            out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td><code>{step["base"][:9]}</code>'
-                       f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
-                       + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
-                       + f'<td>{len(step.get("errors") or {})}</td>'
-                       f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
-                       f'<td>{step.get("seconds", 0):.0f}</td></tr>')
-            for verdict in ("regression", "not reproduced", "improvement"):
-                for case in count[verdict]:
-                    kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
-                    said = f" ({standing(case)})" if verdict == "regression" else ""
-                    out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
-                               f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
-                               f'<td colspan="7">{verdict}{esc(said)}: '
-                               f'{esc(measurements(case))}, threshold '
-                               f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
-                               f'{fmt_ns(case["head_ns"])} per call</td></tr>')
-            for name, text in sorted((step.get("errors") or {}).items()):
-                out.append(f'<tr class="active case" data-case="{esc(name)}" data-verdict="not measured"><td '
-                           f'colspan="2"><code>{esc(name)}</code></td><td colspan="7">not measured: '
-                           f'{esc(last_line(text))}</td></tr>')
-            for name, text in sorted((step.get("lost") or {}).items()):
-                out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2"><code>'
-                           f'{esc(name)}</code></td><td colspan="7">measured without some {esc(text)}</td></tr>')
+        main = [step for step in steps if not results.release_step(step)]
+        ladder = [step for step in steps if results.release_step(step)]
+        for group, title in ((main, "main's history" if ladder else ""),
+                             (ladder, "between cuda-core releases: the release ladder's steps")):
+            if group and title:
+                out.append(f'<tr class="group"><th colspan="9">{esc(title)}</th></tr>')
+            for step in reversed(group):
+                counted = [c for c in step["cases"] if not is_control(c["name"])]
+                count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
+                rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
+                                    for r in step.get("rechecks", []))
+                out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td><code>{step["base"][:9]}</code>'
+                           f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
+                           + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
+                           + f'<td>{len(step.get("errors") or {})}</td>'
+                           f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
+                           f'<td>{step.get("seconds", 0):.0f}</td></tr>')
+                for verdict in ("regression", "not reproduced", "improvement"):
+                    for case in count[verdict]:
+                        kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
+                        said = f" ({standing(case)})" if verdict == "regression" else ""
+                        out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
+                                   f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
+                                   f'<td colspan="7">{verdict}{esc(said)}: '
+                                   f'{esc(measurements(case))}, threshold '
+                                   f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
+                                   f'{fmt_ns(case["head_ns"])} per call</td></tr>')
+                for name, text in sorted((step.get("errors") or {}).items()):
+                    out.append(f'<tr class="active case" data-case="{esc(name)}" data-verdict="not measured"><td '
+                               f'colspan="2"><code>{esc(name)}</code></td><td colspan="7">not measured: '
+                               f'{esc(last_line(text))}</td></tr>')
+                for name, text in sorted((step.get("lost") or {}).items()):
+                    out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2"><code>'
+                               f'{esc(name)}</code></td><td colspan="7">measured without some {esc(text)}</td></tr>')
         out.append("</tbody></table>")
     return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"
@@ -327,7 +333,9 @@ A/A calibration on the machine). C++ twins and the harness floor do not depend o
 A regression is <b>confirmed</b> once a second machine start flags it too (<code>scripts/bench steps --recheck</code>
 measures the flagged cases again); one that another start measured without a flag is <b>not reproduced</b> and
 leaves the Regressions page: pairing cancels the machine's state within a start, not what a start fixes for its
-whole length.</p>
+whole length. The release ladder's steps (each cuda-core release against the previous one, each side with the
+cuda-bindings it supports: <code>scripts/bench steps --bindings auto</code> after <code>scripts/bench ladder</code>)
+follow main's history.</p>
 """
 
 

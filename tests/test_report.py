@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import shutil
 import statistics
 
@@ -931,3 +932,7 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
 
     text, count = report.issue_body({machine: steps})
     assert count == 0 and "Not counted here: 40 regressions between cuda-core releases" in text
+    page = publish.render_steps({machine: steps})  # steps.html: main's history first, then the ladder's
+    heads = re.findall(r'<tr data-base="\w+" data-head="(\w{9})', page)
+    assert heads == [s["head"][:9] for s in reversed(steps) if s not in ladder] + LADDER[:0:-1]
+    assert page.index(publish.esc("main's history")) < page.index("between cuda-core releases") < page.index(LADDER[-1])
