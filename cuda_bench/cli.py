@@ -124,7 +124,8 @@ def parser():
     for name, text in (("compare", "BASE against HEAD with the paired engine: the pull-request gate"),
                        ("aa", "one commit against itself with the paired engine: this machine's thresholds")):
         p = sub.add_parser(name, description=f"{text}. Exit status: 1 when a case regressed (its whole "
-                           "95% interval beyond its threshold), 2 when something could not be measured, else 0.")
+                           "95% interval beyond its threshold), 2 when something could not be measured (or only "
+                           "without some process pairs), else 0.")
         if name == "compare":
             p.add_argument("base", help="commit, tag or branch to compare against")
             p.add_argument("head", help="commit, tag or branch to test")
@@ -147,7 +148,7 @@ def parser():
     p = sub.add_parser("overhead", description="in one build, each Python form and its C++ twin timed "
                        "alternately, sample by sample, in one process; several fresh processes give each case's "
                        "interval. Appends to results/<machine>/overhead.jsonl (the overview's 'over C++'). Exit "
-                       "status 2 when a case could not be measured.")
+                       "status 2 when a case could not be measured, or only without some processes.")
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
     paired_options(p, pairs=paired.OVERHEAD_PROCESSES)
@@ -247,7 +248,7 @@ def cmd_overhead(args, argv):
         results.append_line(RESULTS / name / OVERHEAD, data)
         log(f"over C++: {len(data['cases'])} cases -> results/{name}/{OVERHEAD}")
     judge_overhead_run(RESULTS, name, data, written=not args.no_write)
-    return 2 if data["errors"] else 0
+    return 2 if compare.incomplete(data) else 0
 
 
 def judge_overhead_run(results_dir, name, data, written):
@@ -272,6 +273,7 @@ def history_steps(args, name, info, results_dir, todo, config, command, later):
     conf = json.loads(Path(config).read_text())
     repo = run.local_repo(conf)
     thresholds = results.calibration(RESULTS, name)
+    tags = run.release_tags(repo)
     status = 0
     for i, (base, head, bindings, bench) in enumerate(todo, 1):
         log(f"step {i}/{len(todo)}: {base[:9]} -> {head[:9]}")
@@ -286,13 +288,14 @@ def history_steps(args, name, info, results_dir, todo, config, command, later):
             log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`{later}` makes it later)")
             status = 2
             continue
-        data = compare.summary(report, "step", (), built, command, info) | {"bindings": bindings}
+        data = compare.summary(report, "step", (), built, command, info) | {
+            "bindings": bindings, "release_tags": [tags[base], tags[head]] if base in tags and head in tags else None}
         compare.write(out, data)
         results.append_line(Path(results_dir) / name / STEPS, data)
         flagged = compare.regressions(data)
         log(f"step {base[:9]} -> {head[:9]}: {len(flagged)} regression(s)"
             + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged))
-        status = status or (2 if data["errors"] else 0)
+        status = status or (2 if compare.incomplete(data) else 0)
     return status
 
 
@@ -323,7 +326,7 @@ def over_cpp(args, name, info, results_dir, before, config, command):
     results.append_line(Path(results_dir) / name / OVERHEAD, data)
     log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
     judge_overhead_run(results_dir, name, data, written=True)
-    return 2 if data["errors"] else 0
+    return 2 if compare.incomplete(data) else 0
 
 
 def cmd_run(args, rest, argv):

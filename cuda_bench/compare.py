@@ -110,11 +110,17 @@ def regressions(data):
     return [c for c in counted(data) if c["verdict"] == "regression"]
 
 
+def incomplete(data):
+    """Whether a record left something out: a case not measured, or measured without some of its processes
+    (``paired.kept``)."""
+    return bool(data["errors"] or data.get("lost"))
+
+
 def exit_status(data):
-    """1: a regression; 2: a case could not be measured on both sides; 0: neither."""
+    """1: a regression; 2: a case could not be measured on both sides, or lost some process pairs; 0: neither."""
     if regressions(data):
         return 1
-    return 2 if data["errors"] else 0
+    return 2 if incomplete(data) else 0
 
 
 def case_row(case):
@@ -149,7 +155,8 @@ def comment(data):
         "",
         f"**{len(worse)} regression{'s' if len(worse) != 1 else ''}**, {len(better)} improvement"
         f"{'s' if len(better) != 1 else ''}, {len(same)} without a change beyond their threshold"
-        + (f", {len(data['errors'])} not measured (errors below)" if data["errors"] else "") + ".",
+        + (f", {len(data['errors'])} not measured (errors below)" if data["errors"] else "")
+        + (f", {len(data['lost'])} measured without some process pairs (below)" if data.get("lost") else "") + ".",
         "",
         f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one worker per build on "
         f"one core, samples taken in turn (A B B A); a case's ratio is the median over the pairs and its interval "
@@ -173,9 +180,9 @@ def comment(data):
                                                for name, text in sorted(data["errors"].items())]
     if data.get("lost"):
         out += ["", "#### Measured without some process pairs", "",
-                "Some process pairs could not measure these (a worker died or timed out there); each is measured "
-                "from the others, which are enough for its interval:", ""] + [
-                f"- `{name}`: {text}" for name, text in sorted(data["lost"].items())]
+                "Some process pairs could not measure these (a worker died or timed out there: a crash of one "
+                "build is a finding of its own); each is measured from the others, enough for its interval:",
+                ""] + [f"- `{name}`: {text}" for name, text in sorted(data["lost"].items())]
     if data["only"]:
         out += ["", "Measured on one side only (the other build skips it): " + ", ".join(
             f"`{name}` (only {side})" for name, (side, _) in sorted(data["only"].items()))]

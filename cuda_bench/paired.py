@@ -35,6 +35,7 @@ from pathlib import Path
 
 from cuda_bench import machine, stats
 from cuda_bench.layout import BENCHMARKS, ROOT, is_control
+from cuda_bench.text import last_line
 from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
@@ -230,26 +231,27 @@ def kept(answers, failed, confidence=stats.CONFIDENCE):
     """A case's answers from its process pairs (or processes), of which ``failed(answer)`` could not measure
     it (a worker that died or timed out, a setup that failed there): (the others, or None when they are too
     few; the first failure, or None). Enough: at least half of them, and as many as a ``confidence``
-    interval needs (:func:`stats.fewest_pairs`) where the run had that many. A failure in one process of
-    many is the machine's or a rare crash, not the case's speed: the case is still measured from the rest,
-    and the loss is reported next to it (``Report.lost``), not hidden."""
+    interval needs (:func:`stats.fewest_pairs`) where the run had that many. The case is then measured from
+    the rest, so one timeout on a busy machine does not throw away 44 good pairs; the loss is reported next
+    to it (``Report.lost``) and makes the run's exit status 2, as an error does (``compare.exit_status``):
+    a build that crashes now and then is a finding too."""
     good = [a for a in answers if not failed(a)]
     first = next((a for a in answers if failed(a)), None)
     enough = max((len(answers) + 1) // 2, min(len(answers), stats.fewest_pairs(confidence)))
     return (good if len(good) >= enough else None), first
 
 
-def lost_text(total, good, error):
-    """What ``Report.lost`` says of a case measured without some of its processes."""
-    last = (error or "not measured").strip().splitlines()[-1:] or ["?"]
-    return f"{total - good} of {total} lost, measured from the other {good}; first: {last[0]}"
+def lost_text(total, good, error, what):
+    """What ``Report.lost`` says of a case measured from ``good`` of its ``total`` processes (``what``)."""
+    return f"{total - good} of {total} {what} lost, measured from the other {good}; the first: {last_line(error)}"
 
 
-def too_few(answers, failed, what):
-    """The start of a case's error when some of its processes did measure it, but too few (:func:`kept`)."""
-    bad = sum(map(failed, answers))
-    return "" if bad == len(answers) else f"{bad} of {len(answers)} {what} failed, too many to measure it from " \
-                                          "the rest; the first:\n"
+def too_few(total, good, error, what):
+    """A case's error when some of its processes measured it, but too few (:func:`kept`): the failure, and
+    on its last line (the one every report shows) how many failed."""
+    if not good:
+        return error
+    return f"{error.rstrip()}\n{last_line(error)} ({total - good} of {total} {what} failed; the {good} left are too few)"
 
 
 def default_cores():
@@ -345,9 +347,12 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
     results, skipped, only, errors, lost = [], {}, {}, {}, {}
     for name in names:
         outcomes_, failure = kept(found[name], lambda o: o[0] == "error", settings.confidence)
+        good = sum(o[0] != "error" for o in found[name])
         if outcomes_ is None:
-            errors[name] = too_few(found[name], lambda o: o[0] == "error", "process pairs") + failure[1]
+            errors[name] = too_few(settings.pairs, good, failure[1], "process pairs")
             continue
+        if failure:
+            lost[name] = lost_text(settings.pairs, good, failure[1], "process pairs")
         kinds = {o[0] for o in outcomes_}
         if kinds == {"skip"}:
             skipped[name] = outcomes_[0][1]
@@ -357,10 +362,9 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
             threshold = thresholds.get(name, stats.DEFAULT_THRESHOLD)
             results.append(stats.analyse(name, [o[1:] for o in outcomes_], threshold, is_control(name),
                                          settings.confidence))
-            if failure:
-                lost[name] = "process pairs: " + lost_text(len(found[name]), len(outcomes_), failure[1])
         else:
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
+            lost.pop(name, None)
     return Report(sides, settings, results, skipped, only, errors, round(time.monotonic() - start, 1), hello,
                   cores[:jobs], lost)
 
@@ -415,17 +419,20 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
     for name, twin in items:
         every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
         answers, failure = kept(every, lambda a: "error" in a, settings.confidence)
+        good = sum("error" not in a for a in every)
         if answers is None:
-            errors[name] = too_few(every, lambda a: "error" in a, "processes") + failure["error"]
-        elif all("skip" in a for a in answers):
+            errors[name] = too_few(len(every), good, failure["error"], "processes")
+            continue
+        if failure:
+            lost[name] = lost_text(len(every), good, failure["error"], "processes")
+        if all("skip" in a for a in answers):
             skipped[name] = answers[0]["skip"]
         elif any("skip" in a for a in answers):
             errors[name] = "processes disagree whether it runs"
+            lost.pop(name, None)
         else:
             groups[name] = [a["groups"] for a in answers]
             cases.append(stats.overhead(name, twin, groups[name], settings.confidence))
-            if failure:
-                lost[name] = "processes: " + lost_text(len(every), len(answers), failure["error"])
     hello = next((h for _, h in outcomes if h), {})
     return {"cases": cases, "skipped": skipped, "errors": errors, "lost": lost,
             "seconds": round(time.monotonic() - start, 1),

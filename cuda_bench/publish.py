@@ -319,7 +319,8 @@ def render_steps(steps_by_machine):
                                f'{esc(last_line(text))}</td></tr>')
                 for name, text in sorted((step.get("lost") or {}).items()):
                     out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2"><code>'
-                               f'{esc(name)}</code></td><td colspan="7">measured without some {esc(text)}</td></tr>')
+                               f'{esc(name)}</code></td><td colspan="7">measured from fewer process pairs: '
+                               f'{esc(text)}</td></tr>')
         out.append("</tbody></table>")
     return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"

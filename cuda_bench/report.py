@@ -487,7 +487,7 @@ def steps_markdown(machine_name, steps):
         for name, text in sorted((step.get("errors") or {}).items()):
             lines.append(f"- {where} `{name}`: not measured: {last_line(text)}")
         for name, text in sorted((step.get("lost") or {}).items()):
-            lines.append(f"- {where} `{name}`: measured without some {text}")
+            lines.append(f"- {where} `{name}`: measured from fewer process pairs: {text}")
     return "\n".join(lines)
 
 

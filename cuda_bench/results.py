@@ -146,9 +146,13 @@ def start_id(host):
 
 
 def release_step(step):
-    """Whether a history step pairs two cuda-core releases (the release ladder's steps): both sides' builds
-    carry a release's own version, which a build at its tag gets (``0.5.1``; a build of any other commit has
-    a local part, ``1.2.0.post1+gcb56ab9f9``)."""
+    """Whether a history step pairs two cuda-core releases (the release ladder's steps). A record says so
+    itself (``release_tags``: both commits' release tags, or None). Records older than that field (session
+    19's ladder steps, main's steps before it) are read by their builds' cuda-core versions: a release's own
+    (``0.5.1``) on both sides. That holds for them (main's builds there are ``1.2.0.post1+g...``), not in
+    general: cuda_core took a fixed version string up to 0.5.x, so an older main commit builds as ``0.x.y``."""
+    if "release_tags" in step:
+        return bool(step["release_tags"])
     found = [(side or {}).get("cuda-core") or "" for side in (step.get("versions") or {}).values()]
     return len(found) == 2 and all(re.fullmatch(r"\d+(\.\d+)*", version) for version in found)
 
@@ -158,8 +162,8 @@ def steps(results_dir, machine_name):
 
     A step measured again (``scripts/bench steps --recheck`` measures its flagged cases on another machine
     start) keeps its first record's fields but these: ``errors`` names the cases no record measured (the
-    newest record's text), ``lost`` the measured cases that lost process pairs (``paired.kept``; the newest
-    text), ``seconds`` and ``build_seconds`` add up. Each case takes the numbers of its newest measurement (of a
+    newest record's text), ``lost`` the cases whose shown measurement lost process pairs (``paired.kept``),
+    ``seconds`` and ``build_seconds`` add up. Each case takes the numbers of its newest measurement (of a
     regression: its newest flag) and adds:
 
     * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (boot time),
@@ -180,21 +184,23 @@ def _merged(records):
         for case in record["cases"]:
             seen = {k: case[k] for k in ("ratio", "low", "high", "verdict") if k in case}
             by_name.setdefault(case["name"], []).append((case, seen | {
-                "start": machine_start(record), "start_id": start_id(record.get("host")), "date": record.get("date")}))
-    cases = []
+                "start": machine_start(record), "start_id": start_id(record.get("host")), "date": record.get("date")},
+                record))
+    cases, lost = [], {}
     for name, measured in by_name.items():
-        verdict, confirmed = stats.repeated_verdict([(m["start_id"], m["verdict"]) for _, m in measured])
+        verdict, confirmed = stats.repeated_verdict([(m["start_id"], m["verdict"]) for _, m, _ in measured])
         # the numbers shown: the newest measurement that says what the verdict says (a regression's, its flag)
-        shown = next((case for case, m in reversed(measured) if m["verdict"] == verdict), measured[-1][0])
-        cases.append(shown | {"verdict": verdict, "confirmed": confirmed, "measurements": [m for _, m in measured]})
+        shown, _, record = next((found for found in reversed(measured) if found[1]["verdict"] == verdict),
+                                measured[-1])
+        cases.append(shown | {"verdict": verdict, "confirmed": confirmed, "measurements": [m for _, m, _ in measured]})
+        if name in (record.get("lost") or {}):  # of the measurement shown, not of another
+            lost[name] = record["lost"][name]
     again = [{"date": r.get("date"), "start": machine_start(r), "command": r.get("command")} for r in records[1:]]
-    errors, lost = {}, {}
+    errors = {}
     for record in records:
         errors |= record.get("errors") or {}
-        lost |= record.get("lost") or {}
-    return first | {"cases": cases, "rechecks": again,
+    return first | {"cases": cases, "rechecks": again, "lost": lost,
                     "errors": {name: text for name, text in errors.items() if name not in by_name},
-                    "lost": {name: text for name, text in lost.items() if name in by_name},
                     "seconds": round(sum(r.get("seconds") or 0 for r in records), 1),
                     "build_seconds": round(sum(r.get("build_seconds") or 0 for r in records), 1)}
 

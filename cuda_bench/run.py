@@ -211,6 +211,15 @@ def release_ladder(repo, branch="main"):
     return commits
 
 
+def release_tags(repo):
+    """{commit: its cuda-core-v* release tag} of a local clone ({} when it has none or cannot say): a history
+    step between two of them is a step of the release ladder (``results.release_step``)."""
+    try:
+        return {sha: tag for tag, sha in release_ladder(repo) if is_release_tag(tag)}
+    except RunError:
+        return {}
+
+
 def snapshot(results_dir, machine_name):
     """{results file: modification time} of one machine: what a run changes, it measured."""
     return {p: p.stat().st_mtime_ns for p in result_files(Path(results_dir) / machine_name)}

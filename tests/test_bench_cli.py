@@ -578,3 +578,34 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     (first,) = [s for s in results.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
     assert "--recheck" in first["rechecks"][0]["command"] and "bindings" not in first  # the first record is older than the field
     assert len(results.read_lines(folder / "steps.jsonl")) == 9
+
+
+def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_repo, monkeypatch):
+    """`scripts/bench steps` records the release tags of a step's two commits (the release ladder's steps,
+    which the nightly issue about main leaves out: results.release_step), and None for any other step."""
+    from cuda_bench import cli, compare
+    from conftest import git
+
+    commits = []
+    for tag in ("cuda-core-v0.1.0", "cuda-core-v0.1.1", None):
+        (git_repo / "README").write_text(f"{tag}\n")
+        git(git_repo, "commit", "-qam", str(tag))
+        if tag:
+            git(git_repo, "tag", tag)
+        commits.append(git(git_repo, "rev-parse", "HEAD").strip())
+    folder = tmp_path / "res" / "m"
+    folder.mkdir(parents=True)
+    for date, commit in enumerate(commits):
+        (folder / f"{commit[:8]}-env.json").write_text(json.dumps(
+            {"commit_hash": commit, "date": date, "env_name": "env", "results": {}, "result_columns": [],
+             "env_vars": {"CUDA_BENCH_BINDINGS": "auto"}}))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: ((base, head), 1.0))
+    monkeypatch.setattr(compare, "summary", lambda report, *args: {
+        "base": report[0], "head": report[1], "cases": [], "errors": {}})
+    monkeypatch.setattr(compare, "write", lambda out, data: None)
+    assert cli.main(["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
+                     "--bindings", "auto"]) == 0
+    first, second = results.read_lines(folder / "steps.jsonl")
+    assert first["release_tags"] == ["cuda-core-v0.1.0", "cuda-core-v0.1.1"] and results.release_step(first)
+    assert second["release_tags"] is None and not results.release_step(second)

@@ -397,12 +397,14 @@ def test_a_case_one_process_pair_lost_is_measured_from_the_others_and_the_loss_i
     report, _ = probe_run(probe, tmp_path, 200, [once], pairs=8)
     (case,) = report.cases
     assert len(case.pairs) == 7 and case.coverage >= 0.95 and not report.errors
-    assert report.lost[once].startswith("process pairs: 1 of 8 lost, measured from the other 7; first: ")
+    assert report.lost[once].startswith("1 of 8 process pairs lost, measured from the other 7; the first: ")
     assert "head worker (b) died (exit 7) during setup" in report.lost[once]
     (tmp_path / "crashed").unlink()
     report, _ = probe_run(probe, tmp_path, 200, [once], pairs=6)
     assert report.cases == [] and not report.lost
-    assert report.errors[once].startswith("1 of 6 process pairs failed, too many to measure it from the rest")
+    last = report.errors[once].splitlines()[-1]  # the line every report shows says why, and how many failed
+    assert "died (exit 7) during setup" in last
+    assert last.endswith("(1 of 6 process pairs failed; the 5 left are too few)")
 
 
 def test_kept_measures_from_the_rest_only_when_enough_are_left():

@@ -734,18 +734,20 @@ def test_a_step_measured_again_says_which_cases_no_record_measured(tmp_path):
     def case(name, ratio):
         return {"name": name, "ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01, "verdict": "same"}
 
+    w = "bench_x.X.time_w('core')"
     first = {"base": "a", "head": "b", "host": {"boot_id": "1"}, "date": "1", "seconds": 100, "build_seconds": 30,
-             "cases": [case(x, 1.0)], "errors": {y: "head worker died", z: "setup failed"},
-             "lost": {x: "process pairs: 1 of 45 lost"}}
+             "cases": [case(x, 1.0), case(w, 1.0)], "errors": {y: "head worker died", z: "setup failed"},
+             "lost": {x: "1 of 45 process pairs lost", w: "2 of 45 process pairs lost"}}
     again = {"base": "a", "head": "b", "host": {"boot_id": "2"}, "date": "2", "seconds": 20, "build_seconds": 0,
-             "cases": [case(y, 1.0)], "errors": {}, "lost": {}}
+             "cases": [case(y, 1.0), case(w, 1.01)], "errors": {}, "lost": {}}
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "steps.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(again) + "\n")
     (step,) = results.steps(tmp_path, "m")
     assert step["errors"] == {z: "setup failed"}
-    assert step["lost"] == {x: "process pairs: 1 of 45 lost"}
+    assert step["lost"] == {x: "1 of 45 process pairs lost"}  # w's numbers shown are the recheck's, which lost none
+    assert next(c for c in step["cases"] if c["name"] == w)["ratio"] == 1.01
     assert (step["seconds"], step["build_seconds"]) == (120, 30)
-    assert [c["name"] for c in step["cases"]] == [x, y]
+    assert [c["name"] for c in step["cases"]] == [x, w, y]
 
 
 def test_the_steps_page_and_markdown_name_what_a_step_did_not_measure(tmp_path):
@@ -754,15 +756,16 @@ def test_the_steps_page_and_markdown_name_what_a_step_did_not_measure(tmp_path):
             "cases": [{"name": x, "ratio": 1.0, "low": 0.99, "high": 1.01, "verdict": "same", "threshold": 0.01,
                        "base_ns": 100, "head_ns": 100}],
             "errors": {y: "log tail\nhead worker (b) died (exit 7) during setup"},
-            "lost": {x: "process pairs: 1 of 45 lost, measured from the other 44; first: timeout"}}
+            "lost": {x: "1 of 45 process pairs lost, measured from the other 44; the first: timeout"}}
     page = publish.render_steps({"m": [step]})
     assert "<th>not measured</th>" in page and "<td>1</td><td>45</td>" in page
     assert f'data-case="{publish.esc(y)}" data-verdict="not measured"' in page and "not measured: head worker (b) died" in page
     assert "log tail" not in page  # the line that says what went wrong, not the worker's log
-    assert "measured without some process pairs: 1 of 45 lost" in page
+    assert "measured from fewer process pairs: 1 of 45 process pairs lost" in page
     text = report.steps_markdown("m", [step])
     assert "| 0 | 0 | 1 | 0 | 1 | 10 |" in text
     assert f"`{y}`: not measured: head worker (b) died (exit 7) during setup" in text
+    assert f"`{x}`: measured from fewer process pairs: 1 of 45 process pairs lost" in text
 
 
 SESSION19 = "2026-12-04T16:05"  # after session 18's recheck (15:58 UTC), for the same reason
@@ -907,6 +910,9 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     steps = results.steps(tmp_path, machine)
     ladder = [s for s in steps if results.release_step(s)]
+    assert "release_tags" not in ladder[0]  # made before the field: read by the builds' versions
+    assert results.release_step(dict(ladder[0], release_tags=None)) is False  # a record that says is believed
+    assert results.release_step(dict(steps[0], release_tags=["cuda-core-v0.1.0", "cuda-core-v0.1.1"]))
     assert [s["base"][:9] for s in ladder] + [ladder[-1]["head"][:9]] == LADDER
     assert not any(results.release_step(s) for s in steps if s not in ladder)  # main's builds: 1.2.0.post1+g...
     assert [{side: v["cuda-bindings"] for side, v in s["versions"].items()} for s in ladder][2] == {
