@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A small bare clone of cuda-python for a GPU box without network: main's newest DEPTH commits and every
 # cuda-core-v* release tag (one commit each, no history), enough for `scripts/bench run`, `compare` and
-# `ladder`. About 11 MB for main (depth 8) and five tags.
+# `ladder`. About 5 MB for main (depth 8) and every release tag, packed.
 #
 #   scripts/shallow_clone.sh SOURCE DEST [DEPTH]     # SOURCE: a URL or a local clone of cuda-python
 set -euo pipefail
@@ -13,4 +13,5 @@ for tag in $(git ls-remote --tags --refs "$source" 'cuda-core-v*' | awk '{print 
     case "$tag" in *rc*) continue ;; esac  # releases only, as cuda_bench.layout.is_release_tag
     git -C "$dest" fetch -q --depth 1 "$source" "$tag:$tag"
 done
+git -C "$dest" gc -q --aggressive --prune=now  # one pack: 15 MB -> 5 MB for main (depth 8) and every tag
 echo "shallow_clone: $dest: main ($depth commits) and $(git -C "$dest" tag | wc -l) release tags, $(du -sh "$dest" | cut -f1)"

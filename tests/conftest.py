@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the cuda_bench package
-from cuda_bench.layout import OVERHEAD, machine_dirs, result_files  # noqa: E402
+from cuda_bench.layout import OVERHEAD, STEPS, machine_dirs, result_files  # noqa: E402
 ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
@@ -139,6 +139,11 @@ def real_results_in_a_repo(tmp, results_dir=None):
             if (machine / OVERHEAD).exists() else []
         (results / machine.name / OVERHEAD).write_text("".join(
             json.dumps({**r, "commit": commits[r["commit"]]}) + "\n" for r in records if r["commit"] in commits))
+        steps = [json.loads(line) for line in (machine / STEPS).read_text().splitlines()] \
+            if (machine / STEPS).exists() else []  # and the paired steps between them
+        (results / machine.name / STEPS).write_text("".join(
+            json.dumps({**r, "base": commits[r["base"]], "head": commits[r["head"]]}) + "\n"
+            for r in steps if r["base"] in commits and r["head"] in commits))
     return repo, results, commits
 
 

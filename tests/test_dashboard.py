@@ -358,3 +358,40 @@ def test_a_failed_publish_keeps_the_dashboard_that_was_there(published, page, tm
     assert not list(html.parent.glob(".html-new-*"))  # the half-built folder is gone
     page.goto(f"{origin}/overview.html")
     assert page.locator("table.overview tbody tr").count() > 10
+
+
+def test_the_real_history_lists_the_release_ladders_steps_after_mains(published_history):
+    """The committed history published as it is: steps.html shows main's steps, then the release ladder's
+    under their own heading, each flag with its standing; the Regressions page lists every confirmed or
+    unconfirmed flag of both (asv lists old regressions too) and none that another start did not reproduce;
+    the nightly issue about main lists only main's."""
+    html, results, origin = published_history
+    steps = results_mod.steps(results, "nvidia-h200")
+    ladder = [s for s in steps if results_mod.release_step(s)]
+    main = [s for s in steps if s not in ladder]
+    assert len(ladder) == 5 and main
+    flagged = [(s["head"], c["name"]) for s, c in report.flagged_steps(steps)]
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{origin}/steps.html")
+            heads = page.eval_on_selector_all("table.steps tr[data-head]", "trs => trs.map(tr => tr.dataset.head)")
+            assert heads == [s["head"] for s in reversed(main)] + [s["head"] for s in reversed(ladder)]
+            groups = page.eval_on_selector_all("table.steps tr.group", "trs => trs.map(tr => tr.innerText.trim())")
+            assert groups == ["main's history", "between cuda-core releases: the release ladder's steps"]
+            rows = page.eval_on_selector_all("table.steps tr.case[data-verdict='regression']",
+                                             "trs => trs.map(tr => [tr.dataset.case, tr.innerText])")
+            assert sorted(name for name, _ in rows) == sorted(name for _, name in flagged)
+            assert all("confirmed on 2 machine starts" in text for name, text in rows
+                       if "MemoryResourceCreate" in name)
+            shoot(page, "steps-ladder.png")
+            page.goto(f"{origin}/index.html#regressions")
+            page.wait_for_selector("#regressions-body .regression-div", state="attached", timeout=20000)
+            listed = page.eval_on_selector_all(
+                "#regressions-body .regression-div > table:not(.ignored) > tbody > tr",
+                "trs => trs.map(tr => tr.querySelector('a').textContent)")
+            assert sorted(listed) == sorted(name for _, name in flagged)
+        finally:
+            browser.close()
+    assert report.issue_body({"nvidia-h200": steps})[1] == len(report.flagged_steps(main))

@@ -942,3 +942,29 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     heads = re.findall(r'<tr data-base="\w+" data-head="(\w{9})', page)
     assert heads == [s["head"][:9] for s in reversed(steps) if s not in ladder] + LADDER[:0:-1]
     assert page.index(publish.esc("main's history")) < page.index("between cuda-core releases") < page.index(LADDER[-1])
+
+
+SESSION22 = "2026-12-04T17:45"  # after session 19's last call (17:36 UTC)
+
+
+def test_the_main_job_on_the_final_code_adds_a_third_start_to_its_step_and_a_fifteenth_over_cpp_start(machine):
+    """Known answers on session 19's last call (measurements/nvidia-h200/check-s19/run, the code as it landed,
+    a fresh machine start): `scripts/bench run` measured c278ecb3d -> cb56ab9f9 a third time. Its record names
+    no release tags (main's commits), nothing is flagged, no process pair was lost, and every ratio lies within
+    1.1%. The step's cases now each have measurements from three starts. The over-C++ run gives 89 of 91 ratios
+    within 5% of s15-call5b and joins the fast-state runs: 26 on fifteen starts, 268 of 314 cross-start pairs
+    reach 90% of all cases, 313 of 314 over the cases whose twin held still."""
+    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < SESSION22]
+    newest = lines[-1]
+    assert (newest["base"][:9], newest["head"][:9], newest["release_tags"]) == ("c278ecb3d", "cb56ab9f9", None)
+    assert not newest["errors"] and newest["lost"] == {} and len(newest["cases"]) == 103
+    assert max(abs(c["ratio"] - 1) for c in newest["cases"] if not c.get("control")) < 0.011
+    step = next(s for s in results.steps(RESULTS, machine) if s["head"] == newest["head"])
+    assert {c["verdict"] for c in step["cases"]} == {"same"}
+    assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {3}
+
+    runs, everything = main_runs(machine, SESSION22)
+    assert report.repeat_note(runs, everything).startswith(
+        "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
+        "another machine start): 89 of 91 cases (98%) give the same ratio within 5%")
+    assert fast_state_agreement(runs)[1] == (26, 15, 314, 268, 313)
