@@ -843,7 +843,7 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
 SESSION20 = "2026-12-04T16:30"  # after session 18's last call (16:17 UTC), for the same reason
 
 
-def test_the_main_job_again_joins_its_step_and_adds_a_start(machine):
+def test_the_main_job_again_joins_its_step_and_adds_a_start(machine, tmp_path):
     """Known answers on session 18's last call (measurements/nvidia-h200/check-s18/run, a fourteenth machine
     start, the code as it landed): `scripts/bench run` measured the step c278ecb3d -> cb56ab9f9 again, now
     recording its bindings and the kernel's boot id; it joins session 17's record of the step (two
@@ -854,7 +854,9 @@ def test_the_main_job_again_joins_its_step_and_adds_a_start(machine):
     newest = lines[-1]
     assert (newest["base"][:9], newest["head"][:9], newest["bindings"]) == ("c278ecb3d", "cb56ab9f9", "13.3.1")
     assert newest["host"]["boot_id"] and newest["command"].startswith("scripts/bench run")
-    step = next(s for s in results.steps(RESULTS, machine) if s["head"] == newest["head"])
+    (tmp_path / machine).mkdir()
+    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    step = next(s for s in results.steps(tmp_path, machine) if s["head"] == newest["head"])
     assert len(step["rechecks"]) == 1 and {c["verdict"] for c in step["cases"]} == {"same"}
     assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {2}
     assert max(abs(m["ratio"] - 1) for c in step["cases"] if not c.get("control") for m in c["measurements"]) < 0.01
@@ -947,7 +949,8 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
 SESSION22 = "2026-12-04T17:45"  # after session 19's last call (17:36 UTC)
 
 
-def test_the_main_job_on_the_final_code_adds_a_third_start_to_its_step_and_a_fifteenth_over_cpp_start(machine):
+def test_the_main_job_on_the_final_code_adds_a_third_start_to_its_step_and_a_fifteenth_over_cpp_start(machine,
+                                                                                                       tmp_path):
     """Known answers on session 19's last call (measurements/nvidia-h200/check-s19/run, the code as it landed,
     a fresh machine start): `scripts/bench run` measured c278ecb3d -> cb56ab9f9 a third time. Its record names
     no release tags (main's commits), nothing is flagged, no process pair was lost, and every ratio lies within
@@ -959,7 +962,9 @@ def test_the_main_job_on_the_final_code_adds_a_third_start_to_its_step_and_a_fif
     assert (newest["base"][:9], newest["head"][:9], newest["release_tags"]) == ("c278ecb3d", "cb56ab9f9", None)
     assert not newest["errors"] and newest["lost"] == {} and len(newest["cases"]) == 103
     assert max(abs(c["ratio"] - 1) for c in newest["cases"] if not c.get("control")) < 0.011
-    step = next(s for s in results.steps(RESULTS, machine) if s["head"] == newest["head"])
+    (tmp_path / machine).mkdir()
+    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    step = next(s for s in results.steps(tmp_path, machine) if s["head"] == newest["head"])
     assert {c["verdict"] for c in step["cases"]} == {"same"}
     assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {3}
 
