@@ -369,7 +369,7 @@ def test_the_real_history_lists_the_release_ladders_steps_after_mains(published_
     steps = results_mod.steps(results, "nvidia-h200")
     ladder = [s for s in steps if results_mod.release_step(s)]
     main = [s for s in steps if s not in ladder]
-    assert len(ladder) == 5 and main
+    assert len(ladder) >= 5 and main  # the five of session 19, and any a later release adds
     flagged = [(s["head"], c["name"]) for s, c in report.flagged_steps(steps)]
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
