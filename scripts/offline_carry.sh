@@ -11,6 +11,18 @@
 #
 #   scripts/offline_carry.sh [SOURCE] [DEPTH]      # SOURCE: a URL or a local clone (default: GitHub)
 #
+# With CUDA12=1 it also makes what the CUDA 12 releases (cuda-core 0.1.0 ... 0.2.0, the release ladder's first
+# steps) need, 37 MiB more:
+#
+#   .whl/cu12                         cuda-bindings 12.9.10, the cuda-python 12.9.10 metapackage (0.1.x
+#                                     installs it), cuda-pathfinder
+#   .carry-cu12/nvrtc12.tar.xz        NVRTC 12.9 (libnvrtc.so.12 and its builtins; the box has NVRTC 13 only)
+#   .carry-cu12/cuda-headers-12.9.tar.xz   CUDA 12.9's headers, for ~/.cache/cuda-python-bench/cuda-headers-12.9
+#
+# NVRTC 12 does not fit in one call beside the wheels and the tree: a first call carries .carry-cu12 and
+# unpacks it (measurements/nvidia-h200/logs/session19-scripts/stage.sh), the next call on the same warm
+# machine carries the rest (ladder.sh there).
+#
 # Then scripts/inject_spin.sh .carry/cuda-python.git N adds a known slowdown to test the method with. All of
 # it must stay under the device's 64 MiB per call; the sizes are printed at the end.
 set -euo pipefail
@@ -44,6 +56,25 @@ fi
 # headers and the static runtime only: the shared libraries come from the GPU box's own CUDA
 tar -cJf .carry/cuda-headers-13.3.tar.xz -C "$tmp" nvidia/cu13/include \
     $(cd "$tmp" && ls nvidia/cu13/lib/libcudart_static.a 2>/dev/null)
+
+if [ "${CUDA12:-0}" = 1 ]; then
+    step "cuda-bindings 12.9.10, cuda-python 12.9.10 and cuda-pathfinder -> .whl/cu12"
+    "${pip[@]}" --platform manylinux_2_24_x86_64 --no-deps -d .whl/cu12 cuda-bindings==12.9.10 cuda-python==12.9.10 \
+        "cuda-pathfinder>=1.5,<2"
+    step "NVRTC 12.9 and CUDA 12.9's headers (cuda-toolkit wheels) -> .carry-cu12"
+    tmp12=$(mktemp -d); trap 'rm -rf "$tmp" "$tmp12"' EXIT
+    python3 -m pip install -q --disable-pip-version-check --target "$tmp12" \
+        "cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]==12.9.*"
+    # CUDA 12's wheels keep each component in its own tree: one CUDA_HOME-shaped tree, as the build makes it
+    PYTHONPATH="$root" python3 -c "import sys; from pathlib import Path; from cuda_bench.build import merge_components
+root = Path(sys.argv[1]); merge_components(root, root / 'nvidia' / 'cu12')" "$tmp12"
+    mkdir -p .carry-cu12
+    tar -cJf .carry-cu12/cuda-headers-12.9.tar.xz -C "$tmp12" nvidia/cu12/include \
+        $(cd "$tmp12" && ls nvidia/cu12/lib/libcudart_static.a 2>/dev/null)
+    XZ_OPT=-9 tar -cJf .carry-cu12/nvrtc12.tar.xz -C "$tmp12" nvidia/cuda_nvrtc/lib/libnvrtc.so.12 \
+        $(cd "$tmp12" && ls nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.* | grep -v alt)
+    du -sh .whl/cu12 .carry-cu12/*
+fi
 
 du -sh .whl/common .whl/cu13 .carry/cuda-python.git .carry/cuda-headers-13.3.tar.xz
 echo "offline_carry: in all $(du -scm .whl/common .whl/cu13 .carry | tail -1 | cut -f1) MiB (a device call carries 64)"
