@@ -71,8 +71,11 @@ root = Path(sys.argv[1]); merge_components(root, root / 'nvidia' / 'cu12')" "$tm
     mkdir -p .carry-cu12
     tar -cJf .carry-cu12/cuda-headers-12.9.tar.xz -C "$tmp12" nvidia/cu12/include \
         $(cd "$tmp12" && ls nvidia/cu12/lib/libcudart_static.a 2>/dev/null)
-    XZ_OPT=-9 tar -cJf .carry-cu12/nvrtc12.tar.xz -C "$tmp12" nvidia/cuda_nvrtc/lib/libnvrtc.so.12 \
-        $(cd "$tmp12" && ls nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.* | grep -v alt)
+    builtins=$(cd "$tmp12" && compgen -G "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.*" || true)
+    if [ -z "$builtins" ] || [ ! -f "$tmp12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
+        echo "offline_carry: no libnvrtc.so.12 or its builtins in the cuda-toolkit 12.9 wheels" >&2; exit 1
+    fi
+    XZ_OPT=-9 tar -cJf .carry-cu12/nvrtc12.tar.xz -C "$tmp12" nvidia/cuda_nvrtc/lib/libnvrtc.so.12 $builtins
     du -sh .whl/cu12 .carry-cu12/*
 fi
 
