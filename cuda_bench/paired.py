@@ -347,12 +347,10 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
     results, skipped, only, errors, lost = [], {}, {}, {}, {}
     for name in names:
         outcomes_, failure = kept(found[name], lambda o: o[0] == "error", settings.confidence)
-        good = sum(o[0] != "error" for o in found[name])
         if outcomes_ is None:
+            good = sum(o[0] != "error" for o in found[name])
             errors[name] = too_few(settings.pairs, good, failure[1], "process pairs")
             continue
-        if failure:
-            lost[name] = lost_text(settings.pairs, good, failure[1], "process pairs")
         kinds = {o[0] for o in outcomes_}
         if kinds == {"skip"}:
             skipped[name] = outcomes_[0][1]
@@ -364,7 +362,8 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
                                          settings.confidence))
         else:
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
-            lost.pop(name, None)
+        if failure and name not in errors:
+            lost[name] = lost_text(settings.pairs, len(outcomes_), failure[1], "process pairs")
     return Report(sides, settings, results, skipped, only, errors, round(time.monotonic() - start, 1), hello,
                   cores[:jobs], lost)
 
@@ -419,20 +418,19 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
     for name, twin in items:
         every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
         answers, failure = kept(every, lambda a: "error" in a, settings.confidence)
-        good = sum("error" not in a for a in every)
         if answers is None:
+            good = sum("error" not in a for a in every)
             errors[name] = too_few(len(every), good, failure["error"], "processes")
             continue
-        if failure:
-            lost[name] = lost_text(len(every), good, failure["error"], "processes")
         if all("skip" in a for a in answers):
             skipped[name] = answers[0]["skip"]
         elif any("skip" in a for a in answers):
             errors[name] = "processes disagree whether it runs"
-            lost.pop(name, None)
         else:
             groups[name] = [a["groups"] for a in answers]
             cases.append(stats.overhead(name, twin, groups[name], settings.confidence))
+        if failure and name not in errors:
+            lost[name] = lost_text(len(every), len(answers), failure["error"], "processes")
     hello = next((h for _, h in outcomes if h), {})
     return {"cases": cases, "skipped": skipped, "errors": errors, "lost": lost,
             "seconds": round(time.monotonic() - start, 1),
