@@ -123,7 +123,7 @@ class Worker:
             tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-12:]) if self.log.exists() else ""
             raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) died"
                               f"{f' (exit {code})' if code is not None else ''} during {request.get('op')}; "
-                              f"log {self.log}:\n{tail}")
+                              f"log {self.log}" + (f":\n{tail}" if tail.strip() else " (empty)"))
         try:
             return json.loads(line)
         except json.JSONDecodeError as exc:  # something else wrote to the worker's stdout

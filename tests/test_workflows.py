@@ -142,7 +142,7 @@ def test_committed_paired_runs_reproduce_their_comment_and_exit_status(path):
         expected = "same" if case["control"] or case["coverage"] < data["settings"]["confidence"] else \
             stats.verdict(case["low"], case["high"], case["threshold"])
         assert case["verdict"] == expected, case["name"]
-    assert compare.exit_status(data) == (1 if compare.regressions(data) else 2 if data["errors"] else 0)
+    assert compare.exit_status(data) == (1 if compare.regressions(data) else 2 if data["errors"] or data.get("lost") else 0)
 
 
 def test_the_pr_comment_leads_with_what_changed():
