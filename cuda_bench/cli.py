@@ -109,6 +109,9 @@ def parser():
                        "newest measured commit after asv run (on a machine with a GPU)")
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
+            p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
+                           "machine measured in the ladder's environment, each then paired with the release "
+                           "before it (the nightly job); nothing to do when there is none")
         paired_options(p)
     p = sub.add_parser("steps", description="pair each measured commit of the history that has no paired step "
                        "with the measured commit before it (a step that could not be measured, a run with "
@@ -342,6 +345,13 @@ def cmd_run(args, rest, argv):
         commits = run.release_ladder(conf["repo"], (conf.get("branches") or ["main"])[0])
         if args.tags:
             commits = [(tag, sha) for tag, sha in commits if re.search(args.tags, tag)]
+        if args.new:
+            commits, newest = run.newer_releases(commits, conf["results_dir"], name, run.bindings_of(conf))
+            if not commits and newest:
+                log(f"ladder --new: no cuda-core release newer than {newest}, the newest measured in "
+                    f"{Path(conf['results_dir']) / name} (cuda-bindings {run.bindings_of(conf)}): nothing to run")
+                return 0
+            log(f"ladder --new: newer than {newest or 'nothing'} measured in {Path(conf['results_dir']) / name}")
         if not commits:
             raise run.RunError(f"{conf['repo']} has no cuda-core-v* tags" + (f" matching {args.tags!r}" if args.tags else ""))
         hashfile = WORK / "ladder.txt"

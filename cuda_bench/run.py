@@ -211,6 +211,21 @@ def release_ladder(repo, branch="main"):
     return commits
 
 
+def newer_releases(commits, results_dir, machine_name, bindings):
+    """Of the release ladder's ``commits`` (:func:`release_ladder`'s, oldest first), the releases newer than
+    the newest one this machine measured in the ladder's environment (built with ``bindings``), and that
+    newest one's tag: (every release, None) when it measured none. A release of an older series tagged
+    later (0.4.3 after 0.5.1) is not newer; the branch head is left to the nightly run of main."""
+    measured = set()
+    for path in result_files(Path(results_dir) / machine_name):
+        data = results.load(path)
+        if data is not None and (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS") == bindings:
+            measured.add(data["commit_hash"])
+    releases = [(tag, sha) for tag, sha in commits if is_release_tag(tag)]
+    newest = max((i for i, (_, sha) in enumerate(releases) if sha in measured), default=None)
+    return releases if newest is None else releases[newest + 1:], None if newest is None else releases[newest][0]
+
+
 def release_tags(repo):
     """{commit: its cuda-core-v* release tag} of a local clone ({} when it has none or cannot say): a history
     step between two of them is a step of the release ladder (``results.release_step``)."""

@@ -1022,3 +1022,33 @@ def test_workers_killed_on_the_gpu_lose_two_pairs_and_nothing_else(machine):
         name: 44 for name in data["lost"]}
     comment = (out / "comment.md").read_text()
     assert "**0 regressions**" in comment and "2 measured without some process pairs" in comment
+
+
+def test_the_nightly_ladder_step_pairs_a_new_release_with_the_one_before_it_on_the_gpu(machine, tmp_path):
+    """Known answers on session 20's `scripts/bench ladder --new` on the H200 (logs/session20-ladder,
+    check-s20/ladder-new). As the history stands it ran nothing: 0.5.1 is the newest release measured. With
+    main's head tagged cuda-core-v0.6.0 in the carried clone (a stand-in: the fork has no later release; its
+    records stay out of the history) it ran asv on that one commit, in the ladder's environment, and paired it
+    with 0.5.1: a release step with 23 flags. `steps --recheck` on a second start (logs/session20-recheck)
+    confirmed 22 and did not reproduce `Launch('bindings', 'none')`."""
+    logs = ROOT / "measurements" / machine / "logs"
+    none = (logs / "session20-ladder" / "ladder-none.log").read_text()
+    assert "no cuda-core release newer than cuda-core-v0.5.1" in none and "Running" not in none
+    new = (logs / "session20-ladder" / "ladder-new.log").read_text()
+    assert "bench: ladder cuda-core-v0.6.0\n" in new and "Running 40 total benchmarks (1 commits" in new
+    out = ROOT / "measurements" / machine / "check-s20" / "ladder-new"
+    (asv_file,) = out.glob("*-virtualenv-*.json")
+    assert asv_file.name.startswith("cb56ab9f-") and "BINDINGSauto" in asv_file.name
+    (tmp_path / machine).mkdir()
+    (tmp_path / machine / "steps.jsonl").write_text((out / "steps-new.jsonl").read_text()
+                                                    + (out / "recheck-new.jsonl").read_text())
+    (step,) = results.steps(tmp_path, machine)
+    assert step["release_tags"] == ["cuda-core-v0.5.1", "cuda-core-v0.6.0"] and results.release_step(step)
+    assert step["versions"]["base"]["cuda-core"] == "0.5.1" and step["bindings"] == "auto"
+    confirmed = {c["name"] for c in step["cases"] if c["verdict"] == "regression" and c["confirmed"]}
+    dropped = [c["name"] for c in step["cases"] if c["verdict"] == "not reproduced"]
+    assert len(confirmed) == 22 and dropped == ["bench_launch.Launch.time_launch('bindings', 'none')"]
+    alloc = next(c for c in step["cases"] if c["name"] == "bench_memory.AllocFree.time_alloc_free('core')")
+    assert [m["verdict"] for m in alloc["measurements"]] == ["regression"] * 2
+    assert min(m["low"] for m in alloc["measurements"]) > 1.35
+    assert len({m["start_id"] for m in alloc["measurements"]}) == 2
