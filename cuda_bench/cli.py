@@ -110,8 +110,9 @@ def parser():
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
             p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
-                           "machine measured in the ladder's environment, each then paired with the release "
-                           "before it (the nightly job); nothing to do when there is none")
+                           "machine measured in the ladder's environment (with --tags: of the matching ones), "
+                           "each then paired with the release before it (the nightly job); nothing to do when "
+                           "there is none, or before a first full ladder")
         paired_options(p)
     p = sub.add_parser("steps", description="pair each measured commit of the history that has no paired step "
                        "with the measured commit before it (a step that could not be measured, a run with "
@@ -346,12 +347,17 @@ def cmd_run(args, rest, argv):
         if args.tags:
             commits = [(tag, sha) for tag, sha in commits if re.search(args.tags, tag)]
         if args.new:
-            commits, newest = run.newer_releases(commits, conf["results_dir"], name, run.bindings_of(conf))
-            if not commits and newest:
-                log(f"ladder --new: no cuda-core release newer than {newest}, the newest measured in "
-                    f"{Path(conf['results_dir']) / name} (cuda-bindings {run.bindings_of(conf)}): nothing to run")
+            where = f"{Path(conf['results_dir']) / name} (cuda-bindings {run.bindings_of(conf)})"
+            newest, commits = run.newer_releases(commits, run.measured_in(conf["results_dir"], name, conf))
+            if newest is None:
+                log(f"ladder --new: no cuda-core release measured yet in {where}: nothing to pair a new one "
+                    "with; `scripts/bench ladder` makes the ladder first (every release built and run)")
                 return 0
-            log(f"ladder --new: newer than {newest or 'nothing'} measured in {Path(conf['results_dir']) / name}")
+            if not commits:
+                log(f"ladder --new: no cuda-core release newer than {newest[0]}, the newest measured in {where}: "
+                    "nothing to run")
+                return 0
+            log(f"ladder --new: newer than {newest[0]}, the newest measured in {where}")
         if not commits:
             raise run.RunError(f"{conf['repo']} has no cuda-core-v* tags" + (f" matching {args.tags!r}" if args.tags else ""))
         hashfile = WORK / "ladder.txt"
@@ -369,7 +375,10 @@ def cmd_run(args, rest, argv):
     if status:  # asv exits non-zero when any one benchmark failed: what it did measure is still paired
         log(f"asv run exited {status}; pairing and publishing what it measured")
     if not args.no_steps:
-        pairs = run.new_steps(results_dir, name, before)
+        if args.command == "ladder" and args.new:  # release after release, not by commit date
+            pairs = run.release_chain(newest, commits, run.measured_in(results_dir, name, conf))
+        else:
+            pairs = run.new_steps(results_dir, name, before)
         if pairs:
             bindings = run.bindings_of(conf)
             status = history_steps(args, name, info, results_dir, [(b, h, bindings, args.bench) for b, h in pairs],

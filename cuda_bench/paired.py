@@ -93,6 +93,7 @@ class Worker:
         env["PYTHONUNBUFFERED"] = "1"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a") as stderr:
+            self.log_start = stderr.tell()  # the pair's earlier workers wrote before this: not this one's tail
             try:
                 self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                              text=True, bufsize=1, env=env, cwd=ROOT)
@@ -120,15 +121,25 @@ class Worker:
                 code = self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 code = None
-            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-12:]) if self.log.exists() else ""
             raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) died"
                               f"{f' (exit {code})' if code is not None else ''} during {request.get('op')}; "
-                              f"log {self.log}" + (f":\n{tail}" if tail.strip() else " (empty)"))
+                              f"log {self.log}{self.log_tail()}")
         try:
             return json.loads(line)
         except json.JSONDecodeError as exc:  # something else wrote to the worker's stdout
             raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) answered {request.get('op')} with "
                               f"{line[:200]!r}, not a JSON line; log {self.log}") from exc
+
+    def log_tail(self, lines=12):
+        """What this worker wrote to its log, its last ``lines``, after a colon; or why there is nothing."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(self.log_start)
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return " (missing)"
+        tail = "\n".join(text.splitlines()[-lines:])
+        return f":\n{tail}" if tail.strip() else " (empty)"
 
     def setup(self, name):
         return self.ask(op="setup", case=name)

@@ -211,19 +211,33 @@ def release_ladder(repo, branch="main"):
     return commits
 
 
-def newer_releases(commits, results_dir, machine_name, bindings):
-    """Of the release ladder's ``commits`` (:func:`release_ladder`'s, oldest first), the releases newer than
-    the newest one this machine measured in the ladder's environment (built with ``bindings``), and that
-    newest one's tag: (every release, None) when it measured none. A release of an older series tagged
-    later (0.4.3 after 0.5.1) is not newer; the branch head is left to the nightly run of main."""
-    measured = set()
+def measured_in(results_dir, machine_name, conf):
+    """The commits this machine measured in the environment ``conf`` (a derived asv.conf.json) builds: the
+    same environment variables (cuda-bindings, system site)."""
+    env = {key: values[0] for key, values in conf.get("matrix", {}).get("env", {}).items()}
+    found = set()
     for path in result_files(Path(results_dir) / machine_name):
         data = results.load(path)
-        if data is not None and (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS") == bindings:
-            measured.add(data["commit_hash"])
+        if data is not None and (data.get("env_vars") or {}) == env:
+            found.add(data["commit_hash"])
+    return found
+
+
+def newer_releases(commits, measured):
+    """Of the release ladder's ``commits`` (:func:`release_ladder`'s, oldest first): the newest release whose
+    commit is in ``measured`` as (tag, commit), or None; and the releases after it. A release of an older
+    series tagged later (0.4.3 after 0.5.1) is not newer; the branch head is left to the nightly run of main."""
     releases = [(tag, sha) for tag, sha in commits if is_release_tag(tag)]
     newest = max((i for i, (_, sha) in enumerate(releases) if sha in measured), default=None)
-    return releases if newest is None else releases[newest + 1:], None if newest is None else releases[newest][0]
+    return (None, []) if newest is None else (releases[newest], releases[newest + 1:])
+
+
+def release_chain(newest, newer, measured):
+    """The ladder's steps ``ladder --new`` makes: (release, next release) from ``newest`` through each of
+    ``newer`` that asv measured (``measured``), skipping one it could not; not the steps by commit date that
+    :func:`new_steps` finds, which would pair a new release with main's head where a full ladder measured it."""
+    chain = [newest[1]] + [sha for _, sha in newer if sha in measured]
+    return list(zip(chain, chain[1:]))
 
 
 def release_tags(repo):

@@ -206,54 +206,65 @@ def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
     assert [args[i + 1] for i, a in enumerate(args) if a == "--bench"] == ["bench_cpp", "Floor"]
 
 
-def test_ladder_new_runs_only_the_releases_newer_than_the_newest_measured_one(tmp_path, git_repo, monkeypatch,
-                                                                               capsys):
+def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measured_one(tmp_path, git_repo,
+                                                                                         monkeypatch, capsys):
     """`scripts/bench ladder --new` (the nightly job): asv runs only the releases newer than the newest one
-    measured in the ladder's environment: not a release of an older series tagged later, not main's head, and
-    not a release measured only in main's environment; with none newer it runs nothing and exits 0."""
-    from cuda_bench import cli
+    measured in the ladder's own environment (not a release of an older series tagged later, not main's head,
+    not a release measured only in main's environment), and each is paired with the release before it, not
+    with main's head that a full ladder measured later by commit date. With none newer, or no ladder yet, it
+    runs nothing and exits 0."""
+    from cuda_bench import cli, compare
     from conftest import git
 
     shas = {}
     for tag in ("cuda-core-v0.4.2", "cuda-core-v0.5.1", "cuda-core-v0.3.1", "cuda-core-v0.6.0rc1",
-                "cuda-core-v0.6.0", None):
+                "cuda-core-v0.6.0", "cuda-core-v0.6.1", None):
         (git_repo / "README").write_text(f"{tag}\n")
         git(git_repo, "commit", "-qam", str(tag))
         if tag:
             git(git_repo, "tag", tag)
         shas[tag] = git(git_repo, "rev-parse", "HEAD").strip()
-    folder = tmp_path / "res" / "m"
+    results_dir = tmp_path / "res"
+    folder = results_dir / "m"
     folder.mkdir(parents=True)
 
-    def measured(tag, bindings):
+    def measured(tag, bindings, date=0):
         (folder / f"{shas[tag][:8]}-{bindings}.json").write_text(json.dumps(
-            {"commit_hash": shas[tag], "date": 0, "env_name": bindings, "results": {}, "result_columns": [],
+            {"commit_hash": shas[tag], "date": date, "env_name": bindings, "results": {}, "result_columns": [],
              "env_vars": {"CUDA_BENCH_BINDINGS": bindings}}))
 
-    measured("cuda-core-v0.4.2", "auto")
-    measured("cuda-core-v0.5.1", "auto")
-    measured("cuda-core-v0.6.0", "13.3.1")  # main's nightly run measured the release commit: not the ladder
-    ran = []
+    ran, paired = [], []
 
-    def asv(*args, **kw):
+    def asv(*args, **kw):  # measures what the hash file names, as asv run HASHFILE: would
         (hashfile,) = [a[len("HASHFILE:"):] for a in args if a.startswith("HASHFILE:")]
         ran.append(Path(hashfile).read_text().split())
+        for tag, sha in shas.items():
+            if sha in ran[-1]:
+                measured(tag, "auto", date=2)
         return 0
+
+    def measure(repo, base, head, **kw):
+        paired.append((base, head))
+        raise compare.CompareError("not built here")
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(run, "asv", asv)
-    argv = ["ladder", "--new", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
-            "--no-publish", "--no-overhead", "--no-steps"]
-    assert cli.main(argv) == 0 and ran == [[shas["cuda-core-v0.6.0"]]]
-    assert "ladder --new: newer than cuda-core-v0.5.1 measured in" in capsys.readouterr().err
-    measured("cuda-core-v0.6.0", "auto")
+    monkeypatch.setattr(compare, "measure", measure)
+    argv = ["ladder", "--new", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
+            "--no-publish", "--no-overhead"]
+    assert cli.main(argv) == 0 and not ran  # no ladder yet: nothing to pair a new release with
+    assert "no cuda-core release measured yet in" in capsys.readouterr().err
+    measured("cuda-core-v0.4.2", "auto")
+    measured("cuda-core-v0.5.1", "auto")
+    measured(None, "auto", date=1)  # a full ladder measured main's head too, after 0.5.1 by commit date
+    measured("cuda-core-v0.6.0", "13.3.1")  # main's nightly run measured a release commit: not the ladder
+    assert cli.main(argv) == 2  # a step that could not be measured: exit 2, as run's
+    assert ran == [[shas["cuda-core-v0.6.0"], shas["cuda-core-v0.6.1"]]]
+    assert paired == [(shas["cuda-core-v0.5.1"], shas["cuda-core-v0.6.0"]),
+                      (shas["cuda-core-v0.6.0"], shas["cuda-core-v0.6.1"])]
+    assert "ladder --new: newer than cuda-core-v0.5.1, the newest measured in" in capsys.readouterr().err
     assert cli.main(argv) == 0 and len(ran) == 1
-    assert "no cuda-core release newer than cuda-core-v0.6.0, the newest measured in" in capsys.readouterr().err
-    for path in folder.iterdir():
-        path.unlink()
-    assert cli.main(argv) == 0  # none measured yet: the whole ladder, main's head left out
-    assert ran[-1] == [shas[t] for t in ("cuda-core-v0.3.1", "cuda-core-v0.4.2", "cuda-core-v0.5.1",
-                                         "cuda-core-v0.6.0")]
+    assert "no cuda-core release newer than cuda-core-v0.6.1, the newest measured in" in capsys.readouterr().err
 
 
 def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monkeypatch, capsys):

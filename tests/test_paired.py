@@ -386,6 +386,8 @@ def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path)
     # a worker that dies while sampling is reported as such, not as the teardown it can no longer answer
     assert "head worker (b) died (exit 5) during sample" in report.errors[names[3]]
     assert "crashing mid-sample" in report.errors[names[3]]
+    # each quotes its own worker's log, not what the pair's earlier, crashed worker wrote to the same file
+    assert "about to crash" not in report.errors[names[3]]
     assert [c.name for c in report.cases] == [names[4]]  # measured after the crashes, in every pair
 
 

@@ -15,7 +15,7 @@ import statistics
 import pytest
 
 from conftest import ROOT, asv_results, run_module
-from cuda_bench import compare, publish, report, results, stats
+from cuda_bench import compare, publish, report, results, run, stats
 from cuda_bench.layout import machine_dirs, result_files
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, signed, standing
 
@@ -804,10 +804,10 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
 
     check = ROOT / "measurements" / machine / "check-s18"
     again = {}
-    for run in ("paired-step-c278ecb3d-r1", "paired-step-c278ecb3d-r2-programoptions",
-                "paired-step-c278ecb3d-samestart-1", "paired-step-c278ecb3d-samestart-2"):
-        summary = json.loads((check / run / "summary.json").read_text())
-        again[run] = next(c for c in summary["cases"] if c["name"] == PROGRAM_OPTIONS)
+    for name in ("paired-step-c278ecb3d-r1", "paired-step-c278ecb3d-r2-programoptions",
+                 "paired-step-c278ecb3d-samestart-1", "paired-step-c278ecb3d-samestart-2"):
+        summary = json.loads((check / name / "summary.json").read_text())
+        again[name] = next(c for c in summary["cases"] if c["name"] == PROGRAM_OPTIONS)
         assert report.machine_start(summary) not in {m["start"] for m in case["measurements"]}
     assert [(round(c["low"], 3), round(c["high"], 3), c["verdict"]) for c in again.values()] == [
         (0.993, 0.999, "same"), (0.997, 1.001, "same"), (0.999, 1.002, "same"), (0.997, 1.004, "same")]
@@ -1030,7 +1030,19 @@ def test_the_nightly_ladder_step_pairs_a_new_release_with_the_one_before_it_on_t
     main's head tagged cuda-core-v0.6.0 in the carried clone (a stand-in: the fork has no later release; its
     records stay out of the history) it ran asv on that one commit, in the ladder's environment, and paired it
     with 0.5.1: a release step with 23 flags. `steps --recheck` on a second start (logs/session20-recheck)
-    confirmed 22 and did not reproduce `Launch('bindings', 'none')`."""
+    confirmed 22 and did not reproduce `Launch('bindings', 'none')`. The code as reviewed (release_chain) made
+    the same step on a third start (logs/session20-ladder2): the 22 again, and two flags start 1 had measured
+    without one, so not reproduced."""
+    ladder_env = {"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["auto"],
+                                     "CUDA_BENCH_SYSTEM_SITE": ["/opt/torch/.venv/lib/python3.12/site-packages"]}}}
+    measured = run.measured_in(RESULTS, machine, ladder_env)
+    assert sorted(sha[:9] for sha in measured) == sorted(LADDER)  # the six releases, and not main's commits
+    full = {sha[:9]: sha for sha in measured}
+    versions = ["0.1.0", "0.1.1", "0.2.0", "0.3.2", "0.4.2", "0.5.1"]
+    commits = [(f"cuda-core-v{v}", full[p]) for v, p in zip(versions, LADDER)]
+    commits.insert(3, ("cuda-core-v0.3.0", "0" * 40))  # a release the ladder left out: older, not newer
+    main = next(r["commit"] for r in results.overhead_runs(RESULTS, machine))
+    assert run.newer_releases([*commits, ("main", main)], measured) == (commits[-1], [])  # as ladder-none.log says
     logs = ROOT / "measurements" / machine / "logs"
     none = (logs / "session20-ladder" / "ladder-none.log").read_text()
     assert "no cuda-core release newer than cuda-core-v0.5.1" in none and "Running" not in none
@@ -1040,15 +1052,20 @@ def test_the_nightly_ladder_step_pairs_a_new_release_with_the_one_before_it_on_t
     (asv_file,) = out.glob("*-virtualenv-*.json")
     assert asv_file.name.startswith("cb56ab9f-") and "BINDINGSauto" in asv_file.name
     (tmp_path / machine).mkdir()
-    (tmp_path / machine / "steps.jsonl").write_text((out / "steps-new.jsonl").read_text()
-                                                    + (out / "recheck-new.jsonl").read_text())
-    (step,) = results.steps(tmp_path, machine)
-    assert step["release_tags"] == ["cuda-core-v0.5.1", "cuda-core-v0.6.0"] and results.release_step(step)
-    assert step["versions"]["base"]["cuda-core"] == "0.5.1" and step["bindings"] == "auto"
-    confirmed = {c["name"] for c in step["cases"] if c["verdict"] == "regression" and c["confirmed"]}
-    dropped = [c["name"] for c in step["cases"] if c["verdict"] == "not reproduced"]
-    assert len(confirmed) == 22 and dropped == ["bench_launch.Launch.time_launch('bindings', 'none')"]
-    alloc = next(c for c in step["cases"] if c["name"] == "bench_memory.AllocFree.time_alloc_free('core')")
-    assert [m["verdict"] for m in alloc["measurements"]] == ["regression"] * 2
-    assert min(m["low"] for m in alloc["measurements"]) > 1.35
-    assert len({m["start_id"] for m in alloc["measurements"]}) == 2
+    again = ROOT / "measurements" / machine / "check-s20" / "ladder-new-2"
+    assert "bench: ladder cuda-core-v0.6.0\n" in (logs / "session20-ladder2" / "ladder-new.log").read_text()
+    for upto, confirmed_n, dropped_n in ((2, 22, 1), (3, 22, 3)):
+        records = [out / "steps-new.jsonl", out / "recheck-new.jsonl", again / "steps-new.jsonl"][:upto]
+        (tmp_path / machine / "steps.jsonl").write_text("".join(r.read_text() for r in records))
+        (step,) = results.steps(tmp_path, machine)
+        assert step["release_tags"] == ["cuda-core-v0.5.1", "cuda-core-v0.6.0"] and results.release_step(step)
+        assert step["versions"]["base"]["cuda-core"] == "0.5.1" and step["bindings"] == "auto"
+        confirmed = {c["name"] for c in step["cases"] if c["verdict"] == "regression" and c["confirmed"]}
+        dropped = {c["name"] for c in step["cases"] if c["verdict"] == "not reproduced"}
+        assert (len(confirmed), len(dropped)) == (confirmed_n, dropped_n)
+        assert "bench_launch.Launch.time_launch('bindings', 'none')" in dropped
+        alloc = next(c for c in step["cases"] if c["name"] == "bench_memory.AllocFree.time_alloc_free('core')")
+        assert [m["verdict"] for m in alloc["measurements"]] == ["regression"] * upto
+        assert min(m["low"] for m in alloc["measurements"]) > 1.34
+        assert len({m["start_id"] for m in alloc["measurements"]}) == upto
+    assert "bench_program.ProgramOptionsCreate.time_program_options_create('core')" in dropped

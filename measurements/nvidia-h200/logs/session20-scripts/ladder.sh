@@ -6,8 +6,10 @@
 #    fork has no release after 0.5.1). It must run asv on that commit alone, in the ladder's environment, then
 #    pair it with 0.5.1: the paired step from the newest release to main. Not a real release, so its records
 #    stay out of the history.
-CALL=session20-ladder; source measurements/nvidia-h200/logs/session10-scripts/head.sh
-R=$PWD/.carry/cuda-python.git; W=.whl/common:.whl/cu13; K=$M/check-s20/ladder-new
+# Run again after the review (call 6, a third start: release_chain pairs the releases, not new_steps):
+# CALL=session20-ladder2 OUTNAME=ladder-new-2 bash ladder.sh
+CALL=${CALL:-session20-ladder}; source measurements/nvidia-h200/logs/session10-scripts/head.sh
+R=$PWD/.carry/cuda-python.git; W=.whl/common:.whl/cu13; K=$M/check-s20/${OUTNAME:-ladder-new}
 [ -d $C/cuda-headers-13.3 ] || { mkdir -p $C/cuda-headers-13.3 && tar -xJf .carry/cuda-headers-13.3.tar.xz -C $C/cuda-headers-13.3; }
 echo "start $(cat /proc/sys/kernel/random/boot_id) $(date -u +%FT%TZ)"
 H=/tmp/history-copy; rm -rf $H; cp -a results $H
