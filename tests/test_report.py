@@ -1069,3 +1069,21 @@ def test_the_nightly_ladder_step_pairs_a_new_release_with_the_one_before_it_on_t
         assert min(m["low"] for m in alloc["measurements"]) > 1.34
         assert len({m["start_id"] for m in alloc["measurements"]}) == upto
     assert "bench_program.ProgramOptionsCreate.time_program_options_create('core')" in dropped
+
+
+def test_cuda_pathfinder_does_not_move_the_bindings_and_cupy_forms(machine):
+    """Known answers on session 20's paired compare of main against main with cuda-pathfinder 1.9.1's code
+    (check-s20/paired-pathfinder-1.9.1, one start): the question was whether the two sides' pathfinder moved
+    the cuda.bindings and CuPy forms in the step 0.5.1 -> main (2-8%). Every one of them reads "same" here,
+    within 0.5%, while the step flagged some of them on three starts: the cause lies elsewhere."""
+    data = json.loads((ROOT / "measurements" / machine / "check-s20" / "paired-pathfinder-1.9.1" /
+                       "summary.json").read_text())
+    assert data["versions"]["base"]["cuda-pathfinder"] != data["versions"]["head"]["cuda-pathfinder"]
+    assert {side["cuda-core"] for side in data["versions"].values()} == {"1.2.0.post1+gcb56ab9f9"}
+    others = [c for c in data["cases"] if "('bindings'" in c["name"] or "('cupy'" in c["name"]]
+    assert len(others) == 28 and {c["verdict"] for c in others} == {"same"}
+    assert max(abs(c["ratio"] - 1) for c in others) < 0.005
+    step = json.loads((ROOT / "measurements" / machine / "check-s20" / "ladder-new" / "steps-new.jsonl").read_text())
+    flagged = {c["name"] for c in step["cases"] if c["verdict"] == "regression"}
+    assert {"bench_launch.Launch.time_launch('bindings', '512 ptr')",
+            "bench_memory.AllocFree.time_alloc_free('bindings')"} <= flagged & {c["name"] for c in others}
