@@ -1087,3 +1087,23 @@ def test_cuda_pathfinder_does_not_move_the_bindings_and_cupy_forms(machine):
     flagged = {c["name"] for c in step["cases"] if c["verdict"] == "regression"}
     assert {"bench_launch.Launch.time_launch('bindings', '512 ptr')",
             "bench_memory.AllocFree.time_alloc_free('bindings')"} <= flagged & {c["name"] for c in others}
+
+
+def test_main_s_cuda_core_in_the_process_slows_the_bindings_pointer_calls(machine):
+    """Known answers on session 20's fifth start (logs/session20-isolate): 0.5.1 against main as the release
+    step pairs them, with the workers running only the cuda.bindings forms, then only
+    Launch('bindings', '512 ptr') (and the floor). The step's bindings flags come back without any cuda.core
+    form in the process, and the one case alone still reads about x1.05: what moves them is main's cuda.core
+    being in the process (every worker imports it), not other cases' leftovers."""
+    check = ROOT / "measurements" / machine / "check-s20"
+    only = json.loads((check / "paired-release-v0.5.1-main-bindings-only" / "summary.json").read_text())
+    assert not any("('core'" in c["name"] or "('cupy'" in c["name"] for c in only["cases"])
+    step = json.loads((check / "ladder-new" / "steps-new.jsonl").read_text())
+    in_step = {c["name"] for c in step["cases"] if c["verdict"] == "regression" and "('bindings'" in c["name"]}
+    flagged = {c["name"] for c in compare.regressions(only)}
+    assert len(flagged) == 9 and flagged <= in_step
+    assert all("ptr" in name or "Alloc" in name or "Pointer" in name for name in flagged)
+    alone = json.loads((check / "paired-release-v0.5.1-main-one-case" / "summary.json").read_text())
+    (case,) = [c for c in alone["cases"] if not c["control"]]
+    assert case["name"] == "bench_launch.Launch.time_launch('bindings', '512 ptr')" and case["verdict"] == "regression"
+    assert case["low"] > 1.04 and alone["versions"]["head"]["cuda-core"].startswith("1.2.0")
