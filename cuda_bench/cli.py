@@ -26,7 +26,8 @@ cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after
 commands:
   run        asv run over commits of cuda-python (default: main's newest), pair each newly measured
              commit with the previous one, time the newest against C++ (paired), publish html/ (the main job)
-  ladder     the same over every cuda-core-v* release tag and main's head
+  ladder     the same over every cuda-core-v* release tag and main's head (--new: only releases newer
+             than the newest measured, each paired with the release before it: the nightly job)
   steps      the paired steps the history lacks (a step that failed, runs with --no-steps), made now
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
