@@ -59,7 +59,12 @@ def _find_core():
     return None, None
 
 
-core, core_utils = _find_core()
+#: libraries this process leaves unimported (``CUDA_BENCH_LEAVE_OUT=core,cupy``): their forms skip. A diagnostic
+#: for the paired engine (``scripts/bench compare A A --head-env CUDA_BENCH_LEAVE_OUT=core``): does having
+#: another library in the process move a library's numbers? (docs/ladder-h200.md, session 20)
+LEFT_OUT = frozenset(filter(None, os.environ.get("CUDA_BENCH_LEAVE_OUT", "").split(",")))
+
+core, core_utils = (None, None) if "core" in LEFT_OUT else _find_core()
 CORE_VERSION = _dist_version("cuda-core") if core is not None else None
 
 # --- cuda.bindings ----------------------------------------------------------------------------------
@@ -70,7 +75,7 @@ nvrtc = _import("cuda.bindings.nvrtc") or _import("cuda.nvrtc")
 BINDINGS_VERSION = _dist_version("cuda-bindings", "cuda-python") if driver is not None else None
 
 # --- CuPy -------------------------------------------------------------------------------------------
-cupy = _import("cupy")
+cupy = None if "cupy" in LEFT_OUT else _import("cupy")
 CUPY_VERSION = getattr(cupy, "__version__", None)
 numpy = _import("numpy")
 
@@ -105,6 +110,8 @@ def resolve(requirement):
     obj = get_root()
     if obj is None:
         missing = "numpy" if root == "numpy" else _NAMES[api]
+        if api in LEFT_OUT and root != "numpy":
+            raise Unavailable(f"{requirement}: {missing} is left out of this process (CUDA_BENCH_LEAVE_OUT)")
         raise Unavailable(f"{requirement}: {missing} is not importable here")
     for depth, name in enumerate(path):
         try:

@@ -78,6 +78,13 @@ def paired_options(parser, pairs=None):
                        help="only the cases whose name matches (repeatable, as asv's -b)")
 
 
+def key_value(text):
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
 def command_line(argv):
     """How a record names the command that made it (report.run_label reads its --out)."""
     return "scripts/bench " + " ".join(map(shlex.quote, argv))
@@ -138,6 +145,11 @@ def parser():
                            help="recorded in summary.json (default pr)")
             p.add_argument("--expected", nargs="*", default=[], metavar="CASE",
                            help="cases an injected change should slow (recorded in summary.json)")
+            for side in ("base", "head"):
+                p.add_argument(f"--{side}-env", action="append", default=[], metavar="KEY=VALUE",
+                               type=key_value, help=f"an environment variable for the {side} side's workers only "
+                               "(recorded in summary.json), e.g. CUDA_BENCH_LEAVE_OUT=core: that side's processes "
+                               "never import cuda.core, to see whether its presence moves the other forms")
         else:
             p.add_argument("commit", help="commit, tag or branch")
             p.add_argument("--against", metavar="REV", help="a commit with the same behaviour but a rebuilt binary "
@@ -222,7 +234,8 @@ def cmd_compare(args, argv):
     log(f"thresholds: {'A/A calibration' if aa else (f'{len(thresholds)} calibrated on {name}' if thresholds else f'none calibrated on {name} yet (scripts/bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case')}")
     report, built = compare.measure(repo, base, head, bindings=bindings, requirements=reqs, system_site=site,
                                     settings=settings, bench=args.bench, thresholds=thresholds,
-                                    log_dir=out / "logs", progress=log)
+                                    log_dir=out / "logs", progress=log,
+                                    env={side: dict(getattr(args, f"{side}_env", [])) for side in ("base", "head")})
     kind = "aa" if aa else args.kind
     data = compare.summary(report, kind, getattr(args, "expected", []), built,
                            command_line(argv), info)

@@ -71,15 +71,17 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
 
 
 def measure(repo, base, head, *, bindings, requirements=(), system_site=None, settings=None, bench=(),
-            thresholds=None, log_dir, progress=None):
-    """Build (or reuse) both environments and run the paired engine: (paired.Report, build seconds)."""
+            thresholds=None, log_dir, progress=None, env=None):
+    """Build (or reuse) both environments and run the paired engine: (paired.Report, build seconds).
+    ``env``: {"base"/"head": extra environment variables for that side's workers}."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     settings = settings or paired.Settings()
     names = case_names(bench, settings.benchmark_dir)
     start = time.monotonic()
     envs = environments(repo, [base, head], bindings, requirements, system_site, log_dir, progress)
     built = round(time.monotonic() - start, 1)
-    sides = [paired.Side(name, rev, envs[rev]["commit"], envs[rev]["python"], record=envs[rev])
+    sides = [paired.Side(name, rev, envs[rev]["commit"], envs[rev]["python"], env=dict((env or {}).get(name, {})),
+                         record=envs[rev])
              for name, rev in (("base", base), ("head", head))]
     return paired.run(sides, names, settings, Path(log_dir) / "workers", thresholds, progress), built
 
@@ -98,6 +100,7 @@ def summary(report, kind, expected=(), build_seconds=None, command=None, machine
         "cases": [case.summary() for case in report.cases],
         "skipped": report.skipped, "only": {name: list(v) for name, v in report.only.items()},
         "errors": report.errors, "lost": report.lost,
+        "env": {side.name: side.env for side in report.sides if side.env},
     }
 
 
@@ -164,6 +167,10 @@ def comment(data):
         f"the case's threshold ({span}). {data['seconds']:.0f} s of measurement"
         + (f", {data['build_seconds']:.0f} s of builds" if data.get("build_seconds") is not None else "") + ".",
     ]
+    if data.get("env"):  # the sides differ by more than their builds
+        out += ["", "Workers' environments: " + "; ".join(
+            f"{side}: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items())) for side, env in data["env"].items())
+            + "."]
     if cases and max(c["coverage"] for c in cases) < s["confidence"]:
         out += ["", f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} interval "
                 f"({stats.fewest_pairs(s['confidence'])} or more can)."]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 import statistics
 
 import pytest
@@ -651,3 +652,29 @@ def test_the_fewest_pairs_that_give_an_interval(confidence, fewest):
     assert stats.fewest_pairs(confidence) == fewest
     assert stats.median_interval(range(fewest - 1), confidence)[3] < confidence
     assert stats.median_interval(range(fewest), confidence)[3] >= confidence
+
+
+def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tmp_path, monkeypatch):
+    """`scripts/bench compare A A --head-env KEY=VALUE`: one build on both sides, the head's workers with a
+    variable of their own (here the probe's SPIN, which doubles its cost). The engine sees the difference,
+    and summary.json and the comment say how the sides' environments differed."""
+    import sys as _sys
+
+    from cuda_bench import cli
+
+    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **kw: {
+        rev: {"commit": "c" * 40, "python": _sys.executable} for rev in revs})
+    spin = "bench_probe.Spin.time_spin('py')"
+    args = cli.parser().parse_args(["compare", "main", "main", "--head-env", "SPIN=400", "--base-env", "SPIN=200"])
+    env = {side: dict(getattr(args, f"{side}_env")) for side in ("base", "head")}
+    assert env == {"base": {"SPIN": "200"}, "head": {"SPIN": "400"}}
+    report, _ = compare.measure("repo", "main", "main", bindings="13.3.1", bench=[re.escape(spin)], log_dir=tmp_path,
+                                settings=paired.Settings(pairs=6, seconds=0.05, benchmark_dir=probe),
+                                progress=lambda m: None, env=env)
+    (case,) = report.cases
+    assert 1.6 < case.ratio < 2.4 and case.verdict == "regression"
+    data = compare.summary(report, "aa")
+    assert data["env"] == env
+    assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in compare.comment(data)
+    with pytest.raises(SystemExit):
+        cli.parser().parse_args(["compare", "main", "main", "--head-env", "CUDA_BENCH_LEAVE_OUT"])

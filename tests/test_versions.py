@@ -9,10 +9,12 @@ releases' own namespaces): a benchmark that stops resolving, or resolves where i
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 
-from conftest import RELEASES, RUNNER, asv_conf, make_env, run_asv, run_module
+from conftest import NEWEST, RELEASES, ROOT, RUNNER, asv_conf, make_env, run_asv, run_module
 
 # benchmark -> first release whose cuda.core has it
 INTRODUCED = {
@@ -65,3 +67,28 @@ def test_every_benchmark_resolves_or_says_why(release, tmp_path):
             skipped.add(f"{benchmark.rsplit('.', 1)[0]}({case}")  # bench_x.Class('core')
     expected = {name for name, first in INTRODUCED.items() if _v(version) < _v(first)}
     assert skipped == expected
+
+
+
+def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
+    """CUDA_BENCH_LEAVE_OUT=core (what `scripts/bench compare --head-env` gives one side's workers): the suite
+    imports, cuda.core never enters the process, every cuda.core form skips with that reason, and every other
+    form resolves as it does with cuda.core imported."""
+    python = make_env(RELEASES[NEWEST] + RUNNER)
+    tables = {}
+    for left_out in ("", "core"):
+        out = tmp_path / f"apis-{left_out or 'all'}.json"
+        run_module("cuda_bench.apis", "--resolve-only", "--json", out, python=python,
+                   env={**os.environ, "CUDA_BENCH_LEAVE_OUT": left_out})
+        tables[left_out] = {row["benchmark"]: (row["api"], row["status"]) for row in json.loads(out.read_text())["rows"]}
+    assert tables[""].keys() == tables["core"].keys()
+    assert any(api == "core" and status == "ok (api)" for api, status in tables[""].values())
+    for name, (api, status) in tables["core"].items():
+        if api == "core":
+            assert status.startswith("skip: ") and "left out of this process (CUDA_BENCH_LEAVE_OUT)" in status, name
+        else:
+            assert status == tables[""][name][1], name
+    probe = "import sys, benchmarks._compat as c; print(c.core is None, 'cuda.core' in sys.modules)"
+    found = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=ROOT,
+                           env={**os.environ, "CUDA_BENCH_LEAVE_OUT": "core", "PYTHONPATH": str(ROOT)})
+    assert found.stdout.split() == ["True", "False"], found.stderr
