@@ -639,6 +639,15 @@ def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_sta
     assert report.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
 
 
+def history_before(machine, tmp_path, before):
+    """The H200 history's step records made before ``before``, and the steps ``results.steps`` makes of them:
+    the history as it stood then (a later measurement of the same step would join it)."""
+    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < before]
+    (tmp_path / machine).mkdir()
+    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return lines, results.steps(tmp_path, machine)
+
+
 def main_runs(machine, before):
     """(cb56ab9f9's over-C++ runs recorded before ``before``, every over-C++ run recorded by then)."""
     everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < before]
@@ -782,10 +791,7 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     history's step then has two measurements of it, from two starts: not reproduced, so neither the nightly
     issue nor the Regressions page lists it, and the step's other 101 cases stay "same". The chained index at
     cb56ab9f9 now runs over four steps from 270be80a3 (EventCreate('core') x1.016)."""
-    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < SESSION19]
-    (tmp_path / machine).mkdir()
-    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    steps = results.steps(tmp_path, machine)
+    lines, steps = history_before(machine, tmp_path, SESSION19)
     assert [(s["base"][:9], s["head"][:9], len(s["rechecks"])) for s in steps] == [
         ("c278ecb3d", "cb56ab9f9", 0), ("270be80a3", "db347c905", 0), ("db347c905", "76bac4e11", 0),
         ("76bac4e11", "c278ecb3d", 1)]
@@ -850,13 +856,11 @@ def test_the_main_job_again_joins_its_step_and_adds_a_start(machine, tmp_path):
     measurements of each case, from two starts), nothing flagged, every ratio within 1%. Its over-C++ run
     gives 88 of 91 ratios within 5% of s15-call5b and joins the fast-state runs: 25 on fourteen starts, 244
     of 289 cross-start pairs reach 90% of all cases, 288 of 289 over the cases whose twin held still."""
-    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < SESSION20]
+    lines, steps = history_before(machine, tmp_path, SESSION20)
     newest = lines[-1]
     assert (newest["base"][:9], newest["head"][:9], newest["bindings"]) == ("c278ecb3d", "cb56ab9f9", "13.3.1")
     assert newest["host"]["boot_id"] and newest["command"].startswith("scripts/bench run")
-    (tmp_path / machine).mkdir()
-    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    step = next(s for s in results.steps(tmp_path, machine) if s["head"] == newest["head"])
+    step = next(s for s in steps if s["head"] == newest["head"])
     assert len(step["rechecks"]) == 1 and {c["verdict"] for c in step["cases"]} == {"same"}
     assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {2}
     assert max(abs(m["ratio"] - 1) for c in step["cases"] if not c.get("control") for m in c["measurements"]) < 0.01
@@ -907,10 +911,7 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     Of 47 flags, 40 stand confirmed on two starts and 7 are not reproduced. The twice-measured steps agree
     with themselves: at least 90/92, 90/92, 99/100 and 93/101 cases within 1%. The nightly issue, about
     main, lists none of them and says how many there are."""
-    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < SESSION21]
-    (tmp_path / machine).mkdir()
-    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    steps = results.steps(tmp_path, machine)
+    _, steps = history_before(machine, tmp_path, SESSION21)
     ladder = [s for s in steps if results.release_step(s)]
     assert "release_tags" not in ladder[0]  # made before the field: read by the builds' versions
     assert results.release_step(dict(ladder[0], release_tags=None)) is False  # a record that says is believed
@@ -957,14 +958,12 @@ def test_the_main_job_on_the_final_code_adds_a_third_start_to_its_step_and_a_fif
     1.1%. The step's cases now each have measurements from three starts. The over-C++ run gives 89 of 91 ratios
     within 5% of s15-call5b and joins the fast-state runs: 26 on fifteen starts, 268 of 314 cross-start pairs
     reach 90% of all cases, 313 of 314 over the cases whose twin held still."""
-    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < SESSION22]
+    lines, steps = history_before(machine, tmp_path, SESSION22)
     newest = lines[-1]
     assert (newest["base"][:9], newest["head"][:9], newest["release_tags"]) == ("c278ecb3d", "cb56ab9f9", None)
     assert not newest["errors"] and newest["lost"] == {} and len(newest["cases"]) == 103
     assert max(abs(c["ratio"] - 1) for c in newest["cases"] if not c.get("control")) < 0.011
-    (tmp_path / machine).mkdir()
-    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    step = next(s for s in results.steps(tmp_path, machine) if s["head"] == newest["head"])
+    step = next(s for s in steps if s["head"] == newest["head"])
     assert {c["verdict"] for c in step["cases"]} == {"same"}
     assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {3}
 
@@ -983,14 +982,12 @@ def test_a_fresh_start_in_the_slow_state_is_warned_of_and_left_out_of_the_agreem
     the step c278ecb3d -> cb56ab9f9 a fourth time, nothing flagged and every ratio within 1.2%, now from four
     starts; its over-C++ run came up in the slow state (C++ twins x1.21 slower than their fastest recorded run),
     which the run's own log warned of: the fast-state count stays 26 runs on fifteen starts, 268 of 314."""
-    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < SESSION23]
+    lines, steps = history_before(machine, tmp_path, SESSION23)
     newest = lines[-1]
     assert (newest["base"][:9], newest["head"][:9], newest["release_tags"], newest["lost"]) == (
         "c278ecb3d", "cb56ab9f9", None, {})
     assert max(abs(c["ratio"] - 1) for c in newest["cases"] if not c.get("control")) < 0.012
-    (tmp_path / machine).mkdir()
-    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    step = next(s for s in results.steps(tmp_path, machine) if s["head"] == newest["head"])
+    step = next(s for s in steps if s["head"] == newest["head"])
     assert {c["verdict"] for c in step["cases"]} == {"same"}
     assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {4}
 
