@@ -252,17 +252,24 @@ def kept(answers, failed, confidence=stats.CONFIDENCE):
     return (good if len(good) >= enough else None), first
 
 
-def lost_text(total, good, error, what):
-    """What ``Report.lost`` says of a case measured from ``good`` of its ``total`` processes (``what``)."""
-    return f"{total - good} of {total} {what} lost, measured from the other {good}; the first: {last_line(error)}"
-
-
-def too_few(total, good, error, what):
-    """A case's error when some of its processes measured it, but too few (:func:`kept`): the failure, and
-    on its last line (the one every report shows) how many failed."""
-    if not good:
-        return error
-    return f"{error.rstrip()}\n{last_line(error)} ({total - good} of {total} {what} failed; the {good} left are too few)"
+def sort_out(every, failed, error_of, what, confidence=stats.CONFIDENCE):
+    """One case through :func:`kept`, as both the A/B engine and over C++ report it: (the answers it is
+    measured from, or None; its error when too few are left; what ``lost`` says when some were lost).
+    ``every``: one answer per process pair (``what``: "process pairs") or process; ``error_of(answer)``: the
+    text of a failed one. An error's last line (the one every report shows) says how many failed."""
+    answers, failure = kept(every, failed, confidence)
+    total = len(every)
+    if answers is None:
+        good = sum(not failed(a) for a in every)
+        error = error_of(failure)
+        if good:
+            error = f"{error.rstrip()}\n{last_line(error)} ({total - good} of {total} {what} failed; the {good} left are too few)"
+        return None, error, None
+    if failure is None:
+        return answers, None, None
+    good = len(answers)
+    return answers, None, (f"{total - good} of {total} {what} lost, measured from the other {good}; "
+                           f"the first: {last_line(error_of(failure))}")
 
 
 def default_cores():
@@ -357,10 +364,10 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
              for name in names}
     results, skipped, only, errors, lost = [], {}, {}, {}, {}
     for name in names:
-        outcomes_, failure = kept(found[name], lambda o: o[0] == "error", settings.confidence)
-        if outcomes_ is None:
-            good = sum(o[0] != "error" for o in found[name])
-            errors[name] = too_few(settings.pairs, good, failure[1], "process pairs")
+        outcomes_, error, lost_note = sort_out(found[name], lambda o: o[0] == "error", lambda o: o[1],
+                                               "process pairs", settings.confidence)
+        if error:
+            errors[name] = error
             continue
         kinds = {o[0] for o in outcomes_}
         if kinds == {"skip"}:
@@ -373,8 +380,8 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
                                          settings.confidence))
         else:
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
-        if failure and name not in errors:
-            lost[name] = lost_text(settings.pairs, len(outcomes_), failure[1], "process pairs")
+        if lost_note and name not in errors:
+            lost[name] = lost_note
     return Report(sides, settings, results, skipped, only, errors, round(time.monotonic() - start, 1), hello,
                   cores[:jobs], lost)
 
@@ -428,10 +435,10 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
     cases, skipped, errors, lost, groups = [], {}, {}, {}, {}
     for name, twin in items:
         every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
-        answers, failure = kept(every, lambda a: "error" in a, settings.confidence)
-        if answers is None:
-            good = sum("error" not in a for a in every)
-            errors[name] = too_few(len(every), good, failure["error"], "processes")
+        answers, error, lost_note = sort_out(every, lambda a: "error" in a, lambda a: a["error"], "processes",
+                                             settings.confidence)
+        if error:
+            errors[name] = error
             continue
         if all("skip" in a for a in answers):
             skipped[name] = answers[0]["skip"]
@@ -440,8 +447,8 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
         else:
             groups[name] = [a["groups"] for a in answers]
             cases.append(stats.overhead(name, twin, groups[name], settings.confidence))
-        if failure and name not in errors:
-            lost[name] = lost_text(len(every), len(answers), failure["error"], "processes")
+        if lost_note and name not in errors:
+            lost[name] = lost_note
     hello = next((h for _, h in outcomes if h), {})
     return {"cases": cases, "skipped": skipped, "errors": errors, "lost": lost,
             "seconds": round(time.monotonic() - start, 1),
