@@ -468,7 +468,8 @@ def recheck(args, name, info, results_dir, config, conf, command):
     for (base, head), (_, cases) in todo.items():
         for case in merged[(base, head)]["cases"]:
             if case["name"] in cases and start in {m["start_id"] for m in case["measurements"]}:  # measured now
-                said = f" ({standing(case)})" if case["verdict"] == "regression" else ""
+                versions = merged[(base, head)].get("versions")
+                said = f" ({standing(case, versions)})" if case["verdict"] == "regression" else ""
                 log(f"{base[:9]} -> {head[:9]} {case['name']}: {case['verdict']}{said}: {measurements(case)}")
     return status
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from cuda_bench import build, machine, paired, stats
 from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
 from cuda_bench.suite import cases as suite_cases
-from cuda_bench.text import TARGET_NS, fmt_ns, interval, last_line
+from cuda_bench.text import TARGET_NS, fmt_ns, interval, last_line, unchanged
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -126,8 +126,8 @@ def exit_status(data):
     return 2 if incomplete(data) else 0
 
 
-def case_row(case):
-    return (f"| `{case['name']}` | {fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | ×{case['ratio']:.3f} | "
+def case_row(case, mark=""):
+    return (f"| `{case['name']}`{mark} | {fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | ×{case['ratio']:.3f} | "
             f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
 
 
@@ -146,6 +146,13 @@ def comment(data):
     worse = sorted(regressions(data), key=lambda c: -c["low"])
     better = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["high"])
     same = [c for c in cases if c["verdict"] == "same"]
+    versions = data.get("versions") or {}
+    same_code = {c["name"]: unchanged(c["name"], versions) for c in worse + better}
+    same_code = {name: said for name, said in same_code.items() if said}
+
+    def row(case):
+        return case_row(case, " †" if case["name"] in same_code else "")
+
     info = data.get("machine") or {}
     gpu = ", ".join(str(info[k]) for k in ("gpu", "driver") if info.get(k)) or "no GPU"
     s = data["settings"]
@@ -175,9 +182,14 @@ def comment(data):
         out += ["", f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} interval "
                 f"({stats.fewest_pairs(s['confidence'])} or more can)."]
     if worse:
-        out += ["", "#### Regressions", "", *table_head(s["confidence"]), *map(case_row, worse)]
+        out += ["", "#### Regressions", "", *table_head(s["confidence"]), *map(row, worse)]
     if better:
-        out += ["", "#### Improvements", "", *table_head(s["confidence"]), *map(case_row, better)]
+        out += ["", "#### Improvements", "", *table_head(s["confidence"]), *map(row, better)]
+    if same_code:
+        out += ["", f"† {len(same_code)} of these time a library that is the same version in both builds ("
+                + "; ".join(sorted(set(same_code.values()))) + "): their timed calls ran the same code, so what "
+                "moved them lies outside that library, in what else the process holds (docs/measurement.md, "
+                "\"What else the process holds\")."]
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
         out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(
@@ -199,7 +211,6 @@ def comment(data):
     if data["skipped"]:
         out += ["", f"{len(data['skipped'])} cases skipped by both builds (e.g. `{next(iter(data['skipped']))}`: "
                 f"{next(iter(data['skipped'].values()))})."]
-    versions = data.get("versions") or {}
     if versions:
         out += ["", "Builds: " + "; ".join(f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
                                           for side, found in versions.items() if found)]

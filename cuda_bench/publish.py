@@ -306,7 +306,7 @@ def render_steps(steps_by_machine):
                 for verdict in ("regression", "not reproduced", "improvement"):
                     for case in count[verdict]:
                         kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
-                        said = f" ({standing(case)})" if verdict == "regression" else ""
+                        said = f" ({standing(case, step.get('versions'))})" if verdict == "regression" else ""
                         out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
                                    f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
                                    f'<td colspan="7">{verdict}{esc(said)}: '

@@ -174,7 +174,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                             "vs_commit": change(value, previous.get((name, combo))),
                             "vs_release": change(value, release.get((name, combo))),
                             "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")} | {
-                                "base": path[-1]["base"], "standing": standing(step)} if step else None,
+                                "base": path[-1]["base"], "standing": standing(step, path[-1].get("versions"))} if step else None,
                             "index": list(chained_index(path, full) or []) or None,
                             "regression": bool(step and step["verdict"] == "regression")}
                     if number(cpp_value) and number(value):
@@ -482,7 +482,8 @@ def steps_markdown(machine_name, steps):
         where = f"`{step['base'][:9]}` → `{step['head'][:9]}`"
         for case in step["cases"]:
             if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
-                said = standing(case) if case["verdict"] == "not reproduced" else f"regression ({standing(case)})"
+                said = (standing(case) if case["verdict"] == "not reproduced"
+                        else f"regression ({standing(case, step.get('versions'))})")
                 lines.append(f"- {where} `{case['name']}`: {said}: {measurements(case)}")
         for name, text in sorted((step.get("errors") or {}).items()):
             lines.append(f"- {where} `{name}`: not measured: {last_line(text)}")
@@ -505,7 +506,7 @@ def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-pyth
             base, head = step["base"], step["head"]
             rows.append(f"| {machine_name} | `{case['name']}` | [`{base[:9]}`]({commit_url}{base}) → "
                         f"[`{head[:9]}`]({commit_url}{head}) | {measurements(case)} | {case['threshold']:.1%} | "
-                        f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | {standing(case)} |")
+                        f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | {standing(case, step.get('versions'))} |")
     lines = [MARKER, f"The history's paired comparisons flag **{len(rows)} regression{'s' if len(rows) != 1 else ''}** "
              "on main: a newly measured commit against the previous one, interleaved on one core; a flag needs "
              f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold, and it is confirmed once a second "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from cuda_bench.layout import DISTRIBUTIONS, library_of
+
 TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
 
@@ -51,14 +53,30 @@ def measurements(case):
                      f"(start {(m.get('start') or 'not recorded')[:16]})" for m in found)
 
 
-def standing(case):
+def standing(case, versions=None):
     """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one machine
     start only, not yet confirmed' (``scripts/bench steps --recheck`` on another start measures it again), or
-    'not reproduced on another machine start'; '' for any other verdict."""
+    'not reproduced on another machine start'; '' for any other verdict. With the step's ``versions``, a
+    regression of a library that is the same version on both sides says so (``unchanged``)."""
     starts = {m.get("start_id") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
     if case["verdict"] == "not reproduced":
         return "not reproduced on another machine start"
     if case["verdict"] != "regression":
         return ""
+    same = unchanged(case["name"], versions)
     return (f"confirmed on {len(starts)} machine starts" if case.get("confirmed")
-            else "flagged on one machine start only, not yet confirmed")
+            else "flagged on one machine start only, not yet confirmed") + (f"; {same}" if same else "")
+
+
+def unchanged(name, versions):
+    """'cuda-bindings 13.3.1 on both sides' when the library a paired case times is the same version in both
+    builds (``versions``: a record's {side: {distribution: version}}), else ''. Such a case's timed calls ran
+    the same code on both sides: what moved it lies outside that library, in what else the process holds (on
+    the H200, which cuda.core a process imports moved cuda.bindings' device-pointer calls by 2-5%:
+    docs/measurement.md, "What else the process holds")."""
+    sides = [side or {} for side in (versions or {}).values()]
+    for dist in DISTRIBUTIONS.get(library_of(name), ()):
+        found = {side.get(dist) for side in sides}
+        if len(sides) == 2 and len(found) == 1 and None not in found:
+            return f"{dist} {found.pop()} on both sides"
+    return ""

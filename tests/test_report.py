@@ -1072,7 +1072,8 @@ def test_cuda_pathfinder_does_not_move_the_bindings_and_cupy_forms(machine):
     """Known answers on session 20's paired compare of main against main with cuda-pathfinder 1.9.1's code
     (check-s20/paired-pathfinder-1.9.1, one start): the question was whether the two sides' pathfinder moved
     the cuda.bindings and CuPy forms in the step 0.5.1 -> main (2-8%). Every one of them reads "same" here,
-    within 0.5%, while the step flagged some of them on three starts: the cause lies elsewhere."""
+    within 0.5%, while the step flagged some of them on three starts: the cause lies elsewhere. The two cuda.core
+    forms it flagged were not reproduced on a second start (session 21, check-s21/paired-pathfinder-1.9.1-again)."""
     data = json.loads((ROOT / "measurements" / machine / "check-s20" / "paired-pathfinder-1.9.1" /
                        "summary.json").read_text())
     assert data["versions"]["base"]["cuda-pathfinder"] != data["versions"]["head"]["cuda-pathfinder"]
@@ -1084,14 +1085,28 @@ def test_cuda_pathfinder_does_not_move_the_bindings_and_cupy_forms(machine):
     flagged = {c["name"] for c in step["cases"] if c["verdict"] == "regression"}
     assert {"bench_launch.Launch.time_launch('bindings', '512 ptr')",
             "bench_memory.AllocFree.time_alloc_free('bindings')"} <= flagged & {c["name"] for c in others}
+    # its two cuda.core flags, measured again on another start (session 21): not reproduced
+    again = json.loads((ROOT / "measurements" / machine / "check-s21" / "paired-pathfinder-1.9.1-again" /
+                        "summary.json").read_text())
+    assert [c["name"] for c in again["cases"]] == [c["name"] for c in data["cases"]]
+    assert {c["verdict"] for c in again["cases"]} == {"same"}
+    first = {c["name"] for c in compare.regressions(data)}
+    assert first == {"bench_stream.StreamCreate.time_stream_create('core')",
+                     "bench_memory.AllocFreeSync.time_alloc_free_sync('core', 'keep')"}
+    starts = [results.start_id(record["host"]) for record in (data, again)]
+    assert starts[0] != starts[1]
+    verdicts = {record_start: {c["name"]: c["verdict"] for c in record["cases"]}
+                for record_start, record in zip(starts, (data, again))}
+    assert {stats.repeated_verdict([(start, verdicts[start][name]) for start in starts]) for name in first} == {
+        ("not reproduced", False)}
 
 
-def test_main_s_cuda_core_in_the_process_slows_the_bindings_pointer_calls(machine):
+def test_the_bindings_flags_of_the_release_step_come_back_without_any_cuda_core_form_running(machine):
     """Known answers on session 20's fifth start (logs/session20-isolate): 0.5.1 against main as the release
     step pairs them, with the workers running only the cuda.bindings forms, then only
     Launch('bindings', '512 ptr') (and the floor). The step's bindings flags come back without any cuda.core
-    form in the process, and the one case alone still reads about x1.05: what moves them is main's cuda.core
-    being in the process (every worker imports it), not other cases' leftovers."""
+    form running, and the one case alone still reads about x1.05: not other cases' leftovers. (Which cuda.core
+    the workers import is what moves them: session 21's test below.)"""
     check = ROOT / "measurements" / machine / "check-s20"
     only = json.loads((check / "paired-release-v0.5.1-main-bindings-only" / "summary.json").read_text())
     assert not any("('core'" in c["name"] or "('cupy'" in c["name"] for c in only["cases"])
@@ -1104,3 +1119,66 @@ def test_main_s_cuda_core_in_the_process_slows_the_bindings_pointer_calls(machin
     (case,) = [c for c in alone["cases"] if not c["control"]]
     assert case["name"] == "bench_launch.Launch.time_launch('bindings', '512 ptr')" and case["verdict"] == "regression"
     assert case["low"] > 1.04 and alone["versions"]["head"]["cuda-core"].startswith("1.2.0")
+
+
+def test_which_cuda_core_a_process_imports_moves_the_bindings_pointer_calls_and_the_comment_says_so(machine):
+    """Known answers on session 21's paired runs of cuda.bindings forms (check-s21, three starts,
+    logs/session21-scripts): only the head's workers changed, by an environment variable.
+
+    * ``CUDA_BENCH_LEAVE_OUT=none`` (the same environment size, nothing left out): nothing flagged;
+    * ``CUDA_BENCH_LEAVE_OUT=core`` (main's cuda.core never imported), on two starts: 8 forms faster, the same
+      8 on both: 7 of the release step 0.5.1 -> main's 9 bindings flags, and Launch('bindings', 'none');
+    * the release step itself on one start: 9 flagged with each side importing its own cuda.core, none of 41
+      when neither side imports it. So the two it does not explain, the 256- and 512-pointer launches, move
+      with 0.5.1's cuda.core in the process, not with main's.
+
+    The comment marks every one of those flags: cuda-bindings is the same version on both sides, so what moved
+    them lies outside it. A head with another cuda-bindings gets no mark."""
+    check = ROOT / "measurements" / machine / "check-s21"
+
+    def load(name):
+        return json.loads((check / name / "summary.json").read_text())
+
+    def changed(data):
+        return {c["name"]: c["verdict"] for c in compare.counted(data) if c["verdict"] != "same"}
+
+    control = load("paired-leave-out-none-bindings")
+    assert control["env"] == {"head": {"CUDA_BENCH_LEAVE_OUT": "none"}}
+    assert len(compare.counted(control)) == 41 and changed(control) == {}
+    first, second = load("paired-leave-out-core-bindings"), load("paired-leave-out-core-bindings-2")
+    assert results.start_id(first["host"]) != results.start_id(second["host"])
+    faster = {name for name, verdict in changed(first).items() if verdict == "improvement"}
+    assert len(faster) == 8 and faster == {name for name, verdict in changed(second).items() if verdict == "improvement"}
+    assert all(c["high"] < 0.99 for data in (first, second) for c in data["cases"] if c["name"] in faster)
+    with_core, without = load("paired-release-v0.5.1-main-bindings-only"), \
+        load("paired-release-v0.5.1-main-bindings-without-core")
+    slower = {name for name, verdict in changed(with_core).items() if verdict == "regression"}
+    launch = "bench_launch.Launch.time_launch('bindings', '{}')".format
+    assert len(slower) == 9 and changed(without) == {}
+    assert slower - faster == {launch("256 ptr"), launch("512 ptr")} and faster - slower == {launch("none")}
+    assert without["env"] == {side: {"CUDA_BENCH_LEAVE_OUT": "core"} for side in ("base", "head")}
+
+    text = compare.comment(with_core)
+    assert text.count(" † |") == 9
+    assert "† 9 of these time a library that is the same version in both builds (cuda-bindings 13.3.1 on both " \
+           "sides)" in text
+    with_core["versions"]["head"]["cuda-bindings"] = "13.3.2"
+    assert "†" not in compare.comment(with_core)
+
+
+def test_the_history_marks_a_flag_whose_library_is_the_same_version_on_both_sides(machine):
+    """The steps page and the nightly issue say when a flagged form's own library did not change in the step:
+    on the release ladder, 0.3.2 -> 0.4.2 (b1acdb2fd -> 3c307b40f, cuda-bindings 13.3.1 on both sides) flagged
+    RuntimeGetDevice('bindings'), and 0.2.0 -> 0.3.2 (111c71329 -> b1acdb2fd, cuda-bindings 12.9.10 ->
+    13.3.1, CuPy the same) flagged launches of cuda.bindings and CuPy's EventRecord: only the CuPy flag and the first one are
+    marked. A cuda.core form, built at each commit, never is."""
+    text = report.steps_markdown(machine, results.steps(RESULTS, machine))
+    flags = {(line.split("`")[1], line.split("`")[3], line.split("`")[5]): line
+             for line in text.splitlines() if line.startswith("- ") and ": regression (" in line}
+    assert "cuda-bindings 13.3.1 on both sides" in flags[(
+        "b1acdb2fd", "3c307b40f", "bench_device.RuntimeGetDevice.time_runtime_get_device('bindings')")]
+    assert "cupy-cuda13x 14.2.0 on both sides" in flags[(
+        "111c71329", "b1acdb2fd", "bench_event.EventRecord.time_event_record('cupy')")]
+    assert "on both sides" not in flags[("111c71329", "b1acdb2fd", "bench_launch.Launch.time_launch('bindings', '2 ptr')")]
+    assert not any("on both sides" in line for (_, _, name), line in flags.items() if "('core'" in name)
+    assert sum("on both sides" in line for line in flags.values()) >= 3
