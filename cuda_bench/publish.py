@@ -219,7 +219,7 @@ def render(rows):
                         across += (f'; {runs["left_out"]} run(s) in the slow state left out (their C++ twins ran '
                                    f'more than ×{report.SLOW_STATE} slower than their fastest recorded run)')
                     if report.slow_state(runs):
-                        state += (f' (⚠ its C++ twins ran ×{report.slow_state(runs):.2f} slower than their fastest '
+                        state += (f' (⚠ its C++ twins ran ×{report.slow_state(runs):.3f} slower than their fastest '
                                   f'recorded run on this machine: probably no process in the fast state, so the '
                                   f'ratio reads high)')
                     title = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '

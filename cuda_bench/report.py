@@ -260,7 +260,7 @@ def slow_run_note(records, reference=()):
     factor = slow_factors(records, reference)[-1] if records else None
     if not in_slow_state(factor):
         return None
-    return (f"this run's C++ twins ran ×{factor:.2f} slower than their fastest recorded run on this machine "
+    return (f"this run's C++ twins ran ×{factor:.3f} slower than their fastest recorded run on this machine "
             f"(the slow state: above ×{SLOW_STATE}); probably no process was in the fast state, so its ratios "
             f"read high. The overview leaves it out where another run of {records[-1]['commit'][:9]} measured "
             f"the case, and marks it where none did; run it again later.")
@@ -588,7 +588,7 @@ def agreement_markdown(pairs, within=AGREE, share=SHARE, slow=None):
                      f"{p['still_agree']} ({_share(_still(p))}) | {furthest} |")
     lines += ["", *_reaching(pairs, share)]
     if slow:
-        named = ", ".join(f"{label} ×{factor:.2f}" for label, factor in slow.items())
+        named = ", ".join(f"{label} ×{factor:.3f}" for label, factor in slow.items())
         lines += ["", f"Runs in the slow state (C++ twins more than ×{SLOW_STATE} slower than their fastest recorded "
                   f"run on the machine; the overview leaves them out): {named}. Without them:", ""]
         lines += _reaching([p for p in pairs if p["a"] not in slow and p["b"] not in slow], share)

@@ -539,7 +539,7 @@ def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
         cli.judge_overhead_run(tmp_path, "nvidia-h200", json.loads(lines[k]), written=written)
         return capsys.readouterr().err
 
-    assert "bench: over C++: WARNING: this run's C++ twins ran ×1.40 slower" in warn("s14-call1b", False)
+    assert "bench: over C++: WARNING: this run's C++ twins ran ×1.400 slower" in warn("s14-call1b", False)
     assert "run it again later" in warn("s14-call1b", True)
     assert "WARNING" not in warn("s14-call2a", False) and "WARNING" not in warn("s14-call2a", True)
     # a run not in the slow state is read against the commit's earlier run nearest the fast state, at once
