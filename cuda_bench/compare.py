@@ -186,10 +186,11 @@ def comment(data):
     if better:
         out += ["", "#### Improvements", "", *table_head(s["confidence"]), *map(row, better)]
     if same_code:
-        out += ["", f"† {len(same_code)} of these time a library that is the same version in both builds ("
-                + "; ".join(sorted(set(same_code.values()))) + "): their timed calls ran the same code, so what "
-                "moved them lies outside that library, in what else the process holds (docs/measurement.md, "
-                "\"What else the process holds\")."]
+        many = len(same_code) != 1
+        out += ["", f"† marks {len(same_code)} case{'s' if many else ''} whose timed calls run only code that is the "
+                "same version in both builds (" + "; ".join(sorted(set(same_code.values()))) + "): what moved "
+                f"{'them' if many else 'it'} lies outside that code, in what else the process holds or in the "
+                "machine start (docs/measurement.md, \"What else the process holds\")."]
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
         out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(

@@ -33,9 +33,11 @@ CPP = "bench_cpp.Cpp.track_latency"  # the C++ twins (a shared library, timing i
 FLOOR = "bench_harness.Floor.time_noop"  # the timing harness around a call that does nothing
 CONTROLS = ("bench_cpp.", "bench_harness.")
 MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
-# The library a form times is its first parameter; the distributions that library comes in, as the workers
-# record their versions (cuda_bench.worker).
-DISTRIBUTIONS = {"core": ("cuda-core",), "bindings": ("cuda-bindings",), "cupy": ("cupy-cuda13x", "cupy-cuda12x")}
+# The library a form times is its first parameter; the distributions whose code its timed calls run, named as
+# the workers record their versions (cuda_bench.worker): cuda.core's calls go through cuda.bindings; CuPy
+# comes as one of two distributions.
+TIMED_CODE = {"core": ("cuda-core", "cuda-bindings"), "bindings": ("cuda-bindings",),
+              "cupy": ("cupy-cuda13x", "cupy-cuda12x")}
 
 
 def result_files(machine_dir):
@@ -75,7 +77,7 @@ def library_of(name):
     """The library a case times, its first parameter (``'bindings'``); None for a case that times none."""
     combo = split_case(name)[1]
     api = combo[0].strip("'") if combo else None
-    return api if api in DISTRIBUTIONS else None
+    return api if api in TIMED_CODE else None
 
 
 def is_control(name):

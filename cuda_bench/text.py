@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from cuda_bench.layout import DISTRIBUTIONS, library_of
+from cuda_bench.layout import TIMED_CODE, library_of
 
 TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
@@ -69,14 +69,15 @@ def standing(case, versions=None):
 
 
 def unchanged(name, versions):
-    """'cuda-bindings 13.3.1 on both sides' when the library a paired case times is the same version in both
-    builds (``versions``: a record's {side: {distribution: version}}), else ''. Such a case's timed calls ran
-    the same code on both sides: what moved it lies outside that library, in what else the process holds (on
-    the H200, which cuda.core a process imports moved cuda.bindings' device-pointer calls by 2-5%:
-    docs/measurement.md, "What else the process holds")."""
+    """'cuda-bindings 13.3.1 on both sides' when every distribution whose code a paired case's timed calls run
+    (``layout.TIMED_CODE``: for a cuda.core form, cuda-core and cuda-bindings) is the same version in both
+    builds (``versions``: a record's {side: {distribution: version}}), else ''. Such a case ran the same code
+    on both sides: what moved it lies outside it, in what else the process holds or in the machine start (on
+    the H200, which cuda.core a process imports moved cuda.bindings calls by up to 6%: docs/measurement.md,
+    "What else the process holds")."""
     sides = [side or {} for side in (versions or {}).values()]
-    for dist in DISTRIBUTIONS.get(library_of(name), ()):
-        found = {side.get(dist) for side in sides}
-        if len(sides) == 2 and len(found) == 1 and None not in found:
-            return f"{dist} {found.pop()} on both sides"
-    return ""
+    found = {dist: {side.get(dist) for side in sides} for dist in TIMED_CODE.get(library_of(name), ())}
+    present = {dist: seen for dist, seen in found.items() if seen != {None}}
+    if len(sides) != 2 or not present or any(len(seen) > 1 or None in seen for seen in present.values()):
+        return ""
+    return ", ".join(f"{dist} {seen.pop()}" for dist, seen in present.items()) + " on both sides"

@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, asv_results, run_module
 from cuda_bench import compare, publish, report, results, run, stats
 from cuda_bench.layout import machine_dirs, result_files
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, signed, standing
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, signed, standing, unchanged
 
 RESULTS = ROOT / "results"
 FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
@@ -777,6 +777,48 @@ def test_the_steps_page_and_markdown_name_what_a_step_did_not_measure(tmp_path):
     assert f"`{x}`: measured from fewer process pairs: 1 of 45 process pairs lost" in text
 
 
+def test_a_flag_is_marked_only_when_all_the_code_its_timed_calls_run_is_the_same_version():
+    """`text.unchanged`: a cuda.core form runs cuda-core and cuda-bindings code, a cuda.bindings form
+    cuda-bindings', a CuPy form one of CuPy's two distributions'; controls none. Any of them different, missing
+    on one side, or a record without versions: no mark."""
+    both = {"cuda-core": "1.2.0", "cuda-bindings": "13.3.1", "cupy-cuda13x": "14.2.0"}
+    core, bindings, cupy = (f"bench_x.X.time_x('{api}', '2 ptr')" for api in ("core", "bindings", "cupy"))
+    assert unchanged(core, {"base": both, "head": both}) == "cuda-core 1.2.0, cuda-bindings 13.3.1 on both sides"
+    assert unchanged(bindings, {"base": both, "head": both}) == "cuda-bindings 13.3.1 on both sides"
+    assert unchanged(cupy, {"base": both, "head": both}) == "cupy-cuda13x 14.2.0 on both sides"
+    other = both | {"cuda-bindings": "12.9.10"}
+    assert unchanged(core, {"base": both, "head": other}) == "" == unchanged(bindings, {"base": both, "head": other})
+    assert unchanged(cupy, {"base": both, "head": other}) == "cupy-cuda13x 14.2.0 on both sides"
+    cu12 = {k: v for k, v in both.items() if k != "cupy-cuda13x"} | {"cupy-cuda12x": "14.2.0"}
+    assert unchanged(cupy, {"base": both, "head": cu12}) == ""
+    assert unchanged(bindings, {"base": both, "head": None}) == "" == unchanged(bindings, None)
+    assert unchanged("bench_harness.Floor.time_noop('noop')", {"base": both, "head": both}) == ""
+    assert unchanged("bench_cpp.Cpp.track_latency('launch[2 ptr]')", {"base": both, "head": both}) == ""
+
+
+def test_the_steps_page_markdown_and_nightly_issue_mark_a_flag_whose_code_did_not_change():
+    """Every place that shows a history step's regression adds the mark from that step's own versions."""
+    same, moved = "bench_x.X.time_x('bindings', '2 ptr')", "bench_x.X.time_x('core', '2 ptr')"
+
+    def case(name):
+        return {"name": name, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": "regression", "confirmed": True,
+                "threshold": 0.01, "base_ns": 100, "head_ns": 105,
+                "measurements": [{"start_id": s, "verdict": "regression", "ratio": 1.05, "low": 1.04, "high": 1.06,
+                                  "start": f"2026-12-04T0{s}:00"} for s in "12"]}
+
+    versions = {"base": {"cuda-core": "1.2.0", "cuda-bindings": "13.3.1"},
+                "head": {"cuda-core": "1.2.1", "cuda-bindings": "13.3.1"}}
+    step = {"base": "a" * 40, "head": "b" * 40, "date": "2026-12-04T17:00", "seconds": 10, "settings": {"pairs": 45},
+            "cases": [case(same), case(moved)], "errors": {}, "versions": versions, "release_tags": None}
+    mark = "confirmed on 2 machine starts; cuda-bindings 13.3.1 on both sides"
+    page = publish.render_steps({"m": [step]})
+    assert page.count(publish.esc(mark)) == 1 and "on both sides" not in page.split(publish.esc(moved))[1]
+    text = report.steps_markdown("m", [step])
+    assert f"`{same}`: regression ({mark})" in text and f"`{moved}`: regression (confirmed on 2 machine starts)" in text
+    issue, count = report.issue_body({"m": [step]})
+    assert count == 2 and issue.count("on both sides") == 1 and f"| {mark} |" in issue
+
+
 SESSION19 = "2026-12-04T16:05"  # after session 18's recheck (15:58 UTC), for the same reason
 PROGRAM_OPTIONS = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
 
@@ -1123,7 +1165,7 @@ def test_the_bindings_flags_of_the_release_step_come_back_without_any_cuda_core_
 
 
 def test_which_cuda_core_a_process_imports_moves_the_bindings_pointer_calls_and_the_comment_says_so(machine):
-    """Known answers on session 21's paired runs of cuda.bindings forms (check-s21, three starts,
+    """Known answers on session 21's paired runs of cuda.bindings forms (check-s21, four starts,
     logs/session21-scripts): only the head's workers changed, by an environment variable.
 
     * ``CUDA_BENCH_LEAVE_OUT=none`` (the same environment size, nothing left out): nothing flagged;
@@ -1131,7 +1173,8 @@ def test_which_cuda_core_a_process_imports_moves_the_bindings_pointer_calls_and_
       8 on both: 7 of the release step 0.5.1 -> main's 9 bindings flags, and Launch('bindings', 'none');
     * the release step itself on one start: 9 flagged with each side importing its own cuda.core, none of 41
       when neither side imports it. So the two it does not explain, the 256- and 512-pointer launches, move
-      with 0.5.1's cuda.core in the process, not with main's.
+      with 0.5.1's cuda.core in the process, not with main's: 0.5.1 against 0.5.1 without cuda.core in the
+      head's workers flags both slower (a fifth start).
 
     The comment marks every one of those flags: cuda-bindings is the same version on both sides, so what moved
     them lies outside it. A head with another cuda-bindings gets no mark."""
@@ -1158,28 +1201,36 @@ def test_which_cuda_core_a_process_imports_moves_the_bindings_pointer_calls_and_
     assert len(slower) == 9 and changed(without) == {}
     assert slower - faster == {launch("256 ptr"), launch("512 ptr")} and faster - slower == {launch("none")}
     assert without["env"] == {side: {"CUDA_BENCH_LEAVE_OUT": "core"} for side in ("base", "head")}
+    # measured directly (start 5): 0.5.1's cuda.core left out slows those two launches; of the 7, only one moves
+    v051 = load("paired-v0.5.1-leave-out-core-bindings")
+    assert v051["base"] == v051["head"] and v051["versions"]["base"]["cuda-core"] == "0.5.1"
+    moved = changed(v051)
+    assert moved[launch("256 ptr")] == moved[launch("512 ptr")] == "regression"
+    assert (faster & slower) & set(moved) == {"bench_memory.PointerGetAttribute.time_pointer_get_attribute('bindings')"}
 
     text = compare.comment(with_core)
     assert text.count(" † |") == 9
-    assert "† 9 of these time a library that is the same version in both builds (cuda-bindings 13.3.1 on both " \
-           "sides)" in text
+    assert "† marks 9 cases whose timed calls run only code that is the same version in both builds " \
+           "(cuda-bindings 13.3.1 on both sides)" in text
     with_core["versions"]["head"]["cuda-bindings"] = "13.3.2"
     assert "†" not in compare.comment(with_core)
 
 
-def test_the_history_marks_a_flag_whose_library_is_the_same_version_on_both_sides(machine):
-    """The steps page and the nightly issue say when a flagged form's own library did not change in the step:
-    on the release ladder, 0.3.2 -> 0.4.2 (b1acdb2fd -> 3c307b40f, cuda-bindings 13.3.1 on both sides) flagged
-    RuntimeGetDevice('bindings'), and 0.2.0 -> 0.3.2 (111c71329 -> b1acdb2fd, cuda-bindings 12.9.10 ->
-    13.3.1, CuPy the same) flagged launches of cuda.bindings and CuPy's EventRecord: only the CuPy flag and the first one are
-    marked. A cuda.core form, built at each commit, never is."""
+def test_the_history_marks_a_flag_whose_code_is_the_same_version_on_both_sides(machine):
+    """The steps page and the nightly issue say when the code a flagged form's calls run did not change in
+    the step. On the release ladder three flags are marked: RuntimeGetDevice('bindings') at 0.3.2 -> 0.4.2 and
+    PointerGetAttribute('bindings') at 0.4.2 -> 0.5.1 (cuda-bindings 13.3.1 on both sides), and CuPy's
+    EventRecord at 0.2.0 -> 0.3.2 (cuda-bindings 12.9.10 -> 13.3.1 there, so its cuda.bindings launches are
+    not). A cuda.core form is not: cuda-core differs between releases."""
     text = report.steps_markdown(machine, results.steps(RESULTS, machine))
     flags = {(line.split("`")[1], line.split("`")[3], line.split("`")[5]): line
              for line in text.splitlines() if line.startswith("- ") and ": regression (" in line}
-    assert "cuda-bindings 13.3.1 on both sides" in flags[(
-        "b1acdb2fd", "3c307b40f", "bench_device.RuntimeGetDevice.time_runtime_get_device('bindings')")]
-    assert "cupy-cuda13x 14.2.0 on both sides" in flags[(
-        "111c71329", "b1acdb2fd", "bench_event.EventRecord.time_event_record('cupy')")]
-    assert "on both sides" not in flags[("111c71329", "b1acdb2fd", "bench_launch.Launch.time_launch('bindings', '2 ptr')")]
-    assert not any("on both sides" in line for (_, _, name), line in flags.items() if "('core'" in name)
-    assert sum("on both sides" in line for line in flags.values()) >= 3
+    marked = {key: line[line.index("; ") + 2:line.index(" on both sides")] for key, line in flags.items()
+              if "on both sides" in line}
+    assert marked == {
+        ("b1acdb2fd", "3c307b40f", "bench_device.RuntimeGetDevice.time_runtime_get_device('bindings')"):
+            "cuda-bindings 13.3.1",
+        ("3c307b40f", "73f808a6d", "bench_memory.PointerGetAttribute.time_pointer_get_attribute('bindings')"):
+            "cuda-bindings 13.3.1",
+        ("111c71329", "b1acdb2fd", "bench_event.EventRecord.time_event_record('cupy')"): "cupy-cuda13x 14.2.0"}
+    assert ("111c71329", "b1acdb2fd", "bench_launch.Launch.time_launch('bindings', '2 ptr')") in flags
