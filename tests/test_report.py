@@ -819,6 +819,22 @@ def test_the_steps_page_markdown_and_nightly_issue_mark_a_flag_whose_code_did_no
     assert count == 2 and issue.count("on both sides") == 1 and f"| {mark} |" in issue
 
 
+def test_the_overviews_regressed_mark_carries_the_same_versions_note(machine):
+    """The overview's "regressed" label (its tooltip is the flag's standing) reads the versions of the step
+    that reached the commit: a cuda.bindings flag there says cuda-bindings was the same on both sides."""
+    newest_data = json.loads(newest(machine).read_text())
+    name = "bench_launch.Launch.time_launch('bindings', '2 ptr')"
+    flag = {"name": name, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": "regression", "confirmed": False,
+            "threshold": 0.01, "base_ns": 100, "head_ns": 105}
+    step = {"base": "0" * 40, "head": newest_data["commit_hash"], "cases": [flag],
+            "versions": {side: {"cuda-core": f"1.2.0.post1+g{side}", "cuda-bindings": "13.3.1"} for side in "ab"}}
+    rows = report.overview_rows([(machine, newest_data)], {machine: [step]}, {}, suite_names())
+    (cell,) = [r["cells"]["bindings"] for r in rows
+               if r["benchmark"] == "bench_launch.Launch.time_launch" and r["case"] == ["2 ptr"]]
+    assert cell["regression"] and cell["step"]["standing"] == (
+        "flagged on one machine start only, not yet confirmed; cuda-bindings 13.3.1 on both sides")
+
+
 SESSION19 = "2026-12-04T16:05"  # after session 18's recheck (15:58 UTC), for the same reason
 PROGRAM_OPTIONS = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
 
