@@ -147,8 +147,7 @@ def comment(data):
     better = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["high"])
     same = [c for c in cases if c["verdict"] == "same"]
     versions = data.get("versions") or {}
-    same_code = {c["name"]: unchanged(c["name"], versions) for c in worse + better}
-    same_code = {name: said for name, said in same_code.items() if said}
+    same_code = {c["name"]: said for c in worse + better if (said := unchanged(c["name"], versions))}
 
     def row(case):
         return case_row(case, " †" if case["name"] in same_code else "")

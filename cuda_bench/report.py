@@ -482,8 +482,8 @@ def steps_markdown(machine_name, steps):
         where = f"`{step['base'][:9]}` → `{step['head'][:9]}`"
         for case in step["cases"]:
             if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
-                said = (standing(case) if case["verdict"] == "not reproduced"
-                        else f"regression ({standing(case, step.get('versions'))})")
+                said = standing(case, step.get("versions"))  # the versions only ever follow a regression's
+                said = said if case["verdict"] == "not reproduced" else f"regression ({said})"
                 lines.append(f"- {where} `{case['name']}`: {said}: {measurements(case)}")
         for name, text in sorted((step.get("errors") or {}).items()):
             lines.append(f"- {where} `{name}`: not measured: {last_line(text)}")
