@@ -78,6 +78,12 @@ def paired_options(parser, pairs=None):
                        help="only the cases whose name matches (repeatable, as asv's -b)")
 
 
+def layouts_option(parser, why=""):
+    parser.add_argument("--layouts", choices=["fixed", "random"], default="fixed",
+                        help="fixed: workers start with ASLR off (one memory layout for the run); random: ASLR on, "
+                        f"each process another layout{why} (default %(default)s)")
+
+
 def key_value(text):
     key, sep, value = text.partition("=")
     if not sep or not key:
@@ -150,6 +156,8 @@ def parser():
                                type=key_value, help=f"an environment variable for the {side} side's workers only "
                                "(recorded in summary.json), e.g. CUDA_BENCH_LEAVE_OUT=core: that side's processes "
                                "never import cuda.core, to see whether its presence moves the other forms")
+            layouts_option(p, ", so a difference that only one memory layout makes averages out over the "
+                           "process pairs (a diagnostic: recorded in summary.json)")
         else:
             p.add_argument("commit", help="commit, tag or branch")
             p.add_argument("--against", metavar="REV", help="a commit with the same behaviour but a rebuilt binary "
@@ -169,9 +177,7 @@ def parser():
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
     paired_options(p, pairs=paired.OVERHEAD_PROCESSES)
-    p.add_argument("--layouts", choices=["fixed", "random"], default="fixed",
-                   help="fixed: workers start with ASLR off (one memory layout for the run); random: ASLR on, "
-                   "each process another layout (default %(default)s)")
+    layouts_option(p)
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
     p.add_argument("--keep-groups", action="store_true", help="also write every ABBA group the medians come "
                    "from to OUT/groups.json.gz (about 20 MB gzipped for the whole suite; -b for fewer cases)")

@@ -177,6 +177,9 @@ def comment(data):
         out += ["", "Workers' environments: " + "; ".join(
             f"{side}: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items())) for side, env in data["env"].items())
             + "."]
+    if s.get("layouts") == "random":
+        out += ["", "Layouts: ASLR on, every worker process its own memory layout (`--layouts random`), so a "
+                "difference that one layout makes is spread over the pairs."]
     if cases and max(c["coverage"] for c in cases) < s["confidence"]:
         out += ["", f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} interval "
                 f"({stats.fewest_pairs(s['confidence'])} or more can)."]

@@ -678,3 +678,28 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
     assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in compare.comment(data)
     with pytest.raises(SystemExit):
         cli.parser().parse_args(["compare", "main", "main", "--head-env", "CUDA_BENCH_LEAVE_OUT"])
+
+
+def test_compare_with_random_layouts_starts_each_worker_with_aslr_on_and_says_so(probe, tmp_path, monkeypatch):
+    """`scripts/bench compare A B --layouts random` (the diagnostic for a difference that one memory layout
+    makes): the option reaches the engine, every worker reports ASLR on, and summary.json and the comment say
+    which layouts ran; the default stays one layout (ASLR off where the kernel allows) and the comment silent."""
+    import sys as _sys
+
+    from cuda_bench import cli
+
+    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **kw: {
+        rev: {"commit": "c" * 40, "python": _sys.executable} for rev in revs})
+    spin = "bench_probe.Spin.time_spin('py')"
+    said = {}
+    for extra in ([], ["--layouts", "random"]):
+        args = cli.parser().parse_args(["compare", "main", "main", "--pairs", "6", "--seconds", "0.02", *extra])
+        settings = cli.settings_of(args)
+        settings.benchmark_dir = probe
+        report, _ = compare.measure("repo", "main", "main", bindings="13.3.1", bench=[re.escape(spin)],
+                                    log_dir=tmp_path / settings.layouts, settings=settings,
+                                    progress=lambda m: None)
+        data = compare.summary(report, "aa")
+        said[settings.layouts] = (data["settings"]["layouts"], data["settings"]["aslr_off"],
+                                  "`--layouts random`" in compare.comment(data))
+    assert said == {"fixed": ("fixed", bool(machine.no_aslr_prefix()), False), "random": ("random", False, True)}
