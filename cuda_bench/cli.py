@@ -65,23 +65,20 @@ def asv_options(parser, results_dir=True):
                            "(default on a machine without a GPU: .asv/results-no-gpu, kept out of the history)")
 
 
-def paired_options(parser, pairs=None):
+def paired_options(parser, pairs=None, layouts=None):
     group = parser.add_argument_group("the paired engine (docs/measurement.md says how these were chosen)")
     defaults = paired.Settings()
     group.add_argument("--pairs", type=int, default=pairs or defaults.pairs,
                        help="process pairs; a case's 95%% interval is over their ratios (default %(default)s)")
+    group.add_argument("--layouts", choices=["random", "fixed"], default=layouts or defaults.layouts,
+                       help="random: ASLR on, each worker process its own memory layout; fixed: ASLR off, one "
+                       "layout per build for the run (default %(default)s)")
     group.add_argument("--seconds", type=float, default=defaults.seconds,
                        help="seconds of interleaved samples per case and process pair (default %(default)s)")
     group.add_argument("--jobs", type=int, default=0,
                        help="process pairs at a time, each on its own core (default: every core but the first)")
     group.add_argument("--bench", "-b", action="append", default=[], metavar="REGEX",
                        help="only the cases whose name matches (repeatable, as asv's -b)")
-
-
-def layouts_option(parser, why=""):
-    parser.add_argument("--layouts", choices=["fixed", "random"], default="fixed",
-                        help="fixed: workers start with ASLR off (one memory layout for the run); random: ASLR on, "
-                        f"each process another layout{why} (default %(default)s)")
 
 
 def key_value(text):
@@ -99,8 +96,7 @@ def command_line(argv):
 def settings_of(args):
     if args.pairs < 1 or args.seconds <= 0:
         raise run.RunError("--pairs must be at least 1 and --seconds above 0")
-    return paired.Settings(pairs=args.pairs, seconds=args.seconds, jobs=args.jobs,
-                           layouts=getattr(args, "layouts", "fixed"))
+    return paired.Settings(pairs=args.pairs, seconds=args.seconds, jobs=args.jobs, layouts=args.layouts)
 
 
 def parser():
@@ -156,8 +152,6 @@ def parser():
                                type=key_value, help=f"an environment variable for the {side} side's workers only "
                                "(recorded in summary.json), e.g. CUDA_BENCH_LEAVE_OUT=core: that side's processes "
                                "never import cuda.core, to see whether its presence moves the other forms")
-            layouts_option(p, ", so a difference that only one memory layout makes averages out over the "
-                           "process pairs (a diagnostic: recorded in summary.json)")
         else:
             p.add_argument("commit", help="commit, tag or branch")
             p.add_argument("--against", metavar="REV", help="a commit with the same behaviour but a rebuilt binary "
@@ -176,8 +170,7 @@ def parser():
                        "status 2 when a case could not be measured, or only without some processes.")
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
-    paired_options(p, pairs=paired.OVERHEAD_PROCESSES)
-    layouts_option(p)
+    paired_options(p, pairs=paired.OVERHEAD_PROCESSES, layouts=paired.OVERHEAD_LAYOUTS)
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
     p.add_argument("--keep-groups", action="store_true", help="also write every ABBA group the medians come "
                    "from to OUT/groups.json.gz (about 20 MB gzipped for the whole suite; -b for fewer cases)")
@@ -340,7 +333,7 @@ def over_cpp(args, name, info, results_dir, before, config, command):
         data = compare.overhead(run.local_repo(conf), commit, bindings=run.bindings_of(conf),
                                 requirements=run.requirements(conf), system_site=run.system_site_of(conf),
                                 settings=paired.Settings(pairs=paired.OVERHEAD_PROCESSES, seconds=args.seconds,
-                                                         jobs=args.jobs),
+                                                         jobs=args.jobs, layouts=paired.OVERHEAD_LAYOUTS),
                                 bench=args.bench, log_dir=out / "logs", progress=log, command=command,
                                 machine_info=info)
     except MEASURE_ERRORS as exc:  # the run still publishes

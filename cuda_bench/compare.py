@@ -168,7 +168,9 @@ def comment(data):
         + (f", {len(data['lost'])} measured without some process pairs (below)" if data.get("lost") else "") + ".",
         "",
         f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one worker per build on "
-        f"one core, samples taken in turn (A B B A); a case's ratio is the median over the pairs and its interval "
+        f"one core"
+        + (", each process its own memory layout (ASLR on)" if s.get("layouts") == "random" else "")
+        + f", samples taken in turn (A B B A); a case's ratio is the median over the pairs and its interval "
         f"a {s['confidence']:.0%} confidence interval of that median. A verdict needs the whole interval beyond "
         f"the case's threshold ({span}). {data['seconds']:.0f} s of measurement"
         + (f", {data['build_seconds']:.0f} s of builds" if data.get("build_seconds") is not None else "") + ".",
@@ -177,9 +179,6 @@ def comment(data):
         out += ["", "Workers' environments: " + "; ".join(
             f"{side}: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items())) for side, env in data["env"].items())
             + "."]
-    if s.get("layouts") == "random":
-        out += ["", "Layouts: ASLR on, every worker process its own memory layout (`--layouts random`), so a "
-                "difference that one layout makes is spread over the pairs."]
     if cases and max(c["coverage"] for c in cases) < s["confidence"]:
         out += ["", f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} interval "
                 f"({stats.fewest_pairs(s['confidence'])} or more can)."]
@@ -250,7 +249,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     cases without a twin are skipped by the workers), a record for ``overhead.jsonl``. With ``groups_file``,
     every ABBA group the record's medians come from is kept there too (:func:`write_groups`)."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
-    settings = settings or paired.Settings(pairs=paired.OVERHEAD_PROCESSES)
+    settings = settings or paired.Settings(pairs=paired.OVERHEAD_PROCESSES, layouts=paired.OVERHEAD_LAYOUTS)
     items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, settings.benchmark_dir)
              if not is_control(name)]
     start = time.monotonic()

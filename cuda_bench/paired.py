@@ -40,6 +40,9 @@ from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
 OVERHEAD_PROCESSES = 60  # over C++: two runs of 60 agree within 5% on 89-100% of cases on one machine start (docs/measurement.md, "Over C++, paired")
+#: over C++ keeps one layout per run: its two sides are different code in one process, and there random layouts
+#: agreed less across machine starts, not more (docs/measurement.md, "Across machine starts")
+OVERHEAD_LAYOUTS = "fixed"
 
 
 @dataclass
@@ -65,10 +68,11 @@ class Settings:
     benchmark_dir: Path = BENCHMARKS
     confidence: float = stats.CONFIDENCE
     timeout: float = 600  # seconds a worker may take to answer one request (a setup compiles kernels)
-    #: "fixed": every worker starts with ASLR off, so both builds of a pair get the same layout (the A/B
-    #: engine's premise); "random": ASLR on, each process another layout, which a median over many processes
-    #: averages (for over C++, whose two sides are different code; docs/measurement.md, "Across machine starts")
-    layouts: str = "fixed"
+    #: "random": ASLR on, each worker process its own memory layout, which the median over the process pairs
+    #: averages. "fixed": ASLR off, one layout per build for the whole run; that layout biases a build by up
+    #: to 4.5% on some forms, the same way on every machine start, so a change to what else the process
+    #: holds reads as a reproducible regression (docs/measurement.md, "What else the process holds").
+    layouts: str = "random"
 
     def describe(self):
         return {"pairs": self.pairs, "seconds_per_case_and_pair": self.seconds, "sample_ns": self.sample_ns,
