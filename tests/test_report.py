@@ -1250,3 +1250,74 @@ def test_the_history_marks_a_flag_whose_code_is_the_same_version_on_both_sides(m
             "cuda-bindings 13.3.1",
         ("111c71329", "b1acdb2fd", "bench_event.EventRecord.time_event_record('cupy')"): "cupy-cuda13x 14.2.0"}
     assert ("111c71329", "b1acdb2fd", "bench_launch.Launch.time_launch('bindings', '2 ptr')") in flags
+
+
+def test_one_fixed_layout_makes_the_flags_that_a_layout_per_process_does_not(machine):
+    """Known answers on session 22's paired runs (check-s22, logs/session22-scripts): the same questions with
+    one layout per build (ASLR off) and with a layout per process (ASLR on, `--layouts random`).
+
+    * main against main, the head without cuda.core: one layout flags 9 cuda.bindings forms on a third start,
+      each within 0.01 of what session 21's two starts read; a layout per process flags only
+      PointerGetAttribute('bindings'), faster under both;
+    * the head without CuPy: one layout flags cuda.core forms too; a layout per process none of them;
+    * the release step 0.5.1 -> main: 9 of 41 cuda.bindings forms flagged under one layout, 1 under a layout
+      per process (PointerGetAttribute again, slower);
+    * the whole suite with a layout per process: two A/A runs flag nothing of 102, the 24- and 96-turn spins
+      only SetCurrent('core'). The H200's calibration now includes those two A/A runs: re-judged under it,
+      the A/A runs stay silent and both spins still flag SetCurrent('core') alone."""
+    check = ROOT / "measurements" / machine / "check-s22"
+
+    def load(name, where=check):
+        return json.loads((where / name / "summary.json").read_text())
+
+    def changed(data):
+        return {c["name"]: c["verdict"] for c in compare.counted(data) if c["verdict"] != "same"}
+
+    pointer = "bench_memory.PointerGetAttribute.time_pointer_get_attribute('bindings')"
+    fixed, random = load("paired-leave-out-core-bindings-3"), load("paired-leave-out-core-random-bindings")
+    assert (fixed["settings"]["layouts"], fixed["settings"]["aslr_off"]) == ("fixed", True)
+    assert (random["settings"]["layouts"], random["settings"]["aslr_off"]) == ("random", False)
+    assert len(changed(fixed)) == 9 and changed(random) == {pointer: "improvement"}
+    earlier = [load(name, check.parent / "check-s21")
+               for name in ("paired-leave-out-core-bindings", "paired-leave-out-core-bindings-2")]
+    starts = {results.start_id(data["host"]) for data in (fixed, *earlier)}
+    assert len(starts) == 3
+    for name in changed(fixed):
+        ratios = [next(c["ratio"] for c in data["cases"] if c["name"] == name) for data in (fixed, *earlier)]
+        assert max(ratios) - min(ratios) < 0.01, name
+    cupy_fixed, cupy_random = load("paired-leave-out-cupy-core"), load("paired-leave-out-cupy-core-random")
+    assert all("('core'" in name for name in changed(cupy_fixed)) and len(changed(cupy_fixed)) == 6
+    assert changed(cupy_random) == {} and len(compare.counted(cupy_random)) == 33
+    step_fixed = load("paired-release-v0.5.1-main-bindings-only", check.parent / "check-s21")
+    step_random = load("paired-release-v0.5.1-main-bindings-random")
+    assert len(changed(step_fixed)) == 9 and changed(step_random) == {pointer: "regression"}
+
+    thresholds = results.calibration(RESULTS, machine)
+    spin = "bench_device.SetCurrent.time_set_current('core')"
+    for name, expected in (("paired-aa-random-suite-1", {}), ("paired-aa-random-suite-2", {}),
+                           ("paired-injected-spin24-random-suite", {spin: "regression"}),
+                           ("paired-injected-spin96-random-suite", {spin: "regression"})):
+        data = load(name)
+        assert data["settings"]["layouts"] == "random" and len(compare.counted(data)) == 102
+        assert changed(data) == expected, name
+        assert {c["name"]: v for c in compare.counted(data)
+                if (v := stats.verdict(c["low"], c["high"], thresholds[c["name"]])) != "same"} == expected, name
+
+
+SESSION24 = "2026-12-04T21:19"  # after session 22's over-C++ runs (21:16:57 and 21:17:59 UTC)
+
+
+def test_an_eighteenth_start_in_the_fast_state_joins_the_agreement(machine):
+    """Known answers on session 22's over-C++ runs (overhead-cb56ab9f9-s22-call1a, -call1b; a fresh start):
+    both in the fast state, 89 of 91 cases within 5% of each other, and they join the fast-state runs: 28 on
+    sixteen starts, 314 of 366 cross-start pairs reach 90% of all cases, 364 of 366 over the cases whose
+    twin held still. All on 2026-12-04: no pair on different days yet."""
+    runs, everything = main_runs(machine, SESSION24)
+    new = runs[-2:]
+    assert [r["command"].rsplit("-", 1)[-1] for r in new] == ["call1a", "call1b"]
+    assert all(not report.in_slow_state(x) for x in report.slow_factors(new, everything))
+    kept, counts = fast_state_agreement(runs)
+    assert counts == (28, 16, 366, 314, 364)
+    (pair,) = [p for p in report.agreement(new)]
+    assert (pair["same_start"], pair["agree"], pair["cases"]) == (True, 89, 91)
+    assert {r["date"][:10] for r in kept} == {"2026-12-04"}
