@@ -327,12 +327,14 @@ def render_steps(steps_by_machine):
 
 
 STEPS = f"""<p>Every newly measured commit of the history, paired with the previous measured commit on the same
-machine: two worker processes, one per build, pinned to one core with address-space randomisation off, timed in
+machine: two worker processes, one per build, pinned to one core, each with a memory layout of its own
+(address-space randomisation on; steps measured before that had one layout per build), timed in
 turn (A B B A) case by case; a case's ratio is the median over process pairs and its interval a {CONFIDENCE:.0%} confidence
 interval of that median. A <b>regression</b> needs the whole interval above 1 + the case's threshold (from a paired
 A/A calibration on the machine). C++ twins and the harness floor do not depend on cuda-python and never count.
-A regression is <b>confirmed</b> once a second machine start flags it too (<code>scripts/bench steps --recheck</code>
-measures the flagged cases again); one that another start measured without a flag is <b>not reproduced</b> and
+A regression is <b>confirmed</b> once a second machine start flags it too, one of the two with a layout per
+process (one fixed layout repeats on every start; <code>scripts/bench steps --recheck</code> measures the flagged
+cases again); one that another start measured without a flag is <b>not reproduced</b> and
 leaves the Regressions page: pairing cancels the machine's state within a start, not what a start fixes for its
 whole length. The release ladder's steps (each cuda-core release against the previous one, each side with the
 cuda-bindings it supports: <code>scripts/bench steps --bindings auto</code> after <code>scripts/bench ladder</code>)

@@ -510,7 +510,7 @@ def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-pyth
     lines = [MARKER, f"The history's paired comparisons flag **{len(rows)} regression{'s' if len(rows) != 1 else ''}** "
              "on main: a newly measured commit against the previous one, interleaved on one core; a flag needs "
              f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold, and it is confirmed once a second "
-             "machine start flags it too (`scripts/bench steps --recheck`); one that another start measured without "
+             "machine start flags it too, one of the two with a layout per process (`scripts/bench steps --recheck`); one that another start measured without "
              "a flag is not listed. Updated by the nightly benchmark run.", ""]
     if releases:
         lines += [f"Not counted here: {releases} regression{'s' if releases != 1 else ''} between cuda-core releases "

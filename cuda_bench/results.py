@@ -145,6 +145,12 @@ def start_id(host):
     return host.get("boot_id") or host.get("boot")
 
 
+def layouts(record):
+    """The paired engine's layouts a record was measured with: "random" (a layout per process) or "fixed" (one
+    per build; every record before the field, which was the engine's only way then)."""
+    return (record.get("settings") or {}).get("layouts") or "fixed"
+
+
 def release_step(step):
     """Whether a history step pairs two cuda-core releases (the release ladder's steps). A record says so
     itself (``release_tags``: both commits' release tags, or None). Records older than that field (session
@@ -167,7 +173,7 @@ def steps(results_dir, machine_name):
     regression: its newest flag) and adds:
 
     * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (boot time),
-      ``start_id`` (:func:`start_id`), ``date``, ratio, interval and verdict;
+      ``start_id`` (:func:`start_id`), ``date``, ``layouts`` (:func:`layouts`), ratio, interval and verdict;
     * the ``verdict`` that all of them give together, and ``confirmed`` (``stats.repeated_verdict``).
 
     ``rechecks`` lists the later records, a recheck or the whole step measured again (date, start, command)."""
@@ -184,11 +190,12 @@ def _merged(records):
         for case in record["cases"]:
             seen = {k: case[k] for k in ("ratio", "low", "high", "verdict") if k in case}
             by_name.setdefault(case["name"], []).append((case, seen | {
-                "start": machine_start(record), "start_id": start_id(record.get("host")), "date": record.get("date")},
-                record))
+                "start": machine_start(record), "start_id": start_id(record.get("host")), "date": record.get("date"),
+                "layouts": layouts(record)}, record))
     cases, lost = [], {}
     for name, measured in by_name.items():
-        verdict, confirmed = stats.repeated_verdict([(m["start_id"], m["verdict"]) for _, m, _ in measured])
+        verdict, confirmed = stats.repeated_verdict([(m["start_id"], m["verdict"], m["layouts"])
+                                                      for _, m, _ in measured])
         # the numbers shown: the newest measurement that says what the verdict says (a regression's, its flag)
         shown, _, record = next((found for found in reversed(measured) if found[1]["verdict"] == verdict),
                                 measured[-1])

@@ -13,6 +13,7 @@ Pure functions of numbers: tested on a scripted clock (tests/test_paired.py).
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from dataclasses import dataclass
@@ -82,27 +83,32 @@ VERDICTS = ("regression", "improvement", "same", "not reproduced")  # a history 
 def repeated_verdict(measurements):
     """The verdict on a case of a history step that was measured more than once.
 
-    ``measurements`` is a list of (machine start, verdict) pairs, oldest first; a machine start is what
-    ``results.start_id`` reads off the record. Returns (verdict, confirmed):
+    ``measurements`` is a list of (machine start, verdict, layouts) triples, oldest first; a machine start is
+    what ``results.start_id`` reads off the record, ``layouts`` its engine's (``paired.Settings.layouts``;
+    "fixed" for records older than the field). Returns (verdict, confirmed):
 
-    * ("regression", True) when two machine starts or more flag it;
-    * ("not reproduced", False) when one start flags it and another start measured it without a flag;
-    * ("regression", False) when it is flagged on one start only (a further measurement on the same start
-      does not count). It is still a regression, but not yet confirmed;
+    * ("regression", True) when two flags are independent: on two machine starts, at least one of the two
+      with a layout per process;
+    * ("not reproduced", False) when a start that did not flag it measured it without a flag;
+    * ("regression", False) when it is flagged, but on one start only (a further measurement on the same
+      start does not count) or only with one fixed layout per build. It is still a regression, but not yet
+      confirmed;
     * with no regression flagged, (the newest verdict, None).
 
-    The reason for this rule: within one start, pairing cancels the machine's state, but not something fixed
-    for the whole start. Session 18's step 76bac4e11 -> c278ecb3d flagged ProgramOptionsCreate('core')
-    ×1.024 [1.015, 1.028] on one start, though the module it calls was byte-identical on both sides. Another
+    The reasons for this rule. Within one start, pairing cancels the machine's state, but not something fixed
+    for the whole start: session 18's step 76bac4e11 -> c278ecb3d flagged ProgramOptionsCreate('core') ×1.024
+    [1.015, 1.028] on one start, though the module it calls was byte-identical on both sides, and another
     start read ×0.996 [0.993, 0.999] and ×0.999 [0.997, 1.001] (docs/measurement.md, "One start is not
-    enough"). A start of None (a record that does not say) is one start: such records cannot confirm or
-    clear one another."""
-    flagged = {start for start, found in measurements if found == "regression"}
-    if not flagged:
+    enough"). And with ASLR off a build's layout is the same on every start, so a layout artefact repeats
+    there: leaving cuda.core out of one side flagged the same 9-11 cuda.bindings forms on three starts under
+    one layout, 1 with a layout per process (session 22, "What else the process holds"). A start of None (a
+    record that does not say) is one start: such records cannot confirm or clear one another."""
+    flags = [(start, layouts) for start, found, layouts in measurements if found == "regression"]
+    if not flags:
         return measurements[-1][1], None
-    if len(flagged) > 1:
+    if any(a != b and "random" in (la, lb) for (a, la), (b, lb) in itertools.combinations(flags, 2)):
         return "regression", True
-    cleared = {start for start, found in measurements if found != "regression"} - flagged
+    cleared = {start for start, found, _ in measurements if found != "regression"} - {start for start, _ in flags}
     return ("not reproduced", False) if cleared else ("regression", False)
 
 

@@ -55,17 +55,25 @@ def measurements(case):
 
 def standing(case, versions=None):
     """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one machine
-    start only, not yet confirmed' (``scripts/bench steps --recheck`` on another start measures it again), or
-    'not reproduced on another machine start'; '' for any other verdict. With the step's ``versions``, a
-    regression of a library that is the same version on both sides says so (``unchanged``)."""
+    start only, not yet confirmed' (``scripts/bench steps --recheck`` on another start measures it again),
+    'flagged on 2 machine starts, each with one layout per build, not yet confirmed' (``stats.repeated_verdict``:
+    such a layout repeats on every start), or 'not reproduced on another machine start'; '' for any other
+    verdict. With the step's ``versions``, a regression of a library that is the same version on both sides
+    says so (``unchanged``)."""
     starts = {m.get("start_id") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
     if case["verdict"] == "not reproduced":
         return "not reproduced on another machine start"
     if case["verdict"] != "regression":
         return ""
     same = unchanged(case["name"], versions)
-    return (f"confirmed on {len(starts)} machine starts" if case.get("confirmed")
-            else "flagged on one machine start only, not yet confirmed") + (f"; {same}" if same else "")
+    if case.get("confirmed"):
+        said = f"confirmed on {len(starts)} machine starts"
+    elif len(starts) > 1:
+        said = (f"flagged on {len(starts)} machine starts, each with one layout per build (ASLR off), not yet "
+                "confirmed: that layout repeats on every start")
+    else:
+        said = "flagged on one machine start only, not yet confirmed"
+    return said + (f"; {same}" if same else "")
 
 
 def unchanged(name, versions):

@@ -568,7 +568,9 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
                                                                                            monkeypatch, capsys):
     """`scripts/bench steps --recheck`: a regression flagged on one machine start only is measured again (its
     case and the floor, in the cuda-bindings its step was measured with), unless this is the start that
-    flagged it; confirmed and not-reproduced flags are left alone, and a case the suite no longer has is named
+    flagged it; so is one flagged on two starts with one fixed layout per build, on either of them too (the
+    recheck's layout per process is independent of the other start's flag); confirmed and not-reproduced
+    flags are left alone, and a case the suite no longer has is named
     and skipped. A recheck that cannot be measured is one line that names the command to run later, and
     exit 2; one that is measured joins its step and says how the flag stands."""
     from cuda_bench import cli, compare
@@ -590,10 +592,12 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     step("b", "c", "1", {slow: "regression"}, versions=("1.0.0+gabc", "1.0.0+gabc"))  # built from source
     step("c", "d", "1", {slow: "regression"}, versions=("12.9.10", "13.3.1"))  # across CUDA 12/13: auto
     step("d", "e", "1", {slow: "regression"}, bindings="12.9.10")  # the record names its bindings
-    step("e", "f", "1", {slow: "regression"})  # confirmed below
-    step("e", "f", "2", {slow: "regression"})
+    step("e", "f", "1", {slow: "regression"}, settings={"layouts": "random"})  # confirmed below
+    step("e", "f", "2", {slow: "regression"}, settings={"layouts": "random"})
     step("f", "g", "1", {slow: "regression"})  # not reproduced below
     step("f", "g", "2", {slow: "same"})
+    step("g", "h", "1", {slow: "regression"})  # two starts, one fixed layout (no field: older records)
+    step("g", "h", "2", {slow: "regression"})
     measured = []
 
     def failing(repo, base, head, **kw):
@@ -604,9 +608,12 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     monkeypatch.setattr(compare, "measure", failing)
     argv = ["steps", "--recheck", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res")]
     monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-01T00:00:00Z", "boot_id": "1"})
-    assert cli.main(argv) == 0 and measured == []  # the start that flagged them cannot confirm them
+    bench = [f"^{re.escape(slow)}$", r"^bench_harness\.Floor\.time_noop\("]
+    assert cli.main(argv) == 2  # the start that flagged them cannot confirm them; g -> h's other start can
+    assert measured == [("g", "h", "13.3.1", bench)]
+    measured.clear()
     err = capsys.readouterr().err
-    assert "0 regression(s) in 0 step(s)" in err and "5 more flagged on this machine start" in err
+    assert "1 regression(s) in 1 step(s)" in err and "5 more flagged on this machine start" in err
     assert cli.main([*argv, "--bindings", "13.3.1"]) == 2 and "takes no --bench or --bindings" in capsys.readouterr().err
     monkeypatch.setattr(machine, "host", lambda: {"boot": None, "boot_id": None})
     assert cli.main(argv) == 2 and "does not say which start it is on" in capsys.readouterr().err
@@ -614,11 +621,10 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-03T00:00:00Z", "boot_id": "3"})
     assert cli.main([*argv, "--list"]) == 0 and measured == []
     err = capsys.readouterr().err
-    assert "4 regression(s) in 4 step(s)" in err and f"aaaaaaaaa -> bbbbbbbbb {gone} is not in the suite" in err
+    assert "5 regression(s) in 5 step(s)" in err and f"aaaaaaaaa -> bbbbbbbbb {gone} is not in the suite" in err
     assert cli.main(argv) == 2
-    bench = [f"^{re.escape(slow)}$", r"^bench_harness\.Floor\.time_noop\("]
     assert measured == [("a", "b", "13.3.1", bench), ("b", "c", "source", bench), ("c", "d", "auto", bench),
-                        ("d", "e", "12.9.10", bench)]
+                        ("d", "e", "12.9.10", bench), ("g", "h", "13.3.1", bench)]
     assert re.search(bench[0], slow) and not re.search(bench[0], other)
     assert (f"step bbbbbbbbb -> ccccccccc not measured: the build failed (`scripts/bench steps --recheck "
             f"--results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
@@ -632,13 +638,13 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     monkeypatch.setattr(compare, "write", lambda out, data: None)
     monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (None, 60.0)
                         if base[0] == "a" else failing(repo, base, head, **kw))
-    assert cli.main(argv) == 2  # the other three still fail to build
+    assert cli.main(argv) == 2  # the other four still fail to build
     err = capsys.readouterr().err
     assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); "
             "×0.999 [0.993, 1.004] same (start 2026-12-03T00:00)") in err
     (first,) = [s for s in results.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
     assert "--recheck" in first["rechecks"][0]["command"] and "bindings" not in first  # the first record is older than the field
-    assert len(results.read_lines(folder / "steps.jsonl")) == 9
+    assert len(results.read_lines(folder / "steps.jsonl")) == 11
 
 
 def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_repo, monkeypatch):

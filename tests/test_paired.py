@@ -152,16 +152,27 @@ def test_verdicts_rest_on_the_whole_interval():
 
 def test_a_history_flag_stands_once_a_second_machine_start_confirms_it():
     """A step measured again: one start's flag is a regression not yet confirmed; a second start that flags it
-    confirms it, one that measures it without a flag leaves it not reproduced; measuring again on the start
-    that flagged it proves nothing either way."""
-    assert stats.repeated_verdict([("s1", "regression")]) == ("regression", False)
-    assert stats.repeated_verdict([("s1", "regression"), ("s1", "same")]) == ("regression", False)
-    assert stats.repeated_verdict([("s1", "regression"), ("s1", "regression")]) == ("regression", False)
-    assert stats.repeated_verdict([("s1", "regression"), ("s2", "same")]) == ("not reproduced", False)
-    assert stats.repeated_verdict([("s1", "regression"), ("s2", "regression")]) == ("regression", True)
-    assert stats.repeated_verdict([("s1", "regression"), ("s2", "same"), ("s3", "regression")]) == ("regression", True)
-    assert stats.repeated_verdict([("s1", "same"), ("s2", "improvement")]) == ("improvement", None)
-    assert stats.repeated_verdict([("s1", "same")]) == ("same", None)
+    confirms it when one of the two flags had a layout per process ("random"), while two flags with one fixed
+    layout per build do not (that layout comes back on every start); a start that measures it without a flag
+    leaves it not reproduced; measuring again on the start that flagged it proves nothing either way."""
+    def verdict(*measured):
+        return stats.repeated_verdict([(start, found, layouts) for start, found, layouts in measured])
+
+    R, F = "random", "fixed"
+    assert verdict(("s1", "regression", R)) == ("regression", False)
+    assert verdict(("s1", "regression", R), ("s1", "same", R)) == ("regression", False)
+    assert verdict(("s1", "regression", R), ("s1", "regression", R)) == ("regression", False)
+    assert verdict(("s1", "regression", R), ("s2", "same", R)) == ("not reproduced", False)
+    assert verdict(("s1", "regression", R), ("s2", "regression", R)) == ("regression", True)
+    assert verdict(("s1", "regression", F), ("s2", "regression", R)) == ("regression", True)
+    assert verdict(("s1", "regression", F), ("s2", "regression", F)) == ("regression", False)
+    assert verdict(("s1", "regression", F), ("s2", "regression", F), ("s2", "regression", R)) == ("regression", True)
+    assert verdict(("s1", "regression", F), ("s1", "regression", R)) == ("regression", False)
+    assert verdict(("s1", "regression", F), ("s2", "regression", F), ("s3", "same", R)) == ("not reproduced", False)
+    assert verdict(("s1", "regression", F), ("s2", "same", F)) == ("not reproduced", False)
+    assert verdict(("s1", "regression", R), ("s2", "same", R), ("s3", "regression", R)) == ("regression", True)
+    assert verdict(("s1", "same", R), ("s2", "improvement", R)) == ("improvement", None)
+    assert verdict(("s1", "same", F)) == ("same", None)
 
 def test_calibration_keeps_its_own_aa_silent():
     aa = [case.summary() for case in analysed(scripted_run(seed=7)).values()]
