@@ -72,7 +72,8 @@ def paired_options(parser, pairs=None, layouts=None):
                        help="process pairs; a case's 95%% interval is over their ratios (default %(default)s)")
     group.add_argument("--layouts", choices=["random", "fixed"], default=layouts or defaults.layouts,
                        help="random: ASLR on, each worker process its own memory layout; fixed: ASLR off, one "
-                       "layout per build for the run (default %(default)s)")
+                       "layout per build for the run (default %(default)s; the over-C++ run that run and ladder "
+                       "make keeps over C++'s own settings)")
     group.add_argument("--seconds", type=float, default=defaults.seconds,
                        help="seconds of interleaved samples per case and process pair (default %(default)s)")
     group.add_argument("--jobs", type=int, default=0,
@@ -133,8 +134,10 @@ def parser():
     p.add_argument("--list", action="store_true", help="only list the missing steps (with --recheck: the "
                    "regressions to measure again)")
     p.add_argument("--recheck", action="store_true", help="instead, measure again the cases the history's steps "
-                   "flagged on one machine start only: a second start confirms a regression or does not "
-                   "reproduce it (docs/measurement.md, \"One start is not enough\")")
+                   "flagged but that are not yet confirmed (on one machine start only, or only with one fixed "
+                   "layout per build): a second start's flag, one of the two with a layout per process, confirms "
+                   "a regression, a measurement without one does not reproduce it (docs/measurement.md, \"One "
+                   "start is not enough\")")
     for name, text in (("compare", "BASE against HEAD with the paired engine: the pull-request gate"),
                        ("aa", "one commit against itself with the paired engine: this machine's thresholds")):
         p = sub.add_parser(name, description=f"{text}. Exit status: 1 when a case regressed (its whole "
@@ -437,6 +440,10 @@ def recheck(args, name, info, results_dir, config, conf, command):
     if args.bench or args.bindings:
         log("steps --recheck measures each flag in its own step's cuda-bindings, its own case and the floor: "
             "it takes no --bench or --bindings")
+        return 2
+    if args.layouts != "random":
+        log("steps --recheck measures with a layout per process (--layouts random): one fixed layout per build "
+            "comes back on every start, so it could not confirm or clear a flag made with one")
         return 2
     host = machine.host()
     start = results.start_id(host)

@@ -26,7 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import build, machine, paired, stats
+from cuda_bench import build, machine, paired, results, stats
 from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.text import TARGET_NS, fmt_ns, interval, last_line, unchanged
@@ -169,7 +169,7 @@ def comment(data):
         "",
         f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one worker per build on "
         f"one core"
-        + (", each process its own memory layout (ASLR on)" if s.get("layouts") == "random" else "")
+        + (", each process its own memory layout (ASLR on)" if results.layouts(data) == "random" else "")
         + f", samples taken in turn (A B B A); a case's ratio is the median over the pairs and its interval "
         f"a {s['confidence']:.0%} confidence interval of that median. A verdict needs the whole interval beyond "
         f"the case's threshold ({span}). {data['seconds']:.0f} s of measurement"

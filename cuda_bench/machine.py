@@ -1,10 +1,12 @@
 """This machine: what asv records about it (GPU fields included), and how timed processes are started on it.
 
 asv's machine file has no GPU fields: :func:`record` adds the GPU's name, driver, CUDA version and compute
-capability from ``nvidia-smi`` (asv copies them into every results file). Timed processes (asv's benchmark
-runs, the paired engine's workers) start with address-space randomisation off (:func:`no_aslr_prefix`)
-and ``PYTHONHASHSEED=0``: each process otherwise gets its own memory layout, which moves 100-ns calls by
-several percent from process to process (docs/measurement.md).
+capability from ``nvidia-smi`` (asv copies them into every results file). Timed processes start with
+``PYTHONHASHSEED=0``; asv's benchmark runs and the over-C++ workers also with address-space randomisation
+off (:func:`no_aslr_prefix`): each process otherwise gets its own memory layout, which moves 100-ns calls
+by several percent from process to process. The paired A/B engine's workers keep it on by default and
+take the median over many processes, since one fixed layout biases a build the same way on every machine
+start (docs/measurement.md, "What else the process holds").
 """
 
 from __future__ import annotations

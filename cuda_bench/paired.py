@@ -1,7 +1,8 @@
 """Stage 4, compare: the paired engine. Two builds of cuda-python, every case, interleaved sample by sample.
 
-For each process pair, two workers (``cuda_bench.worker``), one per build, run on the same core with
-address-space randomisation off and the same hash seed. For each case both set up the suite's own
+For each process pair, two workers (``cuda_bench.worker``), one per build, run on the same core with the
+same hash seed, each with a memory layout of its own (``Settings.layouts``: address-space randomisation on,
+or off with "fixed", over C++'s default). For each case both set up the suite's own
 benchmark class, then take turns: A, B, B, A (one ABBA group), again and again for ``seconds``. A sample is
 ``calls`` calls of the operation (whole runs of the benchmark's unrolled body), sized so that a sample
 lasts about ``sample_ns`` (queued operations use their class's fixed batch and are drained after every
@@ -422,7 +423,7 @@ def one_process(index, side, items, settings, log_dir, cores, done, make_worker=
 
 def overhead(side, items, settings, log_dir, progress=None, cores=None):
     """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
-    processes (fresh, ASLR off, one core each, several at a time), each timing every case against its twin
+    processes (fresh, ASLR off by default: ``OVERHEAD_LAYOUTS``; one core each, several at a time), each timing every case against its twin
     sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "lost" (:func:`kept`), "seconds",
     "hello", "cores",
     "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core

@@ -147,8 +147,10 @@ def start_id(host):
 
 def layouts(record):
     """The paired engine's layouts a record was measured with: "random" (a layout per process) or "fixed" (one
-    per build; every record before the field, which was the engine's only way then)."""
-    return (record.get("settings") or {}).get("layouts") or "fixed"
+    per build: asked for, or every record before the field, the engine's only way then, or the workers said
+    their layout was fixed anyway, as on a kernel that randomises nothing)."""
+    settings = record.get("settings") or {}
+    return "fixed" if settings.get("aslr_off") else settings.get("layouts") or "fixed"
 
 
 def release_step(step):

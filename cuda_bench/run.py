@@ -302,14 +302,16 @@ def to_recheck(results_dir, machine_name, start):
     """The history's regressions not yet confirmed, which a measurement on this machine start (``start``,
     ``results.start_id`` of ``machine.host()``) confirms or does not reproduce (``stats.repeated_verdict``):
     {(base, head): (bindings, [case])}; and [(base, head, case)] for those flagged on this very start only,
-    which only another start can confirm. (A flag made on several starts with one layout per build is measured
-    again on any of them: the recheck's layout per process is independent of another start's flag.)"""
+    with a layout per process, which only another start can confirm. (The recheck has a layout per process:
+    a flag made with one fixed layout per build is measured again on any start, its own included, where a
+    flag clears it or not: ``stats.repeated_verdict``.)"""
     todo, here = {}, []
     for step in results.steps(results_dir, machine_name):
         for case in step["cases"]:
             if case["verdict"] != "regression" or case["confirmed"]:
                 continue
-            if {m["start_id"] for m in case["measurements"] if m["verdict"] == "regression"} == {start}:
+            flags = [(m["start_id"], m["layouts"]) for m in case["measurements"] if m["verdict"] == "regression"]
+            if {s for s, _ in flags} == {start} and (start, "random") in flags:
                 here.append((step["base"], step["head"], case["name"]))
                 continue
             todo.setdefault((step["base"], step["head"]), (step_bindings(step), []))[1].append(case["name"])

@@ -89,7 +89,9 @@ def repeated_verdict(measurements):
 
     * ("regression", True) when two flags are independent: on two machine starts, at least one of the two
       with a layout per process;
-    * ("not reproduced", False) when a start that did not flag it measured it without a flag;
+    * ("not reproduced", False) when a start that did not flag it measured it without a flag, or one whose
+      flags all had one fixed layout measured it without a flag with a layout per process (the start is the
+      same, so what differs is the layout);
     * ("regression", False) when it is flagged, but on one start only (a further measurement on the same
       start does not count) or only with one fixed layout per build. It is still a regression, but not yet
       confirmed;
@@ -108,7 +110,11 @@ def repeated_verdict(measurements):
         return measurements[-1][1], None
     if any(a != b and "random" in (la, lb) for (a, la), (b, lb) in itertools.combinations(flags, 2)):
         return "regression", True
-    cleared = {start for start, found, _ in measurements if found != "regression"} - {start for start, _ in flags}
+    flagged = {}  # start: the layouts of its flags
+    for start, layouts in flags:
+        flagged.setdefault(start, set()).add(layouts)
+    cleared = any(start not in flagged or (layouts == "random" and flagged[start] == {"fixed"})
+                  for start, found, layouts in measurements if found != "regression")
     return ("not reproduced", False) if cleared else ("regression", False)
 
 

@@ -56,8 +56,8 @@ def measurements(case):
 def standing(case, versions=None):
     """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one machine
     start only, not yet confirmed' (``scripts/bench steps --recheck`` on another start measures it again),
-    'flagged on 2 machine starts, each with one layout per build, not yet confirmed' (``stats.repeated_verdict``:
-    such a layout repeats on every start), or 'not reproduced on another machine start'; '' for any other
+    'flagged on 2 machine starts, each with one layout per build (ASLR off), not yet confirmed: that layout
+    repeats on every start' (``stats.repeated_verdict``), or 'not reproduced on another machine start'; '' for any other
     verdict. With the step's ``versions``, a regression of a library that is the same version on both sides
     says so (``unchanged``)."""
     starts = {m.get("start_id") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}

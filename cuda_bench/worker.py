@@ -2,8 +2,9 @@
 
     python -m cuda_bench.worker [--benchmark-dir DIR] [--core N]
 
-``cuda_bench.paired`` starts workers two at a time, one per build, pinned to the same core, with
-address-space randomisation off and a fixed hash seed, and asks them for samples in turn. A worker sets up
+``cuda_bench.paired`` starts workers two at a time, one per build, pinned to the same core, with a fixed
+hash seed (and address-space randomisation on, or off with ``--layouts fixed``), and asks them for samples
+in turn. A worker sets up
 the suite's own benchmark classes (their ``setup``/``teardown``, the timed body they bind as
 ``self.body``, the ``drain`` of queued GPU work): one definition of each operation, and the same timed
 body asv times.
@@ -60,10 +61,15 @@ def versions():
 
 
 def aslr_off():
+    """Whether this process's layout is fixed: started under ``setarch -R`` (ADDR_NO_RANDOMIZE), or on a
+    kernel that randomises nothing (``kernel.randomize_va_space = 0``)."""
     try:
         with open("/proc/self/personality") as f:
-            return bool(int(f.read(), 16) & 0x0040000)  # ADDR_NO_RANDOMIZE
-    except OSError:
+            if int(f.read(), 16) & 0x0040000:  # ADDR_NO_RANDOMIZE
+                return True
+        with open("/proc/sys/kernel/randomize_va_space") as f:
+            return f.read().strip() == "0"
+    except (OSError, ValueError):
         return False
 
 

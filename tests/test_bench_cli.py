@@ -20,7 +20,7 @@ import json5
 import pytest
 
 from conftest import ROOT, run_module
-from cuda_bench import cli, compare, machine, results, run
+from cuda_bench import cli, compare, machine, paired, results, run
 from cuda_bench.layout import NO_GPU_RESULTS, result_files
 
 
@@ -82,7 +82,7 @@ def test_help_names_every_command_and_says_where_the_rest_goes():
     run_help = run_module("cuda_bench", "run", "--help").stdout
     assert "goes to `asv run` unchanged" in " ".join(run_help.split())
     for option in ("--repo", "--bindings", "--system-site", "--machine", "--results-dir", "--cpu-affinity",
-                   "--no-publish", "--no-steps", "--no-overhead", "--pairs", "--seconds", "--jobs"):
+                   "--no-publish", "--no-steps", "--no-overhead", "--pairs", "--seconds", "--jobs", "--layouts"):
         line = next(li for li in run_help.splitlines() if li.strip().startswith(option))
         assert len(line.split(option, 1)[1].strip()) > 3 or option in ("--pairs", "--seconds", "--jobs"), line
     compare_help = " ".join(run_module("cuda_bench", "compare", "--help").stdout.split())
@@ -336,7 +336,7 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
     asked, published = [], []
 
     def overhead(repo, commit, **kw):
-        asked.append((commit, kw["command"]))
+        asked.append((commit, kw["command"], kw["settings"].layouts))
         raise build.BuildError(f"{commit[:9]}: cuda_core failed to build")
 
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -346,7 +346,8 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
     monkeypatch.setattr(publish, "publish", published.append)
     argv = ["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir), "--no-steps"]
     assert cli.main(argv) == 2
-    assert asked == [("a" * 40, "scripts/bench " + " ".join(argv))] and len(published) == 1
+    # over C++ keeps its own layouts (one per run) whatever the paired engine's --layouts says
+    assert asked == [("a" * 40, "scripts/bench " + " ".join(argv), "fixed")] and len(published) == 1
     assert "over C++ at aaaaaaaaa not measured: aaaaaaaaa: cuda_core failed to build" in capsys.readouterr().err
 
 
@@ -489,6 +490,7 @@ def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path
 
     def overhead(repo_, rev, **kwargs):
         seen.append(kwargs["groups_file"])
+        assert kwargs["settings"].layouts == paired.OVERHEAD_LAYOUTS
         return {"kind": "overhead", "commit": "c" * 40, "rev": rev, "seconds": 0.0,
                 "settings": {"processes": 1, "confidence": 0.95}, "cases": [], "skipped": {}, "errors": {}}
 
@@ -568,9 +570,9 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
                                                                                            monkeypatch, capsys):
     """`scripts/bench steps --recheck`: a regression flagged on one machine start only is measured again (its
     case and the floor, in the cuda-bindings its step was measured with), unless this is the start that
-    flagged it; so is one flagged on two starts with one fixed layout per build, on either of them too (the
-    recheck's layout per process is independent of the other start's flag); confirmed and not-reproduced
-    flags are left alone, and a case the suite no longer has is named
+    flagged it with a layout per process; one flagged with one fixed layout per build is measured again on
+    any start, its own included (the recheck has a layout per process, and `--layouts fixed` is refused);
+    confirmed and not-reproduced flags are left alone, and a case the suite no longer has is named
     and skipped. A recheck that cannot be measured is one line that names the command to run later, and
     exit 2; one that is measured joins its step and says how the flag stands."""
     from cuda_bench import cli, compare
@@ -588,19 +590,22 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
             "cases": [{"name": n, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": v} for n, v in verdicts.items()],
             **more})
 
-    step("a", "b", "1", {slow: "regression", other: "same", gone: "regression"})  # to recheck; gone: named
-    step("b", "c", "1", {slow: "regression"}, versions=("1.0.0+gabc", "1.0.0+gabc"))  # built from source
-    step("c", "d", "1", {slow: "regression"}, versions=("12.9.10", "13.3.1"))  # across CUDA 12/13: auto
-    step("d", "e", "1", {slow: "regression"}, bindings="12.9.10")  # the record names its bindings
-    step("e", "f", "1", {slow: "regression"}, settings={"layouts": "random"})  # confirmed below
-    step("e", "f", "2", {slow: "regression"}, settings={"layouts": "random"})
+    random = {"settings": {"layouts": "random"}}
+    step("a", "b", "1", {slow: "regression", other: "same", gone: "regression"}, **random)  # gone: named
+    step("b", "c", "1", {slow: "regression"}, versions=("1.0.0+gabc", "1.0.0+gabc"), **random)  # from source
+    step("c", "d", "1", {slow: "regression"}, versions=("12.9.10", "13.3.1"), **random)  # across CUDA 12/13
+    step("d", "e", "1", {slow: "regression"}, bindings="12.9.10", **random)  # the record names its bindings
+    step("e", "f", "1", {slow: "regression"}, **random)  # confirmed below
+    step("e", "f", "2", {slow: "regression"}, **random)
     step("f", "g", "1", {slow: "regression"})  # not reproduced below
     step("f", "g", "2", {slow: "same"})
     step("g", "h", "1", {slow: "regression"})  # two starts, one fixed layout (no field: older records)
     step("g", "h", "2", {slow: "regression"})
+    step("h", "i", "1", {slow: "regression"})  # one start, one fixed layout: measured again on that start too
     measured = []
 
     def failing(repo, base, head, **kw):
+        assert kw["settings"].layouts == "random"
         measured.append((base[0], head[0], kw["bindings"], kw["bench"]))
         raise compare.CompareError("the build failed")
 
@@ -609,11 +614,13 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     argv = ["steps", "--recheck", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res")]
     monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-01T00:00:00Z", "boot_id": "1"})
     bench = [f"^{re.escape(slow)}$", r"^bench_harness\.Floor\.time_noop\("]
-    assert cli.main(argv) == 2  # the start that flagged them cannot confirm them; g -> h's other start can
-    assert measured == [("g", "h", "13.3.1", bench)]
+    assert cli.main(argv) == 2  # the start that flagged them cannot confirm them; a fixed layout's flags wait not
+    assert measured == [("g", "h", "13.3.1", bench), ("h", "i", "13.3.1", bench)]
     measured.clear()
     err = capsys.readouterr().err
-    assert "1 regression(s) in 1 step(s)" in err and "5 more flagged on this machine start" in err
+    assert "2 regression(s) in 2 step(s)" in err and "5 more flagged on this machine start" in err
+    assert cli.main([*argv, "--layouts", "fixed"]) == 2 and measured == []
+    assert "could not confirm or clear a flag made with one" in capsys.readouterr().err
     assert cli.main([*argv, "--bindings", "13.3.1"]) == 2 and "takes no --bench or --bindings" in capsys.readouterr().err
     monkeypatch.setattr(machine, "host", lambda: {"boot": None, "boot_id": None})
     assert cli.main(argv) == 2 and "does not say which start it is on" in capsys.readouterr().err
@@ -621,10 +628,10 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-03T00:00:00Z", "boot_id": "3"})
     assert cli.main([*argv, "--list"]) == 0 and measured == []
     err = capsys.readouterr().err
-    assert "5 regression(s) in 5 step(s)" in err and f"aaaaaaaaa -> bbbbbbbbb {gone} is not in the suite" in err
+    assert "6 regression(s) in 6 step(s)" in err and f"aaaaaaaaa -> bbbbbbbbb {gone} is not in the suite" in err
     assert cli.main(argv) == 2
     assert measured == [("a", "b", "13.3.1", bench), ("b", "c", "source", bench), ("c", "d", "auto", bench),
-                        ("d", "e", "12.9.10", bench), ("g", "h", "13.3.1", bench)]
+                        ("d", "e", "12.9.10", bench), ("g", "h", "13.3.1", bench), ("h", "i", "13.3.1", bench)]
     assert re.search(bench[0], slow) and not re.search(bench[0], other)
     assert (f"step bbbbbbbbb -> ccccccccc not measured: the build failed (`scripts/bench steps --recheck "
             f"--results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
@@ -634,17 +641,17 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     (real,) = [r for r in recorded if "--recheck" in (r.get("command") or "") and r["date"] < "2026-12-04T16:30"]
     monkeypatch.setattr(compare, "summary", lambda report, kind, expected, built, command, info: dict(
         real, base="a" * 40, head="b" * 40, host={"boot": "2026-12-03T00:00:00Z", "boot_id": "3"},
-        command=command))
+        command=command, settings=dict(real["settings"], layouts="random")))
     monkeypatch.setattr(compare, "write", lambda out, data: None)
     monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (None, 60.0)
                         if base[0] == "a" else failing(repo, base, head, **kw))
-    assert cli.main(argv) == 2  # the other four still fail to build
+    assert cli.main(argv) == 2  # the other five still fail to build
     err = capsys.readouterr().err
     assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); "
             "×0.999 [0.993, 1.004] same (start 2026-12-03T00:00)") in err
     (first,) = [s for s in results.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
     assert "--recheck" in first["rechecks"][0]["command"] and "bindings" not in first  # the first record is older than the field
-    assert len(results.read_lines(folder / "steps.jsonl")) == 11
+    assert len(results.read_lines(folder / "steps.jsonl")) == 12
 
 
 def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_repo, monkeypatch):

@@ -170,6 +170,11 @@ def test_a_history_flag_stands_once_a_second_machine_start_confirms_it():
     assert verdict(("s1", "regression", F), ("s1", "regression", R)) == ("regression", False)
     assert verdict(("s1", "regression", F), ("s2", "regression", F), ("s3", "same", R)) == ("not reproduced", False)
     assert verdict(("s1", "regression", F), ("s2", "same", F)) == ("not reproduced", False)
+    # on the flag's own start, a layout per process without a flag clears one fixed layout's flag (the start is
+    # the same, so what differs is the layout); not the other way round, nor a flag made both ways there
+    assert verdict(("s1", "regression", F), ("s1", "same", R)) == ("not reproduced", False)
+    assert verdict(("s1", "regression", R), ("s1", "same", F)) == ("regression", False)
+    assert verdict(("s1", "regression", F), ("s1", "regression", R), ("s1", "same", R)) == ("regression", False)
     assert verdict(("s1", "regression", R), ("s2", "same", R), ("s3", "regression", R)) == ("regression", True)
     assert verdict(("s1", "same", R), ("s2", "improvement", R)) == ("improvement", None)
     assert verdict(("s1", "same", F)) == ("same", None)
