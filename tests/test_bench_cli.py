@@ -639,19 +639,38 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     # measured: session 18's recheck record (a real H200 run of these two cases) joins the first step
     recorded = results.read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
     (real,) = [r for r in recorded if "--recheck" in (r.get("command") or "") and r["date"] < "2026-12-04T16:30"]
-    monkeypatch.setattr(compare, "summary", lambda report, kind, expected, built, command, info: dict(
-        real, base="a" * 40, head="b" * 40, host={"boot": "2026-12-03T00:00:00Z", "boot_id": "3"},
-        command=command, settings=dict(real["settings"], layouts="random")))
+    # and g -> h, flagged on two starts with one fixed layout, flagged again here with a layout per process
+    last = []
+
+    def summary(report, kind, expected, built, command, info):
+        base, head = last[-1]
+        record = dict(real, base=base, head=head, host={"boot": "2026-12-03T00:00:00Z", "boot_id": "3"},
+                      command=command, settings=dict(real["settings"], layouts="random", aslr_off=False))
+        if base[0] == "g":
+            record["cases"] = [dict(c, ratio=1.05, low=1.04, high=1.06, verdict="regression") if c["name"] == slow
+                               else c for c in real["cases"]]
+        return record
+
+    def measure(repo, base, head, **kw):
+        if base[0] not in "ag":
+            failing(repo, base, head, **kw)
+        last.append((base, head))
+        return None, 60.0
+
+    monkeypatch.setattr(compare, "summary", summary)
     monkeypatch.setattr(compare, "write", lambda out, data: None)
-    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (None, 60.0)
-                        if base[0] == "a" else failing(repo, base, head, **kw))
-    assert cli.main(argv) == 2  # the other five still fail to build
+    monkeypatch.setattr(compare, "measure", measure)
+    assert cli.main(argv) == 2  # the other four still fail to build
     err = capsys.readouterr().err
     assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); "
             "×0.999 [0.993, 1.004] same (start 2026-12-03T00:00)") in err
+    # the log line says how the flag stands, and that the code its calls run is the same version on both sides
+    assert (f"ggggggggg -> hhhhhhhhh {slow}: regression (confirmed on 3 machine starts; cuda-bindings 13.3.1 on "
+            "both sides): ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); ×1.050 [1.040, 1.060] "
+            "regression (start 2026-12-02T00:00); ×1.050 [1.040, 1.060] regression (start 2026-12-03T00:00)") in err
     (first,) = [s for s in results.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
     assert "--recheck" in first["rechecks"][0]["command"] and "bindings" not in first  # the first record is older than the field
-    assert len(results.read_lines(folder / "steps.jsonl")) == 12
+    assert len(results.read_lines(folder / "steps.jsonl")) == 13
 
 
 def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_repo, monkeypatch):
