@@ -13,7 +13,6 @@ Pure functions of numbers: tested on a scripted clock (tests/test_paired.py).
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from dataclasses import dataclass
@@ -105,14 +104,14 @@ def repeated_verdict(measurements):
     there: leaving cuda.core out of one side flagged the same 9-11 cuda.bindings forms on three starts under
     one layout, 1 with a layout per process (session 22, "What else the process holds"). A start of None (a
     record that does not say) is one start: such records cannot confirm or clear one another."""
-    flags = [(start, layouts) for start, found, layouts in measurements if found == "regression"]
-    if not flags:
-        return measurements[-1][1], None
-    if any(a != b and "random" in (la, lb) for (a, la), (b, lb) in itertools.combinations(flags, 2)):
-        return "regression", True
     flagged = {}  # start: the layouts of its flags
-    for start, layouts in flags:
-        flagged.setdefault(start, set()).add(layouts)
+    for start, found, layouts in measurements:
+        if found == "regression":
+            flagged.setdefault(start, set()).add(layouts)
+    if not flagged:
+        return measurements[-1][1], None
+    if len(flagged) > 1 and any("random" in kinds for kinds in flagged.values()):  # that flag, and another start's
+        return "regression", True
     cleared = any(start not in flagged or (layouts == "random" and flagged[start] == {"fixed"})
                   for start, found, layouts in measurements if found != "regression")
     return ("not reproduced", False) if cleared else ("regression", False)
