@@ -65,12 +65,12 @@ def asv_options(parser, results_dir=True):
                            "(default on a machine without a GPU: .asv/results-no-gpu, kept out of the history)")
 
 
-def paired_options(parser, pairs=None, layouts=None):
+def paired_options(parser, defaults=None):
     group = parser.add_argument_group("the paired engine (docs/measurement.md says how these were chosen)")
-    defaults = paired.Settings()
-    group.add_argument("--pairs", type=int, default=pairs or defaults.pairs,
+    defaults = defaults or paired.Settings()
+    group.add_argument("--pairs", type=int, default=defaults.pairs,
                        help="process pairs; a case's 95%% interval is over their ratios (default %(default)s)")
-    group.add_argument("--layouts", choices=["random", "fixed"], default=layouts or defaults.layouts,
+    group.add_argument("--layouts", choices=["random", "fixed"], default=defaults.layouts,
                        help="random: ASLR on, each worker process its own memory layout; fixed: ASLR off, one "
                        "layout per build for the run (default %(default)s; the over-C++ run that run and ladder "
                        "make keeps over C++'s own settings)")
@@ -173,7 +173,7 @@ def parser():
                        "status 2 when a case could not be measured, or only without some processes.")
     p.add_argument("commit", help="commit, tag or branch")
     asv_options(p, results_dir=False)
-    paired_options(p, pairs=paired.OVERHEAD_PROCESSES, layouts=paired.OVERHEAD_LAYOUTS)
+    paired_options(p, paired.Settings.over_cpp())
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/overhead.jsonl")
     p.add_argument("--keep-groups", action="store_true", help="also write every ABBA group the medians come "
                    "from to OUT/groups.json.gz (about 20 MB gzipped for the whole suite; -b for fewer cases)")
@@ -335,8 +335,7 @@ def over_cpp(args, name, info, results_dir, before, config, command):
     try:
         data = compare.overhead(run.local_repo(conf), commit, bindings=run.bindings_of(conf),
                                 requirements=run.requirements(conf), system_site=run.system_site_of(conf),
-                                settings=paired.Settings(pairs=paired.OVERHEAD_PROCESSES, seconds=args.seconds,
-                                                         jobs=args.jobs, layouts=paired.OVERHEAD_LAYOUTS),
+                                settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs),
                                 bench=args.bench, log_dir=out / "logs", progress=log, command=command,
                                 machine_info=info)
     except MEASURE_ERRORS as exc:  # the run still publishes

@@ -249,7 +249,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     cases without a twin are skipped by the workers), a record for ``overhead.jsonl``. With ``groups_file``,
     every ABBA group the record's medians come from is kept there too (:func:`write_groups`)."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
-    settings = settings or paired.Settings(pairs=paired.OVERHEAD_PROCESSES, layouts=paired.OVERHEAD_LAYOUTS)
+    settings = settings or paired.Settings.over_cpp()
     items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, settings.benchmark_dir)
              if not is_control(name)]
     start = time.monotonic()

@@ -75,6 +75,11 @@ class Settings:
     #: holds reads as a reproducible regression (docs/measurement.md, "What else the process holds").
     layouts: str = "random"
 
+    @classmethod
+    def over_cpp(cls, **given):
+        """Over C++'s settings: ``OVERHEAD_PROCESSES`` processes, ``OVERHEAD_LAYOUTS``, and what is ``given``."""
+        return cls(**{"pairs": OVERHEAD_PROCESSES, "layouts": OVERHEAD_LAYOUTS, **given})
+
     def describe(self):
         return {"pairs": self.pairs, "seconds_per_case_and_pair": self.seconds, "sample_ns": self.sample_ns,
                 "min_groups": self.min_groups, "confidence": self.confidence, "layouts": self.layouts}
