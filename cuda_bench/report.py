@@ -135,11 +135,12 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                         and measured_as.get(name) != versions[name]})
         current = {key: value for key, value in current.items() if key[0] not in older}
         floor = current.get((FLOOR, ("'noop'",)))
-        previous = results.comparable(history[-2], newest) if len(history) > 1 else {}
-        release = next((results.comparable(d, newest) for d in reversed(history[:-1])
-                        if d["commit_hash"] in releases), {})
-        release_name = next((releases[d["commit_hash"]] for d in reversed(history[:-1])
-                             if d["commit_hash"] in releases), None)
+        # the commits before the newest (the same commit in another environment is no earlier commit)
+        earlier = [d for d in history if d["commit_hash"] != newest["commit_hash"]]
+        previous = results.comparable(previous_run(earlier, newest), newest) if earlier else {}
+        release_runs = [d for d in earlier if d["commit_hash"] in releases]
+        release = results.comparable(previous_run(release_runs, newest), newest) if release_runs else {}
+        release_name = releases[release_runs[-1]["commit_hash"]] if release_runs else None
         path = chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
@@ -195,6 +196,13 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                     row["cells"][api] = cell
                 rows.append(row)
     return rows
+
+
+def previous_run(earlier, newest):
+    """Of ``earlier`` (results dicts, oldest first), the newest commit's run, in ``newest``'s environment where
+    that commit was measured in it."""
+    last = [d for d in earlier if d["commit_hash"] == earlier[-1]["commit_hash"]]
+    return next((d for d in reversed(last) if d.get("env_name") == newest.get("env_name")), last[-1])
 
 
 def run_kind(record):

@@ -44,9 +44,17 @@ def load(path):
 
 
 def load_machine(machine_dir):
-    """The results files of one machine that parse, oldest commit first."""
+    """The results files of one machine that parse, oldest commit first; of one commit measured in several
+    environments, the one measured last comes last."""
     found = [d for d in map(load, result_files(machine_dir)) if d is not None]
-    return sorted(found, key=lambda d: d.get("date") or 0)
+    return sorted(found, key=lambda d: (d.get("date") or 0, measured_at(d)))
+
+
+def measured_at(data):
+    """When asv last started a benchmark of this results file (ms since the epoch; 0 when it says not)."""
+    column = data["result_columns"].index("started_at") if "started_at" in data.get("result_columns", []) else None
+    return max((row[column] or 0 for row in data.get("results", {}).values()
+                if column is not None and len(row) > column), default=0)
 
 
 def load_all(results_dir):

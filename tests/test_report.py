@@ -236,6 +236,29 @@ def test_changes_since_the_previous_commit_compare_only_the_same_benchmark_versi
     assert all(c.get("vs_commit") is None for r in rows for c in r["cells"].values())
 
 
+def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_with_the_commit_before(machine, tmp_path):
+    """A ladder (cuda-bindings auto) and a run (13.3.1) of the same main head give that commit two results
+    files: "vs prev. commit" is against the commit before it, in the same environment, whichever file asv
+    wrote last, never the commit against itself."""
+    folder = tmp_path / machine
+    shutil.copytree(RESULTS / machine, folder)
+    head = newest(machine)
+    again = json.loads(head.read_text())
+    again["env_name"] = again["env_name"].replace("BINDINGS13.3.1", "BINDINGSauto")
+    column = again["result_columns"].index("started_at")
+    for row in again["results"].values():
+        row[column] = (row[column] or 0) + 3_600_000  # measured an hour later
+    (folder / head.name.replace("BINDINGS13.3.1", "BINDINGSauto")).write_text(json.dumps(again))
+    names = suite_names()
+    expected = report.overview_rows(results.load_all(RESULTS), {}, {}, names)
+    rows = report.overview_rows(results.load_all(tmp_path), {}, {}, names)
+    assert {r["commit"] for r in rows} == {again["commit_hash"]}
+    changes = [c.get("vs_commit") for r in rows for c in r["cells"].values()]
+    assert changes == [c.get("vs_commit") for r in expected for c in r["cells"].values()]
+    assert sum(1 for c in changes if c) > 50  # against c278ecb3d, not 0.0 against itself
+    assert results.load_machine(folder)[-1]["env_name"] == again["env_name"]  # the one measured last
+
+
 def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine):
     """A benchmark that changed after the newest commit was measured (another version in asv's
     benchmarks.json) measured something else there: the overview leaves its numbers out and says which."""
