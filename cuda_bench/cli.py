@@ -76,10 +76,32 @@ def paired_options(parser, defaults=None):
                        "make keeps over C++'s own settings)")
     group.add_argument("--seconds", type=float, default=defaults.seconds,
                        help="seconds of interleaved samples per case and process pair (default %(default)s)")
-    group.add_argument("--jobs", type=int, default=0,
+    group.add_argument("--jobs", type=at_least(0), default=0,
                        help="process pairs at a time, each on its own core (default: every core but the first)")
-    group.add_argument("--bench", "-b", action="append", default=[], metavar="REGEX",
+    group.add_argument("--bench", "-b", action="append", default=[], metavar="REGEX", type=regex,
                        help="only the cases whose name matches (repeatable, as asv's -b)")
+
+
+def regex(text):
+    """A --bench or --tags value: a regular expression, or one line saying why not."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); a case name's "
+                                         "parentheses need a backslash: \\(") from None
+    return text
+
+
+def at_least(low):
+    def number(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+    return number
 
 
 def key_value(text):
@@ -119,7 +141,7 @@ def parser():
         p.add_argument("--no-overhead", action="store_true", help="skip the paired over-C++ measurement of the "
                        "newest measured commit after asv run (on a machine with a GPU)")
         if name == "ladder":
-            p.add_argument("--tags", metavar="REGEX", help="only ladder names (tags, 'main') that match")
+            p.add_argument("--tags", metavar="REGEX", type=regex, help="only ladder names (tags, 'main') that match")
             p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
                            "machine measured in the ladder's environment (with --tags: of the matching ones), "
                            "each then paired with the release before it (the nightly job); nothing to do when "
@@ -197,7 +219,7 @@ def parser():
                    "and compare: 13.3.1; CUDA_BENCH_BINDINGS where set)")
     p.add_argument("revs", nargs="+", metavar="REV", help="what `asv run` accepts: SHAs, tags, branches")
     p.add_argument("--repo", metavar="PATH", required=True, help="a local clone of cuda-python")
-    p.add_argument("--parallel", type=int, default=4, help="builds at a time, the cores shared (default %(default)s)")
+    p.add_argument("--parallel", type=at_least(1), default=4, help="builds at a time, the cores shared (default %(default)s)")
     p.add_argument("--logs", metavar="DIR", help="keep each build's log here")
     return top
 

@@ -376,11 +376,17 @@ def test_cpu_affinity_choices():
     assert machine.cpu_affinity("auto") == (["--cpu-affinity", str(cores[-1])] if len(cores) >= 4 else [])
 
 
-@pytest.mark.parametrize("pairs, seconds", [(0, 0.1), (3, 0)])
-def test_paired_settings_are_checked(pairs, seconds, tmp_path):
-    proc = run_module("cuda_bench", "aa", "main", "--repo", ROOT, "--pairs", pairs, "--seconds", seconds,
-                      check=False, env=dict(os.environ, HOME=str(tmp_path)))
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+@pytest.mark.parametrize("given, said", [
+    (["aa", "main", "--pairs", "0"], "--pairs must be at least 1"),
+    (["aa", "main", "--seconds", "0"], "--seconds above 0"),
+    (["aa", "main", "--jobs", "-1"], "argument --jobs: -1 is below 0"),
+    (["compare", "main", "main", "-b", "time_launch('core'"], "is not a regular expression"),  # a pasted case name
+    (["ladder", "--tags", "v0.(1"], "argument --tags: 'v0.(1' is not a regular expression"),
+    (["prebuild", "--repo", ".", "main", "--parallel", "0"], "argument --parallel: 0 is below 1"),
+])
+def test_options_are_checked_before_anything_runs(given, said, tmp_path):
+    proc = run_module("cuda_bench", *given, "--repo", ROOT, check=False, env=dict(os.environ, HOME=str(tmp_path)))
+    assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp_path):
