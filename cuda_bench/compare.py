@@ -252,6 +252,8 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     settings = settings or paired.Settings.over_cpp()
     items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, settings.benchmark_dir)
              if not is_control(name)]
+    if not items:
+        raise CompareError(f"nothing to time over C++: {list(bench)} match only the controls, which have no twin")
     start = time.monotonic()
     env = environments(repo, [rev], bindings, requirements, system_site, log_dir, progress)[rev]
     built = round(time.monotonic() - start, 1)

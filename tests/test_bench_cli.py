@@ -507,6 +507,18 @@ def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path
     assert seen == [None, (tmp_path / "o" / "groups.json.gz").resolve()]
 
 
+def test_overhead_of_only_the_controls_is_one_line_and_records_nothing(tmp_path, git_repo, monkeypatch, capsys):
+    """The floor and the C++ twins have no twin to be timed against: `overhead -b Floor` says so before it
+    builds anything, instead of starting 60 workers with nothing to do and recording an empty run."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(compare, "environments", lambda *a, **k: pytest.fail("built for nothing"))
+    for pattern in ("Floor", "^bench_harness"):
+        assert cli.main(["overhead", "main", "--repo", str(git_repo), "-b", pattern, "--machine", "probe",
+                         "--out", str(tmp_path / "o")]) == 2
+        assert "nothing to time over C++" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 def test_overhead_without_a_gpu_writes_nothing_into_the_history(monkeypatch, capsys, tmp_path):
     """results/ holds GPU runs only: `overhead` (and `aa`) on a machine without one measure and print, and
     say that they write nothing there."""
