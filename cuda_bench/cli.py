@@ -49,7 +49,7 @@ examples:
 
 def asv_options(parser, results_dir=True):
     group = parser.add_argument_group("what to build and where (asv.conf.json is never edited: "
-                                      "a derived copy goes to .asv/asv.conf.local.json)")
+                                      "a derived copy, .asv/asv.conf.local-PID.json, lives as long as the command)")
     group.add_argument("--repo", metavar="PATH", help="a local clone or fork of cuda-python instead of the "
                        "configured GitHub URL (scripts/shallow_clone.sh makes a small one)")
     group.add_argument("--bindings", metavar="VERSION", help="take this cuda-bindings wheel and build only "

@@ -6,6 +6,7 @@ environments, where nothing else of the project is installed.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -16,7 +17,6 @@ RESULTS = ROOT / "results"  # the history: real GPU runs only
 DASHBOARD = ROOT / "dashboard"  # the dashboard's pinned npm libraries and html/README.md
 
 WORK = ROOT / ".asv"  # working state, never committed: asv environments, clones, derived config
-LOCAL_CONF = WORK / "asv.conf.local.json"
 NO_GPU_RESULTS = WORK / "results-no-gpu"  # where a run on a machine without a GPU goes by default
 PAIRED_ENVS = WORK / "paired"  # one virtual environment per (commit, cuda-bindings) for the paired engine
 CACHE = Path.home() / ".cache" / "cuda-python-bench"  # built wheels, CUDA headers (shared by all clones)
@@ -39,6 +39,12 @@ MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 TIMED_CODE = {"core": ("cuda-core", "cuda-bindings"), "bindings": ("cuda-bindings",),
               "cupy": ("cupy-cuda13x", "cupy-cuda12x")}
 
+
+
+def local_conf():
+    """This command's derived copy of asv.conf.json (its --repo, --bindings ...), in WORK next to asv's clone of
+    the project; one per process, so that two commands at once never read each other's."""
+    return WORK / f"asv.conf.local-{os.getpid()}.json"
 
 def result_files(machine_dir):
     """asv's results files of one machine directory: every ``*.json`` but ``machine.json``."""

@@ -1,8 +1,8 @@
 """Stage 2, run: drive asv. The suite over commits of cuda-python, into the history.
 
 ``asv.conf.json`` is the project's configuration; a run's overrides (a local clone, a cuda-bindings wheel,
-a system site-packages, another results directory) go into a derived copy, ``.asv/asv.conf.local.json``,
-never into the file itself. Timed asv commands run pinned to one core, with address-space randomisation off
+a system site-packages, another results directory) go into a derived copy, ``.asv/asv.conf.local-PID.json``
+for the command's life, never into the file itself. Timed asv commands run pinned to one core, with address-space randomisation off
 and a fixed hash seed (``cuda_bench.machine``); the build step's progress reaches the console while asv
 builds. After ``asv run``, each newly measured commit is compared, paired, with the previous measured commit
 of the same machine (``cuda_bench.compare``): those steps are what the dashboard flags.
@@ -10,6 +10,7 @@ of the same machine (``cuda_bench.compare``): those steps are what the dashboard
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 from cuda_bench import machine, results
-from cuda_bench.layout import BUILDS, CONF, LOCAL_CONF, NO_GPU_RESULTS, ROOT, WORK, is_release_tag, result_files
+from cuda_bench.layout import BUILDS, CONF, NO_GPU_RESULTS, ROOT, WORK, is_release_tag, local_conf, result_files
 
 
 class RunError(Exception):
@@ -36,7 +37,7 @@ def load_conf(path=CONF):
 
 def asv_mirror(conf):
     """Where asv keeps its clone of a remote project: ``project``, next to the (derived) config file."""
-    return LOCAL_CONF.parent / conf["project"]
+    return WORK / conf["project"]
 
 
 def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None):
@@ -64,9 +65,11 @@ def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None):
         conf[key] = str((ROOT / conf[key]).resolve())
     for key in ("build_command", "install_command", "uninstall_command"):
         conf[key] = [cmd.replace("{conf_dir}", str(ROOT)) for cmd in conf.get(key, [])]
-    LOCAL_CONF.parent.mkdir(parents=True, exist_ok=True)
-    LOCAL_CONF.write_text(json.dumps(conf, indent=1))
-    return LOCAL_CONF
+    path = local_conf()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(conf, indent=1))
+    atexit.register(path.unlink, missing_ok=True)  # once per write: unlinking twice is harmless
+    return path
 
 
 def requirements(conf):

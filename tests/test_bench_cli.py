@@ -44,6 +44,19 @@ def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
     assert run.bindings_of(original) == "13.3.1"
 
 
+def test_two_commands_at_once_each_read_their_own_derived_config(tmp_path, git_repo):
+    """A long `scripts/bench run --repo A` re-reads its derived config hours later (the steps, the over-C++
+    run, publish): another command started meanwhile must not have replaced it. Each process writes its own,
+    and removes it when it ends."""
+    mine = run.derived_conf(git_repo, "source")
+    other = subprocess.run([sys.executable, "-c", "from cuda_bench import run; print(run.derived_conf(None, '12.9.10'))"],
+                           cwd=ROOT, capture_output=True, text=True, check=True)
+    theirs = Path(other.stdout.strip())
+    assert theirs != mine and theirs.parent == mine.parent and not theirs.exists()  # gone with its command
+    conf = json.loads(mine.read_text())
+    assert (conf["repo"], run.bindings_of(conf)) == (str(git_repo), "source")
+
+
 def test_defaults_keep_the_project_config():
     conf = json.loads(run.derived_conf().read_text())
     original = json5.loads((ROOT / "asv.conf.json").read_text())
