@@ -341,10 +341,15 @@ def history_steps(args, name, info, results_dir, todo, config, command, later):
     return status
 
 
-def later_hint(conf, results_dir, *flags):
-    """The `scripts/bench steps` command that finds the same steps again."""
+def later_hint(args, results_dir, *flags):
+    """The `scripts/bench steps` command that finds the same steps again: ``flags``, then this command's
+    repository, machine name, system site and results folder where they were given."""
+    given = [(option, getattr(args, option[2:].replace("-", "_"), None))
+             for option in ("--repo", "--machine", "--system-site")]
     here = Path(results_dir).resolve() == RESULTS.resolve()
-    return " ".join(["scripts/bench steps", *flags, *([] if here else ["--results-dir", str(results_dir)])])
+    given += [] if here else [("--results-dir", results_dir)]
+    return shlex.join(["scripts/bench", "steps", *flags, *[str(x) for option, value in given if value
+                                                            for x in (option, value)]])
 
 
 def over_cpp(args, name, info, results_dir, before, config, command):
@@ -419,7 +424,7 @@ def cmd_run(args, rest, argv):
         if pairs:
             bindings = run.bindings_of(conf)
             status = history_steps(args, name, info, results_dir, [(b, h, bindings, args.bench) for b, h in pairs],
-                                   config, command, later_hint(conf, results_dir, "--bindings", bindings)) or status
+                                   config, command, later_hint(args, results_dir, "--bindings", bindings)) or status
         else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
     if not args.no_overhead and machine.has_gpu(info):
@@ -451,7 +456,7 @@ def cmd_steps(args, argv):
     if args.list or not pairs:
         return 0
     return history_steps(args, name, info, results_dir, [(b, h, bindings, args.bench) for b, h in pairs], config,
-                         command_line(argv), later_hint(conf, results_dir, "--bindings", bindings))
+                         command_line(argv), later_hint(args, results_dir, "--bindings", bindings))
 
 
 def recheck(args, name, info, results_dir, config, conf, command):
@@ -490,7 +495,7 @@ def recheck(args, name, info, results_dir, config, conf, command):
     steps = [(base, head, bindings, [f"^{re.escape(c)}$" for c in cases] + [f"^{re.escape(FLOOR)}\\("])
              for (base, head), (bindings, cases) in todo.items()]
     status = history_steps(args, name, info, results_dir, steps, config, command,
-                           later_hint(conf, results_dir, "--recheck"))
+                           later_hint(args, results_dir, "--recheck"))
     merged = {(s["base"], s["head"]): s for s in results.steps(results_dir, name)}
     for (base, head), (_, cases) in todo.items():
         for case in merged[(base, head)]["cases"]:

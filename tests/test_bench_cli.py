@@ -310,7 +310,7 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
     err = capsys.readouterr().err
     assert "asv run exited 2; pairing and publishing what it measured" in err
     assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed (`scripts/bench steps " \
-           f"--bindings 13.3.1 --results-dir {results_dir}` makes it later)" in err
+           f"--bindings 13.3.1 --repo {git_repo} --machine m --results-dir {results_dir}` makes it later)" in err
 
 
 def test_a_run_with_no_step_to_make_does_not_reach_for_the_repository(tmp_path, git_repo, monkeypatch, capsys):
@@ -665,7 +665,7 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
                         ("d", "e", "12.9.10", bench), ("g", "h", "13.3.1", bench), ("h", "i", "13.3.1", bench)]
     assert re.search(bench[0], slow) and not re.search(bench[0], other)
     assert (f"step bbbbbbbbb -> ccccccccc not measured: the build failed (`scripts/bench steps --recheck "
-            f"--results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
+            f"--repo {git_repo} --machine m --results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
 
     # measured: session 18's recheck record (a real H200 run of these two cases) joins the first step
     recorded = results.read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
