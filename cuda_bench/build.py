@@ -452,8 +452,12 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
     a site-packages that has them. The build runs in the new environment itself, as asv's build step does."""
     path = Path(path)
     record_path = path / "cuda-bench-env.json"
-    if record_path.exists():
+    try:
         return json.loads(record_path.read_text())
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):  # unreadable: built again below
+        print(f"{record_path} does not parse: building {rev} again", file=sys.stderr)
     sha = resolve(repo, rev)
     start = time.monotonic()
     if path.exists():
@@ -486,7 +490,9 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
               "seconds": round(time.monotonic() - start, 1),
               "build": json.loads((path / "wheels" / "build.json").read_text()),
               "installed": json.loads((path / "wheels" / "installed.json").read_text())}
-    record_path.write_text(json.dumps(record, indent=1))
+    partial = record_path.with_suffix(".partial")
+    partial.write_text(json.dumps(record, indent=1))
+    partial.replace(record_path)  # whole or not at all: its presence means "built"
     return record
 
 

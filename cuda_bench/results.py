@@ -119,12 +119,12 @@ def read_lines(path):
     if not path.exists():
         return []
     records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(path.read_bytes().splitlines(), 1):
         if line.strip():
             try:
                 records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                warn(f"{path}:{number} does not parse ({exc.msg}); left out")
+            except ValueError as exc:  # not JSON, or not UTF-8
+                warn(f"{path}:{number} does not parse ({getattr(exc, 'msg', None) or exc.reason}); left out")
     return records
 
 

@@ -173,20 +173,26 @@ def record_builds(machine_name, conf_path):
     path = folder / BUILDS
     seen = {(row["commit"], row["env"]): row for row in results.read_lines(path)}
     for build in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
-        row = json.loads(build.read_text())
-        installed = build.with_name("installed.json")
-        if installed.exists():
-            row["installed"] = json.loads(installed.read_text())
         env_path = build.parents[3]
-        info = env_path / "asv-env-info.json"
-        if info.exists():
-            info = json.loads(info.read_text())
-            row.update(python=info.get("python"), env_vars=info.get("build_env_vars"))
+        try:
+            row = json.loads(build.read_text())
+            installed = build.with_name("installed.json")
+            if installed.exists():
+                row["installed"] = json.loads(installed.read_text())
+            info = env_path / "asv-env-info.json"
+            if info.exists():
+                info = json.loads(info.read_text())
+                row.update(python=info.get("python"), env_vars=info.get("build_env_vars"))
+        except (OSError, ValueError) as exc:
+            results.warn(f"{build.parent}: {exc}; that build is not recorded in {BUILDS}")
+            continue
         row["env"] = env_path.name
         seen[(row["commit"], row["env"])] = row
     if seen:
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in seen.values()))
+        partial = path.with_suffix(".partial")
+        partial.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in seen.values()))
+        partial.replace(path)  # the old rows stay whole until the new ones are
 
 
 def release_ladder(repo, branch="main"):

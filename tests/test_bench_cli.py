@@ -592,8 +592,32 @@ def test_a_cut_off_line_in_a_records_file_loses_no_other_record(tmp_path, capsys
     with open(path, "a") as f:
         f.write('{"base": "b", "hea')  # cut off
     results.append_line(path, {"base": "c", "head": "d"})
-    assert results.read_lines(path) == [{"base": "a", "head": "b"}, {"base": "c", "head": "d"}]
-    assert f"{path}:2 does not parse" in capsys.readouterr().err
+    with open(path, "ab") as f:
+        f.write(b'{"base": "\xff"}\n')  # a damaged byte
+    results.append_line(path, {"base": "e", "head": "f"})
+    assert results.read_lines(path) == [{"base": "a", "head": "b"}, {"base": "c", "head": "d"}, {"base": "e", "head": "f"}]
+    err = capsys.readouterr().err
+    assert f"{path}:2 does not parse" in err and f"{path}:4 does not parse (invalid start byte)" in err
+
+
+def test_builds_are_recorded_whole_and_an_unreadable_build_is_named_not_a_traceback(tmp_path, capsys):
+    """results/<machine>/builds.jsonl is rewritten after every asv run: rows of earlier runs stay, a build
+    record that does not parse is named and left out, the others are recorded."""
+    envs = tmp_path / "env"
+    for env, commit in (("env-a", "a" * 40), ("env-b", "b" * 40)):
+        wheels = envs / env / "asv-build-cache" / "key" / "wheels"
+        wheels.mkdir(parents=True)
+        (wheels / "build.json").write_text(json.dumps({"commit": commit, "ok": True}))
+    (envs / "env-b" / "asv-build-cache" / "key" / "wheels" / "build.json").write_text('{"commit": "bbb')
+    folder = tmp_path / "res" / "m"
+    results.append_line(folder / "builds.jsonl", {"commit": "c" * 40, "env": "env-c", "ok": True})  # an earlier run's
+    config = tmp_path / "conf.json"
+    config.write_text(json.dumps({"env_dir": str(envs), "results_dir": str(tmp_path / "res")}))
+    run.record_builds("m", config)
+    rows = results.read_lines(folder / "builds.jsonl")
+    assert [(r["commit"][0], r["env"]) for r in rows] == [("c", "env-c"), ("a", "env-a")]
+    assert "env-b/asv-build-cache/key/wheels: Unterminated string" in capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir()) == ["builds.jsonl"]
 
 
 

@@ -342,6 +342,10 @@ def test_an_environment_per_commit_for_the_paired_engine(repo, tmp_path, monkeyp
     assert not (path / "src").exists()  # the checkout is not kept
     again = build_module.environment(repo, "main", path, "source")
     assert again == record  # reused, not rebuilt
+    (path / "cuda-bench-env.json").write_text('{"rev": "main", "comm')  # a record cut off: built again
+    rebuilt = build_module.environment(repo, "main", path, "source")
+    assert (rebuilt["commit"], rebuilt["python"], rebuilt["installed"]) == (sha, record["python"], record["installed"])
+    assert json.loads((path / "cuda-bench-env.json").read_text()) == rebuilt
 
 
 def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, build):
