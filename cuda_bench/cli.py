@@ -224,9 +224,9 @@ def parser():
     return top
 
 
-# what measuring a commit can raise that the user can act on: a step or an over-C++ run reports it and the run
-# goes on; at the top it is one line and exit status 2
-MEASURE_ERRORS = (build.BuildError, compare.CompareError, paired.WorkerError)
+# what measuring a commit can raise that the user can act on (OSError: a full disk, a folder not writable): a
+# step or an over-C++ run reports it and the run goes on; at the top it is one line and exit status 2
+MEASURE_ERRORS = (build.BuildError, compare.CompareError, paired.WorkerError, OSError)
 
 
 def log(message):

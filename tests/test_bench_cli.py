@@ -299,6 +299,8 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
 
     def measure(repo, base, head, **kw):
         measured.append((base[0], head[0]))
+        if base[0] == "b":
+            raise OSError(28, "No space left on device")
         raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -311,6 +313,7 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
     assert "asv run exited 2; pairing and publishing what it measured" in err
     assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed (`scripts/bench steps " \
            f"--bindings 13.3.1 --repo {git_repo} --machine m --results-dir {results_dir}` makes it later)" in err
+    assert "step bbbbbbbbb -> ccccccccc not measured: [Errno 28] No space left on device (`scripts/bench" in err
 
 
 def test_a_run_with_no_step_to_make_does_not_reach_for_the_repository(tmp_path, git_repo, monkeypatch, capsys):
