@@ -211,7 +211,7 @@ def run_kind(record):
     in the fast state, ``stats.fast_state``; "all" for records from before that): ``(twins, layouts, state)``,
     or None for a record older than the twins field."""
     settings = record.get("settings", {})
-    return (record.get("twins"), settings.get("layouts") or "fixed", settings.get("state") or "all") \
+    return (record.get("twins"), results.layouts(record), settings.get("state") or "all") \
         if record.get("twins") else None
 
 

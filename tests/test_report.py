@@ -383,6 +383,10 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
                {**record(5.0), "twins": None}, record(2.1), newest]
     x = "bench_x.X.time_x('x')"
     assert report.over_cpp_cases(records) == {x: (newest["cases"][0], {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2})}
+    # random layouts asked for on a kernel that randomises nothing are one fixed layout: in the range
+    fixed_anyway = record(2.2, layouts="random")
+    fixed_anyway["settings"]["aslr_off"] = True
+    assert report.over_cpp_cases([*records[:-1], fixed_anyway, newest])[x][1]["high"] == 2.2
     unknown = {**newest, "twins": None}
     assert report.over_cpp_cases([*records[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
     partial = record(7.0, case="y")  # a newer run of another case only
