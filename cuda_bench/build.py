@@ -231,8 +231,12 @@ def build_env(src, package, bindings_spec):
     env["CUDA_HOME"] = env["CUDA_PATH"] = cuda_home(src, bindings_spec)
     env["CUDA_PYTHON_PARALLEL_LEVEL"] = jobs
     # setuptools' build_ext compiles serially unless told; cuda_bindings has dozens of extensions
-    cfg = Path(tempfile.mkdtemp()) / "setup.cfg"
-    cfg.write_text(f"[build_ext]\nparallel = {jobs}\n")
+    cfg = cache_root().parent / f"build_ext-parallel-{jobs}.cfg"  # one per value, shared by every build
+    if not cfg.exists():
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        partial = cfg.with_suffix(f".{os.getpid()}")
+        partial.write_text(f"[build_ext]\nparallel = {jobs}\n")
+        partial.replace(cfg)  # builds at once (prebuild) never read half of it
     env["DIST_EXTRA_CONFIG"] = str(cfg)
     if shutil.which("ccache"):
         env.setdefault("CC", "ccache gcc")

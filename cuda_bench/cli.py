@@ -234,9 +234,9 @@ def log(message):
 
 
 def paired_context(args):
-    """(derived conf dict, local repo, bindings, requirements, system site) for the paired engine."""
+    """(local repo, bindings, requirements, system site) for the paired engine."""
     conf = json.loads(run.derived_conf(args.repo, args.bindings, None, args.system_site).read_text())
-    return conf, run.local_repo(conf), run.bindings_of(conf), run.requirements(conf), run.system_site_of(conf)
+    return run.local_repo(conf), run.bindings_of(conf), run.requirements(conf), run.system_site_of(conf)
 
 
 def keep_out_of_the_history(args, info, what):
@@ -250,7 +250,7 @@ def cmd_compare(args, argv):
     settings = settings_of(args)
     name, info = machine.record(args.machine)
     keep_out_of_the_history(args, info, "the thresholds are")
-    conf, repo, bindings, reqs, site = paired_context(args)
+    repo, bindings, reqs, site = paired_context(args)
     aa = args.command == "aa"
     base, head = (args.commit, args.against or args.commit) if aa else (args.base, args.head)
     out = Path(args.out or WORK / "compare" / f"{label(base)}-{label(head)}").resolve()
@@ -279,7 +279,7 @@ def cmd_overhead(args, argv):
     settings = settings_of(args)
     name, info = machine.record(args.machine)
     keep_out_of_the_history(args, info, "the over-C++ record is")
-    conf, repo, bindings, reqs, site = paired_context(args)
+    repo, bindings, reqs, site = paired_context(args)
     out = Path(args.out or WORK / "overhead" / label(args.commit)).resolve()
     data = compare.overhead(repo, args.commit, bindings=bindings, requirements=reqs, system_site=site,
                             settings=settings, bench=args.bench, log_dir=out / "logs", progress=log,

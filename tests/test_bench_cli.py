@@ -496,7 +496,7 @@ def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path
     assert cli.main(base) == 0
     monkeypatch.delenv("CUDA_BENCH_BINDINGS")
     args = cli.parser().parse_args(["compare", "a", "b", "--repo", str(git_repo)])
-    assert asked == [cli.paired_context(args)[2], "auto", "source"] and asked[0] == "13.3.1"
+    assert asked == [cli.paired_context(args)[1], "auto", "source"] and asked[0] == "13.3.1"
 
 
 def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path):
