@@ -120,7 +120,8 @@ def incomplete(data):
 
 
 def exit_status(data):
-    """1: a regression; 2: a case could not be measured on both sides, or lost some process pairs; 0: neither."""
+    """1: a regression; 2: a case failed (an error, a dead worker) or lost some process pairs; 0: neither (a case
+    one build skips is listed, not failed)."""
     if regressions(data):
         return 1
     return 2 if incomplete(data) else 0
