@@ -208,10 +208,11 @@ def parser():
     p.add_argument("--results-dir", metavar="DIR", help="publish these results instead of results/")
     p = sub.add_parser("serve", description="asv preview: html/ on localhost "
                        "(browsers refuse asv's data from file://)")
-    p.add_argument("--port", default="8080")
+    p.add_argument("--port", default="8080", help="the port on 127.0.0.1 (default %(default)s)")
     p = sub.add_parser("machine", description="write this machine (GPU, driver, CPU) "
                        "into asv's machine file")
-    p.add_argument("--machine", metavar="NAME")
+    p.add_argument("--machine", metavar="NAME", help="asv machine name (default: after the GPU, e.g. nvidia-h200; "
+                   "cpu-<host> without one)")
     p = sub.add_parser("prebuild", description="build REVs into the wheel cache, N at a time (each in its own "
                        "checkout and venv); asv's build step and the paired engine then find them, when they "
                        "take the same cuda-bindings (--bindings, default as theirs).")

@@ -42,6 +42,17 @@ NEWEST = "1.2.2"
 NEWEST_WITH_NVRTC = [f"cuda-core[cu13]=={NEWEST}"]
 
 
+def aslr_can_be_switched_off():
+    """Whether this kernel lets a process start with address-space randomisation off, probed here with
+    util-linux's setarch itself (not through cuda_bench.machine, whose probe the tests check)."""
+    import platform
+    import shutil
+
+    if not shutil.which("setarch"):
+        return False
+    return subprocess.run(["setarch", platform.machine(), "-R", "true"], capture_output=True).returncode == 0
+
+
 def make_env(requirements):
     """A venv with ``requirements`` installed; returns its python. Cached by the requirement list."""
     key = hashlib.sha256(json.dumps(sorted(requirements)).encode()).hexdigest()[:12]

@@ -5,6 +5,7 @@ of the history."""
 
 from __future__ import annotations
 
+import argparse
 import calendar
 import json
 import platform
@@ -19,7 +20,7 @@ from pathlib import Path
 import json5
 import pytest
 
-from conftest import ROOT, run_module
+from conftest import ROOT, aslr_can_be_switched_off, run_module
 from cuda_bench import cli, compare, machine, paired, results, run
 from cuda_bench.layout import NO_GPU_RESULTS, result_files
 
@@ -94,23 +95,41 @@ def test_help_names_every_command_and_says_where_the_rest_goes():
         assert own.startswith(f"usage: scripts/bench {command} "), own[:80]  # not the top usage line
     run_help = run_module("cuda_bench", "run", "--help").stdout
     assert "goes to `asv run` unchanged" in " ".join(run_help.split())
-    for option in ("--repo", "--bindings", "--system-site", "--machine", "--results-dir", "--cpu-affinity",
-                   "--no-publish", "--no-steps", "--no-overhead", "--pairs", "--seconds", "--jobs", "--layouts"):
-        line = next(li for li in run_help.splitlines() if li.strip().startswith(option))
-        assert len(line.split(option, 1)[1].strip()) > 3 or option in ("--pairs", "--seconds", "--jobs"), line
+    commands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for command, sub in commands.items():  # every option of every command says what it does
+        for action in sub._actions:
+            if action.option_strings and action.dest != "help":
+                assert len(action.help or "") > 15, (command, action.option_strings)
     compare_help = " ".join(run_module("cuda_bench", "compare", "--help").stdout.split())
     assert "Exit status: 1 when a case regressed" in compare_help
 
 
 def test_machine_record_has_gpu_fields_only_from_a_gpu(tmp_path, monkeypatch):
+    """Without nvidia-smi no GPU field is invented; with it, the fields are nvidia-smi's answers: here a
+    stand-in on PATH answers as the lent H200's did, and the record is the one committed from there."""
     monkeypatch.setenv("HOME", str(tmp_path))  # asv keeps its machine file in ~/.asv-machine.json
+    monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has nvidia-smi: the stand-in would not be the one found")
     name, info = machine.record()
     saved = json.loads((tmp_path / ".asv-machine.json").read_text())[name]
     assert saved["machine"] == name and saved["num_cpu"] and saved["cpu"]
-    if shutil.which("nvidia-smi"):
-        assert saved["gpu"] and saved["driver"] and name == machine.default_name(saved)
-    else:  # no GPU fields are invented
-        assert name.startswith("cpu-") and "gpu" not in saved
+    assert name.startswith("cpu-") and "gpu" not in saved and "driver" not in saved
+
+    h200 = json.loads((ROOT / "results" / "nvidia-h200" / "machine.json").read_text())
+    smi = tmp_path / "bin" / "nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text(f"""#!/bin/sh
+case "$1" in
+  --query-gpu=*) echo "{h200['gpu']}, {h200['driver']}, {h200['gpu_cc']}, {h200['gpu_memory']}, {h200['gpu_count']}" ;;
+  *) echo "| NVIDIA-SMI {h200['driver']}   Driver Version: {h200['driver']}   CUDA Version: {h200['cuda_driver']}   |" ;;
+esac
+""")
+    smi.chmod(0o755)
+    name, info = machine.record()
+    saved = json.loads((tmp_path / ".asv-machine.json").read_text())[name]
+    fields = ("gpu", "gpu_count", "gpu_cc", "gpu_memory", "driver", "cuda_driver")
+    assert name == "nvidia-h200" and {k: saved[k] for k in fields} == {k: h200[k] for k in fields}
 
 
 def test_restarts_of_one_vm_record_one_machine_so_its_history_stays_on_one_graph(tmp_path, monkeypatch):
@@ -202,7 +221,7 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     assert seen["track_hash_seed"] == 0
     assert seen["track_pinned_core"] == core
     # setarch -R where the kernel allows it (machine.no_aslr_prefix probes); said plainly where not
-    assert seen["track_aslr_off"] == (1 if machine.no_aslr_prefix() else 0)
+    assert seen["track_aslr_off"] == (1 if aslr_can_be_switched_off() else 0)
 
 
 def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
@@ -385,11 +404,13 @@ def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path,
     assert f"this run's results stay in {NO_GPU_RESULTS}" in capsys.readouterr().err
 
 
-def test_cpu_affinity_choices():
+def test_cpu_affinity_choices(monkeypatch):
     assert machine.cpu_affinity("none") == [] and machine.cpu_affinity(None) == []
     assert machine.cpu_affinity("3,4") == ["--cpu-affinity", "3,4"]
-    cores = machine.cores()
-    assert machine.cpu_affinity("auto") == (["--cpu-affinity", str(cores[-1])] if len(cores) >= 4 else [])
+    monkeypatch.setattr(machine, "cores", lambda: [2, 3, 5, 7, 11, 13])  # the cores a 16-core box lets us have
+    assert machine.cpu_affinity("auto") == ["--cpu-affinity", "13"]  # the last of them
+    monkeypatch.setattr(machine, "cores", lambda: [0, 1, 2])  # too few to keep one free of everything else
+    assert machine.cpu_affinity("auto") == []
 
 
 @pytest.mark.parametrize("given, said", [

@@ -18,8 +18,8 @@ import statistics
 
 import pytest
 
-from conftest import ROOT  # also puts the project on sys.path
-from cuda_bench import compare, machine, paired, report, stats
+from conftest import ROOT, aslr_can_be_switched_off  # also puts the project on sys.path
+from cuda_bench import compare, paired, report, stats
 
 
 class Core:
@@ -648,7 +648,7 @@ def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_
                                 tmp_path / layouts, progress=lambda m: None, cores=[0])
         seen[layouts] = found["hello"]["aslr_off"]
         assert settings.describe()["layouts"] == layouts
-    assert seen == {"fixed": bool(machine.no_aslr_prefix()), "random": False}
+    assert seen == {"fixed": aslr_can_be_switched_off(), "random": False}
 
 
 def test_a_threshold_is_rounded_up_to_the_next_tenth_of_a_percent_not_past_it():
@@ -719,7 +719,7 @@ def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(
         data = compare.summary(report, "aa")
         said[settings.layouts] = (data["settings"]["layouts"], data["settings"]["aslr_off"],
                                   "each process its own memory layout (ASLR on)" in compare.comment(data))
-    assert said == {"random": ("random", False, True), "fixed": ("fixed", bool(machine.no_aslr_prefix()), False)}
+    assert said == {"random": ("random", False, True), "fixed": ("fixed", aslr_can_be_switched_off(), False)}
     for command in (["aa", "main"], ["steps"], ["run"], ["ladder"]):
         assert cli.parser().parse_args(command).layouts == "random"
     assert cli.parser().parse_args(["overhead", "main"]).layouts == paired.OVERHEAD_LAYOUTS == "fixed"

@@ -53,17 +53,36 @@ def test_queued_operations_sample_fixed_batches():
         assert cls.number > 0 and cls.warmup_time == 0, cls.__name__
 
 
-def test_importing_the_suite_does_no_cuda_work():
-    code = (
-        "import importlib, pkgutil, benchmarks\n"
-        "from benchmarks import _compat\n"
-        "for m in pkgutil.iter_modules(benchmarks.__path__):\n"
-        "    importlib.import_module('benchmarks.' + m.name)\n"
-        "assert _compat._gpu_problem == [], 'a module asked for the GPU at import'\n"
-        "print('clean')\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0 and "clean" in proc.stdout, proc.stderr
+IMPORT_SUITE = """
+import importlib, pkgutil, sys
+try:
+    from cuda.bindings import driver, nvrtc, runtime
+except ImportError:
+    driver = nvrtc = runtime = None
+called = []
+for module in (driver, runtime, nvrtc):  # every CUDA entry point, recorded instead of called
+    for name in dir(module) if module else ():
+        value = getattr(module, name)
+        if name.startswith(("cu", "nvrtc")) and callable(value) and not isinstance(value, type):
+            setattr(module, name, lambda *a, _name=name, **k: called.append(_name))
+import benchmarks
+from benchmarks import _compat
+for m in pkgutil.iter_modules(benchmarks.__path__):
+    importlib.import_module("benchmarks." + m.name)
+assert _compat._gpu_problem == [], "a module asked for the GPU at import"
+assert not called, f"CUDA called at import: {called}"
+print("clean", driver is not None)
+"""
+
+
+@pytest.mark.parametrize("where", ["project", "cuda-core"])
+def test_importing_the_suite_does_no_cuda_work(where, request):
+    """No benchmark module touches CUDA when imported: with the project's Python (no cuda-python) and in an
+    environment with cuda-core and cuda-bindings, where every driver, runtime and NVRTC function is replaced
+    by a recorder first (this machine has no libcuda, so a call that got through would raise)."""
+    python = sys.executable if where == "project" else str(request.getfixturevalue("newest_env"))
+    proc = subprocess.run([python, "-c", IMPORT_SUITE], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.split() == ["clean", str(where == "cuda-core")], proc.stderr
 
 
 def test_cpp_twins_mirror_python_operations():
