@@ -76,7 +76,8 @@ class Op:
     synchronizes = False
     #: calls per timed body; 1 for operations slow enough (> ~10 us) that asv's loop does not matter
     unroll = UNROLL
-    #: where the forms of this operation do different work on purpose, and why (marked in the overview)
+    #: where the forms of this operation do different work (on purpose, or because a library does), and why:
+    #: marked in the overview. A class that only gains or rewords this pins its ``version`` to keep its history.
     differs = ""
 
     timeout = 120

@@ -105,8 +105,9 @@ class DeviceAttribute(Op):
         "cupy": ("cupy.cuda.runtime.deviceGetAttribute",),
     }
 
-    differs = ("cuda.core and CuPy read the attribute from a per-device cache after the first call; "
-               "cuda.bindings and C++ ask the driver (cuDeviceGetAttribute) every time")
+    version = "53670f8ca52f97f3"  # the timed work as before `differs` was corrected
+    differs = ("cuda.core reads the attribute from a per-device cache after the first call; cuda.bindings and C++ "
+               "ask the driver (cuDeviceGetAttribute) every time, CuPy the runtime (cudaDeviceGetAttribute)")
 
     def core(self):
         device = compat.core_device()
@@ -173,6 +174,9 @@ class CurrentComputeCapability(Op):
     ``Device().compute_capability``, ``cupy.cuda.Device().compute_capability``; bindings: ``cuCtxGetDevice``
     and the two ``cuDeviceGetAttribute`` calls (no cache)."""
 
+    version = "b49924152ea99b4a"  # the timed work as before `differs` was written down
+    differs = ("cuda.core and CuPy look the current device up and return its cached compute capability; "
+               "cuda.bindings and C++ call cuCtxGetDevice and the two cuDeviceGetAttribute every time")
     needs = {
         "core": ("core.Device.compute_capability",),
         "bindings": ("driver.cuCtxGetDevice", "driver.cuDeviceGetAttribute"),

@@ -23,6 +23,10 @@ def _core_stream(op):
 class AllocFree(Op):
     """Allocate and free 10 bytes on a stream, without synchronising (stream drained between samples)."""
 
+    version = "3d9f9021aded90cf"  # the timed work as before `differs` was written down
+    differs = ("CuPy allocates from its own caching pool; cuda.core (0.4.0 on) raises the device pool's release "
+               "threshold when it makes its memory resource, cuda.bindings and C++ keep the driver's default (0), so "
+               "the drain between samples hands their memory back to the driver (AllocFreeSync sets it on every side)")
     queued = True
     needs = {
         "core": ("core.Device.memory_resource",),
@@ -139,6 +143,10 @@ class MemoryResourceCreate(Op):
 class PointerGetAttribute(Op):
     """Ask the driver for one attribute (memory type) of a device pointer."""
 
+    version = "cd4e74f63eca05eb"  # the timed work as before `differs` was written down
+    differs = ("CuPy has no one-attribute call here: runtime.pointerGetAttributes (cudaPointerGetAttributes) fills "
+               "every field and builds a PointerAttributes; cuda.bindings and C++ ask cuPointerGetAttribute for the "
+               "memory type alone")
     needs = {
         "bindings": ("driver.cuPointerGetAttribute",),
         "cupy": ("cupy.cuda.runtime.pointerGetAttributes",),

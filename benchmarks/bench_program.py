@@ -61,9 +61,13 @@ class GetKernel(Op):
 
 
 class ModuleLoad(Op):
-    """Load a cubin, fetch one kernel, unload: ``ObjectCode.from_cubin(...).get_kernel`` (unloaded when
-    dropped), ``cuLibraryLoadData``/``cuLibraryGetKernel``/``cuLibraryUnload``."""
+    """Load a cubin, fetch one kernel, unload: ``ObjectCode.from_cubin(...).get_kernel`` (dropped, never
+    unloaded: see ``differs``), ``cuLibraryLoadData``/``cuLibraryGetKernel``/``cuLibraryUnload``."""
 
+    version = "111be0fd62d6c061"  # the timed work as before `differs` was written down
+    differs = ("cuda.core never unloads the library (no cuLibraryUnload in releases 0.1.0-0.5.1; on main it was "
+               "called from 2026-01-28 and is commented out since cuda-python #1660, 2026-02-20): its form is load + "
+               "get_kernel, one CUlibrary left loaded per call; cuda.bindings and C++ also unload")
     unroll = 1  # tens of microseconds or more: asv's loop is noise here
     needs = {
         "core": ("core.ObjectCode.get_kernel",),

@@ -266,7 +266,7 @@ interval; of several runs of the commit, the one nearest the fast state, and a r
 than {report.SLOW_STATE}× (the fast-state window) slower than their fastest recorded run is left out, or marked
 ⚠ where it is the only one: its ratios read high), else net minus C++ from asv's medians; ✓ under cuda-python's
 target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.
-<span class="differs">★</span> marks an operation whose sides do different work on purpose, with the reason.</p>
+<span class="differs">★</span> marks an operation whose sides do different work (on purpose, or because a library does), with the reason.</p>
 <p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the lent H200 VM), so
 changes between commits are decided by <b>paired steps</b>: the newest commit and the previous measured one,
 timed in turn sample by sample on one core (<a href="steps.html">every step</a>). Under a number: the step's

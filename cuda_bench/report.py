@@ -75,7 +75,7 @@ def flagged_steps(steps):
 
 # --- the overview ---------------------------------------------------------------------------------------
 def suite_differs():
-    """{benchmark: reason} for the suite's operations whose sides do different work on purpose (``Op.differs``);
+    """{benchmark: reason} for the suite's operations whose sides do different work (``Op.differs``);
     {} when the suite cannot be imported here."""
     try:
         return {f"{module}.{cls.__name__}.{method}": cls.differs
@@ -113,7 +113,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
       where another measured the case, ``left_out``, else marked, ``slower``).
 
     ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
-    work on purpose: ``row["differs"]``.
+    work: ``row["differs"]``.
 
     ``versions`` ({benchmark: version}, the suite's, from asv's benchmarks.json): the newest commit's numbers
     of a benchmark measured under another version (the benchmark has changed since) are left out, and every
@@ -380,8 +380,8 @@ def markdown(rows):
         f"parentheses, the lowest and highest ratio over the runs (runs on other machine starts move a ratio "
         f"more than one run's interval says), less those in the slow state (C++ twins more than ×{SLOW_STATE} "
         f"slower than their fastest recorded run on the machine: their ratios read high; such a run is "
-        f"marked ⚠ where no other measured the case){ranges}. ★: the sides do different work on "
-        f"purpose (the reason under the table).",
+        f"marked ⚠ where no other measured the case){ranges}. ★: the sides do different work "
+        f"(the reason under the table).",
         "",
         "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
         "|---|---|" + "---:|" * (len(APIS) + 2),
