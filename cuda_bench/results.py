@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -162,15 +161,11 @@ def layouts(record):
 
 
 def release_step(step):
-    """Whether a history step pairs two cuda-core releases (the release ladder's steps). A record says so
-    itself (``release_tags``: both commits' release tags, or None). Records older than that field (session
-    19's ladder steps, main's steps before it) are read by their builds' cuda-core versions: a release's own
-    (``0.5.1``) on both sides. That holds for them (main's builds there are ``1.2.0.post1+g...``), not in
-    general: cuda_core took a fixed version string up to 0.5.x, so an older main commit builds as ``0.x.y``."""
-    if "release_tags" in step:
-        return bool(step["release_tags"])
-    found = [(side or {}).get("cuda-core") or "" for side in (step.get("versions") or {}).values()]
-    return len(found) == 2 and all(re.fullmatch(r"\d+(\.\d+)*", version) for version in found)
+    """Whether a history step pairs two cuda-core releases (the release ladder's steps): its record says so
+    (``release_tags``: both commits' release tags, or None). The H200's steps from before the field (session
+    19's ladder, main's steps before it) were given it in session 23, from the fork's tags by
+    ``run.release_tags``; a record without it is no release step."""
+    return bool(step.get("release_tags"))
 
 
 def steps(results_dir, machine_name):

@@ -1024,11 +1024,14 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     main, lists none of them and says how many there are."""
     _, steps = history_before(machine, tmp_path, SESSION21)
     ladder = [s for s in steps if results.release_step(s)]
-    assert "release_tags" not in ladder[0]  # made before the field: read by the builds' versions
-    assert results.release_step(dict(ladder[0], release_tags=None)) is False  # a record that says is believed
-    assert results.release_step(dict(steps[0], release_tags=["cuda-core-v0.1.0", "cuda-core-v0.1.1"]))
     assert [s["base"][:9] for s in ladder] + [ladder[-1]["head"][:9]] == LADDER
-    assert not any(results.release_step(s) for s in steps if s not in ladder)  # main's builds: 1.2.0.post1+g...
+    assert not any(results.release_step(s) for s in steps if s not in ladder)
+    # the tags each record names (given to these records in session 23) are the cuda-core its builds report
+    assert [(s["release_tags"], [s["versions"][side]["cuda-core"] for side in ("base", "head")]) for s in ladder] \
+        == [([f"cuda-core-v{b}", f"cuda-core-v{h}"], [b, h]) for b, h in
+            [("0.1.0", "0.1.1"), ("0.1.1", "0.2.0"), ("0.2.0", "0.3.2"), ("0.3.2", "0.4.2"), ("0.4.2", "0.5.1")]]
+    assert all(s["versions"][side]["cuda-core"].startswith("1.2.0.post1+g") for s in steps if s not in ladder
+               for side in ("base", "head"))  # main's builds
     assert [{side: v["cuda-bindings"] for side, v in s["versions"].items()} for s in ladder][2] == {
         "base": "12.9.10", "head": "13.3.1"}  # 0.2.0 -> 0.3.2 crosses the CUDA 12/13 boundary
 
