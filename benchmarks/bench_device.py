@@ -52,8 +52,9 @@ class RuntimeGetDevice(Op):
 class ComputeCapability(Op):
     """Read the compute capability of a device object; bindings: the two ``cuDeviceGetAttribute`` calls."""
 
-    differs = ("cuda.core and CuPy return the device object's cached value; cuda.bindings and C++ make "
-               "the two cuDeviceGetAttribute calls every time")
+    version = "177bc89ad12eb95d"  # the timed work as before `differs` named cuda.core 0.1's calls
+    differs = ("cuda.core (0.2.0 on; 0.1.x calls cudaDeviceGetAttribute twice) and CuPy return the device "
+               "object's cached value; cuda.bindings and C++ make the two cuDeviceGetAttribute calls every time")
     needs = {
         "core": ("core.Device.compute_capability",),
         "bindings": ("driver.cuDeviceGetAttribute",),
@@ -175,8 +176,9 @@ class CurrentComputeCapability(Op):
     and the two ``cuDeviceGetAttribute`` calls (no cache)."""
 
     version = "b49924152ea99b4a"  # the timed work as before `differs` was written down
-    differs = ("cuda.core and CuPy look the current device up and return its cached compute capability; "
-               "cuda.bindings and C++ call cuCtxGetDevice and the two cuDeviceGetAttribute every time")
+    differs = ("cuda.core (0.2.0 on; 0.1.x calls cudaDeviceGetAttribute twice) and CuPy look the current device "
+               "up and return its cached compute capability; cuda.bindings and C++ call cuCtxGetDevice and the two "
+               "cuDeviceGetAttribute every time")
     needs = {
         "core": ("core.Device.compute_capability",),
         "bindings": ("driver.cuCtxGetDevice", "driver.cuDeviceGetAttribute"),

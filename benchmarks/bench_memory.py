@@ -26,7 +26,8 @@ class AllocFree(Op):
     version = "3d9f9021aded90cf"  # the timed work as before `differs` was written down
     differs = ("CuPy allocates from its own caching pool; cuda.core (0.4.0 on) raises the device pool's release "
                "threshold when it makes its memory resource, cuda.bindings and C++ keep the driver's default (0), so "
-               "the drain between samples hands their memory back to the driver (AllocFreeSync sets it on every side)")
+               "the drain between samples hands their memory back to the driver (AllocFreeSync sets it on every side); "
+               "in one process, as over C++ is timed, the threshold cuda.core raised holds for every side after it")
     queued = True
     needs = {
         "core": ("core.Device.memory_resource",),

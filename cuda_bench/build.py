@@ -103,6 +103,20 @@ def git(src, *args):
     return run(["git", *args], cwd=src).strip()
 
 
+def write_whole(path, text):
+    """``text`` into ``path`` whole or not at all: a temporary file beside it, then a rename. A reader never sees
+    half of it; a failed write leaves the old file as it was and no temporary one."""
+    path = Path(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
 def tree_hash(src, package):
     return git(src, "rev-parse", f"HEAD:{package}")
 
@@ -231,12 +245,10 @@ def build_env(src, package, bindings_spec):
     env["CUDA_HOME"] = env["CUDA_PATH"] = cuda_home(src, bindings_spec)
     env["CUDA_PYTHON_PARALLEL_LEVEL"] = jobs
     # setuptools' build_ext compiles serially unless told; cuda_bindings has dozens of extensions
-    cfg = cache_root().parent / f"build_ext-parallel-{jobs}.cfg"  # one per value, shared by every build
+    cfg = cache_root() / f"build_ext-parallel-{jobs}.cfg"  # one per value, shared by every build
     if not cfg.exists():
         cfg.parent.mkdir(parents=True, exist_ok=True)
-        partial = cfg.with_suffix(f".{os.getpid()}")
-        partial.write_text(f"[build_ext]\nparallel = {jobs}\n")
-        partial.replace(cfg)  # builds at once (prebuild) never read half of it
+        write_whole(cfg, f"[build_ext]\nparallel = {jobs}\n")  # builds at once (prebuild) never read half
     env["DIST_EXTRA_CONFIG"] = str(cfg)
     if shutil.which("ccache"):
         env.setdefault("CC", "ccache gcc")
@@ -494,9 +506,7 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
               "seconds": round(time.monotonic() - start, 1),
               "build": json.loads((path / "wheels" / "build.json").read_text()),
               "installed": json.loads((path / "wheels" / "installed.json").read_text())}
-    partial = record_path.with_suffix(".partial")
-    partial.write_text(json.dumps(record, indent=1))
-    partial.replace(record_path)  # whole or not at all: its presence means "built"
+    write_whole(record_path, json.dumps(record, indent=1))  # its presence means "built"
     return record
 
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from cuda_bench import build, compare, machine, paired, publish, report, results, run, stats, suite
-from cuda_bench.layout import CALIBRATION, CONF, FLOOR, OVERHEAD, RESULTS, ROOT, STEPS, WORK, label
+from cuda_bench.layout import BENCHMARKS, CALIBRATION, CONF, FLOOR, OVERHEAD, RESULTS, ROOT, STEPS, WORK, label
 from cuda_bench.text import interval, measurements, standing
 
 DESCRIPTION = """\
@@ -327,14 +327,15 @@ def history_steps(args, name, info, results_dir, todo, config, command, later):
                                             system_site=run.system_site_of(conf), settings=settings_of(args),
                                             bench=bench, thresholds=thresholds, log_dir=out / "logs",
                                             progress=log)
+            data = compare.summary(report, "step", (), built, command, info) | {
+                "bindings": bindings,
+                "release_tags": [tags[base], tags[head]] if base in tags and head in tags else None}
+            results.append_line(Path(results_dir) / name / STEPS, data)  # the record first: it is the history
+            compare.write(out, data)
         except MEASURE_ERRORS as exc:  # the other steps still run
             log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`{later}` makes it later)")
             status = 2
             continue
-        data = compare.summary(report, "step", (), built, command, info) | {
-            "bindings": bindings, "release_tags": [tags[base], tags[head]] if base in tags and head in tags else None}
-        compare.write(out, data)
-        results.append_line(Path(results_dir) / name / STEPS, data)
         flagged = compare.regressions(data)
         log(f"step {base[:9]} -> {head[:9]}: {len(flagged)} regression(s)"
             + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged))
@@ -358,6 +359,13 @@ def over_cpp(args, name, info, results_dir, before, config, command):
     commit = run.newest_measured(results_dir, name, before)
     if commit is None:
         return 0
+    try:
+        items = compare.overhead_items(args.bench, BENCHMARKS)
+    except compare.CompareError:  # -b matches no case
+        items = []
+    if not items:
+        log(f"over C++: nothing to time ({args.bench} match only the controls, or no case)")
+        return 0
     conf = json.loads(Path(config).read_text())
     out = WORK / "overhead" / commit[:12]
     try:
@@ -366,11 +374,11 @@ def over_cpp(args, name, info, results_dir, before, config, command):
                                 settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs),
                                 bench=args.bench, log_dir=out / "logs", progress=log, command=command,
                                 machine_info=info)
+        results.append_line(Path(results_dir) / name / OVERHEAD, data)  # the record first: it is the history
+        compare.write_overhead(out, data)
     except MEASURE_ERRORS as exc:  # the run still publishes
         log(f"over C++ at {commit[:9]} not measured: {exc}")
         return 2
-    compare.write_overhead(out, data)
-    results.append_line(Path(results_dir) / name / OVERHEAD, data)
     log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
     judge_overhead_run(results_dir, name, data, written=True)
     return 2 if compare.incomplete(data) else 0
@@ -414,7 +422,10 @@ def cmd_run(args, rest, argv):
         bench = [arg for regex in args.bench for arg in ("--bench", regex)]  # asv's -b, as the paired steps'
         status = run.asv("run", "--machine", name, "--show-stderr", *bench, *rest, config=config, timed=True,
                          affinity=args.cpu_affinity, env=progress_env)
-    run.record_builds(name, config)
+    try:
+        run.record_builds(name, config)
+    except OSError as exc:  # what asv measured is still paired and published
+        log(f"what each commit was built from not recorded: {exc}")
     if status:  # asv exits non-zero when any one benchmark failed: what it did measure is still paired
         log(f"asv run exited {status}; pairing and publishing what it measured")
     if not args.no_steps:

@@ -244,6 +244,11 @@ def calibration_record(data):
             "thresholds": stats.calibrate(data["cases"])}
 
 
+def overhead_items(bench, benchmark_dir):
+    """(case, its C++ twin's ID) of every non-control case ``bench`` selects: what ``overhead`` times."""
+    return [(name, cpp_id(*split_case(name))) for name in case_names(bench, benchmark_dir) if not is_control(name)]
+
+
 def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings=None, bench=(), log_dir,
              progress=None, command=None, machine_info=None, groups_file=None):
     """Python over C++ at ``rev``: every non-control case against its C++ twin (``cuda_bench.layout.cpp_id``;
@@ -251,8 +256,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     every ABBA group the record's medians come from is kept there too (:func:`write_groups`)."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     settings = settings or paired.Settings.over_cpp()
-    items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, settings.benchmark_dir)
-             if not is_control(name)]
+    items = overhead_items(bench, settings.benchmark_dir)
     if not items:
         raise CompareError(f"nothing to time over C++: {list(bench)} match only the controls, which have no twin")
     start = time.monotonic()

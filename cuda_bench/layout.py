@@ -40,11 +40,11 @@ TIMED_CODE = {"core": ("cuda-core", "cuda-bindings"), "bindings": ("cuda-binding
               "cupy": ("cupy-cuda13x", "cupy-cuda12x")}
 
 
-
 def local_conf():
     """This command's derived copy of asv.conf.json (its --repo, --bindings ...), in WORK next to asv's clone of
     the project; one per process, so that two commands at once never read each other's."""
     return WORK / f"asv.conf.local-{os.getpid()}.json"
+
 
 def result_files(machine_dir):
     """asv's results files of one machine directory: every ``*.json`` but ``machine.json``."""

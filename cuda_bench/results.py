@@ -28,7 +28,8 @@ def warn(message):
 def read(path):
     """One asv results file as a dict; ValueError or OSError when it does not parse or is not one."""
     data = json.loads(Path(path).read_text())
-    if not isinstance(data, dict) or "results" not in data or "commit_hash" not in data:
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict) or "commit_hash" not in data \
+            or not isinstance(data.get("result_columns", []), list):
         raise ValueError("not an asv results file")
     return data
 
@@ -52,8 +53,8 @@ def load_machine(machine_dir):
 def measured_at(data):
     """When asv last started a benchmark of this results file (ms since the epoch; 0 when it says not)."""
     column = data["result_columns"].index("started_at") if "started_at" in data.get("result_columns", []) else None
-    return max((row[column] or 0 for row in data.get("results", {}).values()
-                if column is not None and len(row) > column), default=0)
+    return max((row[column] or 0 for row in data["results"].values()
+                if column is not None and isinstance(row, list) and len(row) > column), default=0)
 
 
 def load_all(results_dir):

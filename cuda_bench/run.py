@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from cuda_bench import machine, results
+from cuda_bench import build, machine, results
 from cuda_bench.layout import BUILDS, CONF, NO_GPU_RESULTS, ROOT, WORK, is_release_tag, local_conf, result_files
 
 
@@ -172,11 +172,11 @@ def record_builds(machine_name, conf_path):
     env_dir, folder = Path(conf["env_dir"]), Path(conf["results_dir"]) / machine_name
     path = folder / BUILDS
     seen = {(row["commit"], row["env"]): row for row in results.read_lines(path)}
-    for build in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
-        env_path = build.parents[3]
+    for made in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
+        env_path = made.parents[3]
         try:
-            row = json.loads(build.read_text())
-            installed = build.with_name("installed.json")
+            row = json.loads(made.read_text())
+            installed = made.with_name("installed.json")
             if installed.exists():
                 row["installed"] = json.loads(installed.read_text())
             info = env_path / "asv-env-info.json"
@@ -184,15 +184,15 @@ def record_builds(machine_name, conf_path):
                 info = json.loads(info.read_text())
                 row.update(python=info.get("python"), env_vars=info.get("build_env_vars"))
         except (OSError, ValueError) as exc:
-            results.warn(f"{build.parent}: {exc}; that build is not recorded in {BUILDS}")
+            results.warn(f"{made.parent}: {exc}; that build is not recorded in {BUILDS}")
             continue
         row["env"] = env_path.name
         seen[(row["commit"], row["env"])] = row
     if seen:
         folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
-        partial.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in seen.values()))
-        partial.replace(path)  # the old rows stay whole until the new ones are
+        # the old rows stay whole until the new ones are; rows another run wrote meanwhile come back next time,
+        # from the build caches
+        build.write_whole(path, "".join(json.dumps(row, sort_keys=True) + "\n" for row in seen.values()))
 
 
 def release_ladder(repo, branch="main"):

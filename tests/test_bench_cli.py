@@ -554,6 +554,12 @@ def test_overhead_of_only_the_controls_is_one_line_and_records_nothing(tmp_path,
                          "--out", str(tmp_path / "o")]) == 2
         assert "nothing to time over C++" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+    # `run -b Floor` on a GPU box: its over-C++ step has nothing to time, and that is no failure
+    monkeypatch.setattr(run, "newest_measured", lambda *a: "c" * 40)
+    monkeypatch.setattr(compare, "overhead", lambda *a, **k: pytest.fail("timed nothing"))
+    args = cli.parser().parse_args(["run", "-b", "Floor"])
+    assert cli.over_cpp(args, "probe", {}, tmp_path, {}, "config", "cmd") == 0
+    assert "over C++: nothing to time" in capsys.readouterr().err
 
 
 def test_overhead_without_a_gpu_writes_nothing_into_the_history(monkeypatch, capsys, tmp_path):

@@ -360,3 +360,14 @@ def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, b
     assert "replaced by cuda-pathfinder 1." in record["packages"]["cuda_pathfinder"]["action"]
     assert sorted(p.name.split("-")[1] for p in out.glob("*.whl")) == ["0.3.2"]
     assert build_module.version_tuple(record["packages"]["cuda_pathfinder"]["action"].split("cuda-pathfinder ")[1]) >= (1, 3)
+
+
+def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """build.write_whole (builds.jsonl, the engine's environment record, the build_ext config): a write that
+    fails midway leaves the old file as it was and no temporary file beside it."""
+    path = tmp_path / "builds.jsonl"
+    build_module.write_whole(path, "old\n")
+    monkeypatch.setattr(build_module.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left")))
+    with pytest.raises(OSError):
+        build_module.write_whole(path, "new\n")
+    assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["builds.jsonl"]

@@ -236,27 +236,50 @@ def test_changes_since_the_previous_commit_compare_only_the_same_benchmark_versi
     assert all(c.get("vs_commit") is None for r in rows for c in r["cells"].values())
 
 
+def in_auto_env(path, hours=0.0, scale=1.0):
+    """A results file as the same commit measured in cuda-bindings ``auto``'s environment: started ``hours``
+    after the recorded run, every median times ``scale``."""
+    data = json.loads(path.read_text())
+    data["env_name"] = data["env_name"].replace("BINDINGS13.3.1", "BINDINGSauto")
+    started, result = (data["result_columns"].index(c) for c in ("started_at", "result"))
+    for row in data["results"].values():
+        row[started] = (row[started] or 0) + int(hours * 3_600_000)
+        row[result] = [v * scale if isinstance(v, float) else v for v in row[result]] \
+            if isinstance(row[result], list) else row[result]
+    return data
+
+
 def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_with_the_commit_before(machine, tmp_path):
     """A ladder (cuda-bindings auto) and a run (13.3.1) of the same main head give that commit two results
-    files: "vs prev. commit" is against the commit before it, in the same environment, whichever file asv
-    wrote last, never the commit against itself."""
+    files: the overview shows the one measured last, whatever asv's file names, and "vs prev. commit" is
+    against the commit before it, in that run's environment where that commit has one; never the commit
+    against itself."""
     folder = tmp_path / machine
     shutil.copytree(RESULTS / machine, folder)
     head = newest(machine)
-    again = json.loads(head.read_text())
-    again["env_name"] = again["env_name"].replace("BINDINGS13.3.1", "BINDINGSauto")
-    column = again["result_columns"].index("started_at")
-    for row in again["results"].values():
-        row[column] = (row[column] or 0) + 3_600_000  # measured an hour later
-    (folder / head.name.replace("BINDINGS13.3.1", "BINDINGSauto")).write_text(json.dumps(again))
+    before = next(p for p in result_files(RESULTS / machine) if p.name.startswith("c278ecb3"))
     names = suite_names()
     expected = report.overview_rows(results.load_all(RESULTS), {}, {}, names)
+
+    def changes(rows):
+        return [c.get("vs_commit") for r in rows for c in r["cells"].values()]
+
+    def write(path, data):
+        (folder / path.name.replace("BINDINGS13.3.1", "BINDINGSauto")).write_text(json.dumps(data))
+
+    # measured an hour before the recorded run: its file name sorts last, the recorded run is still shown
+    write(head, in_auto_env(head, hours=-1, scale=3.0))
+    write(before, in_auto_env(before, scale=2.0))  # the commit before, in auto's environment too
+    assert results.load_machine(folder)[-1]["env_name"].find("BINDINGS13.3.1") > 0
     rows = report.overview_rows(results.load_all(tmp_path), {}, {}, names)
-    assert {r["commit"] for r in rows} == {again["commit_hash"]}
-    changes = [c.get("vs_commit") for r in rows for c in r["cells"].values()]
-    assert changes == [c.get("vs_commit") for r in expected for c in r["cells"].values()]
-    assert sum(1 for c in changes if c) > 50  # against c278ecb3d, not 0.0 against itself
-    assert results.load_machine(folder)[-1]["env_name"] == again["env_name"]  # the one measured last
+    assert {r["commit"] for r in rows} == {json.loads(head.read_text())["commit_hash"]}
+    assert changes(rows) == changes(expected)  # against c278ecb3d's 13.3.1 run
+    assert sum(1 for c in changes(rows) if c) > 50  # not 0.0 against itself
+    # measured an hour after: shown, and compared with the commit before in its own environment
+    write(head, in_auto_env(head, hours=1, scale=3.0))
+    rows = report.overview_rows(results.load_all(tmp_path), {}, {}, names)
+    moved = [(c, e) for c, e in zip(changes(rows), changes(expected)) if c is not None and e is not None]
+    assert len(moved) > 50 and all(abs((1 + c) - 1.5 * (1 + e)) < 1e-9 for c, e in moved)  # ×3 over ×2
 
 
 def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine):
@@ -1026,12 +1049,13 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     ladder = [s for s in steps if results.release_step(s)]
     assert [s["base"][:9] for s in ladder] + [ladder[-1]["head"][:9]] == LADDER
     assert not any(results.release_step(s) for s in steps if s not in ladder)
-    # the tags each record names (given to these records in session 23) are the cuda-core its builds report
-    assert [(s["release_tags"], [s["versions"][side]["cuda-core"] for side in ("base", "head")]) for s in ladder] \
-        == [([f"cuda-core-v{b}", f"cuda-core-v{h}"], [b, h]) for b, h in
-            [("0.1.0", "0.1.1"), ("0.1.1", "0.2.0"), ("0.2.0", "0.3.2"), ("0.3.2", "0.4.2"), ("0.4.2", "0.5.1")]]
-    assert all(s["versions"][side]["cuda-core"].startswith("1.2.0.post1+g") for s in steps if s not in ladder
-               for side in ("base", "head"))  # main's builds
+    # every record's tags (given to the records made before the field in session 23) are the cuda-core its
+    # builds report, and a record without tags built main (every record, not only each step's first)
+    records = results.read_lines(RESULTS / machine / "steps.jsonl")
+    built = [[r["versions"][side]["cuda-core"] for side in ("base", "head")] for r in records]
+    assert sum(1 for r in records if r["release_tags"]) == 14
+    assert all(r["release_tags"] == [f"cuda-core-v{v}" for v in versions] if r["release_tags"] else
+               all(v.startswith("1.2.0.post1+g") for v in versions) for r, versions in zip(records, built))
     assert [{side: v["cuda-bindings"] for side, v in s["versions"].items()} for s in ladder][2] == {
         "base": "12.9.10", "head": "13.3.1"}  # 0.2.0 -> 0.3.2 crosses the CUDA 12/13 boundary
 
