@@ -329,11 +329,11 @@ def cupy_device():
 
 
 # --- cuda.bindings, absorbed ---------------------------------------------------------------------------
-def nvrtc_compile(source, target, target_arch, name=b"bench.cu"):
-    """Compile with NVRTC through cuda.bindings; returns the PTX or cubin bytes."""
+def nvrtc_compile(source, target, target_arch, name=b"bench.cu", flags=()):
+    """Compile with NVRTC through cuda.bindings (``flags``: more NVRTC options); returns the PTX or cubin."""
     program = check(nvrtc.nvrtcCreateProgram(source.encode(), name, 0, [], []))
     try:
-        opts = [f"--gpu-architecture={target_arch}".encode()]
+        opts = [f"--gpu-architecture={target_arch}".encode(), *(flag.encode() for flag in flags)]
         err, = nvrtc.nvrtcCompileProgram(program, len(opts), opts)
         if int(err) != 0:
             size = check(nvrtc.nvrtcGetProgramLogSize(program))

@@ -158,6 +158,43 @@ class NvrtcCreateProgram100Headers(Op):
         self.body()
 
 
+#: #940's compile (cpcloud's pytest-benchmark in that PR): its kernel, and its ProgramOptions as cuda.core
+#: passes them to NVRTC (besides the arch; ``tests/test_versions.py`` checks the flags against cuda.core's own)
+SOURCE_940 = "__global__ void empty() {}"
+OPTIONS_940 = {"std": "c++17", "relocatable_device_code": True, "debug": False, "lineinfo": True,
+               "device_code_optimize": True}
+FLAGS_940 = ("--relocatable-device-code=true", "--generate-line-info", "--dopt=on", "--std=c++17")
+
+
+class CompileOptions(Op):
+    """#940's own form: compile its empty kernel to PTX with its options (C++17, relocatable device code, line
+    info, device-code optimisation): ``Program(code, "c++", options=ProgramOptions(...)).compile("ptx")``, or
+    the nvrtc* sequence with the same flags."""
+
+    gpu_free = ("core", "bindings")
+    unroll = 1  # tens of microseconds or more: asv's loop is noise here
+    needs = {
+        "core": ("core.Program", "core.ProgramOptions"),
+        "bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcCompileProgram"),
+    }
+    timeout = 300
+
+    def core(self):
+        compat.require_program_options(*OPTIONS_940)
+        options = compat.core.ProgramOptions(arch=compat.arch(), **OPTIONS_940)
+
+        def compile_940(program=compat.core.Program, code=SOURCE_940, options=options):
+            return program(code, "c++", options=options).compile("ptx")
+
+        return compile_940, ()
+
+    def bindings(self):
+        return compat.nvrtc_compile, (SOURCE_940, "ptx", compat.arch(), b"bench.cu", FLAGS_940)
+
+    def time_compile_options(self, api):
+        self.body()
+
+
 class CompileThreads(Op):
     """Compile the small kernel in 1, 2, 4 and 8 threads at once, each its own program (#624: does
     ``nvrtcCompileProgram`` hold the GIL?). The time of the whole batch: flat in the thread count (up to

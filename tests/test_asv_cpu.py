@@ -26,6 +26,7 @@ RUNS_WITHOUT_GPU = {
     "bench_program.NvrtcCreateProgram100Headers.time_nvrtc_create_program_100_headers('bindings')",
     "bench_enum.ResultFromErrorValue.time_result_from_error_value('bindings')",
     "bench_program.ProgramOptionsCreate.time_program_options_create('core')",
+    "bench_program.CompileOptions.time_compile_options('bindings')",
     "bench_enum.BindingVersion.time_binding_version('core')",
     # as many threads as this machine has cores (asv leaves benchmarks unpinned on fewer than 4)
     *(f"bench_program.CompileThreads.time_compile_threads('{api}', '{n}')" for api in ("core", "bindings")

@@ -26,6 +26,7 @@ INTRODUCED = {
     "bench_program.GetKernel('core')": "0.2.0",  # public ObjectCode
     "bench_program.ModuleLoad('core')": "0.2.0",
     "bench_program.ProgramOptionsCreate('core')": "0.2.0",  # ProgramOptions
+    "bench_program.CompileOptions('core')": "0.2.0",  # ProgramOptions
     "bench_tensormap.TensorMapEncodeTiled('core')": "0.7.0",  # StridedMemoryView.as_tensor_map
 }
 
@@ -68,6 +69,28 @@ def test_every_benchmark_resolves_or_says_why(release, tmp_path):
     expected = {name for name, first in INTRODUCED.items() if _v(version) < _v(first)}
     assert skipped == expected
 
+
+
+FLAGS = """
+import json
+from benchmarks import _compat, bench_program
+options = _compat.core.ProgramOptions(arch="sm_90", **bench_program.OPTIONS_940)
+flags = options.as_bytes("nvrtc") if hasattr(options, "as_bytes") else options._as_bytes()
+print(json.dumps([f.decode() for f in flags]))
+"""
+
+
+@pytest.mark.parametrize("version", [v for v in sorted(RELEASES, key=_v)
+                                     if _v(v) >= _v(INTRODUCED["bench_program.CompileOptions('core')"])])
+def test_940s_compile_passes_nvrtc_what_cuda_core_passes_it(version):
+    """CompileOptions('bindings') gives NVRTC the flags cuda.core's ProgramOptions makes of #940's options, in
+    every release that has them (0.2.0 on): the two forms compile the same way."""
+    python = make_env(RELEASES[version] + RUNNER)
+    proc = subprocess.run([str(python), "-c", FLAGS], cwd=ROOT, capture_output=True, text=True, check=True)
+    from benchmarks import bench_program
+
+    arch, *flags = json.loads(proc.stdout)
+    assert arch in ("-arch=sm_90", "--gpu-architecture=sm_90") and tuple(flags) == bench_program.FLAGS_940
 
 
 def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
