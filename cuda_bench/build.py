@@ -110,6 +110,7 @@ def write_whole(path, text):
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
+            os.fchmod(f.fileno(), path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp's is 0600
             f.write(text)
         os.replace(temp, path)
     except BaseException:

@@ -367,6 +367,7 @@ def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     fails midway leaves the old file as it was and no temporary file beside it."""
     path = tmp_path / "builds.jsonl"
     build_module.write_whole(path, "old\n")
+    assert path.stat().st_mode & 0o777 == 0o644  # readable as any file written the plain way, not mkstemp's 0600
     monkeypatch.setattr(build_module.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left")))
     with pytest.raises(OSError):
         build_module.write_whole(path, "new\n")
