@@ -330,12 +330,15 @@ def history_steps(args, name, info, results_dir, todo, config, command, later):
             data = compare.summary(report, "step", (), built, command, info) | {
                 "bindings": bindings,
                 "release_tags": [tags[base], tags[head]] if base in tags and head in tags else None}
-            results.append_line(Path(results_dir) / name / STEPS, data)  # the record first: it is the history
-            compare.write(out, data)
+            results.append_line(Path(results_dir) / name / STEPS, data)
         except MEASURE_ERRORS as exc:  # the other steps still run
             log(f"step {base[:9]} -> {head[:9]} not measured: {exc} (`{later}` makes it later)")
             status = 2
             continue
+        try:
+            compare.write(out, data)
+        except OSError as exc:  # the record is in the history; only its copy for reading is not
+            log(f"step {base[:9]} -> {head[:9]}: recorded, but its summary and comment not written to {out}: {exc}")
         flagged = compare.regressions(data)
         log(f"step {base[:9]} -> {head[:9]}: {len(flagged)} regression(s)"
             + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged))
@@ -374,11 +377,14 @@ def over_cpp(args, name, info, results_dir, before, config, command):
                                 settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs),
                                 bench=args.bench, log_dir=out / "logs", progress=log, command=command,
                                 machine_info=info)
-        results.append_line(Path(results_dir) / name / OVERHEAD, data)  # the record first: it is the history
-        compare.write_overhead(out, data)
+        results.append_line(Path(results_dir) / name / OVERHEAD, data)
     except MEASURE_ERRORS as exc:  # the run still publishes
         log(f"over C++ at {commit[:9]} not measured: {exc}")
         return 2
+    try:
+        compare.write_overhead(out, data)
+    except OSError as exc:  # the record is in the history; only its copy for reading is not
+        log(f"over C++ at {commit[:9]}: recorded, but its table not written to {out}: {exc}")
     log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / name / OVERHEAD}")
     judge_overhead_run(results_dir, name, data, written=True)
     return 2 if compare.incomplete(data) else 0

@@ -28,8 +28,9 @@ def warn(message):
 def read(path):
     """One asv results file as a dict; ValueError or OSError when it does not parse or is not one."""
     data = json.loads(Path(path).read_text())
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict) or "commit_hash" not in data \
-            or not isinstance(data.get("result_columns", []), list):
+    if not isinstance(data, dict) or "commit_hash" not in data or not isinstance(data.get("results"), dict) \
+            or not isinstance(data.get("result_columns"), list) \
+            or not all(isinstance(row, list) for row in data["results"].values()):
         raise ValueError("not an asv results file")
     return data
 

@@ -316,8 +316,8 @@ def test_no_page_loads_anything_from_outside(published):
 
 
 def test_a_corrupt_results_file_is_skipped_with_its_name(published, tmp_path):
-    """A results file cut off mid-write, or JSON that is no asv results: publishing goes on without it, one line
-    naming it, exit 0."""
+    """A results file cut off mid-write, JSON that is no asv results, or asv's keys holding the wrong shapes:
+    publishing goes on without it, one line naming it, exit 0."""
     html, results, origin = published
     copy = tmp_path / "results"
     shutil.copytree(results, copy)
@@ -326,11 +326,14 @@ def test_a_corrupt_results_file_is_skipped_with_its_name(published, tmp_path):
     bad.write_text(newest.read_text()[: len(newest.read_text()) // 2])
     stray = newest.with_name("cafebabe-" + newest.name.split("-", 1)[1])
     stray.write_text('{"not": "asv"}')
+    shapeless = newest.with_name("0badf00d-" + newest.name.split("-", 1)[1])  # asv's keys, not its shapes
+    shapeless.write_text('{"commit_hash": "0badf00d", "result_columns": ["result"], "results": {"x": null}}')
     conf = asv_conf(tmp_path, Path(json.loads((html.parent / "asv.conf.json").read_text())["repo"]), sys.executable,
                     results_dir=str(copy))
     proc = run_module("cuda_bench.publish", "--config", conf)
     assert f"publish: skipping {bad}: not a readable results file" in proc.stderr
     assert f"publish: skipping {stray}: not a readable results file" in proc.stderr
+    assert f"publish: skipping {shapeless}: not a readable results file" in proc.stderr
     stray.unlink()
     assert json.loads((tmp_path / "html" / "overview.json").read_text())  # published from the rest
     assert (tmp_path / "html" / "README.md").exists()

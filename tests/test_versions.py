@@ -74,7 +74,7 @@ def test_every_benchmark_resolves_or_says_why(release, tmp_path):
 FLAGS = """
 import json
 from benchmarks import _compat, bench_program
-options = _compat.core.ProgramOptions(arch="sm_90", **bench_program.OPTIONS_940)
+options = _compat.core.ProgramOptions(arch="sm_90", **bench_program.CompileOptions.OPTIONS)
 flags = options.as_bytes("nvrtc") if hasattr(options, "as_bytes") else options._as_bytes()
 print(json.dumps([f.decode() for f in flags]))
 """
@@ -90,7 +90,7 @@ def test_940s_compile_passes_nvrtc_what_cuda_core_passes_it(version):
     from benchmarks import bench_program
 
     arch, *flags = json.loads(proc.stdout)
-    assert arch in ("-arch=sm_90", "--gpu-architecture=sm_90") and tuple(flags) == bench_program.FLAGS_940
+    assert arch in ("-arch=sm_90", "--gpu-architecture=sm_90") and tuple(flags) == bench_program.CompileOptions.FLAGS
 
 
 def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
