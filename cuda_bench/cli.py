@@ -367,7 +367,7 @@ def over_cpp(args, name, info, results_dir, before, config, command):
     except compare.CompareError:  # -b matches no case
         items = []
     if not items:
-        log(f"over C++: nothing to time ({args.bench} match only the controls, or no case)")
+        log(f"over C++: nothing to time ({args.bench} match no case with a C++ twin)")
         return 0
     conf = json.loads(Path(config).read_text())
     out = WORK / "overhead" / commit[:12]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from cuda_bench import build, machine, paired, results, stats
 from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
-from cuda_bench.suite import cases as suite_cases
+from cuda_bench.suite import cases as suite_cases, twin_ids
 from cuda_bench.text import TARGET_NS, fmt_ns, interval, last_line, unchanged
 
 MARKER = "<!-- cuda-python-bench:compare -->"
@@ -245,20 +245,23 @@ def calibration_record(data):
 
 
 def overhead_items(bench, benchmark_dir):
-    """(case, its C++ twin's ID) of every non-control case ``bench`` selects: what ``overhead`` times."""
-    return [(name, cpp_id(*split_case(name))) for name in case_names(bench, benchmark_dir) if not is_control(name)]
+    """(case, its C++ twin's ID) of every case ``bench`` selects that has a twin (any non-control case, where
+    the suite does not list its twins): what ``overhead`` times."""
+    twins = twin_ids(benchmark_dir)
+    items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, benchmark_dir) if not is_control(name)]
+    return [(name, twin) for name, twin in items if twins is None or twin in twins]
 
 
 def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings=None, bench=(), log_dir,
              progress=None, command=None, machine_info=None, groups_file=None):
-    """Python over C++ at ``rev``: every non-control case against its C++ twin (``cuda_bench.layout.cpp_id``;
-    cases without a twin are skipped by the workers), a record for ``overhead.jsonl``. With ``groups_file``,
+    """Python over C++ at ``rev``: every case with a C++ twin against it (:func:`overhead_items`;
+    ``cuda_bench.layout.cpp_id``), a record for ``overhead.jsonl``. With ``groups_file``,
     every ABBA group the record's medians come from is kept there too (:func:`write_groups`)."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     settings = settings or paired.Settings.over_cpp()
     items = overhead_items(bench, settings.benchmark_dir)
     if not items:
-        raise CompareError(f"nothing to time over C++: {list(bench)} match only the controls, which have no twin")
+        raise CompareError(f"nothing to time over C++: {list(bench)} match no case with a C++ twin")
     start = time.monotonic()
     env = environments(repo, [rev], bindings, requirements, system_site, log_dir, progress)[rev]
     built = round(time.monotonic() - start, 1)

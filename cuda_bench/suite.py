@@ -40,6 +40,13 @@ def import_suite(benchmark_dir=BENCHMARKS):
             for info in pkgutil.iter_modules(package.__path__) if info.name.startswith(MODULE_PREFIX)]
 
 
+def twin_ids(benchmark_dir=BENCHMARKS):
+    """The IDs of the suite's C++ twins (``bench_cpp.OPS``), or None for a suite that does not list them."""
+    cpp = dict(import_suite(benchmark_dir)).get("bench_cpp")
+    ops = getattr(cpp, "OPS", None)
+    return None if ops is None else set(ops)
+
+
 def benchmark_classes(benchmark_dir=BENCHMARKS):
     """(module name, class) of every public class defined in a ``bench_*`` module, in file order."""
     for module_name, module in import_suite(benchmark_dir):

@@ -545,11 +545,11 @@ def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path
 
 
 def test_overhead_of_only_the_controls_is_one_line_and_records_nothing(tmp_path, git_repo, monkeypatch, capsys):
-    """The floor and the C++ twins have no twin to be timed against: `overhead -b Floor` says so before it
-    builds anything, instead of starting 60 workers with nothing to do and recording an empty run."""
+    """The floor, and cases without a C++ twin, have nothing to be timed against: `overhead -b Floor` says so
+    before it builds anything, instead of starting 60 workers with nothing to do and recording an empty run."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(compare, "environments", lambda *a, **k: pytest.fail("built for nothing"))
-    for pattern in ("Floor", "^bench_harness"):
+    for pattern in ("Floor", "^bench_harness", "DeviceArch", "CompileOptions"):  # controls; no twin
         assert cli.main(["overhead", "main", "--repo", str(git_repo), "-b", pattern, "--machine", "probe",
                          "--out", str(tmp_path / "o")]) == 2
         assert "nothing to time over C++" in capsys.readouterr().err
