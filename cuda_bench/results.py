@@ -53,9 +53,10 @@ def load_machine(machine_dir):
 
 def measured_at(data):
     """When asv last started a benchmark of this results file (ms since the epoch; 0 when it says not)."""
-    column = data["result_columns"].index("started_at") if "started_at" in data.get("result_columns", []) else None
-    return max((row[column] or 0 for row in data["results"].values()
-                if column is not None and isinstance(row, list) and len(row) > column), default=0)
+    if "started_at" not in data["result_columns"]:  # read() checked the shapes
+        return 0
+    column = data["result_columns"].index("started_at")
+    return max((row[column] or 0 for row in data["results"].values() if len(row) > column), default=0)
 
 
 def load_all(results_dir):

@@ -2,8 +2,8 @@
 
 ``asv.conf.json`` is the project's configuration; a run's overrides (a local clone, a cuda-bindings wheel,
 a system site-packages, another results directory) go into a derived copy, ``.asv/asv.conf.local-PID.json``
-for the command's life, never into the file itself. Timed asv commands run pinned to one core, with address-space randomisation off
-and a fixed hash seed (``cuda_bench.machine``); the build step's progress reaches the console while asv
+for the command's life, never into the file itself. Timed asv commands run pinned to one core, with
+address-space randomisation off and a fixed hash seed (``cuda_bench.machine``); the build step's progress reaches the console while asv
 builds. After ``asv run``, each newly measured commit is compared, paired, with the previous measured commit
 of the same machine (``cuda_bench.compare``): those steps are what the dashboard flags.
 """

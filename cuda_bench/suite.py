@@ -40,10 +40,14 @@ def import_suite(benchmark_dir=BENCHMARKS):
             for info in pkgutil.iter_modules(package.__path__) if info.name.startswith(MODULE_PREFIX)]
 
 
+def cpp_module(benchmark_dir=BENCHMARKS):
+    """The suite's ``bench_cpp`` module (the C++ twins), or None for a suite without one."""
+    return dict(import_suite(benchmark_dir)).get("bench_cpp")
+
+
 def twin_ids(benchmark_dir=BENCHMARKS):
     """The IDs of the suite's C++ twins (``bench_cpp.OPS``), or None for a suite that does not list them."""
-    cpp = dict(import_suite(benchmark_dir)).get("bench_cpp")
-    ops = getattr(cpp, "OPS", None)
+    ops = getattr(cpp_module(benchmark_dir), "OPS", None)
     return None if ops is None else set(ops)
 
 

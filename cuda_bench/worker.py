@@ -92,7 +92,7 @@ class Worker:
             os.sched_setaffinity(0, {core})
         self.core = core
         self.cases = suite.cases(benchmark_dir)
-        self.cpp = dict(suite.import_suite(benchmark_dir)).get("bench_cpp")  # the C++ twins, if the suite has them
+        self.cpp = suite.cpp_module(benchmark_dir)  # the C++ twins, if the suite has them
         self.current = None  # (instance, case, drain, unroll)
 
     def hello(self, _request):
