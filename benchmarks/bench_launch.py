@@ -34,8 +34,8 @@ class Launch(Op):
     version = "e4fd0fd74b19c2f9"  # the timed work as before `differs` named the kernel handles
     differs = ("cuda.core launches a CUkernel of a library (cuLibraryLoadData), the others a CUfunction of a module "
                "(cuModuleLoadData); pointer arguments are each library's own device-pointer object (cuda.core "
-               "Buffer, cuda.bindings CUdeviceptr, CuPy ndarray, C++ CUdeviceptr); the seed's ctypes.c_void_p form is "
-               "not used because cuda.core 1.2 rejects it (TypeError)")
+               "Buffer, cuda.bindings CUdeviceptr, CuPy ndarray, C++ CUdeviceptr); #1390's bare addresses "
+               "(ctypes.c_void_p) are LaunchVoidPointer")
     cases = {"args": kernels.ARG_CASES}
     needs = {
         "core": ("core.launch", "core.LaunchConfig", "core.Program", "numpy.int32"),
@@ -90,6 +90,47 @@ class Launch(Op):
         return kernel, ((1,), (1,), values)
 
     def time_launch(self, api, args):
+        self.body()
+
+
+class LaunchVoidPointer(Op):
+    """Launch an empty 1x1 kernel with each pointer argument passed as a bare address, a Python ``int``: #1390's
+    cuda.bindings form (``cuLaunchKernel`` with ``ctypes.c_void_p`` as the arguments' type) and cuda.core's
+    ``launch``, which takes an ``int`` as a pointer (``intptr_t``) in every release (a ``ctypes.c_void_p`` object
+    it rejects, TypeError). ``Launch`` passes each library's own pointer object instead; CuPy's is its ndarray."""
+
+    queued = True
+    differs = ("cuda.core launches a CUkernel of a library (cuLibraryLoadData), cuda.bindings and C++ a CUfunction "
+               "of a module (cuModuleLoadData)")
+    cases = {"args": ["2 ptr", "16 ptr", "512 ptr"]}
+    needs = {
+        "core": ("core.launch", "core.LaunchConfig", "core.Program"),
+        "bindings": ("driver.cuLaunchKernel", "nvrtc.nvrtcCreateProgram"),
+    }
+
+    def core(self, case):
+        kind, count = kernels.parse_case(case)
+        dev = compat.core_device()
+        kernel = kernels.core_kernels()[kernels.kernel_name(kind, count)]
+        stream = dev.create_stream()
+        self.defer(stream.close)
+        buffer = compat.core_allocate(dev, 4, stream)
+        self.defer(buffer.close, stream)
+        self.drain = stream.sync
+        config = compat.core_launch_config(1, 1, stream)
+        return compat.core_launch_call(stream, config, kernel, (int(buffer.handle),) * count)
+
+    def bindings(self, case):
+        kind, count = kernels.parse_case(case)
+        function = kernels.bindings_kernels()[kernels.kernel_name(kind, count)]
+        stream = new_bindings_stream(self)
+        ptr = compat.check(compat.driver.cuMemAlloc(4))
+        self.defer(compat.driver.cuMemFree, ptr)
+        params = ((int(ptr),) * count, (ctypes.c_void_p,) * count)
+        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
+        return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, params, 0)
+
+    def time_launch_void_pointer(self, api, args):
         self.body()
 
 

@@ -94,9 +94,9 @@ def is_control(name):
 def cpp_id(benchmark, combo):
     """The C++ twin of a Python case: ``bench_launch.Launch.time_launch`` + ``("'core'", "'16 ptr'")`` ->
     ``"launch[16 ptr]"``: the method name without ``time_``, the non-api parameters in brackets.
-    ``LaunchPrepacked`` shares ``launch``'s twins (C++ always passes packed arguments)."""
+    ``LaunchPrepacked`` and ``LaunchVoidPointer`` share ``launch``'s twins (C++ always passes packed addresses)."""
     op = benchmark.rsplit(".", 1)[1][len("time_"):]
-    op = {"launch_prepacked": "launch"}.get(op, op)
+    op = {"launch_prepacked": "launch", "launch_void_pointer": "launch"}.get(op, op)
     case = [c.strip("'") for c in combo[1:]]
     return f"{op}[{' '.join(case)}]" if case else op
 

@@ -101,6 +101,22 @@ def test_cpp_twins_mirror_python_operations():
         assert f'"{name}"' in source, f"twins.cpp does not launch {name}"
 
 
+def test_every_case_that_names_a_twin_has_it():
+    """layout.cpp_id's name of a case's twin is one twins.cpp measures whenever the operation has twins: a
+    case that shares another operation's twins (LaunchPrepacked, LaunchVoidPointer -> launch[...]) must use
+    their cases, or it is timed over C++ against nothing."""
+    from benchmarks import bench_cpp
+    from cuda_bench.layout import cpp_id, split_case
+
+    twinned = {op.split("[")[0] for op in bench_cpp.OPS}
+    named = {name: cpp_id(*split_case(name)) for name in apis.operations()}
+    assert {name for name, twin in named.items() if twin.startswith("launch[")} >= {
+        "bench_launch.LaunchVoidPointer.time_launch_void_pointer('bindings', '2 ptr')",
+        "bench_launch.LaunchPrepacked.time_launch_prepacked('bindings', '512 ptr')"}
+    missing = {name: twin for name, twin in named.items() if twin.split("[")[0] in twinned and twin not in bench_cpp.OPS}
+    assert not missing, missing
+
+
 def test_cpp_twins_compile(newest_env, tmp_path):
     """twins.cpp compiles with the flags its library is built with (to an object: there is no libcuda here
     to link), so a mistake in it stops CI instead of a GPU session. nvrtc.h, which this toolkit lacks, comes
@@ -165,3 +181,11 @@ def test_one_rule_names_a_release():
     index = {"revision_to_hash": {"1": "a" * 40, "2": "b" * 40}, "tags": {"cuda-core-v0.3.2": 1, "cuda-core-v0.4.0rc1": 2}}
     assert publish.release_commits(index) == {"a" * 40: "cuda-core-v0.3.2"}
 
+
+
+def test_readme_names_every_operation():
+    """README's suite table is where a maintainer looks a benchmark up: every operation class is in it."""
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## The suite"):readme.index("### C++ twins")]
+    missing = [cls.__name__ for _, cls in OPS if f"`{cls.__name__}`" not in table]
+    assert not missing, f"README's suite table does not name {missing}"
