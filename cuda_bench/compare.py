@@ -252,6 +252,16 @@ def overhead_items(bench, benchmark_dir):
     return [(name, twin) for name, twin in items if twins is None or twin in twins]
 
 
+def stamp_versions(cases, benchmark_dir):
+    """Each measured case (a dict with ``name``) gains ``version``, the asv version of its benchmark in the suite
+    that timed it: over-C++ ratios are compared across runs only for the same timed work (report.same_work)."""
+    suite = suite_cases(benchmark_dir)
+    for case in cases:
+        found = suite.get(case["name"])
+        case["version"] = getattr(found.cls, "version", None) if found else None
+    return cases
+
+
 def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings=None, bench=(), log_dir,
              progress=None, command=None, machine_info=None, groups_file=None):
     """Python over C++ at ``rev``: every case with a C++ twin against it (:func:`overhead_items`;
@@ -267,6 +277,7 @@ def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings
     built = round(time.monotonic() - start, 1)
     side = paired.Side("head", rev, env["commit"], env["python"], record=env)
     found = paired.overhead(side, items, settings, Path(log_dir) / "workers", progress)
+    stamp_versions(found["cases"], settings.benchmark_dir)
     record = {
         "kind": "overhead", "commit": env["commit"], "rev": rev, "seconds": found["seconds"], "build_seconds": built,
         "command": command, "machine": machine_info or {}, "host": machine.host(),

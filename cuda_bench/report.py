@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from cuda_bench import results, stats, suite
-from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs, short_name
+from cuda_bench.layout import CPP, FLOOR, RESULTS, case_name, cpp_id, is_control, machine_dirs, short_name, split_case
 from cuda_bench.results import machine_start
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, last_line, measurements, number, signed, standing
 
@@ -145,7 +145,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
         recorded = overhead_by_machine.get(machine_name, [])
-        paired = over_cpp_cases([r for r in recorded if r["commit"] == newest["commit_hash"]], recorded)
+        paired = over_cpp_cases([r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions)
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -302,7 +302,13 @@ def repeat_note(records, reference=()):
             f"({_share(still)}) agree")
 
 
-def over_cpp_cases(records, reference=()):
+def same_work(a, b):
+    """Whether two over-C++ measurements of a case (cases of records) timed the same Python work: the same asv
+    version of its benchmark, where both records say (records before session 24 do not: taken as the same)."""
+    return a.get("version") is None or b.get("version") is None or a["version"] == b["version"]
+
+
+def over_cpp_cases(records, reference=(), versions=None):
     """Per case, from the over-C++ records of one commit (oldest first): one measurement of it and how far its
     ratio moved over the records of that one's kind (:func:`run_kind`) that measured it: {case: (case dict,
     {"low", "high", "runs", "starts"[, "slower"][, "left_out"]})}, the second None where the record does not
@@ -313,7 +319,14 @@ def over_cpp_cases(records, reference=()):
     records; the newest where the records were not read in the fast state). A run in the slow state (above
     :data:`SLOW_STATE`) reads its ratios high, so it is neither the measurement nor in the range where a
     run of its kind that is not in that state measured the case (``left_out``: how many were left out);
-    where none did, it is the measurement, and :func:`over_text` marks it."""
+    where none did, it is the measurement, and :func:`over_text` marks it. Only measurements of the same work
+    (:func:`same_work`) make one range; with ``versions`` ({benchmark: its version now}), a case measured under
+    another version of its benchmark is left out."""
+    if versions:
+        records = [r | {"cases": [c for c in r["cases"]
+                                  if same_work(c, {"version": versions.get(split_case(c["name"])[0])})]}
+                   for r in records]
+    cases_of = [{c["name"]: c for c in r["cases"]} for r in records]
     ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
     kinds = [run_kind(r) for r in records]
     slower = slow_factors(records, reference)
@@ -328,7 +341,8 @@ def over_cpp_cases(records, reference=()):
             if kinds[i] is None:
                 out[name] = (case, None)
                 continue
-            found = [j for j in newest_first if kinds[j] == kinds[i] and name in ratios_of[j]]
+            found = [j for j in newest_first if kinds[j] == kinds[i] and name in ratios_of[j]
+                     and same_work(case, cases_of[j][name])]
             kept = [j for j in found if not slow[j]] or found
             pick = min(kept, key=lambda j: slower[j] or 0)  # ties (records not read in the fast state): newest
             ratios = [ratios_of[j][name] for j in kept]
@@ -547,7 +561,8 @@ SHARE = 0.9  # ... for at least this share of the cases
 
 
 def agreement(records, leave_out=(), within=AGREE):
-    """Every pair of over-C++ records (of one commit): the cases both measured (less ``leave_out``), how many
+    """Every pair of over-C++ records (of one commit): the cases both measured with the same timed work
+    (:func:`same_work`; less ``leave_out``), how many
     give the same ratio within ``within`` either way, the cases furthest apart, whether the two ran on one
     machine start (``same_start``: True, False, or None where a record does not say) and on one day (UTC).
 
@@ -562,7 +577,7 @@ def agreement(records, leave_out=(), within=AGREE):
     for first, second in itertools.combinations(records, 2):
         a = {c["name"]: c for c in first["cases"]}
         b = {c["name"]: c for c in second["cases"]}
-        names = [n for n in a if n in b and n not in leave_out]
+        names = [n for n in a if n in b and n not in leave_out and same_work(a[n], b[n])]
         same = {n: apart(a[n]["ratio"], b[n]["ratio"]) <= within for n in names}
         furthest = sorted(((n, b[n]["ratio"] / a[n]["ratio"] - 1) for n in names),
                           key=lambda x: -apart(a[x[0]]["ratio"], b[x[0]]["ratio"]))

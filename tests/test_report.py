@@ -384,6 +384,35 @@ def test_agreement_says_which_pairs_ran_on_one_machine_start_and_on_different_da
     assert "- on different days: 3 of 3 pairs" in text  # d is dated a day after a, b and c
 
 
+def test_over_cpp_compares_a_case_only_across_runs_of_the_same_timed_work():
+    """A benchmark whose Python form changed (a new asv version) while its C++ twin did not: its over-C++
+    ratios under the old version neither join the new one's range, nor the pairs of --agreement, nor are shown
+    once the suite has moved on; records from before the field (no version) are taken as the same work."""
+    def record(ratio, version, boot="b1"):
+        case = {"name": "bench_x.X.time_x('core')", "ratio": ratio, "cpp_ns": 10.0}
+        if version:
+            case["version"] = version
+        return {"commit": "c1", "twins": "t1", "settings": {"layouts": "fixed"}, "host": {"boot": boot},
+                "date": "2026-12-05T00:00:00Z", "cases": [case]}
+
+    old, legacy, new = record(3.0, "v1"), record(2.2, None), record(2.0, "v2", boot="b2")
+    x = "bench_x.X.time_x('core')"
+    picked, spread = report.over_cpp_cases([old, legacy, new])[x]
+    assert picked is new["cases"][0] and (spread["low"], spread["high"], spread["runs"]) == (2.0, 2.2, 2)
+    assert [p["cases"] for p in report.agreement([old, new, legacy])] == [0, 1, 1]
+    assert report.over_cpp_cases([old], versions={"bench_x.X.time_x": "v2"}) == {}
+    assert report.over_cpp_cases([old], versions={"bench_x.X.time_x": "v1"})[x][0] is old["cases"][0]
+
+
+def test_an_over_cpp_record_names_the_version_of_each_case():
+    from benchmarks import bench_launch
+    from cuda_bench import compare
+    from cuda_bench.layout import BENCHMARKS
+
+    cases = [{"name": "bench_launch.Launch.time_launch('core', '2 ptr')"}, {"name": "bench_gone.X.time_x('core')"}]
+    assert [c["version"] for c in compare.stamp_versions(cases, BENCHMARKS)] == [bench_launch.Launch.version, None]
+
+
 def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
     """Known answer on real data: session 10's two over-C++ runs at main (one device call) agree on all 91
     cases; session 9's two (two calls) on 81."""
