@@ -103,14 +103,22 @@ def git(src, *args):
     return run(["git", *args], cwd=src).strip()
 
 
+def umask():
+    """This process's file-creation mask (read by setting it, then put back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_whole(path, text):
     """``text`` into ``path`` whole or not at all: a temporary file beside it, then a rename. A reader never sees
-    half of it; a failed write leaves the old file as it was and no temporary one."""
+    half of it; a failed write leaves the old file as it was and no temporary one. The file keeps its mode; a new
+    one gets the mode ``open`` would give it (0666 less the umask), not mkstemp's 0600."""
     path = Path(path)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
-            os.fchmod(f.fileno(), path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp's is 0600
+            os.fchmod(f.fileno(), path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask())  # not 0600
             f.write(text)
         os.replace(temp, path)
     except BaseException:

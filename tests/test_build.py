@@ -366,9 +366,18 @@ def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     """build.write_whole (builds.jsonl, the engine's environment record, the build_ext config): a write that
     fails midway leaves the old file as it was and no temporary file beside it."""
     path = tmp_path / "builds.jsonl"
+    previous = os.umask(0o027)
+    try:
+        build_module.write_whole(tmp_path / "shared.json", "{}")  # a file of its own: not the one checked below
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "shared.json").stat().st_mode & 0o777 == 0o640  # as open() under that umask: not 0600, 0644
     build_module.write_whole(path, "old\n")
-    assert path.stat().st_mode & 0o777 == 0o644  # readable as any file written the plain way, not mkstemp's 0600
+    assert path.stat().st_mode & 0o777 == 0o666 & ~previous  # readable as any file written the plain way
+    path.chmod(0o600)
+    build_module.write_whole(path, "old\n")
+    assert path.stat().st_mode & 0o777 == 0o600  # an existing file keeps its mode
     monkeypatch.setattr(build_module.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left")))
     with pytest.raises(OSError):
         build_module.write_whole(path, "new\n")
-    assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["builds.jsonl"]
+    assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["builds.jsonl", "shared.json"]
