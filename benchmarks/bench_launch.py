@@ -118,7 +118,7 @@ class LaunchVoidPointer(Op):
         self.defer(buffer.close, stream)
         self.drain = stream.sync
         config = compat.core_launch_config(1, 1, stream)
-        return compat.core_launch_call(stream, config, kernel, (int(buffer.handle),) * count)
+        return compat.core_launch_call(stream, config, kernel, self.arguments("core", int(buffer.handle), count))
 
     def bindings(self, case):
         kind, count = kernels.parse_case(case)
@@ -126,9 +126,17 @@ class LaunchVoidPointer(Op):
         stream = new_bindings_stream(self)
         ptr = compat.check(compat.driver.cuMemAlloc(4))
         self.defer(compat.driver.cuMemFree, ptr)
-        params = ((int(ptr),) * count, (ctypes.c_void_p,) * count)
+        params = self.arguments("bindings", int(ptr), count)
         self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
         return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, params, 0)
+
+    @staticmethod
+    def arguments(api, address, count):
+        """``count`` pointers to ``address`` as each library takes a bare address: cuda.core's ``launch`` the
+        ints, cuda.bindings' ``cuLaunchKernel`` the ints with ``ctypes.c_void_p`` as their type."""
+        if api == "core":
+            return (address,) * count
+        return (address,) * count, (ctypes.c_void_p,) * count
 
     def time_launch_void_pointer(self, api, args):
         self.body()

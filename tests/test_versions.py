@@ -93,6 +93,47 @@ def test_940s_compile_passes_nvrtc_what_cuda_core_passes_it(version):
     assert arch in ("-arch=sm_90", "--gpu-architecture=sm_90") and tuple(flags) == bench_program.CompileOptions.FLAGS
 
 
+PACKING = """
+import ctypes, importlib, json
+from benchmarks.bench_launch import LaunchVoidPointer
+from cuda.bindings import driver
+
+def outcome(call):
+    try:
+        call()
+        return "ok"
+    except Exception as exc:
+        return type(exc).__name__
+
+for module in ("cuda.core._kernel_arg_handler", "cuda.core.experimental._kernel_arg_handler"):
+    try:
+        holder = importlib.import_module(module).ParamHolder
+        break
+    except ImportError:
+        pass
+address = 0x7F0000001000
+launch = lambda params: driver.cuLaunchKernel(driver.CUfunction(0), 1, 1, 1, 1, 1, 1, 0, driver.CUstream(0), params, 0)
+print(json.dumps({
+    "core": outcome(lambda: holder(LaunchVoidPointer.arguments("core", address, 2))),
+    "core c_void_p": outcome(lambda: holder((ctypes.c_void_p(address),) * 2)),
+    "bindings": outcome(lambda: launch(LaunchVoidPointer.arguments("bindings", address, 2))),
+    "bindings str": outcome(lambda: launch((("a", "b"), (ctypes.c_void_p,) * 2))),
+}))
+"""
+
+
+def test_1390s_bare_addresses_are_taken_by_every_release(release):
+    """LaunchVoidPointer's arguments, packed the way each library packs them before it calls the driver
+    (which this machine lacks): cuda.core's ParamHolder takes the ints and rejects a ctypes.c_void_p object
+    (why Launch does not pass one), and cuda.bindings' cuLaunchKernel converts ints typed c_void_p without a
+    TypeError, reaching the missing driver; a string there is its TypeError (the conversion runs first)."""
+    version, python = release
+    proc = subprocess.run([str(python), "-c", PACKING], cwd=ROOT, capture_output=True, text=True, check=True)
+    found = json.loads(proc.stdout)
+    assert (found["core"], found["core c_void_p"], found["bindings str"]) == ("ok", "TypeError", "TypeError"), found
+    assert found["bindings"] not in ("ok", "TypeError"), found  # no libcuda here: it got past the arguments
+
+
 def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
     """CUDA_BENCH_LEAVE_OUT=core (what `scripts/bench compare --head-env` gives one side's workers): the suite
     imports, cuda.core never enters the process, every cuda.core form skips with that reason, and every other
