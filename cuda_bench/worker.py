@@ -166,9 +166,11 @@ class Worker:
                 c2 = twins.sample(cpp_calls) / cpp_calls
                 groups.append([round(v, 3) for v in (c1, p1, p2, c2)])
             return {"ok": True, "groups": groups, "calls": [py_calls, cpp_calls]}
-        finally:
-            twins.teardown()
-            self.teardown({})
+        finally:  # the reverse order of setup: what the twin changed (a pool's threshold) is put back last
+            try:
+                self.teardown({})
+            finally:
+                twins.teardown()
 
     def teardown(self, _request):
         if self.current is None:

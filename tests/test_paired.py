@@ -319,6 +319,38 @@ class Queued:
 
     def time_queued(self, api):
         self.body()
+
+
+class Pool:
+    """As AllocFree sets the device pool's release threshold: a process-wide setting, set in setup and put back in
+    teardown (its C++ twin does the same)."""
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        self.previous = os.environ.get("POOL", "default")
+        os.environ["POOL"] = "max"
+        self.body = unrolled(int, (), None, 1)
+
+    def teardown(self, api):
+        os.environ["POOL"] = self.previous
+
+    def time_pool(self, api):
+        self.body()
+
+
+class PoolAfter:
+    """Records the setting the process holds when its setup runs (POOL_LOG)."""
+    params = [["py"]]
+    param_names = ["api"]
+
+    def setup(self, api):
+        with open(os.environ["POOL_LOG"], "a") as f:
+            f.write(os.environ.get("POOL", "default") + "\\n")
+        self.body = unrolled(int, (), None, 1)
+
+    def time_pool_after(self, api):
+        self.body()
 '''
 
 
@@ -331,9 +363,15 @@ from .bench_probe import spin
 
 
 class Twins:
+    restore = None
+
     def setup(self, op):
-        if op != "spin":
+        if op not in ("spin", "pool", "pool_after"):
             raise NotImplementedError(f"no C++ twin named {op}")
+        if op == "pool":  # as twins.cpp's with_release_threshold: set here, put back in teardown
+            previous = os.environ.get("POOL", "default")
+            os.environ["POOL"] = "max"
+            self.restore = lambda: os.environ.__setitem__("POOL", previous)
         self.n = int(os.environ.get("TWIN_SPIN", "50"))
         return 0
 
@@ -344,7 +382,9 @@ class Twins:
         return time.perf_counter_ns() - start
 
     def teardown(self):
-        pass
+        if self.restore:
+            self.restore()
+            self.restore = None
 
 
 _twins = Twins()
@@ -633,6 +673,21 @@ def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a
     # each process's core, in the processes' order, so a question such as "is one core slower" can be asked
     assert len(kept["process_cores"]) == 6 and set(kept["process_cores"]) == {0, 1}
     assert stats.overhead(case["name"], case["twin"], kept["groups"][case["name"]]) == case
+
+
+def test_over_cpp_puts_a_process_wide_setting_back_after_a_case(probe, tmp_path):
+    """A case and its twin that both set a process-wide setting (AllocFree's pool threshold) are torn down in the
+    reverse order of their setup, so the next case in the worker process starts from the setting as it was."""
+    import sys as _sys
+
+    log = tmp_path / "pool.log"
+    side = paired.Side("head", "a", "a", _sys.executable, {"SPIN": "20", "TWIN_SPIN": "10", "POOL_LOG": str(log)})
+    settings = paired.Settings(pairs=1, seconds=0.02, benchmark_dir=probe, jobs=1)
+    found = paired.overhead(side, [("bench_probe.Pool.time_pool('py')", "pool"),
+                                   ("bench_probe.PoolAfter.time_pool_after('py')", "pool_after")],
+                            settings, tmp_path / "logs", progress=lambda m: None, cores=[0])
+    assert not found["errors"] and len(found["cases"]) == 2, found["errors"]
+    assert set(log.read_text().split()) == {"default"}
 
 
 def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_path):
