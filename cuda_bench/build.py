@@ -50,6 +50,7 @@ import argparse
 import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sys
@@ -103,26 +104,22 @@ def git(src, *args):
     return run(["git", *args], cwd=src).strip()
 
 
-def umask():
-    """This process's file-creation mask (read by setting it, then put back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_whole(path, text):
     """``text`` into ``path`` whole or not at all: a temporary file beside it, then a rename. A reader never sees
     half of it; a failed write leaves the old file as it was and no temporary one. The file keeps its mode; a new
-    one gets the mode ``open`` would give it (0666 less the umask), not mkstemp's 0600."""
+    one gets the mode ``open`` gives (0666 less the umask, applied by the kernel: builds run in threads, so the
+    umask is never set to be read)."""
     path = Path(path)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.partial")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w") as f:
-            os.fchmod(f.fileno(), path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~umask())  # not 0600
+            if path.exists():
+                os.fchmod(f.fileno(), path.stat().st_mode & 0o777)
             f.write(text)
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
 
 
