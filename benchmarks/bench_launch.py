@@ -35,7 +35,7 @@ class Launch(Op):
     differs = ("cuda.core launches a CUkernel of a library (cuLibraryLoadData), the others a CUfunction of a module "
                "(cuModuleLoadData); pointer arguments are each library's own device-pointer object (cuda.core "
                "Buffer, cuda.bindings CUdeviceptr, CuPy ndarray, C++ CUdeviceptr); #1390's bare addresses "
-               "(ctypes.c_void_p) are LaunchVoidPointer")
+               "(Python ints, typed ctypes.c_void_p for cuda.bindings) are LaunchVoidPointer")
     cases = {"args": kernels.ARG_CASES}
     needs = {
         "core": ("core.launch", "core.LaunchConfig", "core.Program", "numpy.int32"),

@@ -104,7 +104,7 @@ def test_cpp_twins_mirror_python_operations():
 def test_every_case_that_names_a_twin_has_it():
     """layout.cpp_id's name of a case's twin is one twins.cpp measures whenever the operation has twins: a
     case that shares another operation's twins (LaunchPrepacked, LaunchVoidPointer -> launch[...]) must use
-    their cases, or it is timed over C++ against nothing."""
+    their cases, or over C++ leaves it out without a word (compare.overhead_items)."""
     from benchmarks import bench_cpp
     from cuda_bench.layout import cpp_id, split_case
 
