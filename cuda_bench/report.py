@@ -304,8 +304,9 @@ def repeat_note(records, reference=()):
 
 def same_work(a, b):
     """Whether two over-C++ measurements of a case (cases of records) timed the same Python work: the same asv
-    version of its benchmark, where both records say (records before session 24 do not: taken as the same)."""
-    return a.get("version") is None or b.get("version") is None or a["version"] == b["version"]
+    version of its benchmark (``compare.stamp_versions``; records older than the twins' version field name
+    none, and match only each other)."""
+    return a.get("version") == b.get("version")
 
 
 def over_cpp_cases(records, reference=(), versions=None):
@@ -323,9 +324,11 @@ def over_cpp_cases(records, reference=(), versions=None):
     (:func:`same_work`) make one range; with ``versions`` ({benchmark: its version now}), a case measured under
     another version of its benchmark is left out."""
     if versions:
-        records = [r | {"cases": [c for c in r["cases"]
-                                  if same_work(c, {"version": versions.get(split_case(c["name"])[0])})]}
-                   for r in records]
+        def now(case):
+            benchmark = split_case(case["name"])[0]
+            return {"version": versions[benchmark]} if benchmark in versions else case
+
+        records = [r | {"cases": [c for c in r["cases"] if same_work(c, now(c))]} for r in records]
     cases_of = [{c["name"]: c for c in r["cases"]} for r in records]
     ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
     kinds = [run_kind(r) for r in records]
