@@ -330,6 +330,8 @@ class Pool:
     def setup(self, api):
         self.previous = os.environ.get("POOL", "default")
         os.environ["POOL"] = "max"
+        with open(os.environ["POOL_LOG"], "a") as f:
+            f.write(f"{os.getpid()} set\\n")
         self.body = unrolled(int, (), None, 1)
 
     def teardown(self, api):
@@ -346,7 +348,7 @@ class PoolAfter:
 
     def setup(self, api):
         with open(os.environ["POOL_LOG"], "a") as f:
-            f.write(os.environ.get("POOL", "default") + "\\n")
+            f.write(f"{os.getpid()} {os.environ.get('POOL', 'default')}\\n")
         self.body = unrolled(int, (), None, 1)
 
     def time_pool_after(self, api):
@@ -682,12 +684,14 @@ def test_over_cpp_puts_a_process_wide_setting_back_after_a_case(probe, tmp_path)
 
     log = tmp_path / "pool.log"
     side = paired.Side("head", "a", "a", _sys.executable, {"SPIN": "20", "TWIN_SPIN": "10", "POOL_LOG": str(log)})
-    settings = paired.Settings(pairs=1, seconds=0.02, benchmark_dir=probe, jobs=1)
+    settings = paired.Settings(pairs=4, seconds=0.02, benchmark_dir=probe, jobs=1)
     found = paired.overhead(side, [("bench_probe.Pool.time_pool('py')", "pool"),
                                    ("bench_probe.PoolAfter.time_pool_after('py')", "pool_after")],
                             settings, tmp_path / "logs", progress=lambda m: None, cores=[0])
     assert not found["errors"] and len(found["cases"]) == 2, found["errors"]
-    assert set(log.read_text().split()) == {"default"}
+    lines = [line.split() for line in log.read_text().splitlines()]  # [pid, "set" or the setting PoolAfter saw]
+    after_pool = [b[1] for a, b in zip(lines, lines[1:]) if a[1] == "set" and b[0] == a[0]]
+    assert after_pool and set(after_pool) == {"default"}, lines  # some process ran Pool first (the order is shuffled)
 
 
 def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_path):
