@@ -323,6 +323,9 @@ def over_cpp_cases(records, reference=(), versions=None):
     where none did, it is the measurement, and :func:`over_text` marks it. Only measurements of the same work
     (:func:`same_work`) make one range; with ``versions`` ({benchmark: its version now}), a case measured under
     another version of its benchmark is left out."""
+    kinds = [run_kind(r) for r in records]
+    slower = slow_factors(records, reference)  # read on every case's twin, whatever its Python version
+    slow = [in_slow_state(x) for x in slower]
     if versions:
         def now(case):
             benchmark = split_case(case["name"])[0]
@@ -330,10 +333,6 @@ def over_cpp_cases(records, reference=(), versions=None):
 
         records = [r | {"cases": [c for c in r["cases"] if same_work(c, now(c))]} for r in records]
     cases_of = [{c["name"]: c for c in r["cases"]} for r in records]
-    ratios_of = [{c["name"]: c["ratio"] for c in r["cases"]} for r in records]
-    kinds = [run_kind(r) for r in records]
-    slower = slow_factors(records, reference)
-    slow = [in_slow_state(x) for x in slower]
     newest_first = list(reversed(range(len(records))))
     out = {}
     for i in newest_first:
@@ -344,18 +343,18 @@ def over_cpp_cases(records, reference=(), versions=None):
             if kinds[i] is None:
                 out[name] = (case, None)
                 continue
-            found = [j for j in newest_first if kinds[j] == kinds[i] and name in ratios_of[j]
+            found = [j for j in newest_first if kinds[j] == kinds[i] and name in cases_of[j]
                      and same_work(case, cases_of[j][name])]
             kept = [j for j in found if not slow[j]] or found
             pick = min(kept, key=lambda j: slower[j] or 0)  # ties (records not read in the fast state): newest
-            ratios = [ratios_of[j][name] for j in kept]
+            ratios = [cases_of[j][name]["ratio"] for j in kept]
             spread = {"low": min(ratios), "high": max(ratios), "runs": len(kept),
                       "starts": len({machine_start(records[j]) for j in kept} - {None})}
             if slower[pick] is not None:
                 spread["slower"] = round(slower[pick], 3)
             if len(kept) < len(found):
                 spread["left_out"] = len(found) - len(kept)
-            out[name] = (next(c for c in records[pick]["cases"] if c["name"] == name), spread)
+            out[name] = (cases_of[pick][name], spread)
     return out
 
 

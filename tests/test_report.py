@@ -415,6 +415,21 @@ def test_every_recorded_over_cpp_run_of_named_twins_names_its_cases_versions(mac
     assert records and all(c.get("version") for r in records for c in r["cases"])
 
 
+def test_a_run_is_judged_slow_on_every_twin_whatever_the_python_versions():
+    """The slow state is read on the C++ twins, which do not depend on the Python forms: a case left out of the
+    overview for an older benchmark version still counts in its run's slow-state factor."""
+    def record(x_cpp, boot):
+        cases = [{"name": "bench_x.X.time_x('core')", "ratio": 2.0, "cpp_ns": x_cpp, "version": "old"},
+                 {"name": "bench_y.Y.time_y('core')", "ratio": 3.0, "cpp_ns": 10.0, "version": "new"}]
+        return {"commit": "c1", "twins": "t1", "settings": {"layouts": "fixed", "state": "fast"},
+                "host": {"boot": boot}, "cases": cases}
+
+    fast, slow = record(10.0, "b1"), record(30.0, "b2")  # the second run's twins: ×3 and ×1, median ×2
+    y = "bench_y.Y.time_y('core')"
+    picked, spread = report.over_cpp_cases([fast, slow], versions={"bench_x.X.time_x": "new", "bench_y.Y.time_y": "new"})[y]
+    assert picked is fast["cases"][1] and spread["left_out"] == 1 and spread["runs"] == 1
+
+
 def test_an_over_cpp_record_names_the_version_of_each_case():
     from benchmarks import bench_launch
     from cuda_bench import compare
