@@ -44,35 +44,18 @@ class Launch(Op):
     }
 
     def core(self, case):
-        kind, count = kernels.parse_case(case)
-        dev = compat.core_device()
-        kernel = kernels.core_kernels()[kernels.kernel_name(kind, count)]
-        stream = dev.create_stream()
-        self.defer(stream.close)
-        if kind == "ptr":
-            buffer = compat.core_allocate(dev, 4, stream)
-            self.defer(buffer.close, stream)
-            values = (buffer,) * count
-        else:
-            values = (compat.numpy.int32(1),) * count
-        self.drain = stream.sync
-        config = compat.core_launch_config(1, 1, stream)
-        return compat.core_launch_call(stream, config, kernel, values)
+        int32 = compat.numpy.int32(1)
+        return _core_launch(self, case, lambda buffer, count: (int32,) * count if buffer is None else (buffer,) * count)
 
     def bindings(self, case):
-        kind, count = kernels.parse_case(case)
-        function = kernels.bindings_kernels()[kernels.kernel_name(kind, count)]
-        stream = new_bindings_stream(self)
-        if count == 0:
-            params = 0
-        elif kind == "ptr":
-            ptr = compat.check(compat.driver.cuMemAlloc(4))
-            self.defer(compat.driver.cuMemFree, ptr)
-            params = ((ptr,) * count, (None,) * count)  # CUdeviceptr objects: None means 'a binding type'
-        else:
-            params = ((compat.numpy.int32(1),) * count, (ctypes.c_int,) * count)
-        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
-        return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, params, 0)
+        def params(ptr, count):
+            if count == 0:
+                return 0
+            if ptr is not None:
+                return (ptr,) * count, (None,) * count  # CUdeviceptr objects: None means 'a binding type'
+            return (compat.numpy.int32(1),) * count, (ctypes.c_int,) * count
+
+        return _bindings_launch(self, case, params)
 
     def cupy(self, case):
         kind, count = kernels.parse_case(case)
@@ -109,26 +92,10 @@ class LaunchVoidPointer(Op):
     }
 
     def core(self, case):
-        kind, count = kernels.parse_case(case)
-        dev = compat.core_device()
-        kernel = kernels.core_kernels()[kernels.kernel_name(kind, count)]
-        stream = dev.create_stream()
-        self.defer(stream.close)
-        buffer = compat.core_allocate(dev, 4, stream)
-        self.defer(buffer.close, stream)
-        self.drain = stream.sync
-        config = compat.core_launch_config(1, 1, stream)
-        return compat.core_launch_call(stream, config, kernel, self.arguments("core", int(buffer.handle), count))
+        return _core_launch(self, case, lambda buffer, count: self.arguments("core", int(buffer.handle), count))
 
     def bindings(self, case):
-        kind, count = kernels.parse_case(case)
-        function = kernels.bindings_kernels()[kernels.kernel_name(kind, count)]
-        stream = new_bindings_stream(self)
-        ptr = compat.check(compat.driver.cuMemAlloc(4))
-        self.defer(compat.driver.cuMemFree, ptr)
-        params = self.arguments("bindings", int(ptr), count)
-        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
-        return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, params, 0)
+        return _bindings_launch(self, case, lambda ptr, count: self.arguments("bindings", int(ptr), count))
 
     @staticmethod
     def arguments(api, address, count):
@@ -162,3 +129,36 @@ class LaunchPrepacked(Op):
 
     def time_launch_prepacked(self, api, args):
         self.body()
+
+
+def _core_launch(op, case, arguments):
+    """(cuda.core's ``launch``, what it is called with) for ``case``'s kernel, 1x1 on a stream of its own that is
+    drained between samples; a pointer case gets a 4-byte buffer, freed in teardown. ``arguments(buffer, count)``
+    makes the kernel's arguments (``buffer`` None for an int case)."""
+    kind, count = kernels.parse_case(case)
+    dev = compat.core_device()
+    kernel = kernels.core_kernels()[kernels.kernel_name(kind, count)]
+    stream = dev.create_stream()
+    op.defer(stream.close)
+    buffer = None
+    if kind == "ptr":
+        buffer = compat.core_allocate(dev, 4, stream)
+        op.defer(buffer.close, stream)
+    op.drain = stream.sync
+    config = compat.core_launch_config(1, 1, stream)
+    return compat.core_launch_call(stream, config, kernel, arguments(buffer, count))
+
+
+def _bindings_launch(op, case, arguments):
+    """(``cuLaunchKernel``, what it is called with) for ``case``'s kernel, 1x1 on a stream of its own that is
+    drained between samples; a pointer case with arguments gets a 4-byte allocation, freed in teardown.
+    ``arguments(ptr, count)`` makes the kernelParams (``ptr`` None for an int case and for none)."""
+    kind, count = kernels.parse_case(case)
+    function = kernels.bindings_kernels()[kernels.kernel_name(kind, count)]
+    stream = new_bindings_stream(op)
+    ptr = None
+    if kind == "ptr" and count:
+        ptr = compat.check(compat.driver.cuMemAlloc(4))
+        op.defer(compat.driver.cuMemFree, ptr)
+    op.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
+    return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, arguments(ptr, count), 0)
