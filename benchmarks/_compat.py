@@ -28,6 +28,11 @@ class Unavailable(NotImplementedError):
     """What a benchmark needs is absent here: asv records the benchmark as skipped, with this reason."""
 
 
+class BrokenEnvironment(RuntimeError):
+    """The environment lacks a library its build installed, or holds another version of it: asv records the
+    benchmark as failed, never as skipped, so a broken environment cannot pass for an API that is missing."""
+
+
 def _import(name):
     try:
         with warnings.catch_warnings():
@@ -84,6 +89,43 @@ _NAMES = {"core": "cuda.core", "bindings": "cuda.bindings", "cupy": "CuPy"}
 _VERSIONS = {"core": CORE_VERSION, "bindings": BINDINGS_VERSION, "cupy": CUPY_VERSION}
 
 
+# --- what this environment's build installed -------------------------------------------------------
+# cuda_bench.build writes {distribution: version} into the environment's site-packages when it installs a
+# build (asv's install step, a reinstall from asv's cache, the paired engine's environments). A library listed
+# there that is missing or another version is a broken environment: its cases fail instead of skipping.
+_DISTRIBUTIONS = {"core": "cuda-core", "bindings": "cuda-bindings"}
+
+
+def _built():
+    import json
+    import sysconfig
+
+    try:
+        with open(os.path.join(sysconfig.get_paths()["purelib"], "cuda_bench_env.json")) as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _broken(built):
+    """{api: why its library does not match what the environment's build installed}."""
+    problems = {}
+    for api, dist in _DISTRIBUTIONS.items():
+        wanted = built.get(dist)
+        if wanted is None or api in LEFT_OUT:
+            continue
+        have = _dist_version(dist)
+        if LIBRARIES[api] is None or have != wanted:
+            problems[api] = (f"this environment's build installed {dist} {wanted}, but "
+                             + (f"{_NAMES[api]} does not import" if LIBRARIES[api] is None else f"{dist} {have} is here")
+                             + ": the environment is broken (asv: remove it from .asv/env and run again)")
+    return problems
+
+
+BROKEN = _broken(_built())
+
+
 def describe(api):
     """'cuda.core 0.3.2', 'CuPy 14.2.0', ..."""
     return f"{_NAMES[api]} {_VERSIONS[api] or '(not installed)'}"
@@ -107,6 +149,8 @@ def resolve(requirement):
     """Return the object named by ``requirement`` ('core.Device.arch') or raise Unavailable."""
     root, *path = requirement.split(".")
     api, get_root = _ROOTS[root]
+    if api in BROKEN and root != "numpy":
+        raise BrokenEnvironment(f"{requirement}: {BROKEN[api]}")
     obj = get_root()
     if obj is None:
         missing = "numpy" if root == "numpy" else _NAMES[api]

@@ -69,6 +69,9 @@ NVRTC = {"12": "nvidia-cuda-nvrtc-cu12==12.*", "13": "cuda-toolkit[nvrtc]==13.*"
 # The oldest cuda-pathfinder that cuda-bindings wheels load the driver with: under cuda-bindings 12.9.10,
 # cuda-core 0.3.2's own 1.1.0 fails (KeyError 'cuda') and 0.4.0's 1.3.1a0 works (H200, 2026-12-03).
 WHEEL_PATHFINDER = (1, 3)
+# What an environment's build installed, {distribution: version}, in its site-packages: benchmarks/_compat.py reads
+# it, so a case whose library the environment should hold fails (never skips) when that library is missing.
+ENV_RECORD = "cuda_bench_env.json"
 BUILD_REQUIREMENTS = ["setuptools>=77", "setuptools-scm>=8", "Cython>=3.0,<3.3", "wheel", "pyclibrary"]
 
 
@@ -340,11 +343,15 @@ def build(src, out):
                     # too old for the wheels' loader calls: the newest one the wheel accepts
                     pip("install", "--upgrade", "cuda-pathfinder", f"cuda-bindings=={bindings_spec}")
                 record["packages"][package] = {"action": f"wheel cuda-bindings=={bindings_spec}"}
+                wanted = [f"cuda-bindings=={bindings_spec}"]
                 if wants_cuda_python_metapackage(src):
                     # cuda-core 0.1 depended on `cuda-python` and reads that distribution's version
                     pip("install", f"cuda-python=={bindings_spec}")
                     record["packages"][package]["action"] += f" + cuda-python=={bindings_spec}"
-                keep_pathfinder_the_wheel_needs(out, bindings_spec, record)
+                    wanted.append(f"cuda-python=={bindings_spec}")
+                wanted += keep_pathfinder_the_wheel_needs(out, bindings_spec, record)
+                # every wheel the environment holds goes into OUT: asv reinstalls a cached build from OUT alone
+                record["packages"][package]["wheels"] = download(out, wanted)
                 continue
             if package not in present:
                 continue
@@ -398,7 +405,7 @@ def keep_pathfinder_the_wheel_needs(out, bindings_spec, record):
     wheel, so that install does not put it back. Recorded, so builds.jsonl says which pathfinder was measured."""
     built = record["packages"].get("cuda_pathfinder")
     if not built or not built.get("wheels"):
-        return
+        return []
     have = installed_version("cuda-pathfinder")
     ours = built["wheels"][0].split("-")[1]
     if have and have != ours:
@@ -407,9 +414,30 @@ def keep_pathfinder_the_wheel_needs(out, bindings_spec, record):
         built["action"] += f"; replaced by cuda-pathfinder {have} for cuda-bindings {bindings_spec}"
         built["wheels"] = []
         log(f"cuda_pathfinder: {ours} is too old for cuda-bindings {bindings_spec}; keeping {have}")
+        return [f"cuda-pathfinder=={have}"]
+    return []
+
+
+def download(out, requirements):
+    """The wheels of ``requirements`` (exact pins of what the build installed from an index) into ``out``, beside
+    the built ones, so that ``install`` can put the whole environment back from ``out`` alone (asv reinstalls a
+    cached build that way, after its uninstall command removed every cuda-python package). Their names."""
+    before = {p.name for p in Path(out).glob("*.whl")}
+    pip("download", "--no-deps", "--only-binary=:all:", "-d", str(out), *requirements)
+    return sorted({p.name for p in Path(out).glob("*.whl")} - before)
+
+
+def wheel_version(wheel):
+    """(distribution, version) of a wheel file name: ``cuda_bindings-13.3.1-cp312-...whl`` -> ('cuda-bindings',
+    '13.3.1')."""
+    name, version = Path(wheel).name.split("-")[:2]
+    return name.replace("_", "-").lower(), version
 
 
 def install(out, only=None):
+    """Install OUT's wheels (``only``: one package's) into this environment. With all of them: check that the
+    environment now holds exactly those versions, and write what it holds (``installed.json``, and
+    :data:`ENV_RECORD` in site-packages, which the suite checks before it times anything)."""
     out = Path(out)
     wheels = sorted(out.glob("*.whl"))
     if only:
@@ -418,16 +446,33 @@ def install(out, only=None):
     if not wheels:
         raise BuildError(f"no wheels in {out}: did the build step fail?")
     pip("install", "--no-deps", "--force-reinstall", *map(str, wheels))
-    if not only:
-        link_system_site()
-        record_installed(out)
+    if only:
+        return
+    made = json.loads((out / "build.json").read_text()) if (out / "build.json").is_file() else {}
+    if made.get("nvrtc") in NVRTC.values():  # kept outside OUT (tens of MB per build); pip's cache has it
+        pip("install", made["nvrtc"])
+    link_system_site()
+    wanted = dict(map(wheel_version, wheels))
+    if made.get("bindings") not in (None, "source"):  # the build took this wheel: it must be here, whatever OUT holds
+        wanted.setdefault("cuda-bindings", made["bindings"])
+    installed = record_installed(out, wanted)
+    wrong = {dist: installed.get(dist) for dist, version in wanted.items() if installed.get(dist) != version}
+    if wrong:
+        raise BuildError("the environment does not hold what its build made: "
+                         + ", ".join(f"{dist} {wanted[dist]} wanted, {have or 'none'} installed"
+                                     for dist, have in wrong.items()))
+    site = Path(sysconfig.get_paths()["purelib"])
+    (site / ENV_RECORD).write_text(json.dumps(wanted, indent=1, sort_keys=True) + "\n")
 
 
-def record_installed(out):
-    """What the benchmarks will import, as the environment sees it after install (OUT/installed.json)."""
+def record_installed(out, wanted=()):
+    """What the benchmarks will import, as the environment sees it after install (OUT/installed.json): the
+    cuda-python packages, CuPy, numpy and the distributions ``wanted`` names."""
+    names = ["cuda-core", "cuda-bindings", "cuda-pathfinder", "cupy-cuda13x", "cupy-cuda12x", "numpy",
+             *(name for name in wanted if name not in ("python",))]
     query = (
         "import importlib.metadata as m, json, sys\n"
-        "names = ['cuda-core', 'cuda-bindings', 'cuda-pathfinder', 'cupy-cuda13x', 'cupy-cuda12x', 'numpy']\n"
+        f"names = {list(dict.fromkeys(names))!r}\n"
         "found = {}\n"
         "for n in names:\n"
         "    try: found[n] = m.version(n)\n"
@@ -438,6 +483,7 @@ def record_installed(out):
     versions = json.loads(run([sys.executable, "-c", query]))
     (Path(out) / "installed.json").write_text(json.dumps(versions, indent=1))
     log("installed: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    return versions
 
 
 def link_system_site():

@@ -18,6 +18,7 @@ DASHBOARD = ROOT / "dashboard"  # the dashboard's pinned npm libraries and html/
 
 WORK = ROOT / ".asv"  # working state, never committed: asv environments, clones, derived config
 NO_GPU_RESULTS = WORK / "results-no-gpu"  # where a run on a machine without a GPU goes by default
+LOCAL_SETTINGS = WORK / "local.json"  # this checkout's cuda-python clone and asv machine name (cuda-bench init)
 PAIRED_ENVS = WORK / "paired"  # one virtual environment per (commit, cuda-bindings) for the paired engine
 CACHE = Path.home() / ".cache" / "cuda-python-bench"  # built wheels, CUDA headers (shared by all clones)
 
@@ -38,6 +39,12 @@ MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 # comes as one of two distributions.
 TIMED_CODE = {"core": ("cuda-core", "cuda-bindings"), "bindings": ("cuda-bindings",),
               "cupy": ("cupy-cuda13x", "cupy-cuda12x")}
+
+
+def no_gpu_results(env_dir):
+    """Where asv's results go on a machine without a GPU: ``results-no-gpu`` beside asv's environments
+    (``.asv/results-no-gpu`` for the project's configuration), never the history in ``results/``."""
+    return (Path(env_dir).resolve().parent / "results-no-gpu").resolve()
 
 
 def local_conf():

@@ -182,10 +182,18 @@ def run_module(module, *args, check=True, env=None, python=sys.executable, cwd=R
     return proc
 
 
+def asv_env(home):
+    """The environment of an asv command in a test: its machine file (``~/.asv-machine.json``) in ``home``, pip's
+    cache where it always is."""
+    Path(home).mkdir(parents=True, exist_ok=True)
+    return dict(os.environ, HOME=str(home),
+                PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
+
+
 def run_asv(conf, *args, check=True):
     proc = subprocess.run(
         [sys.executable, "-m", "asv", *args, "--config", str(conf)],
-        capture_output=True, text=True, cwd=conf.parent,
+        capture_output=True, text=True, cwd=conf.parent, env=asv_env(conf.parent / "home"),
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")

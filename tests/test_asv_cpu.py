@@ -45,7 +45,9 @@ def test_cpu_subset_runs_and_gpu_benchmarks_skip(tmp_path, git_repo, newest_env)
     commit = git(git_repo, "rev-parse", "HEAD")
     run_asv(conf, "run", "--quick", "--machine", "cpu-test", "--set-commit-hash", commit,
             "-E", f"existing:{newest_env}")
-    (results_file,) = result_files(tmp_path / "results" / "cpu-test")
+    # no GPU here: the results go beside asv's environments, never into the configured results folder
+    assert not (tmp_path / "results" / "cpu-test").exists()
+    (results_file,) = result_files(tmp_path / "results-no-gpu" / "cpu-test")
     results = results_by_case(results_file)
 
     assert RUNS_WITHOUT_GPU <= results.keys()

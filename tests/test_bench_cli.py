@@ -216,7 +216,7 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     status = run.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
                      "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
     assert status == 0
-    (results,) = result_files(tmp_path / "results" / "probe")
+    (results,) = result_files(tmp_path / "results-no-gpu" / "probe")  # no GPU here: outside the history
     seen = {name.split(".")[-1]: value[0] for (name, _), value in asv_results(results).items()}
     assert seen["track_hash_seed"] == 0
     assert seen["track_pinned_core"] == core

@@ -141,8 +141,14 @@ def test_release_tags_give_the_release_version(repo, build):
     assert record["packages"]["cuda_bindings"]["action"] == "wheel cuda-bindings==13.3.1"
     # that wheel needs a newer cuda-pathfinder than this release's 1.1.0: pip's upgrade is kept, the
     # release's own wheel is not installed over it, and the record says so
-    assert sorted(p.name.split("-")[1] for p in out.glob("*.whl")) == ["0.3.2"]
+    wheels = dict(build_module.wheel_version(p) for p in out.glob("*.whl"))
+    assert wheels.keys() == {"cuda-core", "cuda-bindings", "cuda-pathfinder"}
+    assert wheels["cuda-core"] == "0.3.2" and wheels["cuda-bindings"] == "13.3.1"
+    assert build_module.version_tuple(wheels["cuda-pathfinder"]) >= (1, 4)  # pip's, not the release's 1.1.0
     assert "replaced by cuda-pathfinder" in record["packages"]["cuda_pathfinder"]["action"]
+    # OUT holds every wheel the environment has: asv reinstalls a cached build from OUT alone
+    assert record["packages"]["cuda_bindings"]["wheels"] == sorted(
+        p.name for p in out.glob("*.whl") if not p.name.startswith("cuda_core-"))
 
 
 def test_auto_bindings_follow_the_commits_cuda_extras(repo, build):
@@ -358,7 +364,9 @@ def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, b
     git(repo, "tag", "cuda-pathfinder-v1.1.0")
     record, out, proc = build(repo, "out", bindings="12.9.10")
     assert "replaced by cuda-pathfinder 1." in record["packages"]["cuda_pathfinder"]["action"]
-    assert sorted(p.name.split("-")[1] for p in out.glob("*.whl")) == ["0.3.2"]
+    wheels = dict(build_module.wheel_version(p) for p in out.glob("*.whl"))
+    assert wheels["cuda-core"] == "0.3.2" and wheels["cuda-bindings"] == "12.9.10"
+    assert build_module.version_tuple(wheels["cuda-pathfinder"]) >= build_module.WHEEL_PATHFINDER
     assert build_module.version_tuple(record["packages"]["cuda_pathfinder"]["action"].split("cuda-pathfinder ")[1]) >= (1, 3)
 
 
