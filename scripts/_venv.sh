@@ -1,14 +1,12 @@
-# Sourced by scripts/bench and scripts/test: make $venv hold the packages of requirements file $1
-# , installing them when that file (or requirements.txt, which every file
-# includes) changed since they were last installed. One stamp per file: alternating the two commands
-# installs nothing.
+# Sourced by scripts/bench and scripts/test: make $venv hold this package (pip install -e) with the extra $1
+# ("" or "test"), installing when pyproject.toml changed since the last install of that extra.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${CUDA_BENCH_VENV:-$root/.venv}
-requirements=$1
-stamp=$(cat "$root/requirements.txt" "$root/$requirements" | sha256sum | cut -c1-16)
-if [ "$(cat "$venv/.stamp-$requirements" 2>/dev/null)" != "$stamp" ]; then
-    echo "creating/updating $venv from $requirements" >&2
+extra=$1
+stamp=$(sha256sum < "$root/pyproject.toml" | cut -c1-16)
+if [ "$(cat "$venv/.stamp-${extra:-base}" 2>/dev/null)" != "$stamp" ]; then
+    echo "installing cuda-python-bench${extra:+[$extra]} into $venv" >&2
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/$requirements"
-    echo "$stamp" > "$venv/.stamp-$requirements"
+    "$venv/bin/pip" install -q --disable-pip-version-check -e "$root${extra:+[$extra]}" || exit 1
+    echo "$stamp" > "$venv/.stamp-${extra:-base}"
 fi
