@@ -157,3 +157,74 @@ def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
     found = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=ROOT,
                            env={**os.environ, "CUDA_BENCH_LEAVE_OUT": "core", "PYTHONPATH": str(ROOT)})
     assert found.stdout.split() == ["True", "False"], found.stderr
+
+
+#: cuda-pathfinder releases: none of the lookups (1.2.0), the header lookup (1.3.0, its own cache, the user site
+#: searched regardless), the binary lookup and locate_nvidia_header_directory's cache (1.3.4), the static library
+#: (1.4.1), the newest
+PATHFINDER_RELEASES = ["1.2.0", "1.3.0", "1.3.4", "1.4.1", "1.9.1"]
+PATHFINDER_INTRODUCED = {"FindNvidiaHeaderDirectory": "1.3.0", "FindNvidiaBinaryUtility": "1.3.4",
+                         "LocateStaticLib": "1.4.1"}
+
+
+@pytest.mark.parametrize("version", PATHFINDER_RELEASES)
+def test_pathfinder_lookups_run_or_say_why(version, tmp_path):
+    """cuda.pathfinder's forms, run for real (they need no GPU) with each release alone: a lookup the release has
+    runs its setup (the tree, a cold lookup that finds the component in it) and one timed call; one it lacks skips
+    with the name it lacks."""
+    python = make_env([f"cuda-pathfinder=={version}", *RUNNER])
+    out = tmp_path / "apis.json"
+    proc = run_module("cuda_bench.apis", "--json", out, python=python, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [row for row in json.loads(out.read_text())["rows"] if row["api"] == "pathfinder"]
+    assert {row["benchmark"].split(".")[1] for row in rows} == set(PATHFINDER_INTRODUCED)
+    for row in rows:
+        first = PATHFINDER_INTRODUCED[row["benchmark"].split(".")[1]]
+        if _v(version) >= _v(first):
+            assert row["status"] == "ok", row
+        else:
+            assert row["status"].startswith("skip: pathfinder.") and f"cuda.pathfinder {version} has no" in row["status"]
+
+
+COLD = """
+import json, site
+from benchmarks import _compat, bench_pathfinder
+
+def look(fn):
+    try:
+        found = fn()
+    except Exception as exc:  # locate_static_lib raises where it finds nothing
+        return type(exc).__name__
+    return str(getattr(found, "abs_path", found))
+
+before = (site.getsitepackages, site.getusersitepackages, site.ENABLE_USER_SITE)
+found = {}
+for cls in (bench_pathfinder.FindNvidiaHeaderDirectory, bench_pathfinder.FindNvidiaBinaryUtility,
+            bench_pathfinder.LocateStaticLib):
+    op = cls()
+    try:
+        op.setup("pathfinder", "3")
+    except _compat.Unavailable:  # a lookup this release lacks
+        continue
+    try:
+        first = look(op.fn)
+        op.target.unlink()
+        found[cls.__name__] = [first, look(op.fn), str(op.target)]
+    finally:
+        op.teardown("pathfinder", "3")
+    assert (site.getsitepackages, site.getusersitepackages, site.ENABLE_USER_SITE) == before
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.parametrize("version", ["1.3.0", "1.9.1"])
+def test_pathfinder_lookups_are_timed_cold(version):
+    """Each timed call looks again: once the component is gone from the tree, the next call no longer finds it
+    there (a cached lookup would return the first answer), with the release whose header lookup is cached
+    itself (1.3.0) and the newest. Teardown gives ``site`` back as it was."""
+    python = make_env([f"cuda-pathfinder=={version}", *RUNNER])
+    proc = subprocess.run([str(python), "-c", COLD], cwd=ROOT, capture_output=True, text=True, check=True)
+    found = json.loads(proc.stdout)
+    assert "FindNvidiaHeaderDirectory" in found and (len(found) == 3) == (version == "1.9.1"), found
+    for name, (first, second, target) in found.items():
+        assert target.startswith(first) and not second.startswith(first), (name, first, second)
