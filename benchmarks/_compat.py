@@ -23,6 +23,7 @@ import importlib
 import importlib.metadata
 import os
 import warnings
+from operator import attrgetter
 
 
 class Unavailable(NotImplementedError):
@@ -318,6 +319,22 @@ def core_memory_view_call(array, stream_ptr):
     if hasattr(view, "from_dlpack"):
         return view.from_dlpack, (array, stream_ptr)
     return view, (array, stream_ptr)
+
+
+def core_kernel_attribute(kernel, name):
+    """(callable, args) that read a kernel attribute the way a user does, ``kernel.attributes.<name>``: a
+    property from 1.0 on, a method taking an optional device before (0.2-0.x)."""
+    if not hasattr(kernel, "attributes"):
+        raise Unavailable(f"{describe('core')} Kernel has no attributes")
+    found = getattr(type(kernel.attributes), name, None)
+    if found is None:
+        raise Unavailable(f"{describe('core')} KernelAttributes has no {name}")
+    if callable(found):  # a method
+        def read(kernel=kernel, name=name):
+            return getattr(kernel.attributes, name)()
+
+        return read, ()
+    return attrgetter(f"attributes.{name}"), (kernel,)
 
 
 def object_code_from_cubin(cubin):

@@ -39,6 +39,8 @@ OPS = [
     "pointer_get_attributes", "get_kernel", "module_load", "module_load_legacy",
     *(f"launch[{case}]" for case in kernels.ARG_CASES),
     "compile[ptx]", "compile[cubin]", "nvrtc_create_program_100_headers", "tensor_map_encode_tiled",
+    # cuda-python's own benchmarks that the list above did not have
+    "device_get", "device_primary_ctx_retain", "stream_query", "func_get_attribute", "nvrtc_create_program",
 ]
 
 

@@ -28,6 +28,9 @@ RUNS_WITHOUT_GPU = {
     "bench_program.ProgramOptionsCreate.time_program_options_create('core')",
     "bench_program.CompileOptions.time_compile_options('bindings')",
     "bench_enum.BindingVersion.time_binding_version('core')",
+    "bench_enum.DeviceAttributeFromValue.time_device_attribute_from_value('bindings')",
+    "bench_program.NvrtcCreateProgram.time_nvrtc_create_program('core')",
+    "bench_program.NvrtcCreateProgram.time_nvrtc_create_program('bindings')",
     # cuda.pathfinder's discovery, in a tree setup makes (the newest cuda-pathfinder, a dependency of cuda-core[cu13])
     *(f"bench_pathfinder.FindNvidiaHeaderDirectory.time_find_nvidia_header_directory('pathfinder', '{n}')"
       for n in (1, 3)),

@@ -24,6 +24,7 @@ INTRODUCED = {
     "bench_event.EventSync('core')": "0.2.0",
     "bench_memory.MemoryResourceCreate('core')": "0.3.0",  # public DeviceMemoryResource
     "bench_program.GetKernel('core')": "0.2.0",  # public ObjectCode
+    "bench_program.FuncGetAttribute('core')": "0.2.0",  # public ObjectCode (Kernel.attributes: 0.2.0 too)
     "bench_program.ModuleLoad('core')": "0.2.0",
     "bench_program.ProgramOptionsCreate('core')": "0.2.0",  # ProgramOptions
     "bench_program.CompileOptions('core')": "0.2.0",  # ProgramOptions

@@ -196,6 +196,15 @@ void register_ops(State& s) {
     ops["set_current"] = [] { return plain([] { cuCtxSetCurrent(st->ctx); }); };
     ops["current_context"] = [] { return plain([] { CUcontext c; cuCtxGetCurrent(&c); }); };
     ops["device_sync"] = [] { return plain([] { cuCtxSynchronize(); }); };
+    ops["device_get"] = [] { return plain([] { CUdevice d; cuDeviceGet(&d, 0); }); };
+    // twins_init holds a retain of its own: the pair only moves the reference count, as in Python
+    ops["device_primary_ctx_retain"] = [] {
+        return plain([] {
+            CUcontext c;
+            cuDevicePrimaryCtxRetain(&c, st->dev);
+            cuDevicePrimaryCtxRelease(st->dev);
+        });
+    };
     ops["driver_version"] = [] { return plain([] { int v; cuDriverGetVersion(&v); }); };
     ops["runtime_version"] = [] { return plain([] { int v; cudaRuntimeGetVersion(&v); }); };
 
@@ -210,6 +219,11 @@ void register_ops(State& s) {
         CUstream s;
         CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
         return Twin{[s] { cuStreamSynchronize(s); }, false, [s] { cuStreamDestroy(s); }};
+    };
+    ops["stream_query"] = [] {
+        CUstream s;
+        CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+        return Twin{[s] { cuStreamQuery(s); }, false, [s] { cuStreamDestroy(s); }};
     };
     ops["event_create"] = [] {
         return plain([] { CUevent e; cuEventCreate(&e, CU_EVENT_DISABLE_TIMING); cuEventDestroy(e); });
@@ -257,6 +271,11 @@ void register_ops(State& s) {
 
     // --- modules and launches -------------------------------------------------------------------
     ops["get_kernel"] = [] { return plain([] { CUkernel k; cuLibraryGetKernel(&k, st->library, "empty"); }); };
+    ops["func_get_attribute"] = [] {
+        CUfunction f;
+        CK(cuModuleGetFunction(&f, st->module, "empty"));
+        return plain([f] { int v; cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f); });
+    };
     ops["module_load"] = [] {
         return plain([] {
             CUlibrary lib;
@@ -294,6 +313,15 @@ void register_ops(State& s) {
     // --- NVRTC ----------------------------------------------------------------------------------
     ops["compile[ptx]"] = [] { return compile(true); };
     ops["compile[cubin]"] = [] { return compile(false); };
+    ops["nvrtc_create_program"] = [] {
+        if (!nv.create) throw Failure{"no NVRTC was named to twins_init"};
+        return plain([] {
+            nvrtcProgram prog;
+            nv.create(&prog, "extern \"C\" __global__ void empty_kernel() { return; }", "benchmark_kernel.cu", 0,
+                      nullptr, nullptr);
+            nv.destroy(&prog);
+        });
+    };
     ops["nvrtc_create_program_100_headers"] = [] {
         if (!nv.create) throw Failure{"no NVRTC was named to twins_init"};
         struct Headers {
