@@ -344,6 +344,14 @@ def object_code_from_cubin(cubin):
     return core.ObjectCode(cubin, "cubin")  # 0.1.x-0.2.x constructor
 
 
+# --- cuda.bindings ------------------------------------------------------------------------------------
+def bindings_legacy_stream():
+    """The legacy default stream as a ``CUstream`` (``CU_STREAM_LEGACY`` is an int in 13.x, a ``CUstream``
+    before): where cuda.core's ``Device.default_stream``, CuPy's null stream and the driver's synchronous
+    calls (``cuMemcpyDtoD``) queue their work."""
+    return driver.CUstream(int(driver.CU_STREAM_LEGACY))
+
+
 # --- CuPy ---------------------------------------------------------------------------------------------
 @functools.cache
 def cupy_device():

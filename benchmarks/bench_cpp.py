@@ -40,7 +40,9 @@ OPS = [
     *(f"launch[{case}]" for case in kernels.ARG_CASES),
     "compile[ptx]", "compile[cubin]", "nvrtc_create_program_100_headers", "tensor_map_encode_tiled",
     # cuda-python's own benchmarks that the list above did not have
-    "device_get", "device_primary_ctx_retain", "stream_query", "func_get_attribute", "nvrtc_create_program",
+    "device_get", "device_primary_ctx_retain", "stream_query", "alloc_free_stream[default]",
+    "alloc_free_stream[explicit]", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "func_get_attribute",
+    "nvrtc_create_program",
 ]
 
 

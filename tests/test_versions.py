@@ -160,6 +160,25 @@ def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
     assert found.stdout.split() == ["True", "False"], found.stderr
 
 
+def test_allocate_and_copy_take_a_stream_keyword(release):
+    """AllocFreeStream and MemcpyDtod call ``Device.allocate(size, stream=...)`` and ``Buffer.copy_to(dst,
+    stream=...)``: every release's signatures take ``stream`` by keyword (1.x requires it)."""
+    version, python = release
+    proc = subprocess.run([str(python), "-W", "ignore", "-c", SIGNATURES], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.split() in (["POSITIONAL_OR_KEYWORD", "KEYWORD_ONLY"], ["KEYWORD_ONLY", "KEYWORD_ONLY"])
+
+
+SIGNATURES = """
+import inspect, sys
+from benchmarks import _compat as c
+c.core.Device.allocate  # the package loads its memory module; Buffer is public from 0.3 only
+buffer = next(m.Buffer for name, m in list(sys.modules.items()) if name.startswith("cuda.core")
+              and isinstance(getattr(m, "Buffer", None), type) and hasattr(m.Buffer, "copy_to"))
+print(*(inspect.signature(f).parameters["stream"].kind.name for f in (c.core.Device.allocate, buffer.copy_to)))
+"""
+
+
 #: cuda-pathfinder releases: none of the lookups (1.2.0), the header lookup (1.3.0, its own cache, the user site
 #: searched regardless), the binary lookup and locate_nvidia_header_directory's cache (1.3.4), the static library
 #: (1.4.1), the newest

@@ -12,7 +12,8 @@
 //   twins_queued()                             -> calls per sample for an operation that enqueues GPU
 //                                                 work (100), 0 otherwise
 //   twins_sample(calls)                        -> nanoseconds for `calls` calls (steady_clock); a queued
-//                                                 operation's stream is drained afterwards, untimed
+//                                                 operation's stream (its own queue, or the shared stream)
+//                                                 is drained afterwards, untimed
 //   twins_teardown()                           -> frees what twins_setup made
 //
 // Operation IDs are the Python class names in snake case, with the case in brackets:
@@ -71,6 +72,7 @@ struct Twin {
     std::function<void()> call;
     bool queued = false;
     std::function<void()> cleanup;
+    CUstream queue = nullptr;  // where a queued twin's work goes, when not the shared stream (the legacy one)
 };
 
 struct State {
@@ -99,7 +101,8 @@ Twin plain(F f) {
     return Twin{f, false, nullptr};
 }
 
-void drain() { CK(cuStreamSynchronize(st->stream)); }
+CUstream queue_of(const Twin& twin) { return twin.queue ? twin.queue : st->stream; }
+void drain() { CK(cuStreamSynchronize(queue_of(*current))); }
 
 // What the release threshold of the device's memory pool is set to for alloc_free_sync[keep|release];
 // the previous value comes back in teardown.
@@ -167,6 +170,28 @@ Twin launch(const char* kernel, int count, bool ptr) {
                     cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st->stream, kernel_params, nullptr);
                 },
                 true, nullptr};
+}
+
+// Two 8-byte device buffers and two 8-byte pageable host buffers (bench_memory.Memcpy*), freed in teardown.
+struct Copy {
+    CUdeviceptr src = 0, dst = 0;
+    unsigned char host_src[8] = {}, host_dst[8] = {};
+};
+
+template <class F>
+Twin copy_twin(F call, bool queued, CUstream queue) {
+    auto c = std::make_shared<Copy>();
+    CK(cuMemAlloc(&c->src, 8));
+    if (cuMemAlloc(&c->dst, 8) != CUDA_SUCCESS) {
+        cuMemFree(c->src);
+        throw Failure{"cuMemAlloc(8) failed"};
+    }
+    Twin twin{[c, call] { call(*c); }, queued, [c] {
+                  cuMemFree(c->src);
+                  cuMemFree(c->dst);
+              }};
+    twin.queue = queue;
+    return twin;
 }
 
 void register_ops(State& s) {
@@ -253,6 +278,38 @@ void register_ops(State& s) {
             });
         };
     }
+    // cuda-python's mem_alloc_free / mem_alloc_async_free_async as bench_memory.AllocFreeStream times them: 1024
+    // bytes on the legacy default stream or a stream of its own, the pool's release threshold raised
+    for (bool own : {false, true}) {
+        ops[own ? "alloc_free_stream[explicit]" : "alloc_free_stream[default]"] = [own] {
+            CUstream q = CU_STREAM_LEGACY;
+            if (own) CK(cuStreamCreate(&q, CU_STREAM_NON_BLOCKING));
+            Twin twin = with_release_threshold(true, [q] {
+                CUdeviceptr p;
+                cuMemAllocAsync(&p, 1024, q);
+                cuMemFreeAsync(p, q);
+            });
+            auto restore = twin.cleanup;
+            twin.cleanup = [restore, own, q] {
+                restore();
+                if (own) cuStreamDestroy(q);
+            };
+            twin.queued = true;
+            twin.queue = q;
+            return twin;
+        };
+    }
+    // 8-byte copies with the synchronous API, as cuda-python's memcpy_*: host to device and back wait for the
+    // copy; device to device does not (queued on the legacy default stream, drained between samples)
+    ops["memcpy_htod"] = [] {
+        return copy_twin([](Copy& c) { cuMemcpyHtoD(c.dst, c.host_src, 8); }, false, nullptr);
+    };
+    ops["memcpy_dtoh"] = [] {
+        return copy_twin([](Copy& c) { cuMemcpyDtoH(c.host_dst, c.src, 8); }, false, nullptr);
+    };
+    ops["memcpy_dtod"] = [] {
+        return copy_twin([](Copy& c) { cuMemcpyDtoD(c.dst, c.src, 8); }, true, CU_STREAM_LEGACY);
+    };
     ops["pointer_get_attribute"] = [] {
         return plain([] { unsigned t; cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, st->buffer); });
     };
@@ -420,6 +477,7 @@ int twins_init(const char* cubin, size_t cubin_size, const char* libnvrtc, char*
 const char* twins_ids() { return ids.c_str(); }
 
 void twins_teardown() {
+    if (current && current->queued) cuStreamSynchronize(queue_of(*current));
     if (current && current->cleanup) current->cleanup();
     current.reset();
     if (st) cuStreamSynchronize(st->stream);
@@ -456,7 +514,7 @@ double twins_sample(long calls) {
     auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < calls; ++i) call();
     double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-    if (current->queued) cuStreamSynchronize(st->stream);
+    if (current->queued) cuStreamSynchronize(queue_of(*current));
     return ns;
 }
 
