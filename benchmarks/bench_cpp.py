@@ -42,7 +42,7 @@ OPS = [
     # cuda-python's own benchmarks that the list above did not have
     "device_get", "device_primary_ctx_retain", "stream_query", "alloc_free_stream[default]",
     "alloc_free_stream[explicit]", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "func_get_attribute",
-    "nvrtc_create_program",
+    "nvrtc_create_program", *(f"launch_typed[{case}]" for case in kernels.TYPED_CASES),
 ]
 
 
@@ -93,13 +93,15 @@ def loaded_nvrtc():
 
 
 class Twins:
-    """The twins' library, initialised in this process (device 0's primary context, the suite's kernels)."""
+    """The twins' library, initialised in this process (device 0's primary context, the suite's kernels and its
+    typed-argument kernels)."""
 
     def __init__(self):
         compat.primary_context()
         self.lib = ctypes.CDLL(str(build()))
         self.lib.twins_init.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p,
                                         ctypes.c_size_t]
+        self.lib.twins_load_typed.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
         self.lib.twins_setup.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         self.lib.twins_ids.restype = ctypes.c_char_p
         self.lib.twins_queued.restype = ctypes.c_long
@@ -111,6 +113,8 @@ class Twins:
         err = ctypes.create_string_buffer(2048)
         if self.lib.twins_init(cubin, len(cubin), loaded_nvrtc().encode(), err, len(err)):
             raise compat.Unavailable(f"the C++ twins could not start: {err.value.decode()}")
+        typed = kernels.typed_cubin()
+        self.lib.twins_load_typed(typed, len(typed), err, len(err))  # where it fails, launch_typed[...] skip with why
         self.ids = self.lib.twins_ids().decode().split(",")
 
     def setup(self, op):

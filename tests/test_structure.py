@@ -106,7 +106,7 @@ def test_cpp_twins_mirror_python_operations():
     source = bench_cpp.SOURCE.read_text()
     for op in bench_cpp.OPS:
         assert f'"{op}"' in source, f"twins.cpp does not measure {op}"
-    for name in _kernels.KERNEL_NAMES:
+    for name in _kernels.KERNEL_NAMES + _kernels.TYPED_KERNEL_NAMES:
         assert f'"{name}"' in source, f"twins.cpp does not launch {name}"
 
 

@@ -160,6 +160,50 @@ def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
     assert found.stdout.split() == ["True", "False"], found.stderr
 
 
+TYPED = """
+import ctypes, importlib, json
+from benchmarks import _compat, _kernels
+from benchmarks.bench_launch import LaunchTyped
+from cuda.bindings import driver
+
+def outcome(call):
+    try:
+        call()
+        return "ok"
+    except Exception as exc:
+        return type(exc).__name__
+
+for module in ("cuda.core._kernel_arg_handler", "cuda.core.experimental._kernel_arg_handler"):
+    try:
+        holder = importlib.import_module(module).ParamHolder
+        break
+    except ImportError:
+        pass
+launch = lambda params: driver.cuLaunchKernel(driver.CUfunction(0), 1, 1, 1, 1, 1, 1, 0, driver.CUstream(0), params, 0)
+ptr, host = driver.CUdeviceptr(0), _compat.numpy.zeros(8, _compat.numpy.uint8)
+print(json.dumps({
+    "core": {case: outcome(lambda: holder(LaunchTyped.arguments("core", case))) for case in _kernels.TYPED_CASES},
+    "bindings": {case: outcome(lambda: launch(LaunchTyped.arguments("bindings", case))) for case in _kernels.TYPED_CASES},
+    "memcpy": [outcome(lambda: driver.cuMemcpyHtoD(ptr, host, 8)), outcome(lambda: driver.cuMemcpyDtoH(host, ptr, 8))],
+    "legacy stream": int(_compat.bindings_legacy_stream()),
+}))
+"""
+
+
+def test_2904s_typed_arguments_are_taken_by_every_release(release):
+    """LaunchTyped's arguments, packed the way each library packs them before it calls the driver (which this
+    machine lacks): cuda.core's ParamHolder takes the numpy scalars of every 512-argument case and rejects the
+    struct with a TypeError (the case's skip: cuda.core has no struct by value), and cuda.bindings' cuLaunchKernel
+    converts every case, the struct included, without a TypeError (here it then reaches the missing driver). The
+    memcpy forms' numpy host arrays pass cuda.bindings' conversion too, and the legacy default stream is 0x1."""
+    version, python = release
+    proc = subprocess.run([str(python), "-c", TYPED], cwd=ROOT, capture_output=True, text=True, check=True)
+    found = json.loads(proc.stdout)
+    assert found["core"] == {case: "TypeError" if "struct" in case else "ok" for case in found["core"]}, found
+    assert "TypeError" not in found["bindings"].values() and "TypeError" not in found["memcpy"], found
+    assert found["legacy stream"] == 1
+
+
 def test_allocate_and_copy_take_a_stream_keyword(release):
     """AllocFreeStream and MemcpyDtod call ``Device.allocate(size, stream=...)`` and ``Buffer.copy_to(dst,
     stream=...)``: every release's signatures take ``stream`` by keyword (1.x requires it)."""

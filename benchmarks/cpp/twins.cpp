@@ -6,6 +6,8 @@
 // both sides compile with the same NVRTC.
 //
 //   twins_init(cubin, size, libnvrtc, err, n)  -> 0, or 1 with the reason in err (no driver, ...)
+//   twins_load_typed(cubin, size, err, n)      -> 0, or 1 with the reason in err: the typed-argument kernels
+//                                                 (benchmarks/_kernels.py TYPED_SOURCE) for launch_typed[...]
 //   twins_ids()                                -> "id,id,...": every operation this file knows
 //   twins_setup(id, err, n)                    -> 0 ready, 1 skipped (reason in err: no such twin, not on
 //                                                 this GPU), 2 error (in err)
@@ -82,6 +84,8 @@ struct State {
     CUevent event;
     CUdeviceptr buffer;
     CUmodule module;
+    CUmodule typed_module = nullptr;
+    std::string typed_error = "twins_load_typed was not called";
     CUlibrary library;
     std::string cubin;
     int major = 0, minor = 0;
@@ -171,6 +175,35 @@ Twin launch(const char* kernel, int count, bool ptr) {
                 },
                 true, nullptr};
 }
+
+// Launches with cuda-python's typed arguments (_kernels.TYPED_CASES; bench_launch.LaunchTyped): `count` copies of
+// `value`, each argument a pointer to its own copy, in storage the twin holds.
+CUfunction typed_function(const char* kernel) {
+    if (!st->typed_module) throw Failure{"no typed kernels: " + st->typed_error};
+    CUfunction f;
+    CK(cuModuleGetFunction(&f, st->typed_module, kernel));
+    return f;
+}
+
+template <class T>
+Twin launch_values(const char* kernel, int count, T value) {
+    CUfunction f = typed_function(kernel);
+    std::shared_ptr<T[]> values(new T[count]);
+    auto params = std::make_shared<std::vector<void*>>(count);
+    for (int i = 0; i < count; ++i) {
+        values[i] = value;
+        (*params)[i] = &values[i];
+    }
+    void** kernel_params = params->data();
+    return Twin{[f, kernel_params, values, params] {
+                    cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st->stream, kernel_params, nullptr);
+                },
+                true, nullptr};
+}
+
+struct Bytes2048 {
+    unsigned char p[2048];
+};
 
 // Two 8-byte device buffers and two 8-byte pageable host buffers (bench_memory.Memcpy*), freed in teardown.
 struct Copy {
@@ -366,6 +399,14 @@ void register_ops(State& s) {
                                  {"launch[16 int]", "empty_16_int", 16, false},
                                  {"launch[512 int]", "empty_512_int", 512, false}};
     for (const Case& c : cases) ops[c.id] = [c] { return launch(c.kernel, c.count, c.ptr); };
+    // the kernels of _kernels.TYPED_SOURCE, with cuda-python's values (bench_launch.LaunchTyped.VALUES)
+    ops["launch_typed[512 bool]"] = [] { return launch_values<bool>("empty_512_bool", 512, true); };
+    ops["launch_typed[512 char]"] = [] { return launch_values<char>("empty_512_char", 512, 127); };
+    ops["launch_typed[512 double]"] = [] { return launch_values<double>("empty_512_double", 512, 1.2345); };
+    ops["launch_typed[512 longlong]"] = [] {
+        return launch_values<long long>("empty_512_longlong", 512, 9223372036854775806LL);
+    };
+    ops["launch_typed[2048B struct]"] = [] { return launch_values<Bytes2048>("empty_2048B_struct", 1, Bytes2048{}); };
 
     // --- NVRTC ----------------------------------------------------------------------------------
     ops["compile[ptx]"] = [] { return compile(true); };
@@ -472,6 +513,26 @@ int twins_init(const char* cubin, size_t cubin_size, const char* libnvrtc, char*
         write(err, n, f.what);
         return 1;
     }
+}
+
+int twins_load_typed(const char* cubin, size_t cubin_size, char* err, size_t n) {
+    if (!st) {
+        write(err, n, "twins_init has not succeeded");
+        return 1;
+    }
+    if (st->typed_module) return 0;
+    std::string image(cubin, cubin_size);
+    CUresult r = cuModuleLoadData(&st->typed_module, image.data());
+    if (r != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        cuGetErrorName(r, &name);
+        st->typed_module = nullptr;
+        st->typed_error = std::string("cuModuleLoadData -> ") + (name ? name : "?");
+        write(err, n, st->typed_error);
+        return 1;
+    }
+    st->typed_error.clear();
+    return 0;
 }
 
 const char* twins_ids() { return ids.c_str(); }
