@@ -43,6 +43,7 @@ OPS = [
     "device_get", "device_primary_ctx_retain", "stream_query", "alloc_free_stream[default]",
     "alloc_free_stream[explicit]", "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "func_get_attribute",
     "nvrtc_create_program", *(f"launch_typed[{case}]" for case in kernels.TYPED_CASES),
+    "tensor_map_encode_im_2col", "tensor_map_encode_im_2col_wide",
 ]
 
 

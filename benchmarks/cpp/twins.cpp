@@ -227,6 +227,45 @@ Twin copy_twin(F call, bool queued, CUstream queue) {
     return twin;
 }
 
+// cuda-python's im2col tensor (bench_tensormap._Im2col): fp16, 32 channels x 64 x 64, in a 1 MiB allocation.
+struct Im2col {
+    CUdeviceptr ptr = 0;
+    CUtensorMap map;
+    cuuint64_t dims[3] = {32, 64, 64};
+    cuuint64_t strides[2] = {32 * 2, 32 * 64 * 2};
+    cuuint32_t elem[3] = {1, 1, 1};
+    int lower[1] = {0}, upper[1] = {0};
+};
+
+// The encode, called once in setup: a layout this driver or GPU does not take skips with the driver's error.
+template <class F>
+Twin probed(std::shared_ptr<Im2col> t, const char* what, F encode) {
+    CUresult probe = encode();
+    if (probe != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        cuGetErrorName(probe, &name);
+        cuMemFree(t->ptr);
+        throw Failure{std::string(what) + " returned " + (name ? name : "?") + " here"};
+    }
+    return Twin{[encode] { encode(); }, false, [t] { cuMemFree(t->ptr); }};
+}
+
+std::shared_ptr<Im2col> im2col_tensor() {
+    if (st->major < 9) throw Failure{"TMA needs compute capability 9.0"};
+    auto t = std::make_shared<Im2col>();
+    CK(cuMemAlloc(&t->ptr, 1 << 20));
+    return t;
+}
+
+// cuTensorMapEncodeIm2colWide from the loaded driver (CUDA 12.8+): looked up, not linked, so that an older
+// driver still loads the twins.
+void* driver_symbol(const char* name) {
+    for (const char* lib : {"libcuda.so.1", "libcuda.so"}) {
+        if (void* handle = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) return dlsym(handle, name);
+    }
+    return nullptr;
+}
+
 void register_ops(State& s) {
     auto& ops = s.ops;
     // --- device ---------------------------------------------------------------------------------
@@ -460,6 +499,29 @@ void register_ops(State& s) {
                                                CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
                     },
                     false, [tile] { cuMemFree(tile); }};
+    };
+    ops["tensor_map_encode_im_2col"] = [] {
+        auto t = im2col_tensor();
+        return probed(t, "cuTensorMapEncodeIm2col", [t] {
+            return cuTensorMapEncodeIm2col(&t->map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, reinterpret_cast<void*>(t->ptr),
+                                           t->dims, t->strides, t->lower, t->upper, 32, 32, t->elem,
+                                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        });
+    };
+    ops["tensor_map_encode_im_2col_wide"] = []() -> Twin {
+#if CUDA_VERSION >= 12080
+        auto fn = reinterpret_cast<decltype(&cuTensorMapEncodeIm2colWide)>(driver_symbol("cuTensorMapEncodeIm2colWide"));
+        if (!fn) throw Failure{"this driver has no cuTensorMapEncodeIm2colWide"};
+        auto t = im2col_tensor();
+        return probed(t, "cuTensorMapEncodeIm2colWide", [t, fn] {
+            return fn(&t->map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, reinterpret_cast<void*>(t->ptr), t->dims, t->strides,
+                      0, 0, 32, 32, t->elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W,
+                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        });
+#else
+        throw Failure{"built with CUDA headers older than 12.8: no cuTensorMapEncodeIm2colWide"};
+#endif
     };
 }
 
