@@ -1,7 +1,8 @@
-"""The one compatibility layer: what cuda.core, cuda.bindings and CuPy offer in this environment.
+"""The one compatibility layer: what cuda.core, cuda.bindings, CuPy and cuda.pathfinder offer in this environment.
 
 Every benchmark module imports this module and nothing version-specific of its own. It absorbs the API
-changes of cuda.core from 0.1 (Nov 2024) to today and of cuda.bindings from the ``cuda.cuda`` days on,
+changes of cuda.core from 0.1 (Nov 2024) to today, of cuda.bindings from the ``cuda.cuda`` days on and of
+cuda.pathfinder from 1.0,
 so the suite imports and runs at any commit that asv checks out. It detects features, never version
 numbers: a cuda-core built from a commit without release tags reports a made-up version.
 
@@ -22,6 +23,7 @@ import importlib
 import importlib.metadata
 import os
 import warnings
+from operator import attrgetter
 
 
 class Unavailable(NotImplementedError):
@@ -84,9 +86,16 @@ cupy = None if "cupy" in LEFT_OUT else _import("cupy")
 CUPY_VERSION = getattr(cupy, "__version__", None)
 numpy = _import("numpy")
 
-LIBRARIES = {"core": core, "bindings": driver, "cupy": cupy}
-_NAMES = {"core": "cuda.core", "bindings": "cuda.bindings", "cupy": "CuPy"}
-_VERSIONS = {"core": CORE_VERSION, "bindings": BINDINGS_VERSION, "cupy": CUPY_VERSION}
+# --- cuda.pathfinder --------------------------------------------------------------------------------
+# cuda-python's library discovery (its own distribution since 1.0; cuda.bindings imports it to load the
+# driver, so leaving it out only skips its own forms). Pure Python: none of its forms needs a GPU.
+pathfinder = None if "pathfinder" in LEFT_OUT else _import("cuda.pathfinder")
+PATHFINDER_VERSION = _dist_version("cuda-pathfinder") if pathfinder is not None else None
+
+LIBRARIES = {"core": core, "bindings": driver, "cupy": cupy, "pathfinder": pathfinder}
+_NAMES = {"core": "cuda.core", "bindings": "cuda.bindings", "cupy": "CuPy", "pathfinder": "cuda.pathfinder"}
+_VERSIONS = {"core": CORE_VERSION, "bindings": BINDINGS_VERSION, "cupy": CUPY_VERSION,
+             "pathfinder": PATHFINDER_VERSION}
 
 
 # --- what this environment's build installed -------------------------------------------------------
@@ -132,7 +141,7 @@ def describe(api):
 
 
 # Roots that a requirement string may start with, e.g. "core.Device.create_event", "driver.cuInit",
-# "utils.StridedMemoryView.from_dlpack", "cupy.cuda.Event".
+# "utils.StridedMemoryView.from_dlpack", "cupy.cuda.Event", "pathfinder.find_nvidia_header_directory".
 _ROOTS = {
     "core": ("core", lambda: core),
     "utils": ("core", lambda: core_utils),
@@ -142,6 +151,7 @@ _ROOTS = {
     "nvrtc": ("bindings", lambda: nvrtc),
     "cupy": ("cupy", lambda: cupy),
     "numpy": ("cupy", lambda: numpy),
+    "pathfinder": ("pathfinder", lambda: pathfinder),
 }
 
 
@@ -355,11 +365,35 @@ def core_memory_view_call(array, stream_ptr):
     return view, (array, stream_ptr)
 
 
+def core_kernel_attribute(kernel, name):
+    """(callable, args) that read a kernel attribute the way a user does, ``kernel.attributes.<name>``: a
+    property from 1.0 on, a method taking an optional device before (0.2-0.x)."""
+    if not hasattr(kernel, "attributes"):
+        raise Unavailable(f"{describe('core')} Kernel has no attributes")
+    found = getattr(type(kernel.attributes), name, None)
+    if found is None:
+        raise Unavailable(f"{describe('core')} KernelAttributes has no {name}")
+    if callable(found):  # a method
+        def read(kernel=kernel, name=name):
+            return getattr(kernel.attributes, name)()
+
+        return read, ()
+    return attrgetter(f"attributes.{name}"), (kernel,)
+
+
 def object_code_from_cubin(cubin):
     factory = getattr(core.ObjectCode, "from_cubin", None)
     if factory is not None:
         return factory(cubin)
     return core.ObjectCode(cubin, "cubin")  # 0.1.x-0.2.x constructor
+
+
+# --- cuda.bindings ------------------------------------------------------------------------------------
+def bindings_legacy_stream():
+    """The legacy default stream as a ``CUstream`` (``CU_STREAM_LEGACY`` is an int in 13.x, a ``CUstream``
+    before): where cuda.core's ``Device.default_stream``, CuPy's null stream and the driver's synchronous
+    calls (``cuMemcpyDtoD``) queue their work."""
+    return driver.CUstream(int(driver.CU_STREAM_LEGACY))
 
 
 # --- CuPy ---------------------------------------------------------------------------------------------
@@ -398,3 +432,23 @@ def nvrtc_compile(source, target, target_arch, name=b"bench.cu", flags=()):
 
 def module_get_function(module, name):
     return check(driver.cuModuleGetFunction(module, name.encode()))
+
+
+# --- cuda.pathfinder, absorbed -------------------------------------------------------------------------
+_PATHFINDER_CACHES = (("cuda.pathfinder._utils.find_sub_dirs", "find_sub_dirs_cached"),)
+
+
+def pathfinder_cache_clears(*functions):
+    """The ``cache_clear`` of every process-lifetime cache a cold lookup through ``functions`` must miss:
+    pathfinder's directory-scan cache (``find_sub_dirs_cached``, 1.0 on) and each of ``functions`` that is itself
+    ``functools.cache``d (``find_nvidia_binary_utility``; ``find_nvidia_header_directory`` until 1.3.3,
+    ``locate_nvidia_header_directory``, which it calls, from 1.3.4). Unavailable where the scan cache is not
+    found: a lookup would then be timed warm."""
+    clears = []
+    for module, name in _PATHFINDER_CACHES:
+        cached = getattr(_import(module), name, None)
+        if cached is None or not hasattr(cached, "cache_clear"):
+            raise Unavailable(f"{describe('pathfinder')} has no {module}.{name} cache to clear (a cold lookup)")
+        clears.append(cached.cache_clear)
+    clears += [fn.cache_clear for fn in functions if hasattr(fn, "cache_clear")]
+    return tuple(dict.fromkeys(clears))

@@ -1,16 +1,17 @@
 """One benchmark class per operation, one asv parameter per library.
 
 A subclass of :class:`Op` times one operation (``EventCreate``, ``Launch``, ...) in every library that has
-it. asv sees a parameter ``api`` (``core``, ``bindings``, ``cupy``), so the cuda.core, cuda.bindings and
-CuPy forms of one operation share one benchmark name and one graph::
+it. asv sees a parameter ``api`` (``core``, ``bindings``, ``cupy``; ``pathfinder`` for cuda.pathfinder's
+discovery, which the others do not do), so the cuda.core, cuda.bindings and CuPy forms of one operation
+share one benchmark name and one graph::
 
     bench_event.EventCreate.time_event_create('core')
     bench_event.EventCreate.time_event_create('bindings')
     bench_event.EventCreate.time_event_create('cupy')
 
 A subclass declares, per api, the names it needs (``needs``) and one builder method of the same name
-(``core``, ``bindings``, ``cupy``) that returns ``(callable, args)`` or ``(callable, args, kwargs)``: the
-library's own function and what it is called with, bound before timing starts. The timed body,
+(``core``, ``bindings``, ``cupy``, ``pathfinder``) that returns ``(callable, args)`` or
+``(callable, args, kwargs)``: the library's own function and what it is called with, bound before timing starts. The timed body,
 ``self.body()``, is that call written out ``unroll`` times as straight-line code with the function and its
 arguments in locals (:func:`unrolled`), and the class's ``timer`` divides the clock by ``unroll``: asv
 records the time of one call, and its own loop (120-300 ns around each body on the H200) is spread over
@@ -33,7 +34,7 @@ import time
 from . import _compat as compat
 from ._compat import Unavailable
 
-APIS = ("core", "bindings", "cupy")
+APIS = ("core", "bindings", "cupy", "pathfinder")
 UNROLL = 100  # calls per timed body, for operations that take less than ~10 us (asv's loop: <= 3 ns per call)
 QUEUED_CALLS = 100  # calls per sample of an operation that enqueues GPU work
 

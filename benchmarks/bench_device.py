@@ -1,5 +1,6 @@
-"""Device queries: current device, compute capability, attributes, set-current, an idle sync (seeds #439 #459 #460
-#739 #756 #781)."""
+"""Device queries: current device, a device by ordinal, compute capability, attributes, set-current, the primary
+context's retain/release, an idle sync (seeds #439 #459 #460 #739 #756 #781; cuda-python's ctx_device
+benchmarks)."""
 
 from operator import attrgetter
 
@@ -29,6 +30,57 @@ class CurrentDevice(Op):
         return compat.cupy.cuda.Device, ()
 
     def time_current_device(self, api):
+        self.body()
+
+
+class DeviceGet(Op):
+    """Device 0 by its ordinal: ``Device(0)``, ``cuDeviceGet(0)``, ``cupy.cuda.Device(0)`` (cuda-python's
+    ``device_get``; ``CurrentDevice`` is the current device, ``Device()``)."""
+
+    differs = ("cuda.core returns its per-thread Device object for the ordinal (a cache lookup, after whatever "
+               "check of the ordinal the release makes); CuPy builds a Device object from the ordinal without a "
+               "CUDA call; cuda.bindings and C++ ask the driver (cuDeviceGet)")
+    needs = {
+        "core": ("core.Device",),
+        "bindings": ("driver.cuDeviceGet",),
+        "cupy": ("cupy.cuda.Device",),
+    }
+
+    def core(self):
+        compat.core_device()
+        return compat.core.Device, (0,)
+
+    def bindings(self):
+        compat.primary_context()
+        return compat.driver.cuDeviceGet, (0,)
+
+    def cupy(self):
+        compat.cupy_device()
+        return compat.cupy.cuda.Device, (0,)
+
+    def time_device_get(self, api):
+        self.body()
+
+
+class DevicePrimaryCtxRetain(Op):
+    """Retain and release device 0's primary context, ``cuDevicePrimaryCtxRetain`` + ``cuDevicePrimaryCtxRelease``
+    as one small function (cuda-python's ``device_primary_ctx_retain``). The suite holds its own retain for the
+    whole process, so the pair only moves the reference count. cuda.core and CuPy have no such call."""
+
+    needs = {"bindings": ("driver.cuDevicePrimaryCtxRetain", "driver.cuDevicePrimaryCtxRelease")}
+
+    def bindings(self):
+        dev, _ = compat.primary_context()  # the outer retain
+
+        def retain_release(
+            retain=compat.driver.cuDevicePrimaryCtxRetain, release=compat.driver.cuDevicePrimaryCtxRelease, dev=dev
+        ):
+            retain(dev)
+            release(dev)
+
+        return retain_release, ()
+
+    def time_device_primary_ctx_retain(self, api):
         self.body()
 
 

@@ -1,4 +1,4 @@
-"""Enums and version queries of cuda.bindings (seeds #439 #546 #982 #1581 #512)."""
+"""Enums and version queries of cuda.bindings (seeds #439 #546 #982 #1581 #512; cuda-python's enum benchmarks)."""
 
 from . import _compat as compat
 from ._op import Op
@@ -28,6 +28,20 @@ class ResultFromErrorValue(Op):
         return compat.driver.CUresult, (100,)
 
     def time_result_from_error_value(self, api):
+        self.body()
+
+
+class DeviceAttributeFromValue(Op):
+    """Construct a device-attribute enum from its value: ``CUdevice_attribute(1)`` (cuda-python's
+    ``device_attribute_construction``; a larger enum than ``CUresult``, next to ``ResultFromValue``)."""
+
+    gpu_free = ("bindings",)
+    needs = {"bindings": ("driver.CUdevice_attribute",)}
+
+    def bindings(self):
+        return compat.driver.CUdevice_attribute, (1,)
+
+    def time_device_attribute_from_value(self, api):
         self.body()
 
 

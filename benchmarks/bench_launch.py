@@ -162,3 +162,89 @@ def _bindings_launch(op, case, arguments):
         op.defer(compat.driver.cuMemFree, ptr)
     op.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
     return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, arguments(ptr, count), 0)
+
+
+class _Bytes2048(ctypes.Structure):
+    """The 2048-byte struct the ``2048B struct`` kernel takes by value, as cuda-python's benchmark builds it."""
+
+    _fields_ = [("p", ctypes.c_uint8 * kernels.STRUCT_BYTES)]
+
+
+class LaunchTyped(Op):
+    """Launch an empty 1x1 kernel with 512 ``bool``, ``char``, ``double`` or ``long long`` arguments, or one
+    2048-byte struct by value: cuda-python's launch benchmarks with typed arguments, which found #2904's
+    packing regression (512 doubles: 64.78 -> 6.44 us per launch with that PR). cuda.bindings passes their
+    Python values with ctypes types (``(1.2345,) * 512`` as ``ctypes.c_double``; the struct as a
+    ``ctypes.Structure`` with ``None``); cuda.core and CuPy numpy scalars of the kernel's type (CuPy the struct
+    as a one-element structured numpy array). The kernels are ``_kernels.TYPED_SOURCE``, in modules of their
+    own."""
+
+    queued = True
+    differs = ("cuda.core launches a CUkernel of a library (cuLibraryLoadData), the others a CUfunction of a module "
+               "(cuModuleLoadData); cuda.bindings passes Python values with ctypes types (cuda-python's own form), "
+               "cuda.core and CuPy numpy scalars of the kernel's types; a library whose launch rejects the struct "
+               "(TypeError) skips that case")
+    cases = {"args": list(kernels.TYPED_CASES)}
+    needs = {
+        "core": ("core.launch", "core.LaunchConfig", "core.Program", "numpy.int8"),
+        "bindings": ("driver.cuLaunchKernel", "nvrtc.nvrtcCreateProgram"),
+        "cupy": ("cupy.RawModule", "numpy.int8"),
+    }
+    #: cuda-python's values (bench_launch.py of its cuda_bindings benchmarks), per C type
+    VALUES = {"bool": True, "char": 127, "double": 1.2345, "long long": 9223372036854775806}
+    CTYPES = {"bool": ctypes.c_bool, "char": ctypes.c_byte, "double": ctypes.c_double, "long long": ctypes.c_longlong}
+    NUMPY = {"bool": "bool_", "char": "int8", "double": "float64", "long long": "int64"}
+
+    def core(self, case):
+        dev = compat.core_device()
+        kernel = kernels.core_typed_kernels()[kernels.typed_kernel_name(case)]
+        stream = dev.create_stream()
+        self.defer(stream.close)
+        self.drain = stream.sync
+        config = compat.core_launch_config(1, 1, stream)
+        fn, args = compat.core_launch_call(stream, config, kernel, self.arguments("core", case))
+        return self._struct_taken("core", case, fn, args)
+
+    def bindings(self, case):
+        function = kernels.bindings_typed_kernels()[kernels.typed_kernel_name(case)]
+        stream = new_bindings_stream(self)
+        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(stream))
+        params = self.arguments("bindings", case)
+        return compat.driver.cuLaunchKernel, (function, 1, 1, 1, 1, 1, 1, 0, stream, params, 0)
+
+    def cupy(self, case):
+        compat.cupy_device()
+        kernel = kernels.cupy_typed_kernels()[kernels.typed_kernel_name(case)]
+        stream = compat.cupy.cuda.Stream(non_blocking=True)
+        stream.use()
+        self.defer(compat.cupy.cuda.Stream.null.use)
+        self.drain = stream.synchronize
+        return self._struct_taken("cupy", case, kernel, ((1,), (1,), self.arguments("cupy", case)))
+
+    @classmethod
+    def arguments(cls, api, case):
+        """The kernel's arguments for ``case`` as ``api`` takes them: cuda.bindings ``(values, ctypes types)``,
+        cuda.core and CuPy a tuple of values."""
+        ctype, count = kernels.TYPED_CASES[case]
+        if ctype == "Bytes2048":
+            if api == "bindings":
+                return (_Bytes2048(),), (None,)
+            if api == "cupy":
+                return (compat.numpy.zeros(1, [("p", compat.numpy.uint8, kernels.STRUCT_BYTES)]),)
+            return (_Bytes2048(),)
+        if api == "bindings":
+            return (cls.VALUES[ctype],) * count, (cls.CTYPES[ctype],) * count
+        return (getattr(compat.numpy, cls.NUMPY[ctype])(cls.VALUES[ctype]),) * count
+
+    def _struct_taken(self, api, case, fn, args):
+        """A library that takes no struct by value raises TypeError on the first launch: the case skips with it."""
+        if kernels.TYPED_CASES[case][0] == "Bytes2048":
+            try:
+                fn(*args)
+            except TypeError as exc:
+                raise compat.Unavailable(f"{compat.describe(api)} launches take no struct by value ({exc})") from exc
+            self.drain()
+        return fn, args
+
+    def time_launch_typed(self, api, args):
+        self.body()

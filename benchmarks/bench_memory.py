@@ -1,5 +1,5 @@
-"""Memory: small async allocations, with and without a device sync, memory resources, pointer attributes
-(seeds #756 #876 #1274).
+"""Memory: small async allocations, with and without a device sync, on the default stream or one of their own,
+8-byte copies, memory resources, pointer attributes (seeds #756 #876 #1274; cuda-python's memory benchmarks).
 
 In ``AllocFree`` CuPy allocates from its own caching pool, not the driver's stream-ordered pool: its numbers
 are a pool hit. cuda.core and the runtime calls allocate from the device's memory pool, whose release
@@ -12,6 +12,8 @@ from ._op import Op
 from .bench_stream import new_bindings_stream
 
 SIZE = 10  # bytes, as in the seeds
+ALLOC_SIZE = 1024  # bytes, as cuda-python's mem_alloc_* benchmarks
+COPY_SIZE = 8  # bytes, as cuda-python's memcpy_* benchmarks: the call, not the bandwidth
 
 
 def _core_stream(op):
@@ -125,6 +127,168 @@ class AllocFreeSync(Op):
         return alloc_free_sync, ()
 
     def time_alloc_free_sync(self, api, pool):
+        self.body()
+
+
+class AllocFreeStream(Op):
+    """Allocate and free 1024 bytes, stream-ordered, on the default stream or on a stream of its own
+    (``explicit``): cuda-python's ``mem_alloc_free`` and ``mem_alloc_async_free_async`` as its cuda.core suite
+    times them, ``Device.allocate(1024, stream=...)`` and ``Buffer.close(stream)`` (the default stream passed
+    explicitly: 1.x requires a stream); cuda.bindings ``cuMemAllocAsync``/``cuMemFreeAsync`` on the legacy
+    default stream (cuda.core's default stream) or its own; CuPy ``cupy.empty`` with the null stream or its own
+    current. The device pool's release threshold is raised to the maximum on every side (cuda.core raises it
+    itself), so the drain between samples keeps the memory. ``AllocFree`` is the 10-byte form through the memory
+    resource and the runtime."""
+
+    queued = True
+    differs = "CuPy allocates from its own caching pool; the others from the device's stream-ordered pool"
+    cases = {"stream": ["default", "explicit"]}
+    needs = {
+        "core": ("core.Device.allocate", "core.Device.default_stream", "core.Device.memory_resource",
+                 "driver.cuMemPoolSetAttribute"),
+        "bindings": ("driver.cuMemAllocAsync", "driver.cuMemFreeAsync", "driver.CU_STREAM_LEGACY",
+                     "driver.cuMemPoolSetAttribute"),
+        "cupy": ("cupy.empty", "cupy.cuda.Stream.null"),
+    }
+
+    def core(self, stream):
+        dev = compat.core_device()
+        queue = dev.default_stream if stream == "default" else _core_stream(self)
+        dev.memory_resource  # created first: cuda.core raises the threshold as it creates it
+        compat.set_release_threshold(self, True)
+        self.drain = queue.sync
+
+        def alloc_free(allocate=dev.allocate, size=ALLOC_SIZE, stream=queue):
+            allocate(size, stream=stream).close(stream)
+
+        return alloc_free, ()
+
+    def bindings(self, stream):
+        compat.primary_context()
+        queue = compat.bindings_legacy_stream() if stream == "default" else new_bindings_stream(self)
+        compat.set_release_threshold(self, True)
+        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(queue))
+
+        def alloc_free(
+            alloc=compat.driver.cuMemAllocAsync, free=compat.driver.cuMemFreeAsync, size=ALLOC_SIZE, stream=queue
+        ):
+            free(alloc(size, stream)[1], stream)
+
+        return alloc_free, ()
+
+    def cupy(self, stream):
+        compat.cupy_device()
+        queue = compat.cupy.cuda.Stream.null if stream == "default" else compat.cupy.cuda.Stream(non_blocking=True)
+        queue.use()
+        self.defer(compat.cupy.cuda.Stream.null.use)
+        self.drain = queue.synchronize
+        return compat.cupy.empty, (ALLOC_SIZE, compat.cupy.uint8)
+
+    def time_alloc_free_stream(self, api, stream):
+        self.body()
+
+
+class MemcpyHtod(Op):
+    """Copy 8 bytes from pageable host memory (a numpy array) to the device with the synchronous API, as
+    cuda-python's ``memcpy_htod``: ``cuMemcpyHtoD``, CuPy ``runtime.memcpy`` (``cudaMemcpy``, host to device).
+    Synchronous, as there: the call returns when the copy is done. cuda.core has no synchronous copy (its
+    ``Buffer.copy_from`` is stream-ordered, from a ``Buffer``: pinned host memory, not a numpy array)."""
+
+    synchronizes = True
+    differs = ("CuPy calls the runtime's cudaMemcpy with addresses; cuda.bindings the driver's cuMemcpyHtoD with the "
+               "numpy array itself (cuda-python's form), C++ with its address")
+    needs = {
+        "bindings": ("driver.cuMemcpyHtoD", "numpy.zeros"),
+        "cupy": ("cupy.cuda.runtime.memcpy", "cupy.cuda.runtime.memcpyHostToDevice", "cupy.empty"),
+    }
+
+    def bindings(self):
+        dst = _bindings_alloc(self, COPY_SIZE)
+        self.host = compat.numpy.zeros(COPY_SIZE, compat.numpy.uint8)
+        return compat.driver.cuMemcpyHtoD, (dst, self.host, COPY_SIZE)
+
+    def cupy(self):
+        compat.cupy_device()
+        runtime = compat.cupy.cuda.runtime
+        self.device = compat.cupy.empty(COPY_SIZE, compat.cupy.uint8)
+        self.host = compat.numpy.zeros(COPY_SIZE, compat.numpy.uint8)
+        return runtime.memcpy, (self.device.data.ptr, self.host.ctypes.data, COPY_SIZE, runtime.memcpyHostToDevice)
+
+    def time_memcpy_htod(self, api):
+        self.body()
+
+
+class MemcpyDtoh(Op):
+    """Copy 8 bytes from the device to pageable host memory (a numpy array) with the synchronous API, as
+    cuda-python's ``memcpy_dtoh``: ``cuMemcpyDtoH``, CuPy ``runtime.memcpy`` (``cudaMemcpy``, device to host).
+    Synchronous, as there. cuda.core has no synchronous copy (``MemcpyHtod`` says why)."""
+
+    synchronizes = True
+    differs = ("CuPy calls the runtime's cudaMemcpy with addresses; cuda.bindings the driver's cuMemcpyDtoH with the "
+               "numpy array itself (cuda-python's form), C++ with its address")
+    needs = {
+        "bindings": ("driver.cuMemcpyDtoH", "numpy.zeros"),
+        "cupy": ("cupy.cuda.runtime.memcpy", "cupy.cuda.runtime.memcpyDeviceToHost", "cupy.zeros"),
+    }
+
+    def bindings(self):
+        src = _bindings_alloc(self, COPY_SIZE)
+        self.host = compat.numpy.zeros(COPY_SIZE, compat.numpy.uint8)
+        return compat.driver.cuMemcpyDtoH, (self.host, src, COPY_SIZE)
+
+    def cupy(self):
+        compat.cupy_device()
+        runtime = compat.cupy.cuda.runtime
+        self.device = compat.cupy.zeros(COPY_SIZE, compat.cupy.uint8)
+        self.host = compat.numpy.zeros(COPY_SIZE, compat.numpy.uint8)
+        return runtime.memcpy, (self.host.ctypes.data, self.device.data.ptr, COPY_SIZE, runtime.memcpyDeviceToHost)
+
+    def time_memcpy_dtoh(self, api):
+        self.body()
+
+
+class MemcpyDtod(Op):
+    """Copy 8 bytes from device to device: cuda-python's ``memcpy_dtod``, ``cuMemcpyDtoD``; CuPy ``runtime.memcpy``
+    (``cudaMemcpy``, device to device); cuda.core ``Buffer.copy_to(dst, stream=...)``. The synchronous API does
+    not wait for a device-to-device copy (it queues it on the legacy default stream), so this enqueues GPU work:
+    fixed batches, the stream drained between samples."""
+
+    queued = True
+    differs = ("cuda.core has no synchronous copy: Buffer.copy_to queues cuMemcpyAsync on a stream of its own; "
+               "cuda.bindings and C++ call cuMemcpyDtoD, CuPy the runtime's cudaMemcpy, both on the legacy default "
+               "stream")
+    needs = {
+        "core": ("core.Device.memory_resource",),  # a Buffer's copy_to: checked on the buffers (public Buffer: 0.3)
+        "bindings": ("driver.cuMemcpyDtoD", "driver.CU_STREAM_LEGACY"),
+        "cupy": ("cupy.cuda.runtime.memcpy", "cupy.cuda.runtime.memcpyDeviceToDevice", "cupy.zeros"),
+    }
+
+    def core(self):
+        dev = compat.core_device()
+        stream = _core_stream(self)
+        src, dst = compat.core_allocate(dev, COPY_SIZE, stream), compat.core_allocate(dev, COPY_SIZE, stream)
+        self.defer(src.close, stream)
+        self.defer(dst.close, stream)
+        self.drain = stream.sync
+        if not hasattr(src, "copy_to"):
+            raise compat.Unavailable(f"{compat.describe('core')} Buffer has no copy_to")
+        return src.copy_to, (dst,), {"stream": stream}
+
+    def bindings(self):
+        src, dst = _bindings_alloc(self, COPY_SIZE), _bindings_alloc(self, COPY_SIZE)
+        legacy = compat.bindings_legacy_stream()
+        self.drain = lambda: compat.check(compat.driver.cuStreamSynchronize(legacy))
+        return compat.driver.cuMemcpyDtoD, (dst, src, COPY_SIZE)
+
+    def cupy(self):
+        compat.cupy_device()
+        runtime = compat.cupy.cuda.runtime
+        self.src = compat.cupy.zeros(COPY_SIZE, compat.cupy.uint8)
+        self.dst = compat.cupy.empty(COPY_SIZE, compat.cupy.uint8)
+        self.drain = compat.cupy.cuda.Stream.null.synchronize
+        return runtime.memcpy, (self.dst.data.ptr, self.src.data.ptr, COPY_SIZE, runtime.memcpyDeviceToDevice)
+
+    def time_memcpy_dtod(self, api):
         self.body()
 
 

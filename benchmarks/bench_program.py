@@ -1,9 +1,10 @@
 """Compilation and modules: NVRTC compile to PTX/cubin (also from several threads at once), program options,
-kernel lookup, module load, NVRTC with 100 headers (seeds #940 #624; cuda-python's nvrtc_* and module_*
-benchmarks)."""
+kernel lookup, a kernel attribute, module load, NVRTC program creation with no and with 100 headers (seeds #940
+#624; cuda-python's nvrtc_* and module_* benchmarks)."""
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from operator import attrgetter
 
 from . import _compat as compat
 from . import _kernels as kernels
@@ -57,6 +58,34 @@ class GetKernel(Op):
         return kernels.cupy_module().get_function, ("empty",)
 
     def time_get_kernel(self, api):
+        self.body()
+
+
+class FuncGetAttribute(Op):
+    """Read one attribute (max threads per block) of the loaded ``empty`` kernel: ``cuFuncGetAttribute`` (cuda-python's
+    ``func_get_attribute``), ``kernel.attributes.max_threads_per_block`` (a method before cuda.core 1.0), CuPy
+    ``Function.max_threads_per_block``."""
+
+    differs = ("cuda.core reads a per-kernel cache after the first call (cuKernelGetAttribute on its CUkernel once); "
+               "cuda.bindings, CuPy and C++ ask the driver every time (cuFuncGetAttribute on a CUfunction of a module)")
+    needs = {
+        "core": ("core.ObjectCode.get_kernel", "core.Program"),  # Kernel.attributes: checked on the kernel
+        "bindings": ("driver.cuFuncGetAttribute", "nvrtc.nvrtcCreateProgram"),
+        "cupy": ("cupy.RawModule.get_function", "cupy.cuda.function.Function.max_threads_per_block"),
+    }
+
+    def core(self):
+        return compat.core_kernel_attribute(kernels.core_kernels()["empty"], "max_threads_per_block")
+
+    def bindings(self):
+        attr = compat.driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+        return compat.driver.cuFuncGetAttribute, (attr, kernels.bindings_kernels()["empty"])
+
+    def cupy(self):
+        compat.cupy_device()
+        return attrgetter("max_threads_per_block"), (kernels.cupy_module().get_function("empty"),)
+
+    def time_func_get_attribute(self, api):
         self.body()
 
 
@@ -125,6 +154,48 @@ class ModuleLoadLegacy(Op):
         return load, ()
 
     def time_module_load_legacy(self, api):
+        self.body()
+
+
+class NvrtcCreateProgram(Op):
+    """Create an NVRTC program of one empty kernel, no headers, and destroy it (no compilation): cuda-python's
+    ``nvrtc_create_program``, ``nvrtcCreateProgram`` + ``nvrtcDestroyProgram``; cuda.core ``Program(code, "c++",
+    options)`` + ``close()`` (its constructor creates the NVRTC program), the options made once, beforehand."""
+
+    #: cuda-python's kernel and program name (bench_nvrtc.py of its cuda_bindings benchmarks)
+    SOURCE = 'extern "C" __global__ void empty_kernel() { return; }'
+    NAME = b"benchmark_kernel.cu"
+    gpu_free = ("core", "bindings")
+    needs = {
+        "core": ("core.Program", "core.Program.close"),
+        "bindings": ("nvrtc.nvrtcCreateProgram", "nvrtc.nvrtcDestroyProgram"),
+    }
+
+    def core(self):
+        program, code = compat.core.Program, self.SOURCE
+        if not hasattr(compat.core, "ProgramOptions"):  # 0.1.x: no options at construction
+
+            def create_close(program=program, code=code):
+                program(code, "c++").close()
+
+            return create_close, ()
+        options = compat.core.ProgramOptions(arch=compat.arch())
+
+        def create_close(program=program, code=code, options=options):
+            program(code, "c++", options=options).close()
+
+        return create_close, ()
+
+    def bindings(self):
+        def create_destroy(
+            create=compat.nvrtc.nvrtcCreateProgram, destroy=compat.nvrtc.nvrtcDestroyProgram, code=self.SOURCE.encode(),
+            name=self.NAME
+        ):
+            destroy(create(code, name, 0, [], [])[1])
+
+        return create_destroy, ()
+
+    def time_nvrtc_create_program(self, api):
         self.body()
 
 

@@ -1,4 +1,7 @@
-"""Streams: create+destroy and synchronise an idle stream (seeds #658 #677 #709)."""
+"""Streams: create+destroy, query and synchronise an idle stream (seeds #658 #677 #709; cuda-python's stream
+benchmarks)."""
+
+from operator import attrgetter
 
 from . import _compat as compat
 from ._op import Op
@@ -67,6 +70,27 @@ class StreamSync(Op):
         return compat.cupy.cuda.Stream(non_blocking=True).synchronize, ()
 
     def time_stream_sync(self, api):
+        self.body()
+
+
+class StreamQuery(Op):
+    """Ask whether an idle stream is done: ``cuStreamQuery``, ``cupy Stream.done`` (cuda-python's ``stream_query``).
+    cuda.core has no stream query (``Event.is_done`` is ``EventQuery``)."""
+
+    needs = {
+        "bindings": ("driver.cuStreamQuery",),
+        "cupy": ("cupy.cuda.Stream.done",),
+    }
+
+    def bindings(self):
+        stream = new_bindings_stream(self)
+        return compat.driver.cuStreamQuery, (stream,)
+
+    def cupy(self):
+        compat.cupy_device()
+        return attrgetter("done"), (compat.cupy.cuda.Stream(non_blocking=True),)
+
+    def time_stream_query(self, api):
         self.body()
 
 

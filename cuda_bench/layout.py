@@ -38,7 +38,7 @@ MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 # the workers record their versions (cuda_bench.worker): cuda.core's calls go through cuda.bindings; CuPy
 # comes as one of two distributions.
 TIMED_CODE = {"core": ("cuda-core", "cuda-bindings"), "bindings": ("cuda-bindings",),
-              "cupy": ("cupy-cuda13x", "cupy-cuda12x")}
+              "cupy": ("cupy-cuda13x", "cupy-cuda12x"), "pathfinder": ("cuda-pathfinder",)}
 
 
 def no_gpu_results(env_dir):

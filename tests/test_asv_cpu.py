@@ -28,6 +28,14 @@ RUNS_WITHOUT_GPU = {
     "bench_program.ProgramOptionsCreate.time_program_options_create('core')",
     "bench_program.CompileOptions.time_compile_options('bindings')",
     "bench_enum.BindingVersion.time_binding_version('core')",
+    "bench_enum.DeviceAttributeFromValue.time_device_attribute_from_value('bindings')",
+    "bench_program.NvrtcCreateProgram.time_nvrtc_create_program('core')",
+    "bench_program.NvrtcCreateProgram.time_nvrtc_create_program('bindings')",
+    # cuda.pathfinder's discovery, in a tree setup makes (the newest cuda-pathfinder, a dependency of cuda-core[cu13])
+    *(f"bench_pathfinder.FindNvidiaHeaderDirectory.time_find_nvidia_header_directory('pathfinder', '{n}')"
+      for n in (1, 3)),
+    *(f"bench_pathfinder.FindNvidiaBinaryUtility.time_find_nvidia_binary_utility('pathfinder', '{n}')" for n in (1, 3)),
+    "bench_pathfinder.LocateStaticLib.time_locate_static_lib('pathfinder', '3')",
     # as many threads as this machine has cores (asv leaves benchmarks unpinned on fewer than 4)
     *(f"bench_program.CompileThreads.time_compile_threads('{api}', '{n}')" for api in ("core", "bindings")
       for n in (1, 2, 4, 8) if n <= len(os.sched_getaffinity(0))),

@@ -25,7 +25,7 @@ OPS = list(dict.fromkeys((case.name.split(".")[0], case.cls) for case in apis.op
 def test_there_are_operations_in_every_area():
     modules = {module for module, _ in OPS}
     assert {"bench_device", "bench_stream", "bench_event", "bench_memory", "bench_launch", "bench_program",
-            "bench_memoryview", "bench_enum", "bench_tensormap"} <= modules
+            "bench_memoryview", "bench_enum", "bench_tensormap", "bench_pathfinder"} <= modules
     assert len(OPS) >= 30
 
 
@@ -44,6 +44,15 @@ def test_each_api_has_a_builder_and_declared_needs():
         for api in cls.params[0]:
             assert callable(getattr(cls, api, None)), f"{cls.__name__} has no {api}() builder"
             assert cls.needs[api], f"{cls.__name__}.{api} declares no API it needs"
+
+
+def test_every_library_names_the_distributions_its_forms_run():
+    """Each api value is a library whose distributions ``layout.TIMED_CODE`` names (what the paired engine reads
+    to say a case ran the same code on both sides), and every case's first parameter is one of them."""
+    from cuda_bench.layout import TIMED_CODE, library_of
+
+    assert set(APIS) == set(TIMED_CODE)
+    assert {library_of(name) for name in apis.operations()} == set(APIS)
 
 
 def test_queued_operations_sample_fixed_batches():
@@ -97,7 +106,7 @@ def test_cpp_twins_mirror_python_operations():
     source = bench_cpp.SOURCE.read_text()
     for op in bench_cpp.OPS:
         assert f'"{op}"' in source, f"twins.cpp does not measure {op}"
-    for name in _kernels.KERNEL_NAMES:
+    for name in _kernels.KERNEL_NAMES + _kernels.TYPED_KERNEL_NAMES:
         assert f'"{name}"' in source, f"twins.cpp does not launch {name}"
 
 

@@ -6,13 +6,16 @@
 // both sides compile with the same NVRTC.
 //
 //   twins_init(cubin, size, libnvrtc, err, n)  -> 0, or 1 with the reason in err (no driver, ...)
+//   twins_load_typed(cubin, size, err, n)      -> 0, or 1 with the reason in err: the typed-argument kernels
+//                                                 (benchmarks/_kernels.py TYPED_SOURCE) for launch_typed[...]
 //   twins_ids()                                -> "id,id,...": every operation this file knows
 //   twins_setup(id, err, n)                    -> 0 ready, 1 skipped (reason in err: no such twin, not on
 //                                                 this GPU), 2 error (in err)
 //   twins_queued()                             -> calls per sample for an operation that enqueues GPU
 //                                                 work (100), 0 otherwise
 //   twins_sample(calls)                        -> nanoseconds for `calls` calls (steady_clock); a queued
-//                                                 operation's stream is drained afterwards, untimed
+//                                                 operation's stream (its own queue, or the shared stream)
+//                                                 is drained afterwards, untimed
 //   twins_teardown()                           -> frees what twins_setup made
 //
 // Operation IDs are the Python class names in snake case, with the case in brackets:
@@ -71,6 +74,7 @@ struct Twin {
     std::function<void()> call;
     bool queued = false;
     std::function<void()> cleanup;
+    CUstream queue = nullptr;  // where a queued twin's work goes, when not the shared stream (the legacy one)
 };
 
 struct State {
@@ -80,6 +84,8 @@ struct State {
     CUevent event;
     CUdeviceptr buffer;
     CUmodule module;
+    CUmodule typed_module = nullptr;
+    std::string typed_error = "twins_load_typed was not called";
     CUlibrary library;
     std::string cubin;
     int major = 0, minor = 0;
@@ -99,7 +105,8 @@ Twin plain(F f) {
     return Twin{f, false, nullptr};
 }
 
-void drain() { CK(cuStreamSynchronize(st->stream)); }
+CUstream queue_of(const Twin& twin) { return twin.queue ? twin.queue : st->stream; }
+void drain() { CK(cuStreamSynchronize(queue_of(*current))); }
 
 // What the release threshold of the device's memory pool is set to for alloc_free_sync[keep|release];
 // the previous value comes back in teardown.
@@ -169,6 +176,96 @@ Twin launch(const char* kernel, int count, bool ptr) {
                 true, nullptr};
 }
 
+// Launches with cuda-python's typed arguments (_kernels.TYPED_CASES; bench_launch.LaunchTyped): `count` copies of
+// `value`, each argument a pointer to its own copy, in storage the twin holds.
+CUfunction typed_function(const char* kernel) {
+    if (!st->typed_module) throw Failure{"no typed kernels: " + st->typed_error};
+    CUfunction f;
+    CK(cuModuleGetFunction(&f, st->typed_module, kernel));
+    return f;
+}
+
+template <class T>
+Twin launch_values(const char* kernel, int count, T value) {
+    CUfunction f = typed_function(kernel);
+    std::shared_ptr<T[]> values(new T[count]);
+    auto params = std::make_shared<std::vector<void*>>(count);
+    for (int i = 0; i < count; ++i) {
+        values[i] = value;
+        (*params)[i] = &values[i];
+    }
+    void** kernel_params = params->data();
+    return Twin{[f, kernel_params, values, params] {
+                    cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st->stream, kernel_params, nullptr);
+                },
+                true, nullptr};
+}
+
+struct Bytes2048 {
+    unsigned char p[2048];
+};
+
+// Two 8-byte device buffers and two 8-byte pageable host buffers (bench_memory.Memcpy*), freed in teardown.
+struct Copy {
+    CUdeviceptr src = 0, dst = 0;
+    unsigned char host_src[8] = {}, host_dst[8] = {};
+};
+
+template <class F>
+Twin copy_twin(F call, bool queued, CUstream queue) {
+    auto c = std::make_shared<Copy>();
+    CK(cuMemAlloc(&c->src, 8));
+    if (cuMemAlloc(&c->dst, 8) != CUDA_SUCCESS) {
+        cuMemFree(c->src);
+        throw Failure{"cuMemAlloc(8) failed"};
+    }
+    Twin twin{[c, call] { call(*c); }, queued, [c] {
+                  cuMemFree(c->src);
+                  cuMemFree(c->dst);
+              }};
+    twin.queue = queue;
+    return twin;
+}
+
+// cuda-python's im2col tensor (bench_tensormap._Im2col): fp16, 32 channels x 64 x 64, in a 1 MiB allocation.
+struct Im2col {
+    CUdeviceptr ptr = 0;
+    CUtensorMap map;
+    cuuint64_t dims[3] = {32, 64, 64};
+    cuuint64_t strides[2] = {32 * 2, 32 * 64 * 2};
+    cuuint32_t elem[3] = {1, 1, 1};
+    int lower[1] = {0}, upper[1] = {0};
+};
+
+// The encode, called once in setup: a layout this driver or GPU does not take skips with the driver's error.
+template <class F>
+Twin probed(std::shared_ptr<Im2col> t, const char* what, F encode) {
+    CUresult probe = encode();
+    if (probe != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        cuGetErrorName(probe, &name);
+        cuMemFree(t->ptr);
+        throw Failure{std::string(what) + " returned " + (name ? name : "?") + " here"};
+    }
+    return Twin{[encode] { encode(); }, false, [t] { cuMemFree(t->ptr); }};
+}
+
+std::shared_ptr<Im2col> im2col_tensor() {
+    if (st->major < 9) throw Failure{"TMA needs compute capability 9.0"};
+    auto t = std::make_shared<Im2col>();
+    CK(cuMemAlloc(&t->ptr, 1 << 20));
+    return t;
+}
+
+// cuTensorMapEncodeIm2colWide from the loaded driver (CUDA 12.8+): looked up, not linked, so that an older
+// driver still loads the twins.
+void* driver_symbol(const char* name) {
+    for (const char* lib : {"libcuda.so.1", "libcuda.so"}) {
+        if (void* handle = dlopen(lib, RTLD_NOW | RTLD_NOLOAD)) return dlsym(handle, name);
+    }
+    return nullptr;
+}
+
 void register_ops(State& s) {
     auto& ops = s.ops;
     // --- device ---------------------------------------------------------------------------------
@@ -196,6 +293,15 @@ void register_ops(State& s) {
     ops["set_current"] = [] { return plain([] { cuCtxSetCurrent(st->ctx); }); };
     ops["current_context"] = [] { return plain([] { CUcontext c; cuCtxGetCurrent(&c); }); };
     ops["device_sync"] = [] { return plain([] { cuCtxSynchronize(); }); };
+    ops["device_get"] = [] { return plain([] { CUdevice d; cuDeviceGet(&d, 0); }); };
+    // twins_init holds a retain of its own: the pair only moves the reference count, as in Python
+    ops["device_primary_ctx_retain"] = [] {
+        return plain([] {
+            CUcontext c;
+            cuDevicePrimaryCtxRetain(&c, st->dev);
+            cuDevicePrimaryCtxRelease(st->dev);
+        });
+    };
     ops["driver_version"] = [] { return plain([] { int v; cuDriverGetVersion(&v); }); };
     ops["runtime_version"] = [] { return plain([] { int v; cudaRuntimeGetVersion(&v); }); };
 
@@ -210,6 +316,11 @@ void register_ops(State& s) {
         CUstream s;
         CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
         return Twin{[s] { cuStreamSynchronize(s); }, false, [s] { cuStreamDestroy(s); }};
+    };
+    ops["stream_query"] = [] {
+        CUstream s;
+        CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+        return Twin{[s] { cuStreamQuery(s); }, false, [s] { cuStreamDestroy(s); }};
     };
     ops["event_create"] = [] {
         return plain([] { CUevent e; cuEventCreate(&e, CU_EVENT_DISABLE_TIMING); cuEventDestroy(e); });
@@ -239,6 +350,38 @@ void register_ops(State& s) {
             });
         };
     }
+    // cuda-python's mem_alloc_free / mem_alloc_async_free_async as bench_memory.AllocFreeStream times them: 1024
+    // bytes on the legacy default stream or a stream of its own, the pool's release threshold raised
+    for (bool own : {false, true}) {
+        ops[own ? "alloc_free_stream[explicit]" : "alloc_free_stream[default]"] = [own] {
+            CUstream q = CU_STREAM_LEGACY;
+            if (own) CK(cuStreamCreate(&q, CU_STREAM_NON_BLOCKING));
+            Twin twin = with_release_threshold(true, [q] {
+                CUdeviceptr p;
+                cuMemAllocAsync(&p, 1024, q);
+                cuMemFreeAsync(p, q);
+            });
+            auto restore = twin.cleanup;
+            twin.cleanup = [restore, own, q] {
+                restore();
+                if (own) cuStreamDestroy(q);
+            };
+            twin.queued = true;
+            twin.queue = q;
+            return twin;
+        };
+    }
+    // 8-byte copies with the synchronous API, as cuda-python's memcpy_*: host to device and back wait for the
+    // copy; device to device does not (queued on the legacy default stream, drained between samples)
+    ops["memcpy_htod"] = [] {
+        return copy_twin([](Copy& c) { cuMemcpyHtoD(c.dst, c.host_src, 8); }, false, nullptr);
+    };
+    ops["memcpy_dtoh"] = [] {
+        return copy_twin([](Copy& c) { cuMemcpyDtoH(c.host_dst, c.src, 8); }, false, nullptr);
+    };
+    ops["memcpy_dtod"] = [] {
+        return copy_twin([](Copy& c) { cuMemcpyDtoD(c.dst, c.src, 8); }, true, CU_STREAM_LEGACY);
+    };
     ops["pointer_get_attribute"] = [] {
         return plain([] { unsigned t; cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, st->buffer); });
     };
@@ -257,6 +400,11 @@ void register_ops(State& s) {
 
     // --- modules and launches -------------------------------------------------------------------
     ops["get_kernel"] = [] { return plain([] { CUkernel k; cuLibraryGetKernel(&k, st->library, "empty"); }); };
+    ops["func_get_attribute"] = [] {
+        CUfunction f;
+        CK(cuModuleGetFunction(&f, st->module, "empty"));
+        return plain([f] { int v; cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f); });
+    };
     ops["module_load"] = [] {
         return plain([] {
             CUlibrary lib;
@@ -290,10 +438,27 @@ void register_ops(State& s) {
                                  {"launch[16 int]", "empty_16_int", 16, false},
                                  {"launch[512 int]", "empty_512_int", 512, false}};
     for (const Case& c : cases) ops[c.id] = [c] { return launch(c.kernel, c.count, c.ptr); };
+    // the kernels of _kernels.TYPED_SOURCE, with cuda-python's values (bench_launch.LaunchTyped.VALUES)
+    ops["launch_typed[512 bool]"] = [] { return launch_values<bool>("empty_512_bool", 512, true); };
+    ops["launch_typed[512 char]"] = [] { return launch_values<char>("empty_512_char", 512, 127); };
+    ops["launch_typed[512 double]"] = [] { return launch_values<double>("empty_512_double", 512, 1.2345); };
+    ops["launch_typed[512 longlong]"] = [] {
+        return launch_values<long long>("empty_512_longlong", 512, 9223372036854775806LL);
+    };
+    ops["launch_typed[2048B struct]"] = [] { return launch_values<Bytes2048>("empty_2048B_struct", 1, Bytes2048{}); };
 
     // --- NVRTC ----------------------------------------------------------------------------------
     ops["compile[ptx]"] = [] { return compile(true); };
     ops["compile[cubin]"] = [] { return compile(false); };
+    ops["nvrtc_create_program"] = [] {
+        if (!nv.create) throw Failure{"no NVRTC was named to twins_init"};
+        return plain([] {
+            nvrtcProgram prog;
+            nv.create(&prog, "extern \"C\" __global__ void empty_kernel() { return; }", "benchmark_kernel.cu", 0,
+                      nullptr, nullptr);
+            nv.destroy(&prog);
+        });
+    };
     ops["nvrtc_create_program_100_headers"] = [] {
         if (!nv.create) throw Failure{"no NVRTC was named to twins_init"};
         struct Headers {
@@ -334,6 +499,29 @@ void register_ops(State& s) {
                                                CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
                     },
                     false, [tile] { cuMemFree(tile); }};
+    };
+    ops["tensor_map_encode_im_2col"] = [] {
+        auto t = im2col_tensor();
+        return probed(t, "cuTensorMapEncodeIm2col", [t] {
+            return cuTensorMapEncodeIm2col(&t->map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, reinterpret_cast<void*>(t->ptr),
+                                           t->dims, t->strides, t->lower, t->upper, 32, 32, t->elem,
+                                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                           CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        });
+    };
+    ops["tensor_map_encode_im_2col_wide"] = []() -> Twin {
+#if CUDA_VERSION >= 12080
+        auto fn = reinterpret_cast<decltype(&cuTensorMapEncodeIm2colWide)>(driver_symbol("cuTensorMapEncodeIm2colWide"));
+        if (!fn) throw Failure{"this driver has no cuTensorMapEncodeIm2colWide"};
+        auto t = im2col_tensor();
+        return probed(t, "cuTensorMapEncodeIm2colWide", [t, fn] {
+            return fn(&t->map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, reinterpret_cast<void*>(t->ptr), t->dims, t->strides,
+                      0, 0, 32, 32, t->elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W,
+                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        });
+#else
+        throw Failure{"built with CUDA headers older than 12.8: no cuTensorMapEncodeIm2colWide"};
+#endif
     };
 }
 
@@ -389,9 +577,30 @@ int twins_init(const char* cubin, size_t cubin_size, const char* libnvrtc, char*
     }
 }
 
+int twins_load_typed(const char* cubin, size_t cubin_size, char* err, size_t n) {
+    if (!st) {
+        write(err, n, "twins_init has not succeeded");
+        return 1;
+    }
+    if (st->typed_module) return 0;
+    std::string image(cubin, cubin_size);
+    CUresult r = cuModuleLoadData(&st->typed_module, image.data());
+    if (r != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        cuGetErrorName(r, &name);
+        st->typed_module = nullptr;
+        st->typed_error = std::string("cuModuleLoadData -> ") + (name ? name : "?");
+        write(err, n, st->typed_error);
+        return 1;
+    }
+    st->typed_error.clear();
+    return 0;
+}
+
 const char* twins_ids() { return ids.c_str(); }
 
 void twins_teardown() {
+    if (current && current->queued) cuStreamSynchronize(queue_of(*current));
     if (current && current->cleanup) current->cleanup();
     current.reset();
     if (st) cuStreamSynchronize(st->stream);
@@ -428,7 +637,7 @@ double twins_sample(long calls) {
     auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < calls; ++i) call();
     double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-    if (current->queued) cuStreamSynchronize(st->stream);
+    if (current->queued) cuStreamSynchronize(queue_of(*current));
     return ns;
 }
 
