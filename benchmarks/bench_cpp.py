@@ -6,7 +6,7 @@ in git; cached by the source's hash) and loaded with ctypes into the Python proc
 and a Python form can be timed alternately, sample by sample, in one process (``cuda_bench.worker``'s
 ``overhead`` request). NVRTC is the one cuda.bindings loaded in that process, so both sides compile with
 the same compiler. Operation IDs are the Python class names in snake case, with the case in brackets:
-``Launch('core', '16 ptr')`` <-> ``launch[16 ptr]`` (``cuda_bench.layout.cpp_id``).
+``Launch('core', '16 ptr')`` <-> ``launch[16 ptr]`` (``cuda_bench.names.cpp_id``).
 
 For asv, ``Cpp.track_latency`` records each twin's per-call median over 25 samples, in seconds, in the
 same results file as the Python numbers.

@@ -24,8 +24,8 @@ import math
 import sys
 from pathlib import Path
 
-from cuda_bench import machine
-from cuda_bench.layout import LOCAL_SETTINGS, machine_dirs, no_gpu_results, result_files
+from cuda_bench import asvrun, machine
+from cuda_bench.paths import machine_dirs, no_gpu_results, result_files
 
 # asv commands that write results: on a machine without a GPU they write outside the history
 WRITERS = ("Run", "Continuous", "Find", "Profile")
@@ -37,22 +37,9 @@ def say(message):
     print(f"cuda-bench: {message}", file=sys.stderr, flush=True)
 
 
-def local_settings(path=LOCAL_SETTINGS):
-    """``.asv/local.json`` as a dict: ``repo`` (a local clone of cuda-python), ``machine`` (asv's machine
-    name); {} when ``cuda-bench init`` has not written it."""
-    try:
-        found = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        return {}
-    except ValueError as exc:
-        say(f"{path} does not parse ({exc}); ignored (cuda-bench init writes it again)")
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
 def apply_settings(name, conf, args, settings=None, gpu=None):
     """Adjust asv's ``conf`` and ``args`` for command ``name`` (a Command class name) before it runs."""
-    settings = local_settings() if settings is None else settings
+    settings = asvrun.local_settings() if settings is None else settings
     if settings.get("repo"):
         conf.repo = settings["repo"]
     if hasattr(args, "machine") and not args.machine and settings.get("machine"):

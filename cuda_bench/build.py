@@ -59,7 +59,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cuda_bench.layout import CACHE, ROOT
+from cuda_bench.paths import CACHE, ROOT
 
 PACKAGES = ("cuda_pathfinder", "cuda_bindings", "cuda_core")  # build order
 DISTRIBUTIONS = {"cuda_pathfinder": "cuda-pathfinder", "cuda_bindings": "cuda-bindings", "cuda_core": "cuda-core"}

@@ -1,24 +1,21 @@
 """Stage 4, compare: two commits measured by the paired engine, and what the tool says about them.
 
-Four uses of one engine (``cuda_bench.paired``):
+Three uses of one engine (``cuda_bench.paired``):
 
-* the pull-request gate, ``scripts/bench compare BASE HEAD``: a comment that leads with the cases that
-  changed, each with its ratio and interval; exit status 1 only for a regression, a case whose whole
-  interval lies beyond its threshold;
-* calibration, ``scripts/bench aa COMMIT``: the same build on both sides; the farthest each case's interval
+* the pull-request gate, ``cuda-bench compare BASE HEAD``: a comment that leads with the cases that changed,
+  each with its ratio and interval; exit status 1 only for a regression, a case whose whole interval lies
+  beyond its threshold;
+* calibration, ``cuda-bench aa COMMIT``: the same build on both sides; the farthest each case's interval
   strays from 1 sets that case's threshold on this machine (``results/<machine>/calibration.jsonl``);
-* the history, after ``scripts/bench run``: each newly measured commit paired with the previous measured
-  one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from;
-* over C++, ``scripts/bench overhead COMMIT``: in one build, each Python form timed against its C++ twin
-  sample by sample inside one process (``results/<machine>/overhead.jsonl``, the overview's "over C++").
+* the history (``cuda_bench.steps``): each newly measured commit paired with the previous measured one on
+  the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from.
 
-Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio,
-the interval and the verdict.
+Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio, the
+interval and the verdict.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import sys
@@ -26,10 +23,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import build, machine, paired, results, stats
-from cuda_bench.layout import PAIRED_ENVS, cpp_id, is_control, label, split_case
-from cuda_bench.suite import cases as suite_cases, twin_ids
-from cuda_bench.text import TARGET_NS, fmt_ns, interval, last_line, unchanged
+from cuda_bench import build, machine, paired, stats
+from cuda_bench.paths import PAIRED_ENVS, label
+from cuda_bench.suite import cases as suite_cases
+from cuda_bench.text import fmt_ns, interval, last_line, unchanged
+
+# exit statuses of every command (cuda_bench.cli): 1 is a regression and nothing else
+OK, REGRESSION, INCOMPLETE, ERROR = 0, 1, 2, 3
+
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -94,14 +95,22 @@ def summary(report, kind, expected=(), build_seconds=None, command=None, machine
         "seconds": report.seconds, "build_seconds": build_seconds, "expected": list(expected),
         "command": command, "machine": machine_info or {}, "host": machine.host(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "settings": {**report.settings.describe(), "cores": report.cores, "aslr_off": all(
-            w.get("aslr_off") for w in report.workers.values())},
+        "settings": settings_record(report.settings, report.cores, [w.get("aslr_off") for w in report.workers.values()]),
         "versions": {side: w.get("versions") for side, w in report.workers.items()},
         "cases": [case.summary() for case in report.cases],
         "skipped": report.skipped, "only": {name: list(v) for name, v in report.only.items()},
         "errors": report.errors, "lost": report.lost,
         "env": {side.name: side.env for side in report.sides if side.env},
     }
+
+
+def settings_record(settings, cores, aslr_off):
+    """How a paired record says it was measured: the settings, the cores, and ``layouts``: "random" (a layout per
+    process) unless asked for "fixed" or every worker's layout was fixed anyway (``aslr_off``: a kernel that
+    randomises nothing)."""
+    fixed = bool(aslr_off) and all(aslr_off)
+    return {**settings.describe(), "cores": cores, "aslr_off": fixed,
+            "layouts": "fixed" if fixed else settings.layouts}
 
 
 def counted(data):
@@ -120,11 +129,16 @@ def incomplete(data):
 
 
 def exit_status(data):
-    """1: a regression; 2: a case failed (an error, a dead worker) or lost some process pairs; 0: neither (a case
-    one build skips is listed, not failed)."""
+    """REGRESSION (1): a regression; INCOMPLETE (2): a case failed (an error, a dead worker) or lost some process
+    pairs; OK (0): neither (a case one build skips is listed, not failed)."""
     if regressions(data):
-        return 1
-    return 2 if incomplete(data) else 0
+        return REGRESSION
+    return INCOMPLETE if incomplete(data) else OK
+
+
+def worst(statuses):
+    """One exit status for several: REGRESSION where any is, else the highest (INCOMPLETE over OK)."""
+    return REGRESSION if REGRESSION in statuses else max(statuses, default=OK)
 
 
 def case_row(case, mark=""):
@@ -170,7 +184,7 @@ def comment(data):
         "",
         f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one worker per build on "
         f"one core"
-        + (", each process its own memory layout (ASLR on)" if results.layouts(data) == "random" else "")
+        + (", each process its own memory layout (ASLR on)" if s["layouts"] == "random" else "")
         + f", samples taken in turn (A B B A); a case's ratio is the median over the pairs and its interval "
         f"a {s['confidence']:.0%} confidence interval of that median. A verdict needs the whole interval beyond "
         f"the case's threshold ({span}). {data['seconds']:.0f} s of measurement"
@@ -220,19 +234,19 @@ def comment(data):
     return "\n".join(out) + "\n"
 
 
-def _write(out_dir, data, names, markdown):
-    """The record as ``names[0]``.json and ``markdown(data)`` as ``names[1]``.md into ``out_dir``; the text."""
+def write_files(out_dir, data, stem, markdown):
+    """The record as ``stem``.json and ``markdown(data)`` as ``stem``.md into ``out_dir``; the Markdown."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{names[0]}.json").write_text(json.dumps(data, indent=1) + "\n")
+    (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
     text = markdown(data)
-    (out_dir / f"{names[1]}.md").write_text(text)
+    (out_dir / f"{stem}.md").write_text(text)
     return text
 
 
 def write(out_dir, data):
-    """summary.json and comment.md into ``out_dir``."""
-    return _write(out_dir, data, ("summary", "comment"), comment)
+    """summary.json and summary.md (the comment) into ``out_dir``; the comment."""
+    return write_files(out_dir, data, "summary", comment)
 
 
 def calibration_record(data):
@@ -242,98 +256,3 @@ def calibration_record(data):
         raise CompareError("calibration needs an A/A run")
     return {"base": data["base"], "head": data["head"], "date": data["date"], "settings": data["settings"],
             "thresholds": stats.calibrate(data["cases"])}
-
-
-def overhead_items(bench, benchmark_dir):
-    """(case, its C++ twin's ID) of every case ``bench`` selects that has a twin (any non-control case, where
-    the suite does not list its twins): what ``overhead`` times."""
-    twins = twin_ids(benchmark_dir)
-    items = [(name, cpp_id(*split_case(name))) for name in case_names(bench, benchmark_dir) if not is_control(name)]
-    return [(name, twin) for name, twin in items if twins is None or twin in twins]
-
-
-def stamp_versions(cases, benchmark_dir):
-    """Each measured case (a dict with ``name``) gains ``version``, the asv version of its benchmark in the suite
-    that timed it: over-C++ ratios are compared across runs only for the same timed work (report.same_work)."""
-    suite = suite_cases(benchmark_dir)
-    for case in cases:
-        found = suite.get(case["name"])
-        case["version"] = getattr(found.cls, "version", None) if found else None
-    return cases
-
-
-def overhead(repo, rev, *, bindings, requirements=(), system_site=None, settings=None, bench=(), log_dir,
-             progress=None, command=None, machine_info=None, groups_file=None):
-    """Python over C++ at ``rev``: every case with a C++ twin against it (:func:`overhead_items`;
-    ``cuda_bench.layout.cpp_id``), a record for ``overhead.jsonl``. With ``groups_file``,
-    every ABBA group the record's medians come from is kept there too (:func:`write_groups`)."""
-    progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
-    settings = settings or paired.Settings.over_cpp()
-    items = overhead_items(bench, settings.benchmark_dir)
-    if not items:
-        raise CompareError(f"nothing to time over C++: {list(bench)} match no case with a C++ twin")
-    start = time.monotonic()
-    env = environments(repo, [rev], bindings, requirements, system_site, log_dir, progress)[rev]
-    built = round(time.monotonic() - start, 1)
-    side = paired.Side("head", rev, env["commit"], env["python"], record=env)
-    found = paired.overhead(side, items, settings, Path(log_dir) / "workers", progress)
-    stamp_versions(found["cases"], settings.benchmark_dir)
-    record = {
-        "kind": "overhead", "commit": env["commit"], "rev": rev, "seconds": found["seconds"], "build_seconds": built,
-        "command": command, "machine": machine_info or {}, "host": machine.host(),
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "settings": {"processes": settings.pairs, "seconds_per_case_and_process": settings.seconds,
-                     "sample_ns": settings.sample_ns, "confidence": settings.confidence, "cores": found["cores"],
-                     "layouts": settings.layouts, "aslr_off": found["hello"].get("aslr_off"),
-                     "state": "fast"},  # each case's numbers: medians over its fast-state processes (stats)
-        "versions": found["hello"].get("versions"), "twins": found["hello"].get("twins"), "cases": found["cases"],
-        "skipped": found["skipped"], "errors": found["errors"], "lost": found["lost"],
-    }
-    if groups_file:
-        write_groups(groups_file, record, found["groups"], found["process_cores"])
-    return record
-
-
-def write_groups(path, record, groups, process_cores=None):
-    """The raw side of an over-C++ record, gzipped JSON: {"commit", "date", "host", "settings", "groups": {case:
-    per process, its ABBA groups [c1, p1, p2, c2] in ns per call}, "process_cores": the core each process ran
-    on}; ``stats.overhead`` of a case's groups gives the record's numbers back. Too large for results/ (about
-    20 MB gzipped for the whole suite); for questions the medians cannot answer, such as whether a ratio
-    follows the cores' speed within a run."""
-    data = {k: record.get(k) for k in ("commit", "date", "host", "settings", "twins")} | {
-        "groups": groups, "process_cores": process_cores}
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt") as f:
-        json.dump(data, f)
-
-
-def write_overhead(out_dir, data):
-    """overhead.json and overhead.md into ``out_dir``; the Markdown."""
-    return _write(out_dir, data, ("overhead", "overhead"), overhead_markdown)
-
-
-def overhead_markdown(data, target_ns=TARGET_NS):
-    """The over-C++ table of one record: per case the ratio and the difference, each with its interval."""
-    out = [f"### Over C++ at `{data['rev']}` ({data['commit'][:9]})", "",
-           f"Each Python form and its C++ twin timed in turn, sample by sample, in one process; "
-           f"{data['settings']['processes']} processes; medians over the processes in the fast state "
-           f"(Python within {stats.FAST_WINDOW - 1:.0%} of the {ordinal(stats.FAST_ANCHOR + 1)} fastest process's: \"fast\" says how many) with "
-           f"{data['settings']['confidence']:.0%} intervals; \"all processes\": the ratio over every process. "
-           f"Target (cuda-python #1580): under {fmt_ns(target_ns)} over C++. {data['seconds']:.0f} s.", "",
-           "| case | C++ twin | Python | C++ | ratio | interval | over C++ | interval | fast | all processes |",
-           "|---|---|--:|--:|--:|:-:|--:|:-:|--:|--:|"]
-    for c in data["cases"]:
-        mark = "" if c["over_ns"] < target_ns else " ⚠"
-        every = f"×{c['all']['ratio']:.2f}" if "all" in c else "-"
-        out.append(f"| `{c['name']}` | `{c['twin']}` | {fmt_ns(c['py_ns'])} | {fmt_ns(c['cpp_ns'])} | "
-                   f"×{c['ratio']:.2f} | [{c['low']:.2f}, {c['high']:.2f}] | {fmt_ns(c['over_ns'])}{mark} | "
-                   f"[{fmt_ns(c['over_low'])}, {fmt_ns(c['over_high'])}] | {c.get('fast', '-')}/{c['processes']} | "
-                   f"{every} |")
-    if data["errors"]:
-        out += ["", "Not measured: " + "; ".join(f"`{n}`: {last_line(t)}"
-                                                 for n, t in sorted(data["errors"].items()))]
-    if data.get("lost"):
-        out += ["", "Measured without some processes (a worker died or timed out there): " + "; ".join(
-            f"`{n}`: {t}" for n, t in sorted(data["lost"].items()))]
-    return "\n".join(out) + "\n"

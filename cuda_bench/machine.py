@@ -97,7 +97,8 @@ def host():
     the kernel gives one), the kernel's full release, the CPU
     the VM was given (family, model, stepping, TSC-derived bogomips, cache; a VM's model name hides it), its
     microcode and the kernel's CPU-vulnerability mitigations (indirect-branch mitigations cost interpreted
-    Python more than C++). Fields a system does not have are None."""
+    Python more than C++). ``start`` names the machine start: the boot id, else the boot time (two records with
+    one ``start`` ran on one machine start). Fields a system does not have are None."""
     cpu = _first_cpu()
     folder = Path("/sys/devices/system/cpu/vulnerabilities")
     mitigations = {}
@@ -107,7 +108,8 @@ def host():
                 mitigations[path.name] = path.read_text().strip()
             except OSError:
                 continue
-    return {"boot": _boot_time(), "boot_id": _boot_id(), "kernel": platform.release(),
+    boot, boot_id = _boot_time(), _boot_id()
+    return {"start": boot_id or boot, "boot": boot, "boot_id": boot_id, "kernel": platform.release(),
             "cpu": {key: cpu.get(key) for key in ("cpu family", "model", "stepping", "bogomips", "cache size")},
             "microcode": cpu.get("microcode"), "mitigations": mitigations}
 

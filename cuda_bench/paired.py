@@ -35,15 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench import machine, stats
-from cuda_bench.layout import BENCHMARKS, ROOT, is_control
+from cuda_bench.names import is_control
+from cuda_bench.paths import BENCHMARKS, ROOT
 from cuda_bench.text import last_line
 from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
-OVERHEAD_PROCESSES = 60  # over C++: two runs of 60 agree within 5% on 89-100% of cases on one machine start (docs/measurement.md, "Over C++, paired")
+OVER_CPP_PROCESSES = 60  # over C++: two runs of 60 agree within 5% on 89-100% of cases on one machine start (docs/measurement.md, "Over C++, paired")
 #: over C++ keeps one layout per run: its two sides are different code in one process, and there random layouts
 #: agreed less across machine starts, not more (docs/measurement.md, "Across machine starts")
-OVERHEAD_LAYOUTS = "fixed"
+OVER_CPP_LAYOUTS = "fixed"
 
 
 @dataclass
@@ -77,8 +78,8 @@ class Settings:
 
     @classmethod
     def over_cpp(cls, **given):
-        """Over C++'s settings: ``OVERHEAD_PROCESSES`` processes, ``OVERHEAD_LAYOUTS``, and what is ``given``."""
-        return cls(**{"pairs": OVERHEAD_PROCESSES, "layouts": OVERHEAD_LAYOUTS, **given})
+        """Over C++'s settings: ``OVER_CPP_PROCESSES`` processes, ``OVER_CPP_LAYOUTS``, and what is ``given``."""
+        return cls(**{"pairs": OVER_CPP_PROCESSES, "layouts": OVER_CPP_LAYOUTS, **given})
 
     def describe(self):
         return {"pairs": self.pairs, "seconds_per_case_and_pair": self.seconds, "sample_ns": self.sample_ns,
@@ -397,7 +398,7 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
 
 
 def one_process(index, side, items, settings, log_dir, cores, done, make_worker=Worker):
-    """Worker process number ``index`` of an overhead run: every (case, twin) of ``items`` in a shuffled
+    """Worker process number ``index`` of an over-C++ run: every (case, twin) of ``items`` in a shuffled
     order, each the Python case and its C++ twin timed in turn inside that one process."""
     core = cores.get()
     if hasattr(os, "sched_setaffinity") and make_worker is Worker:
@@ -409,9 +410,9 @@ def one_process(index, side, items, settings, log_dir, cores, done, make_worker=
         for name, twin in order:
             try:
                 if worker is None:
-                    worker = make_worker(side, core, settings, Path(log_dir) / f"overhead{index:02d}.log")
+                    worker = make_worker(side, core, settings, Path(log_dir) / f"over-cpp{index:02d}.log")
                     hello = worker.hello
-                found[name] = worker.ask(op="overhead", case=name, twin=twin, seconds=settings.seconds,
+                found[name] = worker.ask(op="over_cpp", case=name, twin=twin, seconds=settings.seconds,
                                          sample_ns=settings.sample_ns, min_groups=settings.min_groups)
             except WorkerError as exc:
                 found[name] = {"error": str(exc)}
@@ -426,10 +427,10 @@ def one_process(index, side, items, settings, log_dir, cores, done, make_worker=
     return found, hello
 
 
-def overhead(side, items, settings, log_dir, progress=None, cores=None):
+def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
     """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
     processes (fresh, ASLR off by default: ``OVERHEAD_LAYOUTS``; one core each, several at a time), each timing every case against its twin
-    sample by sample. {"cases": [stats.overhead ...], "skipped", "errors", "lost" (:func:`kept`), "seconds",
+    sample by sample. {"cases": [stats.over_cpp ...], "skipped", "errors", "lost" (:func:`kept`), "seconds",
     "hello", "cores",
     "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core
     each process ran on}."""
@@ -456,7 +457,7 @@ def overhead(side, items, settings, log_dir, progress=None, cores=None):
             errors[name] = "processes disagree whether it runs"
         else:
             groups[name] = [a["groups"] for a in answers]
-            cases.append(stats.overhead(name, twin, groups[name], settings.confidence))
+            cases.append(stats.over_cpp(name, twin, groups[name], settings.confidence))
         if lost_note and name not in errors:
             lost[name] = lost_note
     hello = next((h for _, h in outcomes if h), {})

@@ -36,9 +36,11 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
-from cuda_bench import report, results
-from cuda_bench.layout import CONF, DASHBOARD, is_control, is_release_tag, short_name, split_case
-from cuda_bench.report import APIS, TITLES
+from cuda_bench import history, overcpp, overview, records, results
+from cuda_bench.names import is_control, is_release_tag, short_name, split_case
+from cuda_bench.overview import APIS, TITLES
+from cuda_bench.report import OLDER
+from cuda_bench.paths import CONF, DASHBOARD
 from cuda_bench.stats import CONFIDENCE, VERDICTS
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
 
@@ -178,10 +180,10 @@ def render(rows):
         out.append(f'<p class="machine">{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))} '
                    f'(CUDA {esc(params.get("cuda_driver", "-"))}), {esc(params.get("cpu", ""))}; harness floor '
                    f'<span class="floor">{fmt(floor) if number(floor) else "n/a"}</span></p>')
-        usual = report.usual_runs(mrows)
+        usual = overcpp.usual_runs(mrows)
         if usual:
             out.append(f'<p class="ranges">Over C++ (paired): the ratio of the run nearest the fast state and its '
-                       f'range over this commit\'s {esc(report.usual_runs_text(usual))} unless its cell names a '
+                       f'range over this commit\'s {esc(overcpp.usual_runs_text(usual))} unless its cell names a '
                        f'count; hover over a cell for its {CONFIDENCE:.0%} interval and its runs.</p>')
         out.append('<table class="table table-condensed table-hover overview" '
                    f'data-machine="{esc(machine)}"><thead><tr><th>operation</th><th>case</th>'
@@ -217,16 +219,16 @@ def render(rows):
                              if over and "fast" in over else "")
                     if runs and runs.get("left_out"):
                         across += (f'; {runs["left_out"]} run(s) in the slow state left out (their C++ twins ran '
-                                   f'more than ×{report.SLOW_STATE} slower than their fastest recorded run)')
-                    if report.slow_state(runs):
-                        state += (f' (⚠ its C++ twins ran ×{report.slow_state(runs):.3f} slower than their fastest '
+                                   f'more than ×{overcpp.SLOW_STATE} slower than their fastest recorded run)')
+                    if overcpp.slow_state(runs):
+                        state += (f' (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their fastest '
                                   f'recorded run on this machine: probably no process in the fast state, so the '
                                   f'ratio reads high)')
                     title = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
                              f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} ({CONFIDENCE:.0%})'
                              f'{across}"' if over else "")
                     target = "ok" if cell["over_cpp_ns"] < TARGET_NS else "over"
-                    notes.append(f'<span class="target-{target}"{title}>{esc(report.over_text(cell, usual))} C++ '
+                    notes.append(f'<span class="target-{target}"{title}>{esc(overcpp.over_text(cell, usual))} C++ '
                                  f'({cell.get("over_cpp_of", "raw")})</span>')
                 if cell.get("vs_commit") is not None:
                     notes.append(f'{pct(cell["vs_commit"])} vs prev. commit (unpaired)')
@@ -242,7 +244,7 @@ def render(rows):
             out.append("</tr>")
         out.append("</tbody></table>")
         if first.get("older"):
-            out.append(f'<p class="older">{esc(report.OLDER.format(names=", ".join(first["older"])))}</p>')
+            out.append(f'<p class="older">{esc(OLDER.format(names=", ".join(first["older"])))}</p>')
     return "\n".join(out)
 
 
@@ -263,7 +265,7 @@ same run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</
 already net. Under each number, Python over C++: <b>paired</b> where <code>scripts/bench overhead</code> measured
 this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the {CONFIDENCE:.0%}
 interval; of several runs of the commit, the one nearest the fast state, and a run whose C++ twins ran more
-than {report.SLOW_STATE}× (the fast-state window) slower than their fastest recorded run is left out, or marked
+than {overcpp.SLOW_STATE}× (the fast-state window) slower than their fastest recorded run is left out, or marked
 ⚠ where it is the only one: its ratios read high), else net minus C++ from asv's medians; ✓ under cuda-python's
 target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.
 <span class="differs">★</span> marks an operation whose sides do different work (on purpose, or because a library does), with the reason.</p>
@@ -286,8 +288,8 @@ def render_steps(steps_by_machine):
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
                    "<th>base → head</th><th>date</th><th>regressions</th><th>improvements</th><th>same</th>"
                    "<th>not reproduced</th><th>not measured</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
-        main = [step for step in steps if not results.release_step(step)]
-        ladder = [step for step in steps if results.release_step(step)]
+        main = [step for step in steps if not history.release_step(step)]
+        ladder = [step for step in steps if history.release_step(step)]
         for group, title in ((main, "main's history" if ladder else ""),
                              (ladder, "between cuda-core releases: the release ladder's steps")):
             if group and title:
@@ -351,7 +353,7 @@ def asv_regressions(steps_by_machine, suite, revisions, html_dir):
     for path in (html_dir / "graphs").rglob("*.json"):
         graphs.setdefault(path.stem, []).append(path.relative_to(html_dir).as_posix())
     for machine, steps in steps_by_machine.items():
-        for step, case in report.flagged_steps(steps):
+        for step, case in history.flagged_steps(steps):
             before, after = revisions.get(step["base"]), revisions.get(step["head"])
             benchmark, combo = split_case(case["name"])
             info = suite.get(benchmark)
@@ -390,11 +392,11 @@ def pages(config, results_dir, html_dir):
     revisions = {commit: int(rev) for rev, commit in index.get("revision_to_hash", {}).items()}
     runs = results.load_all(results_dir)
     machines = list(dict.fromkeys(m for m, _ in runs))
-    steps = {m: results.steps(results_dir, m) for m in machines}
+    steps = {m: history.steps(results_dir, m) for m in machines}
     suite = results.suite(results_dir)
     param_names = {name: b.get("param_names", []) for name, b in suite.items()}
-    rows = report.overview_rows(runs, steps, release_commits(index), param_names,
-                                {m: results.overhead_runs(results_dir, m) for m in machines}, report.suite_differs(),
+    rows = overview.overview_rows(runs, steps, release_commits(index), param_names,
+                                {m: records.read(Path(results_dir) / m, "over-cpp") for m in machines}, overview.suite_differs(),
                                 {name: b.get("version") for name, b in suite.items()})
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     title = "cuda-python: latency per call"

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 CONFIDENCE = 0.95  # of each case's interval
 DEFAULT_THRESHOLD = 0.02  # a case's threshold until an A/A calibration on the machine sets one
-FLOOR = 0.01  # calibration never sets a threshold below this
+MIN_THRESHOLD = 0.01  # calibration never sets a threshold below this; records take none below it
+MAX_THRESHOLD = 0.5  # records take no threshold above it: a case would never be flagged
 # calibration: this many times the A/A interval's far end beyond 1. The far end of a 95% interval already
 # bounds what a rebuild moved; a PR's own noise is in its own interval, which must clear the threshold
 # whole. Leave-one-out over the 7 A/A runs recorded on the H200: no held-out case flagged at 1x, 1.5x or
@@ -171,7 +172,7 @@ def fast_state(py_ns, window=FAST_WINDOW, anchor=FAST_ANCHOR):
     return [i for i, t in enumerate(py_ns) if t <= window * scale]
 
 
-def overhead(name, twin, per_process, confidence=CONFIDENCE):
+def over_cpp(name, twin, per_process, confidence=CONFIDENCE):
     """Python over C++ for one case, from worker processes that each timed the case and its C++ twin in
     turn (``per_process``: lists of ABBA groups ``(c1, p1, p2, c2)`` in ns per call): per process the median
     of the groups' ratios ``(p1 + p2) / (c1 + c2)``, of their differences and of the Python times. The case's
@@ -200,7 +201,7 @@ def overhead(name, twin, per_process, confidence=CONFIDENCE):
             "process_ratios": [round(r, 4) for r in ratios], "process_py_ns": [round(t, 1) for t in py_ns]}
 
 
-def calibrate(cases, margin=MARGIN, floor=FLOOR):
+def calibrate(cases, margin=MARGIN, floor=MIN_THRESHOLD):
     """Per-case thresholds from an A/A run (the same build on both sides): ``margin`` times the farthest the
     case's interval reached from 1 in either direction (``high - 1``, ``1 / low - 1``), never below
     ``floor``, rounded up to 0.1%. Every case of that A/A run would have stayed silent under its threshold."""

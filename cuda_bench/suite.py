@@ -19,7 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench.layout import BENCHMARKS, MODULE_PREFIX, case_name
+from cuda_bench.names import MODULE_PREFIX, case_name
+from cuda_bench.paths import BENCHMARKS
 
 
 @dataclass(frozen=True)

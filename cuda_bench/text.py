@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from cuda_bench.layout import TIMED_CODE, library_of
+from cuda_bench.names import TIMED_CODE, library_of
 
 TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
@@ -50,17 +50,17 @@ def measurements(case):
     a case measured once: '×1.024 [1.015, 1.028] (start 2026-12-04T15:35)'."""
     found = case.get("measurements") or [case]
     return "; ".join(f"{interval(m)}{' ' + m['verdict'] if len(found) > 1 else ''} "
-                     f"(start {(m.get('start') or 'not recorded')[:16]})" for m in found)
+                     f"(start {(m.get('boot') or 'not recorded')[:16]})" for m in found)
 
 
 def standing(case, versions=None):
     """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one machine
-    start only, not yet confirmed' (``scripts/bench steps --recheck`` on another start measures it again),
+    start only, not yet confirmed' (``cuda-bench steps --recheck`` on another start measures it again),
     'flagged on 2 machine starts, each with one layout per build (ASLR off), not yet confirmed: that layout
     repeats on every start' (``stats.repeated_verdict``), or 'not reproduced on another machine start'; '' for any other
     verdict. With the step's ``versions``, a regression of a library that is the same version on both sides
     says so (``unchanged``)."""
-    starts = {m.get("start_id") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
+    starts = {m.get("start") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
     if case["verdict"] == "not reproduced":
         return "not reproduced on another machine start"
     if case["verdict"] != "regression":
@@ -78,7 +78,7 @@ def standing(case, versions=None):
 
 def unchanged(name, versions):
     """'cuda-bindings 13.3.1 on both sides' when every distribution whose code a paired case's timed calls run
-    (``layout.TIMED_CODE``: for a cuda.core form, cuda-core and cuda-bindings) is the same version in both
+    (``names.TIMED_CODE``: for a cuda.core form, cuda-core and cuda-bindings) is the same version in both
     builds (``versions``: a record's {side: {distribution: version}}), else ''. Such a case ran the same code
     on both sides: what moved it lies outside it, in what else the process holds or in the machine start (on
     the H200, under one fixed layout, which cuda.core a process imports moved cuda.bindings calls by up to 6%;

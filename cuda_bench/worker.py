@@ -17,12 +17,12 @@ stdout: file descriptor 1 is pointed at stderr, so a library that prints cannot 
                                       | {"error": text}
     {"op": "sample", "n": N}       -> {"ns": time of N calls}; then the drain, untimed (queued operations)
     {"op": "teardown"}             -> {"ok": true} | {"error": text}
-    {"op": "overhead", "case": NAME, "twin": ID, "seconds": S, "sample_ns": T, "min_groups": G}
+    {"op": "over_cpp", "case": NAME, "twin": ID, "seconds": S, "sample_ns": T, "min_groups": G}
                                    -> {"ok": true, "groups": [[c1, p1, p2, c2], ...], "calls": [py, cpp]}
                                       | {"skip": reason} | {"error": text}
     {"op": "quit"}                 -> (exits)
 
-``overhead`` times a Python case against its C++ twin in this one process (the suite's ``bench_cpp.twins()``,
+``over_cpp`` times a Python case against its C++ twin in this one process (the suite's ``bench_cpp.twins()``,
 a shared library): ABBA groups of C++, Python, Python, C++ samples, each about ``sample_ns`` long, for
 ``seconds``; the group values are nanoseconds per call.
 
@@ -141,7 +141,7 @@ class Worker:
             drain()
         return {"ns": elapsed}
 
-    def overhead(self, request):
+    def over_cpp(self, request):
         if self.cpp is None:
             return {"skip": "this suite has no bench_cpp module (C++ twins)"}
         try:
@@ -188,7 +188,7 @@ class Worker:
 
 def serve(worker, requests, reply):
     handlers = {"hello": worker.hello, "setup": worker.setup, "sample": worker.sample, "teardown": worker.teardown,
-                "overhead": worker.overhead}
+                "over_cpp": worker.over_cpp}
     for line in requests:
         request = json.loads(line)
         if request.get("op") == "quit":
@@ -209,7 +209,7 @@ def main(argv=None):
     reply = os.fdopen(os.dup(1), "w")  # the protocol pipe
     os.dup2(2, 1)  # anything printed goes to stderr
     sys.stdout = sys.stderr
-    from cuda_bench.layout import BENCHMARKS
+    from cuda_bench.paths import BENCHMARKS
 
     try:
         worker = Worker(args.benchmark_dir or BENCHMARKS, args.core)

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the cuda_bench package
-from cuda_bench.layout import OVERHEAD, STEPS, machine_dirs, result_files  # noqa: E402
+from cuda_bench.paths import OVER_CPP, STEPS, machine_dirs, result_files  # noqa: E402
 ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
@@ -146,9 +146,9 @@ def real_results_in_a_repo(tmp, results_dir=None):
         target.write_text(json.dumps(data))
     shutil.copy2(source / "benchmarks.json", results / "benchmarks.json")
     for machine in machine_dirs(source):  # the paired over-C++ records of those commits, re-keyed the same way
-        records = [json.loads(line) for line in (machine / OVERHEAD).read_text().splitlines()] \
-            if (machine / OVERHEAD).exists() else []
-        (results / machine.name / OVERHEAD).write_text("".join(
+        records = [json.loads(line) for line in (machine / OVER_CPP).read_text().splitlines()] \
+            if (machine / OVER_CPP).exists() else []
+        (results / machine.name / OVER_CPP).write_text("".join(
             json.dumps({**r, "commit": commits[r["commit"]]}) + "\n" for r in records if r["commit"] in commits))
         steps = [json.loads(line) for line in (machine / STEPS).read_text().splitlines()] \
             if (machine / STEPS).exists() else []  # and the paired steps between them
@@ -198,3 +198,15 @@ def run_asv(conf, *args, check=True):
     if check and proc.returncode != 0:
         raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
+
+
+def read_lines(path):
+    """The parsed lines of a ``.jsonl`` file (records.lines, without the line numbers)."""
+    from cuda_bench import records
+
+    return [found for _, found in records.lines(path)]
+
+
+def paired_run(name):
+    """A paired run from the H200 (its summary.json), kept as a fixture: fixtures/paired/NAME.json."""
+    return json.loads((Path(__file__).parent / "fixtures" / "paired" / f"{name}.json").read_text())

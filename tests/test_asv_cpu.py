@@ -11,7 +11,7 @@ import os
 import subprocess
 
 from conftest import ROOT, asv_conf, asv_results, git, run_asv
-from cuda_bench.layout import result_files
+from cuda_bench.paths import result_files
 
 # what needs no GPU with cuda-core >= 0.7 (its LaunchConfig and cubin compile no longer load libcuda)
 RUNS_WITHOUT_GPU = {

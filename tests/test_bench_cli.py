@@ -20,15 +20,15 @@ from pathlib import Path
 import json5
 import pytest
 
-from conftest import ROOT, aslr_can_be_switched_off, run_module
-from cuda_bench import cli, compare, machine, paired, results, run
+from conftest import ROOT, aslr_can_be_switched_off, run_module, read_lines
+from cuda_bench import asvrun, cli, compare, history, machine, overcpp, paired, records, results, steps
 from cuda_bench.layout import NO_GPU_RESULTS, result_files
 
 
 def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
     site = tmp_path / "site"
     site.mkdir()
-    conf = json.loads(run.derived_conf(git_repo, "source", None, site).read_text())
+    conf = json.loads(asvrun.derived_conf(git_repo, "source", None, site).read_text())
     original = json5.loads((ROOT / "asv.conf.json").read_text())
     assert conf["repo"] == str(git_repo)
     assert conf["matrix"]["env"]["CUDA_BENCH_BINDINGS"] == ["source"]
@@ -40,26 +40,26 @@ def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
     assert all(str(ROOT) in cmd for cmd in conf["build_command"] + conf["install_command"])
     assert json5.loads((ROOT / "asv.conf.json").read_text()) == original  # the file itself is untouched
     # the paired engine's environments hold what asv's do, from the same matrix
-    assert run.requirements(conf) == [] and run.system_site_of(conf) == str(site)
-    assert run.requirements(original) == ["numpy", "cupy-cuda13x"]
-    assert run.bindings_of(original) == "13.3.1"
+    assert asvrun.requirements(conf) == [] and asvrun.system_site_of(conf) == str(site)
+    assert asvrun.requirements(original) == ["numpy", "cupy-cuda13x"]
+    assert asvrun.bindings_of(original) == "13.3.1"
 
 
 def test_two_commands_at_once_each_read_their_own_derived_config(tmp_path, git_repo):
     """A long `scripts/bench run --repo A` re-reads its derived config hours later (the steps, the over-C++
     run, publish): another command started meanwhile must not have replaced it. Each process writes its own,
     and removes it when it ends."""
-    mine = run.derived_conf(git_repo, "source")
-    other = subprocess.run([sys.executable, "-c", "from cuda_bench import run; print(run.derived_conf(None, '12.9.10'))"],
+    mine = asvrun.derived_conf(git_repo, "source")
+    other = subprocess.run([sys.executable, "-c", "from cuda_bench import run; print(asvrun.derived_conf(None, '12.9.10'))"],
                            cwd=ROOT, capture_output=True, text=True, check=True)
     theirs = Path(other.stdout.strip())
     assert theirs != mine and theirs.parent == mine.parent and not theirs.exists()  # gone with its command
     conf = json.loads(mine.read_text())
-    assert (conf["repo"], run.bindings_of(conf)) == (str(git_repo), "source")
+    assert (conf["repo"], asvrun.bindings_of(conf)) == (str(git_repo), "source")
 
 
 def test_defaults_keep_the_project_config():
-    conf = json.loads(run.derived_conf().read_text())
+    conf = json.loads(asvrun.derived_conf().read_text())
     original = json5.loads((ROOT / "asv.conf.json").read_text())
     assert conf["repo"] == original["repo"] == "https://github.com/NVIDIA/cuda-python.git"
     assert conf["matrix"] == original["matrix"]
@@ -77,7 +77,7 @@ def test_an_unreachable_repository_is_one_line_with_the_ways_on(monkeypatch, cap
     """`scripts/bench run` where GitHub cannot be reached: one line saying what failed and the two ways on,
     not asv's traceback. The address refuses at once (nothing listens on port 1)."""
     monkeypatch.setenv("HOME", str(tmp_path))  # asv's machine file
-    conf = run.load_conf()
+    conf = asvrun.load_conf()
     conf["repo"] = "https://127.0.0.1:1/NVIDIA/cuda-python.git"
     monkeypatch.setattr(run, "load_conf", lambda path=None: dict(conf))
     assert cli.main(["run", "--no-publish"]) == 2
@@ -166,7 +166,7 @@ def test_build_progress_reaches_the_console_while_asv_builds(capfd):
     """asv keeps a build step's output to itself: the build writes progress lines to CUDA_BENCH_PROGRESS,
     and scripts/bench prints them as they come, while the build is still running; the empty line a build
     starts with only ends the line asv left open ("Building <commit> for <env>")."""
-    with run.build_progress() as env:
+    with asvrun.build_progress() as env:
         child = subprocess.Popen([sys.executable, "-c", (
             "import os, time\n"
             "from cuda_bench.build import progress\n"
@@ -211,9 +211,9 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     (tmp_path / "probe" / "__init__.py").write_text("")
     (tmp_path / "probe" / "bench_probe.py").write_text(PROBE)
     conf = asv_conf(tmp_path, git_repo, newest_env, benchmark_dir=str(tmp_path / "probe"))
-    assert run.asv("machine", "--yes", "--machine", "probe", config=conf) == 0
+    assert asvrun.asv("machine", "--yes", "--machine", "probe", config=conf) == 0
     core = machine.cores()[-1]
-    status = run.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
+    status = asvrun.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
                      "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
     assert status == 0
     (results,) = result_files(tmp_path / "results-no-gpu" / "probe")  # no GPU here: outside the history
@@ -301,7 +301,7 @@ def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measu
 
 def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monkeypatch, capsys):
     """asv exits non-zero when any one benchmark fails; what it measured is still paired with its neighbours
-    (run.new_steps reads only what changed in this run, so a step skipped now would never be made), and a
+    (history.new_steps reads only what changed in this run, so a step skipped now would never be made), and a
     step that cannot be measured is reported and the next one still runs."""
     from cuda_bench import cli, compare
 
@@ -341,7 +341,7 @@ def test_a_run_with_no_step_to_make_does_not_reach_for_the_repository(tmp_path, 
     from cuda_bench import cli, publish
 
     def unreachable(conf):
-        raise run.RunError("github.com cannot be reached")
+        raise asvrun.RunError("github.com cannot be reached")
 
     published = []
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -390,7 +390,7 @@ def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path,
     """Without a GPU, run's results stay out of the history (.asv/results-no-gpu); html/ then shows the
     history (results/), not a page of skipped cases in place of it."""
     from cuda_bench import cli, publish
-    from cuda_bench.layout import RESULTS
+    from cuda_bench.paths import RESULTS
 
     monkeypatch.setenv("HOME", str(tmp_path))
     if machine.has_gpu(machine.record("probe")[1]):
@@ -427,7 +427,7 @@ def test_options_are_checked_before_anything_runs(given, said, tmp_path):
 
 
 def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp_path):
-    """run.new_steps: after asv run, the results files that changed are the newly measured commits; each is
+    """history.new_steps: after asv run, the results files that changed are the newly measured commits; each is
     paired with the commit measured just before it (commit order, same environment), and an older commit
     filled in also with the one after it; none without a neighbour."""
     folder = tmp_path / "m"
@@ -440,19 +440,19 @@ def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp
     write("a" * 40, 1)
     write("b" * 40, 2)
     write("x" * 40, 1, env="env-b")
-    before = run.snapshot(tmp_path, "m")
+    before = history.snapshot(tmp_path, "m")
     time.sleep(0.01)
     write("d" * 40, 4)  # measured now, after b
     write("c" * 40, 3)  # measured now, between b and d
     write("y" * 40, 2, env="env-b")
     write("z" * 40, 1, env="env-c")  # the first commit of its environment: nothing to pair with
     write("w" * 40, 0)  # an older commit filled in: paired with the one measured after it
-    assert sorted(run.new_steps(tmp_path, "m", before)) == sorted([
+    assert sorted(history.new_steps(tmp_path, "m", before)) == sorted([
         ("w" * 40, "a" * 40), ("b" * 40, "c" * 40), ("c" * 40, "d" * 40), ("x" * 40, "y" * 40)])
-    assert run.new_steps(tmp_path, "m", run.snapshot(tmp_path, "m")) == []  # nothing new measured
+    assert history.new_steps(tmp_path, "m", history.snapshot(tmp_path, "m")) == []  # nothing new measured
     # the over-C++ measurement after a run goes to the newest newly measured commit
-    assert run.newest_measured(tmp_path, "m", before) == "d" * 40
-    assert run.newest_measured(tmp_path, "m", run.snapshot(tmp_path, "m")) is None
+    assert history.newest_measured(tmp_path, "m", before) == "d" * 40
+    assert history.newest_measured(tmp_path, "m", history.snapshot(tmp_path, "m")) is None
 
 
 def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bindings(tmp_path, git_repo,
@@ -479,7 +479,7 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
     write("a" * 40, 0, "13.3.1", env="env-other-site")  # another environment of the same bindings: a step
     write("b" * 40, 1, "13.3.1", env="env-other-site")  # is made once
     results.append_line(folder / "steps.jsonl", {"base": "b" * 40, "head": "c" * 40, "cases": []})
-    assert run.missing_steps(tmp_path / "res", "m") == {
+    assert history.missing_steps(tmp_path / "res", "m") == {
         "13.3.1": [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)], "auto": [("x" * 40, "y" * 40)]}
 
     measured = []
@@ -521,7 +521,7 @@ def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path
 
 
 def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path):
-    """`scripts/bench overhead --keep-groups` hands compare.overhead OUT/groups.json.gz (compare.write_groups
+    """`scripts/bench overhead --keep-groups` hands overcpp.measure OUT/groups.json.gz (overcpp.write_groups
     writes it; tests/test_paired.py reads one back); without the flag nothing that large is written."""
     monkeypatch.setenv("HOME", str(tmp_path))
     repo = tmp_path / "repo"
@@ -533,7 +533,7 @@ def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path
 
     def overhead(repo_, rev, **kwargs):
         seen.append(kwargs["groups_file"])
-        assert kwargs["settings"].layouts == paired.OVERHEAD_LAYOUTS
+        assert kwargs["settings"].layouts == paired.OVER_CPP_LAYOUTS
         return {"kind": "overhead", "commit": "c" * 40, "rev": rev, "seconds": 0.0,
                 "settings": {"processes": 1, "confidence": 0.95}, "cases": [], "skipped": {}, "errors": {}}
 
@@ -565,7 +565,7 @@ def test_overhead_of_only_the_controls_is_one_line_and_records_nothing(tmp_path,
 def test_overhead_without_a_gpu_writes_nothing_into_the_history(monkeypatch, capsys, tmp_path):
     """results/ holds GPU runs only: `overhead` (and `aa`) on a machine without one measure and print, and
     say that they write nothing there."""
-    from cuda_bench.layout import RESULTS
+    from cuda_bench.paths import RESULTS
 
     monkeypatch.setenv("HOME", str(tmp_path))
     if machine.has_gpu(machine.record("probe")[1]):
@@ -588,18 +588,18 @@ def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
     """scripts/bench overhead (and run's over-C++ step) compares the run it has just measured with the recorded
     runs of the machine: the real H200 run s14-call1b (its C++ twins x1.40 slower than the fastest) gets a
     warning, written or not (--no-write); s14-call2a, on the next machine start (x1.09), does not, and is read
-    against the commit's earlier run nearest the fast state instead (report.repeat_note)."""
+    against the commit's earlier run nearest the fast state instead (overcpp.repeat_note)."""
     from cuda_bench import report
 
     lines = (ROOT / "results" / "nvidia-h200" / "overhead.jsonl").read_text().splitlines()
-    at = {"-".join(report.run_label(json.loads(line)).rsplit("-", 2)[-2:]): k for k, line in enumerate(lines)}
+    at = {"-".join(overcpp.run_label(json.loads(line)).rsplit("-", 2)[-2:]): k for k, line in enumerate(lines)}
     machine_dir = tmp_path / "nvidia-h200"
     machine_dir.mkdir()
 
     def warn(label, written):
         k = at[label]
         (machine_dir / "overhead.jsonl").write_text("\n".join(lines[:k + written]) + "\n")
-        cli.judge_overhead_run(tmp_path, "nvidia-h200", json.loads(lines[k]), written=written)
+        overcpp.judge(tmp_path, "nvidia-h200", json.loads(lines[k]), written=written)
         return capsys.readouterr().err
 
     assert "bench: over C++: WARNING: this run's C++ twins ran ×1.400 slower" in warn("s14-call1b", False)
@@ -625,7 +625,7 @@ def test_a_cut_off_line_in_a_records_file_loses_no_other_record(tmp_path, capsys
     with open(path, "ab") as f:
         f.write(b'{"base": "\xff"}\n')  # a damaged byte
     results.append_line(path, {"base": "e", "head": "f"})
-    assert results.read_lines(path) == [{"base": "a", "head": "b"}, {"base": "c", "head": "d"}, {"base": "e", "head": "f"}]
+    assert read_lines(path) == [{"base": "a", "head": "b"}, {"base": "c", "head": "d"}, {"base": "e", "head": "f"}]
     err = capsys.readouterr().err
     assert f"{path}:2 does not parse" in err and f"{path}:4 does not parse (invalid start byte)" in err
 
@@ -643,8 +643,8 @@ def test_builds_are_recorded_whole_and_an_unreadable_build_is_named_not_a_traceb
     results.append_line(folder / "builds.jsonl", {"commit": "c" * 40, "env": "env-c", "ok": True})  # an earlier run's
     config = tmp_path / "conf.json"
     config.write_text(json.dumps({"env_dir": str(envs), "results_dir": str(tmp_path / "res")}))
-    run.record_builds("m", config)
-    rows = results.read_lines(folder / "builds.jsonl")
+    asvrun.record_builds("m", config)
+    rows = read_lines(folder / "builds.jsonl")
     assert [(r["commit"][0], r["env"]) for r in rows] == [("c", "env-c"), ("a", "env-a")]
     assert "env-b/asv-build-cache/key/wheels: Unterminated string" in capsys.readouterr().err
     assert sorted(p.name for p in folder.iterdir()) == ["builds.jsonl"]
@@ -722,7 +722,7 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
             f"--repo {git_repo} --machine m --results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
 
     # measured: session 18's recheck record (a real H200 run of these two cases) joins the first step
-    recorded = results.read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
+    recorded = read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
     (real,) = [r for r in recorded if "--recheck" in (r.get("command") or "") and r["date"] < "2026-12-04T16:30"]
     # and g -> h, flagged on two starts with one fixed layout, flagged again here with a layout per process
     last = []
@@ -753,14 +753,14 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     assert (f"ggggggggg -> hhhhhhhhh {slow}: regression (confirmed on 3 machine starts; cuda-bindings 13.3.1 on "
             "both sides): ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); ×1.050 [1.040, 1.060] "
             "regression (start 2026-12-02T00:00); ×1.050 [1.040, 1.060] regression (start 2026-12-03T00:00)") in err
-    (first,) = [s for s in results.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
+    (first,) = [s for s in history.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
     assert "--recheck" in first["rechecks"][0]["command"] and "bindings" not in first  # the first record is older than the field
-    assert len(results.read_lines(folder / "steps.jsonl")) == 13
+    assert len(read_lines(folder / "steps.jsonl")) == 13
 
 
 def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_repo, monkeypatch):
     """`scripts/bench steps` records the release tags of a step's two commits (the release ladder's steps,
-    which the nightly issue about main leaves out: results.release_step), and None for any other step."""
+    which the nightly issue about main leaves out: history.release_step), and None for any other step."""
     from cuda_bench import cli, compare
     from conftest import git
 
@@ -784,6 +784,6 @@ def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_rep
     monkeypatch.setattr(compare, "write", lambda out, data: None)
     assert cli.main(["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
                      "--bindings", "auto"]) == 0
-    first, second = results.read_lines(folder / "steps.jsonl")
-    assert first["release_tags"] == ["cuda-core-v0.1.0", "cuda-core-v0.1.1"] and results.release_step(first)
-    assert second["release_tags"] is None and not results.release_step(second)
+    first, second = read_lines(folder / "steps.jsonl")
+    assert first["release_tags"] == ["cuda-core-v0.1.0", "cuda-core-v0.1.1"] and history.release_step(first)
+    assert second["release_tags"] is None and not history.release_step(second)

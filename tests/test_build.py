@@ -187,7 +187,7 @@ def test_not_a_cuda_python_checkout(repo, build):
 
 
 def test_release_ladder_lists_release_tags_in_order_then_main(repo):
-    from cuda_bench.run import release_ladder
+    from cuda_bench.asvrun import release_ladder
 
     shas = {}
     for tag, annotated in [("cuda-core-v0.10.0", True), ("cuda-core-v0.2.0", False),

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo, run_module
-from cuda_bench import report
+from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo, run_module, read_lines
+from cuda_bench import history, overcpp, overview, records, report
 from cuda_bench import results as results_mod
-from cuda_bench.layout import machine_dirs, result_files
+from cuda_bench.paths import machine_dirs, result_files
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
@@ -45,7 +45,7 @@ def place_steps(results):
     machine = results / "nvidia-h200"
     commits = [json.loads(p.read_text()) for p in result_files(machine)]
     commits = [d["commit_hash"] for d in sorted(commits, key=lambda d: d["date"]) if "13.3.1" in d["env_name"]]
-    recorded = results_mod.read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
+    recorded = read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
     flagged = [r for r in recorded if (r["base"][:9], r["head"][:9]) == ("76bac4e11", "c278ecb3d")][:2]
     runs = [flagged] + [[json.loads((ROOT / "measurements" / "nvidia-h200" / run / "summary.json").read_text())]
                         for run in ("paired-aa-cb56ab9f9", "paired-injected-spin24")]
@@ -150,7 +150,7 @@ def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(publ
     text = td.inner_text()
     assert text.startswith(f"{fmt(raw)} net {fmt(raw - floor)}"), text
     commit = json.loads(newest_results(results, machine).read_text())["commit_hash"]
-    paired, runs = report.over_cpp_cases([r for r in results_mod.overhead_runs(results, machine)
+    paired, runs = overcpp.over_cpp_cases([r for r in records.read(Path(results) / machine, "over-cpp")
                                           if r["commit"] == commit]).get(
         "bench_event.EventCreate.time_event_create('core')", (None, None))
     cpp_current = (results_mod.versions(json.loads(newest_results(results, machine).read_text()))[CPP]
@@ -160,10 +160,10 @@ def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(publ
         diff, x, of = paired["over_ns"] * 1e-9, paired["ratio"], "paired"
         if runs and runs["runs"] > 1:  # the range over the commit's comparable runs, in the text and the title
             overview = [r for r in json.loads((html / "overview.json").read_text()) if r["machine"] == machine]
-            usual = report.usual_runs(overview)  # the count most ranges share: said once above the table
+            usual = overcpp.usual_runs(overview)  # the count most ranges share: said once above the table
             if (runs["runs"], runs.get("left_out", 0)) == usual:
                 spread = f" (×{runs['low']:.2f}–{runs['high']:.2f})"
-                assert f"over this commit's {report.usual_runs_text(usual)}" in page.inner_text("p.ranges")
+                assert f"over this commit's {overcpp.usual_runs_text(usual)}" in page.inner_text("p.ranges")
             else:
                 spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs"
                 spread += f", {runs['left_out']} in the slow state left out)" if runs.get("left_out") else ")"
@@ -232,7 +232,7 @@ def test_overview_marks_what_the_paired_steps_flag_with_interval_and_index(publi
     marked = page.eval_on_selector_all(
         "td .label-danger", "spans => spans.map(s => s.closest('td').querySelector('a').getAttribute('href'))")
     assert marked == ["index.html#bench_device.SetCurrent.time_set_current?machine=nvidia-h200&p-api=%27core%27"]
-    steps = results_mod.steps(results, "nvidia-h200")  # one per (base, head): the recheck joins its step
+    steps = history.steps(results, "nvidia-h200")  # one per (base, head): the recheck joins its step
     ratios = [next(c["ratio"] for c in step["cases"] if c["name"] == SLOWED) for step in steps]
     td = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
     text = td.inner_text()
@@ -245,7 +245,7 @@ def test_steps_page_lists_every_step_and_what_it_flagged(published, page):
     html, results, origin = published
     page.goto(f"{origin}/steps.html")
     rows = page.eval_on_selector_all("table.steps tr[data-head]", "trs => trs.map(tr => tr.dataset.head)")
-    steps = results_mod.steps(results, "nvidia-h200")
+    steps = history.steps(results, "nvidia-h200")
     assert rows == [step["head"] for step in reversed(steps)]
     cases = page.eval_on_selector_all("table.steps tr.case", "trs => trs.map(tr => [tr.dataset.case, "
                                       "tr.dataset.verdict, tr.innerText])")
@@ -369,11 +369,11 @@ def test_the_real_history_lists_the_release_ladders_steps_after_mains(published_
     unconfirmed flag of both (asv lists old regressions too) and none that another start did not reproduce;
     the nightly issue about main lists only main's."""
     html, results, origin = published_history
-    steps = results_mod.steps(results, "nvidia-h200")
-    ladder = [s for s in steps if results_mod.release_step(s)]
+    steps = history.steps(results, "nvidia-h200")
+    ladder = [s for s in steps if history.release_step(s)]
     main = [s for s in steps if s not in ladder]
     assert len(ladder) >= 5 and main  # the five of session 19, and any a later release adds
-    flagged = [(s["head"], c["name"]) for s, c in report.flagged_steps(steps)]
+    flagged = [(s["head"], c["name"]) for s, c in history.flagged_steps(steps)]
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
@@ -398,4 +398,4 @@ def test_the_real_history_lists_the_release_ladders_steps_after_mains(published_
             assert sorted(listed) == sorted(name for _, name in flagged)
         finally:
             browser.close()
-    assert report.issue_body({"nvidia-h200": steps})[1] == len(report.flagged_steps(main))
+    assert report.issue_body({"nvidia-h200": steps})[1] == len(history.flagged_steps(main))

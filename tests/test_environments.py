@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT, git
 
 from cuda_bench import build
-from cuda_bench.layout import result_files
+from cuda_bench.paths import result_files
 
 BINDINGS = "13.3.1"
 CASE = "bench_enum.ResultFromValue.time_result_from_value"  # CUresult(0): cuda.bindings, no GPU needed

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 import math
 import re
 import shutil
@@ -14,9 +15,9 @@ import statistics
 
 import pytest
 
-from conftest import ROOT, asv_results, run_module
-from cuda_bench import compare, publish, report, results, run, stats
-from cuda_bench.layout import machine_dirs, result_files
+from conftest import ROOT, asv_results, run_module, read_lines
+from cuda_bench import asvrun, compare, history, overcpp, overview, publish, records, report, results, stats
+from cuda_bench.paths import machine_dirs, result_files
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, signed, standing, unchanged
 
 RESULTS = ROOT / "results"
@@ -38,7 +39,7 @@ def suite_names():
 
 
 def test_overview_rows_have_the_net_of_every_python_number(machine):
-    rows = report.overview_rows(results.load_all(RESULTS), {}, {}, suite_names())
+    rows = overview.overview_rows(results.load_all(RESULTS), {}, {}, suite_names())
     assert len(rows) > 10
     measured = asv_results(newest(machine))
     floor = measured[FLOOR]
@@ -65,9 +66,9 @@ def test_overview_rows_have_the_net_of_every_python_number(machine):
 def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
     names = suite_names()
     data = json.loads(newest(machine).read_text())
-    assert 'class="net"' in publish.render(report.overview_rows([(machine, data)], {}, {}, names))
+    assert 'class="net"' in publish.render(overview.overview_rows([(machine, data)], {}, {}, names))
     del data["results"][FLOOR[0]]
-    rows = report.overview_rows([(machine, data)], {}, {}, names)
+    rows = overview.overview_rows([(machine, data)], {}, {}, names)
     row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
     core, cpp = row["cells"]["core"], row["cells"]["cpp"]
     assert row["floor"] is None and core["net"] is None
@@ -83,7 +84,7 @@ def test_negative_net_is_shown_as_below_zero_not_as_a_time():
 
 
 def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
-    out = run_module("cuda_bench.report").stdout
+    out = run_module("cuda_bench", "report").stdout
     measured = asv_results(newest(machine))
     floor = measured[FLOOR]
     raw = measured[("bench_event.EventCreate.time_event_create", ("core",))]
@@ -100,10 +101,10 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
         assert cells[2] == "" and "Not in the table: `bench_cpp.Cpp.track_latency`" in out
     commit = json.loads(newest(machine).read_text())["commit_hash"]
     # where the history's paired steps reach the commit, the chained index of the case follows
-    path = report.chains(results.steps(RESULTS, machine)).get(commit, [])
-    index = report.chained_index(path, "bench_event.EventCreate.time_event_create('core')")
+    path = history.chains(history.steps(RESULTS, machine)).get(commit, [])
+    index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
     assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})" + (f" ×{index[0]:.3f}" if index else "")
-    paired = report.over_cpp_cases([r for r in results.overhead_runs(ROOT / "results", machine)
+    paired = overcpp.over_cpp_cases([r for r in records.read(Path(ROOT / "results") / machine, "over-cpp")
                                     if r["commit"] == commit])
     over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
     spread = ""
@@ -113,7 +114,7 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
             assert runs["low"] <= x <= runs["high"]
             spread = f"×{runs['low']:.2f}–{runs['high']:.2f}"
             counts = runs["runs"], runs.get("left_out", 0)
-            if f"here a range is over {report.usual_runs_text(counts)} unless" not in out:  # said once, or here
+            if f"here a range is over {overcpp.usual_runs_text(counts)} unless" not in out:  # said once, or here
                 spread += f" in {runs['runs']} runs"
                 if runs.get("left_out"):  # runs in the slow state, left out of the range: said
                     spread += f", {runs['left_out']} in the slow state left out"
@@ -131,23 +132,23 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
         {"name": case, "twin": "event_create", "ratio": 1.8, "low": 1.7, "high": 1.9, "over_ns": 1200.0,
          "over_low": 1100.0, "over_high": 1300.0}]}
     differs = {"bench_event.EventCreate.time_event_create": "CuPy destroys the event when the object is dropped"}
-    rows = report.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs)
+    rows = overview.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs)
     row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
     core = row["cells"]["core"]
     assert core["over_cpp_of"] == "paired" and core["over_cpp_ns"] == 1200.0 and core["over_cpp_x"] == 1.8
     assert "over_cpp" not in row["cells"]["bindings"]  # no record for it: the unpaired difference stays
-    assert report.over_text(core) == "+1.20 µs ×1.80 ✗"  # above the 1 us target
+    assert overcpp.over_text(core) == "+1.20 µs ×1.80 ✗"  # above the 1 us target
     page = publish.render(rows)
     assert 'class="differs"' in page and "CuPy destroys the event" in page and "1.7" in page
     assert "processes in the fast state" not in page  # a record read over every process says nothing of it
     record["cases"][0] |= {"fast": 9, "processes": 60}  # read in the fast state: the tooltip says over how many
-    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs))
+    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs))
     assert "paired in one process, over the 9 of 60 processes in the fast state: ×1.70–1.90" in page
     assert "slow state" not in page
     fast = {"twins": "3245fe7f3c6c087e", "settings": {"state": "fast"}}  # a newer run whose twins ran 1.6x slower
     quick, slow = ({**record, **fast, "cases": [{**record["cases"][0], "cpp_ns": t, "ratio": t / 25}]}
                    for t in (50.0, 80.0))
-    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
+    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
     assert "⚠ slow state" not in page and "×2.00 (1 in the slow state left out)" in page  # the older, quick run's
     assert "1 run(s) in the slow state left out" in page
     # where no run out of that state measured the case, the slow run's is shown, marked: here the quick run
@@ -155,12 +156,12 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     other = {**record["cases"][0], "name": "bench_x.X.time_x('core')"}
     slow = {**slow, "cases": [*slow["cases"], {**other, "cpp_ns": 80.0}]}
     quick_other = {**quick, "cases": [{**other, "cpp_ns": 50.0}]}
-    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [quick_other, slow]}, differs))
+    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick_other, slow]}, differs))
     assert "⚠ slow state" in page and "its C++ twins ran ×1.300 slower than their fastest recorded run" in page
     # a commit measured once is judged against the machine's runs of other commits: the twins do not change
     elsewhere = {**quick, "commit": "0" * 40}
     alone = {**slow, "cases": slow["cases"][:1]}  # the only run of this commit
-    page = publish.render(report.overview_rows([(machine, data)], {}, {}, names, {machine: [elsewhere, alone]}, differs))
+    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [elsewhere, alone]}, differs))
     assert "⚠ slow state" in page and "its C++ twins ran ×1.600 slower than their fastest recorded run" in page
     text = report.markdown([r for r in rows if r["machine"] == machine])
     assert "`event.EventCreate` ★" in text and "★ `event.EventCreate`: CuPy destroys" in text
@@ -171,7 +172,7 @@ def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tm
     launches measured (since the re-run with the cuda-python metapackage), TensorMap skipped before it
     existed; and a case asv recorded as failed (a null result, as in the first 0.1.0 ladder) says so."""
     def across(results):
-        proc = run_module("cuda_bench.report", "--results", results, "--across", "v0.1.0=72acaaf0", "v0.5.1=73f808a6")
+        proc = run_module("cuda_bench", "report", "--results", results, "--across", "v0.1.0=72acaaf0", "v0.5.1=73f808a6")
         lines = proc.stdout.splitlines()
         assert lines[0] == "| operation | case | v0.1.0 | v0.5.1 |"
         launch = next(line for line in lines if line.startswith("| `launch.Launch` | none |"))
@@ -202,7 +203,7 @@ def test_gpu_machines_lead_the_overview(machine):
     data = json.loads(newest(machine).read_text())
     cpu = json.loads(json.dumps(data))
     cpu["params"] = {k: v for k, v in cpu["params"].items() if not k.startswith("gpu")}
-    rows = report.overview_rows([("aaa-cpu", cpu), (machine, data)], {}, {}, suite_names())
+    rows = overview.overview_rows([("aaa-cpu", cpu), (machine, data)], {}, {}, suite_names())
     order = list(dict.fromkeys(r["machine"] for r in rows))
     assert order == [machine, "aaa-cpu"] and rows[0]["gpu"] and not rows[-1]["gpu"]
 
@@ -212,11 +213,11 @@ def test_chained_index_is_the_product_of_the_paired_ratios():
     steps = [{"base": "a", "head": "b", "cases": [{"name": case, "ratio": 1.1, "verdict": "same"}]},
              {"base": "b", "head": "c", "cases": [{"name": case, "ratio": 0.5, "verdict": "regression"}]},
              {"base": "x", "head": "y", "cases": []}]
-    path = report.chains(steps)["c"]
+    path = history.chains(steps)["c"]
     assert [s["head"] for s in path] == ["b", "c"]
-    assert report.chained_index(path, case) == (pytest.approx(0.55), "a", 2)
-    assert report.chained_index(path, "bench_x.Other.time_other('core')") is None  # not measured on the way
-    assert report.chained_index(report.chains(steps)["y"], case) is None
+    assert history.chained_ratio(path, case) == (pytest.approx(0.55), "a", 2)
+    assert history.chained_ratio(path, "bench_x.Other.time_other('core')") is None  # not measured on the way
+    assert history.chained_ratio(history.chains(steps)["y"], case) is None
 
 
 def test_changes_since_the_previous_commit_compare_only_the_same_benchmark_version(machine):
@@ -226,13 +227,13 @@ def test_changes_since_the_previous_commit_compare_only_the_same_benchmark_versi
     newest_data = json.loads(newest(machine).read_text())
     older = json.loads(newest(machine).read_text())
     older["commit_hash"] = "0" * 40
-    rows = report.overview_rows([(machine, older), (machine, newest_data)], {}, {}, names)
+    rows = overview.overview_rows([(machine, older), (machine, newest_data)], {}, {}, names)
     assert any(c["vs_commit"] == 0 for r in rows for c in r["cells"].values() if "vs_commit" in c)
     stale = json.loads(json.dumps(older))
     column = stale["result_columns"].index("version")
     for row in stale["results"].values():
         row[column] = "an earlier version"
-    rows = report.overview_rows([(machine, stale), (machine, newest_data)], {}, {}, names)
+    rows = overview.overview_rows([(machine, stale), (machine, newest_data)], {}, {}, names)
     assert all(c.get("vs_commit") is None for r in rows for c in r["cells"].values())
 
 
@@ -259,7 +260,7 @@ def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_wi
     head = newest(machine)
     before = next(p for p in result_files(RESULTS / machine) if p.name.startswith("c278ecb3"))
     names = suite_names()
-    expected = report.overview_rows(results.load_all(RESULTS), {}, {}, names)
+    expected = overview.overview_rows(results.load_all(RESULTS), {}, {}, names)
 
     def changes(rows):
         return [c.get("vs_commit") for r in rows for c in r["cells"].values()]
@@ -271,13 +272,13 @@ def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_wi
     write(head, in_auto_env(head, hours=-1, scale=3.0))
     write(before, in_auto_env(before, scale=2.0))  # the commit before, in auto's environment too
     assert results.load_machine(folder)[-1]["env_name"].find("BINDINGS13.3.1") > 0
-    rows = report.overview_rows(results.load_all(tmp_path), {}, {}, names)
+    rows = overview.overview_rows(results.load_all(tmp_path), {}, {}, names)
     assert {r["commit"] for r in rows} == {json.loads(head.read_text())["commit_hash"]}
     assert changes(rows) == changes(expected)  # against c278ecb3d's 13.3.1 run
     assert sum(1 for c in changes(rows) if c) > 50  # not 0.0 against itself
     # measured an hour after: shown, and compared with the commit before in its own environment
     write(head, in_auto_env(head, hours=1, scale=3.0))
-    rows = report.overview_rows(results.load_all(tmp_path), {}, {}, names)
+    rows = overview.overview_rows(results.load_all(tmp_path), {}, {}, names)
     moved = [(c, e) for c, e in zip(changes(rows), changes(expected)) if c is not None and e is not None]
     assert len(moved) > 50 and all(abs((1 + c) - 1.5 * (1 + e)) < 1e-9 for c, e in moved)  # ×3 over ×2
 
@@ -288,11 +289,11 @@ def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine)
     data = json.loads(newest(machine).read_text())
     names = suite_names()
     measured_as = results.versions(data)
-    same = report.overview_rows([(machine, data)], {}, {}, names, versions=measured_as)
+    same = overview.overview_rows([(machine, data)], {}, {}, names, versions=measured_as)
     assert same[0]["older"] == [] and any("cpp" in r["cells"] for r in same)
     changed = dict(measured_as, **{"bench_cpp.Cpp.track_latency": "changed",
                                    "bench_device.SetCurrent.time_set_current": "changed"})
-    rows = report.overview_rows([(machine, data)], {}, {}, names, versions=changed)
+    rows = overview.overview_rows([(machine, data)], {}, {}, names, versions=changed)
     assert rows[0]["older"] == ["bench_cpp.Cpp.track_latency", "bench_device.SetCurrent.time_set_current"]
     assert not any("cpp" in r["cells"] for r in rows)
     assert "bench_device.SetCurrent.time_set_current" not in {r["benchmark"] for r in rows}
@@ -302,7 +303,7 @@ def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine)
 
 
 def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_path):
-    """report.agreement: a case agrees when the two ratios are within 5% of each other, whichever run is
+    """overcpp.agreement: a case agrees when the two ratios are within 5% of each other, whichever run is
     first (1.00 vs 1.049 agrees; 1.00 vs 1.06 and 1.00 vs 0.95 do not); cases one run lacks or that are
     left out do not count."""
     def record(out, ratios):
@@ -311,19 +312,19 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
 
     a = record("run-a", {"p": 1.0, "q": 1.0, "r": 1.0, "s": 1.0, "only_a": 1.0})
     b = record("run-b", {"p": 1.049, "q": 1.06, "r": 0.95, "s": 1.0})
-    (pair,) = report.agreement([a, b])
+    (pair,) = overcpp.agreement([a, b])
     assert (pair["a"], pair["b"], pair["cases"], pair["agree"]) == ("run-a", "run-b", 4, 2)
     assert pair["furthest"][0] == ("bench_x.X.time_x('q')", pytest.approx(0.06))
-    assert report.agreement([b, a])[0]["agree"] == 2  # symmetric
-    assert report.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
-    assert "| run-a | run-b | ? | ? | 4 | **2 (50%)** |" in report.agreement_markdown([pair])
+    assert overcpp.agreement([b, a])[0]["agree"] == 2  # symmetric
+    assert overcpp.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
+    assert "| run-a | run-b | ? | ? | 4 | **2 (50%)** |" in overcpp.agreement_markdown([pair])
 
     machine_dir = tmp_path / "m1"
     machine_dir.mkdir()
     (machine_dir / "machine.json").write_text(json.dumps({"machine": "m1", "version": 1}))
     (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b)))
     shutil.copy2(RESULTS / "benchmarks.json", tmp_path / "benchmarks.json")
-    out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
+    out = run_module("cuda_bench", "report", "--results", tmp_path, "--agreement").stdout
     assert "2 runs" in out and "| run-a | run-b | ? | ? | 4 | **2 (50%)** |" in out
 
     # runs of other twins or another layout mode are compared among themselves, not with these
@@ -331,7 +332,7 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     d = {**record("run-d", {"p": 1.0}), "twins": "t1", "settings": {"layouts": "random"}}
     e = {**record("run-e", {"p": 1.0}), "twins": "t2", "settings": {"layouts": "random"}}
     (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b, c, d, e)))
-    out = run_module("cuda_bench.report", "--results", tmp_path, "--agreement").stdout
+    out = run_module("cuda_bench", "report", "--results", tmp_path, "--agreement").stdout
     assert "2 runs (records that do not say which twins they timed)" in out
     assert "2 runs (twins t1, random layouts, ratios over all processes)" in out and "| run-c | run-d |" in out
     assert "run-e" not in out and "| run-a | run-c |" not in out  # alone of its kind: no pair
@@ -347,13 +348,13 @@ def test_agreement_counts_the_cases_whose_cpp_twin_moved_beside_the_others():
 
     a = record("a", {"p": (2.0, 100), "q": (2.0, 100), "r": (2.0, 100), "s": (2.0, 100), "t": (2.0, 100)})
     b = record("b", {"p": (2.0, 130), "q": (2.0, 131), "r": (2.2, 130), "s": (1.5, 150), "t": (2.0, 0)})
-    (pair,) = report.agreement([a, b])
+    (pair,) = overcpp.agreement([a, b])
     assert (pair["cases"], pair["agree"], pair["twins_moved"], pair["still_agree"]) == (5, 3, 1, 3)
     # r's twin held still and its ratio moved 10%: counted against the pair; s's twin moved: set apart
-    text = report.agreement_markdown([pair])
+    text = overcpp.agreement_markdown([pair])
     assert "| a | b | ? | ? | 5 | **3 (60%)** | 1 | 3 (75%) |" in text
     assert "on the cases whose C++ twin did not move beside the others, 0 of 1 (from 75% to 75%)" in text
-    lone = report.agreement([record("c", {"p": (2.0, 0)}), record("d", {"p": (2.0, 0)})])[0]
+    lone = overcpp.agreement([record("c", {"p": (2.0, 0)}), record("d", {"p": (2.0, 0)})])[0]
     assert (lone["twins_moved"], lone["still_agree"]) == (0, 1)  # no twin times: nothing set apart
 
 
@@ -372,9 +373,9 @@ def test_agreement_says_which_pairs_ran_on_one_machine_start_and_on_different_da
     b = record("b", "2026-12-03T10:00:00Z", [1.01] * 10)  # same start: 10 of 10
     c = record("c", "2026-12-03T12:00:00Z", [1.1] + [1.0] * 9)  # another start: 9 of 10 against a
     d = record("d", None, ten)
-    pairs = {(p["a"], p["b"]): p for p in report.agreement([a, b, c, d])}
+    pairs = {(p["a"], p["b"]): p for p in overcpp.agreement([a, b, c, d])}
     assert [pairs[k]["same_start"] for k in (("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"))] == [True, False, False, None]
-    text = report.agreement_markdown(list(pairs.values()))
+    text = overcpp.agreement_markdown(list(pairs.values()))
     assert "| a | b | same | same | 10 | **10 (100%)** |" in text
     assert "| a | c | different | same | 10 | **9 (90%)** |" in text and "| a | d | ? | different | 10 |" in text
     assert "- on one machine start: 1 of 1 pairs agree on at least 90% of the cases (from 100% to 100%)" in text
@@ -398,20 +399,20 @@ def test_over_cpp_compares_a_case_only_across_runs_of_the_same_timed_work():
 
     old, older, new, newer = record(3.0, "v1"), record(2.9, "v1"), record(2.0, "v2", boot="b2"), record(2.2, "v2")
     x = "bench_x.X.time_x('core')"
-    picked, spread = report.over_cpp_cases([old, older, new, newer])[x]
+    picked, spread = overcpp.over_cpp_cases([old, older, new, newer])[x]
     assert picked is newer["cases"][0] and (spread["low"], spread["high"], spread["runs"]) == (2.0, 2.2, 2)
-    assert [p["cases"] for p in report.agreement([old, new, older])] == [0, 1, 0]
-    assert [p["cases"] for p in report.agreement([record(1.0, None), record(1.1, None), new])] == [1, 0, 0]
-    assert report.over_cpp_cases([old], versions={"bench_x.X.time_x": "v2"}) == {}
-    assert report.over_cpp_cases([old], versions={"bench_x.X.time_x": "v1"})[x][0] is old["cases"][0]
-    assert report.over_cpp_cases([old], versions={"bench_y.Y.time_y": "v9"})[x][0] is old["cases"][0]
+    assert [p["cases"] for p in overcpp.agreement([old, new, older])] == [0, 1, 0]
+    assert [p["cases"] for p in overcpp.agreement([record(1.0, None), record(1.1, None), new])] == [1, 0, 0]
+    assert overcpp.over_cpp_cases([old], versions={"bench_x.X.time_x": "v2"}) == {}
+    assert overcpp.over_cpp_cases([old], versions={"bench_x.X.time_x": "v1"})[x][0] is old["cases"][0]
+    assert overcpp.over_cpp_cases([old], versions={"bench_y.Y.time_y": "v9"})[x][0] is old["cases"][0]
 
 
 def test_every_recorded_over_cpp_run_of_named_twins_names_its_cases_versions(machine):
     """The history's over-C++ records that name their twins name each case's benchmark version too (stamped as
     they are made; the 57 made before the field, all with twins 3245fe7f3c6c087e, were given the versions their
     code had: docs/measurement.md, session 24), so a changed benchmark's older ratios are never mixed in."""
-    records = [r for r in results.overhead_runs(RESULTS, machine) if r.get("twins")]
+    records = [r for r in records.read(Path(RESULTS) / machine, "over-cpp") if r.get("twins")]
     assert records and all(c.get("version") for r in records for c in r["cases"])
 
 
@@ -426,29 +427,29 @@ def test_a_run_is_judged_slow_on_every_twin_whatever_the_python_versions():
 
     fast, slow = record(10.0, "b1"), record(30.0, "b2")  # the second run's twins: ×3 and ×1, median ×2
     y = "bench_y.Y.time_y('core')"
-    picked, spread = report.over_cpp_cases([fast, slow], versions={"bench_x.X.time_x": "new", "bench_y.Y.time_y": "new"})[y]
+    picked, spread = overcpp.over_cpp_cases([fast, slow], versions={"bench_x.X.time_x": "new", "bench_y.Y.time_y": "new"})[y]
     assert picked is fast["cases"][1] and spread["left_out"] == 1 and spread["runs"] == 1
 
 
 def test_an_over_cpp_record_names_the_version_of_each_case():
     from benchmarks import bench_launch
     from cuda_bench import compare
-    from cuda_bench.layout import BENCHMARKS
+    from cuda_bench.paths import BENCHMARKS
 
     cases = [{"name": "bench_launch.Launch.time_launch('core', '2 ptr')"}, {"name": "bench_gone.X.time_x('core')"}]
-    assert [c["version"] for c in compare.stamp_versions(cases, BENCHMARKS)] == [bench_launch.Launch.version, None]
+    assert [c["version"] for c in overcpp.stamp_versions(cases, BENCHMARKS)] == [bench_launch.Launch.version, None]
 
 
 def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
     """Known answer on real data: session 10's two over-C++ runs at main (one device call) agree on all 91
     cases; session 9's two (two calls) on 81."""
-    runs = {report.run_label(r).rsplit("-", 1)[-1]: r for r in results.overhead_runs(RESULTS, machine)}
-    assert [(p["cases"], p["agree"]) for p in report.agreement([runs["s10a"], runs["s10b"]])] == [(91, 91)]
-    assert [(p["cases"], p["agree"]) for p in report.agreement([runs["s9a"], runs["s9b"]])] == [(91, 81)]
+    runs = {overcpp.run_label(r).rsplit("-", 1)[-1]: r for r in records.read(Path(RESULTS) / machine, "over-cpp")}
+    assert [(p["cases"], p["agree"]) for p in overcpp.agreement([runs["s10a"], runs["s10b"]])] == [(91, 91)]
+    assert [(p["cases"], p["agree"]) for p in overcpp.agreement([runs["s9a"], runs["s9b"]])] == [(91, 81)]
 
 
 def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way():
-    """report.over_cpp_cases (the records of one commit): per case the newest measurement, and the range of
+    """overcpp.over_cpp_cases (the records of one commit): per case the newest measurement, and the range of
     its ratio over the runs of that record's twins version and layouts; a run of other twins, of random
     layouts or without the field stays out of the range. A newer run of fewer cases (-b) hides no other
     case. The overview prints the range beside the newest ratio."""
@@ -460,26 +461,26 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
     records = [record(1.8), record(2.4, twins="t0"), record(3.0, layouts="random"),
                {**record(5.0), "twins": None}, record(2.1), newest]
     x = "bench_x.X.time_x('x')"
-    assert report.over_cpp_cases(records) == {x: (newest["cases"][0], {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2})}
+    assert overcpp.over_cpp_cases(records) == {x: (newest["cases"][0], {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2})}
     # random layouts asked for on a kernel that randomises nothing are one fixed layout: in the range
     fixed_anyway = record(2.2, layouts="random")
     fixed_anyway["settings"]["aslr_off"] = True
-    assert report.over_cpp_cases([*records[:-1], fixed_anyway, newest])[x][1]["high"] == 2.2
+    assert overcpp.over_cpp_cases([*records[:-1], fixed_anyway, newest])[x][1]["high"] == 2.2
     unknown = {**newest, "twins": None}
-    assert report.over_cpp_cases([*records[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
+    assert overcpp.over_cpp_cases([*records[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
     partial = record(7.0, case="y")  # a newer run of another case only
-    assert report.over_cpp_cases([*records, partial])[x][0] is newest["cases"][0]
+    assert overcpp.over_cpp_cases([*records, partial])[x][0] is newest["cases"][0]
     cell = {"over_cpp_ns": 100.0, "over_cpp_x": 2.0,
             "over_cpp": {"runs": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}}
-    assert report.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
+    assert overcpp.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
     # a table names the count most of its ranges share once (usual_runs); those cells then give the range alone
     other = {**cell, "over_cpp": {"runs": {"low": 1.5, "high": 1.6, "runs": 2, "starts": 1, "left_out": 1}}}
     rows = [{"cells": {"core": cell, "bindings": cell}}, {"cells": {"core": other, "cpp": {"value": 1e-8}}}]
-    assert report.usual_runs(rows) == (3, 0) and report.usual_runs_text((3, 0)) == "3 runs"
-    assert report.over_text(cell, (3, 0)) == "+100 ns ×2.00 (×1.80–2.10) ✓"
-    assert report.over_text(other, (3, 0)) == "+100 ns ×2.00 (×1.50–1.60 in 2 runs, 1 in the slow state left out) ✓"
-    assert report.usual_runs_text((2, 1)) == "2 runs (1 more, in the slow state, left out)"
-    assert report.usual_runs([{"cells": {"core": {"over_cpp_ns": 5.0, "over_cpp_x": 1.1}}}]) is None  # one run
+    assert overcpp.usual_runs(rows) == (3, 0) and overcpp.usual_runs_text((3, 0)) == "3 runs"
+    assert overcpp.over_text(cell, (3, 0)) == "+100 ns ×2.00 (×1.80–2.10) ✓"
+    assert overcpp.over_text(other, (3, 0)) == "+100 ns ×2.00 (×1.50–1.60 in 2 runs, 1 in the slow state left out) ✓"
+    assert overcpp.usual_runs_text((2, 1)) == "2 runs (1 more, in the slow state, left out)"
+    assert overcpp.usual_runs([{"cells": {"core": {"over_cpp_ns": 5.0, "over_cpp_x": 1.1}}}]) is None  # one run
 
 
 def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(machine):
@@ -491,14 +492,14 @@ def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(mac
     those, 73 of the 91 cases stay within 5% from lowest to highest (86 over session 13's eight alone; two
     later starts move launches with arguments by 4-9%). The records are those up to session 14, fixed; session
     15's test has the answer over every run."""
-    records = [r for r in results.overhead_runs(RESULTS, machine)
+    records = [r for r in records.read(Path(RESULTS) / machine, "over-cpp")
                if r["commit"].startswith("cb56ab9f9") and r["date"] < SESSION15]
-    cases = report.over_cpp_cases(records)
+    cases = overcpp.over_cpp_cases(records)
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(14, 7, 2)}
-    assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 73
-    session13 = report.over_cpp_cases(fast_state_runs(machine, "s13"))
-    assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in session13.values()) == 86
-    nearest = next(r for r in records if report.run_label(r).endswith("-s13-call3b"))
+    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 73
+    session13 = overcpp.over_cpp_cases(fast_state_runs(machine, "s13"))
+    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in session13.values()) == 86
+    nearest = next(r for r in records if overcpp.run_label(r).endswith("-s13-call3b"))
     assert all(case in nearest["cases"] for case, _ in cases.values())
     assert {s["slower"] for _, s in cases.values()} == {1.0}
     case, spread = cases["bench_device.SetCurrent.time_set_current('core')"]
@@ -512,9 +513,9 @@ SESSION16 = "2026-12-04T11:20"  # after session 15's last run (11:03 UTC), for t
 def fast_state_runs(machine, session=None):
     """The recorded over-C++ runs at cb56ab9f9 that read each ratio in the fast state (session 13 on); with
     ``session`` ("s13"), that session's only."""
-    return [r for r in results.overhead_runs(RESULTS, machine)
-            if r["commit"].startswith("cb56ab9f9") and report.fast_kind(report.run_kind(r))
-            and (session is None or f"-{session}-" in report.run_label(r))]
+    return [r for r in records.read(Path(RESULTS) / machine, "over-cpp")
+            if r["commit"].startswith("cb56ab9f9") and overcpp.fast_kind(overcpp.run_kind(r))
+            and (session is None or f"-{session}-" in overcpp.run_label(r))]
 
 
 def test_over_cpp_in_the_fast_state_on_the_h200_aa_and_two_injected_slowdowns(machine):
@@ -525,16 +526,16 @@ def test_over_cpp_in_the_fast_state_on_the_h200_aa_and_two_injected_slowdowns(ma
     x1.05 and x1.24-1.26) move SetCurrent('core') above every main run, spin 96 with its whole interval above
     every main run's."""
     records = fast_state_runs(machine, "s13")
-    assert len(records) == 8 and len({report.machine_start(r) for r in records}) == 4
+    assert len(records) == 8 and len({r["host"]["boot"] for r in records}) == 4
     for record in records:  # each stored ratio is stats.fast_state's reading of the record's own processes
         for c in record["cases"]:
             fast = stats.fast_state(c["process_py_ns"])
             assert statistics.median(c["process_ratios"][i] for i in fast) == pytest.approx(c["ratio"], rel=1e-3)
-    pairs = report.agreement(records)
-    assert len(pairs) == 28 and all(p["cases"] == 91 and p["agree"] >= report.SHARE * 91 for p in pairs)
+    pairs = overcpp.agreement(records)
+    assert len(pairs) == 28 and all(p["cases"] == 91 and p["agree"] >= overcpp.SHARE * 91 for p in pairs)
     # the same eight runs read over every process: 7 of the 28 pairs reach 90%
     every = [{**r, "cases": [{**c, "ratio": c["all"]["ratio"]} for c in r["cases"]]} for r in records]
-    assert sum(p["agree"] >= report.SHARE * p["cases"] for p in report.agreement(every)) == 7
+    assert sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in overcpp.agreement(every)) == 7
 
     measured = ROOT / "measurements" / machine
     name = "bench_device.SetCurrent.time_set_current('core')"
@@ -566,7 +567,7 @@ def test_a_run_with_no_process_in_the_fast_state_is_marked_and_left_out(machine)
     assert len(records) == 8
 
     def marked(history):  # the newest run taken for one in the slow state: left out of every case
-        left_out = {spread.get("left_out", 0) for _, spread in report.over_cpp_cases(history).values()}
+        left_out = {spread.get("left_out", 0) for _, spread in overcpp.over_cpp_cases(history).values()}
         assert len(left_out) == 1  # the mark belongs to the run: on every case or on none
         return left_out.pop() == 1
 
@@ -583,7 +584,7 @@ def test_a_run_with_no_process_in_the_fast_state_is_marked_and_left_out(machine)
                           "py_ns": statistics.median(c["process_py_ns"][i] for i in chosen),  # C++: Python / ratio
                           "cpp_ns": statistics.median(c["process_py_ns"][i] / c["process_ratios"][i] for i in chosen)})
         slow = {**real, "cases": cases}
-        assert sum(report.apart(a["ratio"], b["ratio"]) > report.AGREE for a, b in zip(real["cases"], cases)) >= 34
+        assert sum(overcpp.apart(a["ratio"], b["ratio"]) > overcpp.AGREE for a, b in zip(real["cases"], cases)) >= 34
         flagged += marked([*records, slow])
     assert flagged == 8
 
@@ -607,30 +608,30 @@ def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
     records = [r for r in fast_state_runs(machine) if r["date"] < SESSION15]
     s13, s14 = fast_state_runs(machine, "s13"), fast_state_runs(machine, "s14")
     assert len(s13) == 8 and len(s14) == 8 and records == [*s13, *s14]
-    assert [report.run_label(r)[-10:] for r in s14] == [f"s14-call{k}{x}" for k in (1, 2, 3, 4) for x in "ab"]
-    factors = report.slow_factors(records)
-    assert [report.in_slow_state(x) for x in factors] == [False] * 8 + [True] * 2 + [False] * 6
+    assert [overcpp.run_label(r)[-10:] for r in s14] == [f"s14-call{k}{x}" for k in (1, 2, 3, 4) for x in "ab"]
+    factors = overcpp.slow_factors(records)
+    assert [overcpp.in_slow_state(x) for x in factors] == [False] * 8 + [True] * 2 + [False] * 6
     assert 1.2 < factors[8] < 1.21 and 1.39 < factors[9] < 1.41 and max(factors[:8] + factors[10:]) < 1.14
 
     def reaches(a, b):
-        pair = report.agreement([a, b])[0]
-        return pair["agree"] >= report.SHARE * pair["cases"]
+        pair = overcpp.agreement([a, b])[0]
+        return pair["agree"] >= overcpp.SHARE * pair["cases"]
 
     assert all(reaches(r, s14[0]) for r in s13) and not any(reaches(r, s14[1]) for r in s13)
     assert not reaches(s14[0], s14[2]) and not reaches(s14[0], s14[3])
     assert all(reaches(r, x) for r in s13 for x in s14[2:4]) and reaches(s14[2], s14[3])
     assert all(reaches(x, y) for x in s14[2:4] for y in s14[4:]) and reaches(s14[4], s14[5])
     assert [sum(reaches(r, x) for r in s13) for x in s14[4:]] == [3, 6, 8, 8]
-    for case, spread in report.over_cpp_cases(records).values():
-        assert spread["left_out"] == 2 and report.slow_state(spread) is None
+    for case, spread in overcpp.over_cpp_cases(records).values():
+        assert spread["left_out"] == 2 and overcpp.slow_state(spread) is None
         assert case not in s14[0]["cases"] and case not in s14[1]["cases"]
     # what scripts/bench overhead says when it has just measured each of session 14's runs
-    notes = [report.slow_run_note(records[:k]) for k in range(9, 17)]
+    notes = [overcpp.slow_run_note(records[:k]) for k in range(9, 17)]
     assert notes[0].startswith("this run's C++ twins ran ×1.203 slower than their fastest recorded run on this")
     assert notes[1].startswith("this run's C++ twins ran ×1.400 slower") and notes[2:] == [None] * 6
-    slow = {report.run_label(r): x for r, x in zip(records, factors) if report.in_slow_state(x)}
-    text = report.agreement_markdown(report.agreement(records), slow=slow)
-    assert f"{report.run_label(s14[0])} ×1.203, {report.run_label(s14[1])} ×1.400. Without them:" in text
+    slow = {overcpp.run_label(r): x for r, x in zip(records, factors) if overcpp.in_slow_state(x)}
+    text = overcpp.agreement_markdown(overcpp.agreement(records), slow=slow)
+    assert f"{overcpp.run_label(s14[0])} ×1.203, {overcpp.run_label(s14[1])} ×1.400. Without them:" in text
     assert "- on one machine start: 7 of 7 pairs agree on at least 90% of the cases (from 98% to 100%)" in text
     assert text.endswith("- across machine starts: 76 of 84 pairs agree on at least 90% of the cases (from 85% to 100%)"
                          "; on the cases whose C++ twin did not move beside the others, 84 of 84 (from 93% to 100%)")
@@ -642,10 +643,10 @@ def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
     assert found["verdict"] == "regression" and found["low"] > 1.2
     # the spin-96 build is another commit, measured once: judged against main's runs through its C++ twins
     spin = json.loads((measured / "overhead-spin96-60005376a-s14-call1" / "overhead.json").read_text())
-    assert report.slow_factors([spin]) == [1.0] and report.slow_run_note([spin]) is None  # nothing to judge by
-    assert 1.55 < report.slow_factors([spin], records)[0] < 1.6 and report.slow_run_note([spin], records)
-    cases = report.over_cpp_cases([spin], records)
-    assert all(report.slow_state(spread) and "left_out" not in spread for _, spread in cases.values())
+    assert overcpp.slow_factors([spin]) == [1.0] and overcpp.slow_run_note([spin]) is None  # nothing to judge by
+    assert 1.55 < overcpp.slow_factors([spin], records)[0] < 1.6 and overcpp.slow_run_note([spin], records)
+    cases = overcpp.over_cpp_cases([spin], records)
+    assert all(overcpp.slow_state(spread) and "left_out" not in spread for _, spread in cases.values())
 
 
 CPU_BOUND = ("SetCurrent", "ComputeCapability", "CurrentComputeCapability", "GetKernel")  # the subset's other cases
@@ -685,11 +686,11 @@ def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_th
     within 5% from lowest to highest."""
     runs = [r for r in fast_state_runs(machine) if r["date"] < SESSION16]
     before, s15 = [r for r in runs if r["date"] < SESSION15], fast_state_runs(machine, "s15")
-    assert len(before) == 16 and [report.run_label(r)[-10:] for r in s15] == \
+    assert len(before) == 16 and [overcpp.run_label(r)[-10:] for r in s15] == \
         [f"s15-call{k}{x}" for k in (1, 2, 3, 5) for x in "ab"] and runs == [*before, *s15]
-    assert len({report.machine_start(r) for r in s15}) == 4
-    factors = report.slow_factors(runs)
-    assert not any(report.in_slow_state(x) for x in factors[16:])
+    assert len({r["host"]["boot"] for r in s15}) == 4
+    factors = overcpp.slow_factors(runs)
+    assert not any(overcpp.in_slow_state(x) for x in factors[16:])
 
     fitted = [*before, *s15[:2]]
     paces, shifts = zip(*(launch_path(r, fitted) for r in fitted))
@@ -700,34 +701,34 @@ def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_th
         pace, shift = launch_path(record, fitted)
         assert abs(shift / (intercept + slope * pace) - 1) < 0.02
 
-    kept = [r for r, x in zip(runs, factors) if not report.in_slow_state(x)]
-    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
-    assert len(cross) == 220 and sum(p["agree"] >= report.SHARE * p["cases"] for p in cross) == 184
-    assert sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 219
+    kept = [r for r, x in zip(runs, factors) if not overcpp.in_slow_state(x)]
+    cross = [p for p in overcpp.agreement(kept) if p["same_start"] is False]
+    assert len(cross) == 220 and sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in cross) == 184
+    assert sum(p["still_agree"] >= overcpp.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 219
     worst = min(cross, key=lambda p: p["agree"] / p["cases"])
     assert (worst["a"][-10:], worst["b"][-10:], worst["twins_moved"]) == ("s14-call3a", "s15-call1a", 30)
 
-    cases = report.over_cpp_cases([r for r in results.overhead_runs(RESULTS, machine)
+    cases = overcpp.over_cpp_cases([r for r in records.read(Path(RESULTS) / machine, "over-cpp")
                                    if r["commit"].startswith("cb56ab9f9") and r["date"] < SESSION16])
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(22, 11, 2)}
-    assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 59
+    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 59
 
 
 def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_state(machine):
-    """report.repeat_note, what scripts/bench overhead prints when a run ends: the issue's test against the
+    """overcpp.repeat_note, what scripts/bench overhead prints when a run ends: the issue's test against the
     commit's earlier run nearest the fast state (not in the slow state, of the same kind), with the twins'
     control, against the records there were when the run ended. Known answers on the recorded H200 runs at
     cb56ab9f9: s15-call3b against s13-call3b (x1.00),
     83 of 91 cases within 5%, 14 twins moved beside the others, 72 of the other 77 agree; s15-call1a, whose
     launch path ran slow beside the CPU, 77 of 91 with 26 twins moved, 62 of 65 over the rest. The first run
     of a commit, or one with only slow-state or other-kind runs before it, has nothing to be read against."""
-    everything = results.overhead_runs(RESULTS, machine)
+    everything = records.read(Path(RESULTS) / machine, "over-cpp")
     runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
 
     def note(label):  # as overhead printed it when the run ended: against the records there were then
-        k = next(i for i, r in enumerate(runs) if report.run_label(r).endswith(label))
+        k = next(i for i, r in enumerate(runs) if overcpp.run_label(r).endswith(label))
         then = everything[:next(i for i, r in enumerate(everything) if r is runs[k]) + 1]
-        return report.repeat_note(runs[:k + 1], then)
+        return overcpp.repeat_note(runs[:k + 1], then)
 
     assert note("s15-call3b") == (
         "against overhead-cb56ab9f9-s13-call3b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
@@ -736,26 +737,26 @@ def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_sta
     assert "77 of 91 cases (85%)" in note("s15-call1a") and "26 C++ twins" in note("s15-call1a")
     assert "over the other 65 cases 62 (95%)" in note("s15-call1a")
     assert "on the same machine start" in note("s13-call1b")
-    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
-    assert report.repeat_note(fast[:1], everything) is None
-    slow_first = [r for r in fast if report.run_label(r).endswith(("s14-call1a", "s14-call1b"))]
-    assert len(slow_first) == 2 and report.repeat_note([slow_first[1], fast[-1]], everything) is None
-    older = [r for r in runs if not report.fast_kind(report.run_kind(r))]
-    assert report.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
+    fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
+    assert overcpp.repeat_note(fast[:1], everything) is None
+    slow_first = [r for r in fast if overcpp.run_label(r).endswith(("s14-call1a", "s14-call1b"))]
+    assert len(slow_first) == 2 and overcpp.repeat_note([slow_first[1], fast[-1]], everything) is None
+    older = [r for r in runs if not overcpp.fast_kind(overcpp.run_kind(r))]
+    assert overcpp.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
 
 
 def history_before(machine, tmp_path, before):
     """The H200 history's step records made before ``before``, and the steps ``results.steps`` makes of them:
     the history as it stood then (a later measurement of the same step would join it)."""
-    lines = [r for r in results.read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < before]
+    lines = [r for r in read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < before]
     (tmp_path / machine).mkdir()
     (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    return lines, results.steps(tmp_path, machine)
+    return lines, history.steps(tmp_path, machine)
 
 
 def main_runs(machine, before):
     """(cb56ab9f9's over-C++ runs recorded before ``before``, every over-C++ run recorded by then)."""
-    everything = [r for r in results.overhead_runs(RESULTS, machine) if r["date"] < before]
+    everything = [r for r in records.read(Path(RESULTS) / machine, "over-cpp") if r["date"] < before]
     return [r for r in everything if r["commit"].startswith("cb56ab9f9")], everything
 
 
@@ -763,12 +764,12 @@ def fast_state_agreement(runs):
     """Over the runs read in the fast state and not in the slow state: (those runs, (how many, on how many
     machine starts, cross-start pairs, of those reaching 90% of all cases, of those reaching 90% of the cases
     whose twin held still))."""
-    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
-    kept = [r for r, x in zip(fast, report.slow_factors(fast)) if not report.in_slow_state(x)]
-    cross = [p for p in report.agreement(kept) if p["same_start"] is False]
-    return kept, (len(kept), len({report.machine_start(r) for r in kept}), len(cross),
-                  sum(p["agree"] >= report.SHARE * p["cases"] for p in cross),
-                  sum(p["still_agree"] >= report.SHARE * (p["cases"] - p["twins_moved"]) for p in cross))
+    fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
+    kept = [r for r, x in zip(fast, overcpp.slow_factors(fast)) if not overcpp.in_slow_state(x)]
+    cross = [p for p in overcpp.agreement(kept) if p["same_start"] is False]
+    return kept, (len(kept), len({r["host"]["boot"] for r in kept}), len(cross),
+                  sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in cross),
+                  sum(p["still_agree"] >= overcpp.SHARE * (p["cases"] - p["twins_moved"]) for p in cross))
 
 
 SESSION18 = "2026-12-04T14:40"  # after session 17's run (14:29 UTC), for the same reason
@@ -784,7 +785,7 @@ def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that
     not in the slow state (twelve starts), 203 of 242 cross-start pairs reach 90% of all cases, and 241 of
     242 over the cases whose twin did not move beside the others; 58 of 91 cases stay within 5% from lowest
     to highest."""
-    (step,) = [s for s in results.read_lines(RESULTS / machine / "steps.jsonl") if s["date"] < SESSION18]
+    (step,) = [s for s in read_lines(RESULTS / machine / "steps.jsonl") if s["date"] < SESSION18]
     assert (step["base"][:9], step["head"][:9], step["kind"]) == ("c278ecb3d", "cb56ab9f9", "step")
     assert len(step["cases"]) == 103 and {c["verdict"] for c in step["cases"]} == {"same"}
     assert len(step["skipped"]) == 7 and not step["errors"]
@@ -793,21 +794,21 @@ def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that
     assert round(floor["ratio"], 3) == 1.0
     # the overview's chained index at cb56ab9f9 is that one step's ratio: x1.007 for EventCreate('core'),
     # x0.992 the lowest (Compile cubin on cuda.core), x1.007 the highest
-    path = report.chains([step])[step["head"]]
-    index = report.chained_index(path, "bench_event.EventCreate.time_event_create('core')")
+    path = history.chains([step])[step["head"]]
+    index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
     assert (round(index[0], 3), index[1][:9], index[2]) == (1.007, "c278ecb3d", 1)
     shown = [round(c["ratio"], 3) for c in step["cases"] if not c.get("control")]
     assert (min(shown), max(shown)) == (0.992, 1.007)
 
     runs, everything = main_runs(machine, SESSION18)
-    assert report.run_label(runs[-1]) == "2026-12-04T14:29:12Z"  # run's record: no --out, named by its date
-    assert report.repeat_note(runs, everything).startswith(
+    assert overcpp.run_label(runs[-1]) == "2026-12-04T14:29:12Z"  # run's record: no --out, named by its date
+    assert overcpp.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 91 of 91 cases (100%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (23, 12, 242, 203, 241)
-    cases = report.over_cpp_cases(runs)
+    cases = overcpp.over_cpp_cases(runs)
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(23, 12, 2)}
-    assert sum(s["high"] / s["low"] - 1 <= report.AGREE for _, s in cases.values()) == 58
+    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 58
 
 
 def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
@@ -825,7 +826,7 @@ def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
     def merged(*records):
         (tmp_path / "m").mkdir(exist_ok=True)
         (tmp_path / "m" / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-        (step,) = results.steps(tmp_path, "m")
+        (step,) = history.steps(tmp_path, "m")
         return step["cases"][0]
 
     case = merged(record("1", 1.05, "regression"), record("1", 1.0, "same"))  # again on the same start
@@ -869,7 +870,7 @@ def test_a_step_measured_again_says_which_cases_no_record_measured(tmp_path):
              "cases": [case(y, 1.0), case(w, 1.01)], "errors": {}, "lost": {}}
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "steps.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(again) + "\n")
-    (step,) = results.steps(tmp_path, "m")
+    (step,) = history.steps(tmp_path, "m")
     assert step["errors"] == {z: "setup failed"}
     assert step["lost"] == {x: "1 of 45 process pairs lost"}  # w's numbers shown are the recheck's, which lost none
     assert next(c for c in step["cases"] if c["name"] == w)["ratio"] == 1.01
@@ -946,7 +947,7 @@ def test_the_overviews_regressed_mark_carries_the_same_versions_note(machine):
             "threshold": 0.01, "base_ns": 100, "head_ns": 105}
     step = {"base": "0" * 40, "head": newest_data["commit_hash"], "cases": [flag],
             "versions": {side: {"cuda-core": f"1.2.0.post1+g{side}", "cuda-bindings": "13.3.1"} for side in "ab"}}
-    rows = report.overview_rows([(machine, newest_data)], {machine: [step]}, {}, suite_names())
+    rows = overview.overview_rows([(machine, newest_data)], {machine: [step]}, {}, suite_names())
     (cell,) = [r["cells"]["bindings"] for r in rows
                if r["benchmark"] == "bench_launch.Launch.time_launch" and r["case"] == ["2 ptr"]]
     assert cell["regression"] and cell["step"]["standing"] == (
@@ -981,7 +982,7 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
         counted = [c for c in step["cases"] if not c.get("control")]
         assert len(step["cases"]) == 103 and not step["errors"]
         assert {c["verdict"] for c in counted if c["name"] != PROGRAM_OPTIONS} == {"same"}
-    assert report.flagged_steps(steps) == [] and report.issue_body({machine: steps})[1] == 0
+    assert history.flagged_steps(steps) == [] and report.issue_body({machine: steps})[1] == 0
     assert "not reproduced on another machine start" in report.steps_markdown(machine, steps)
 
     check = ROOT / "measurements" / machine / "check-s18"
@@ -990,7 +991,7 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
                  "paired-step-c278ecb3d-samestart-1", "paired-step-c278ecb3d-samestart-2"):
         summary = json.loads((check / name / "summary.json").read_text())
         again[name] = next(c for c in summary["cases"] if c["name"] == PROGRAM_OPTIONS)
-        assert report.machine_start(summary) not in {m["start"] for m in case["measurements"]}
+        assert summary["host"]["boot"] not in {m["start"] for m in case["measurements"]}
     assert [(round(c["low"], 3), round(c["high"], 3), c["verdict"]) for c in again.values()] == [
         (0.993, 0.999, "same"), (0.997, 1.001, "same"), (0.999, 1.002, "same"), (0.997, 1.004, "same")]
     # the last ran its Python as fast as the flagging start did (2.46 against 2.51 us a call): the fast state
@@ -1005,21 +1006,21 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     assert "./_program.cpython-312-x86_64-linux-gnu.so" not in differ
     assert differ[0] == "./_resource_handles.cpython-312-x86_64-linux-gnu.so" and len(differ) == 6
 
-    path = report.chains(steps)[steps[0]["head"]]
-    index = report.chained_index(path, "bench_event.EventCreate.time_event_create('core')")
+    path = history.chains(steps)[steps[0]["head"]]
+    index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
     assert (round(index[0], 3), index[1][:9], index[2]) == (1.016, "270be80a3", 4)
 
     # the session's two over-C++ runs (one call, a thirteenth start): the second ran in the slow state (its
     # twins x1.19 slower than the fastest run) and is left out; the first joins the fast-state runs
     runs, _ = main_runs(machine, SESSION19)
-    assert [report.run_label(r) for r in runs[-2:]] == ["overhead-cb56ab9f9-s18-call1a", "overhead-cb56ab9f9-s18-call1b"]
-    fast = [r for r in runs if report.fast_kind(report.run_kind(r))]
-    factors = dict(zip((report.run_label(r) for r in fast), report.slow_factors(fast)))
-    assert not report.in_slow_state(factors["overhead-cb56ab9f9-s18-call1a"])
-    assert report.in_slow_state(factors["overhead-cb56ab9f9-s18-call1b"])
+    assert [overcpp.run_label(r) for r in runs[-2:]] == ["overhead-cb56ab9f9-s18-call1a", "overhead-cb56ab9f9-s18-call1b"]
+    fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
+    factors = dict(zip((overcpp.run_label(r) for r in fast), overcpp.slow_factors(fast)))
+    assert not overcpp.in_slow_state(factors["overhead-cb56ab9f9-s18-call1a"])
+    assert overcpp.in_slow_state(factors["overhead-cb56ab9f9-s18-call1b"])
     kept, counts = fast_state_agreement(runs)
     assert counts == (24, 13, 265, 225, 264)
-    assert not any(p["same_day"] is False for p in report.agreement(kept))  # all on 2026-12-04: no cross-day pair
+    assert not any(p["same_day"] is False for p in overcpp.agreement(kept))  # all on 2026-12-04: no cross-day pair
 
 
 SESSION20 = "2026-12-04T16:30"  # after session 18's last call (16:17 UTC), for the same reason
@@ -1042,7 +1043,7 @@ def test_the_main_job_again_joins_its_step_and_adds_a_start(machine, tmp_path):
     assert max(abs(m["ratio"] - 1) for c in step["cases"] if not c.get("control") for m in c["measurements"]) < 0.01
 
     runs, everything = main_runs(machine, SESSION20)
-    assert report.repeat_note(runs, everything).startswith(
+    assert overcpp.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 88 of 91 cases (97%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (25, 14, 289, 244, 288)
@@ -1063,18 +1064,18 @@ def test_the_rule_confirms_the_injected_slowdown_and_keeps_the_aa_silent_on_the_
         records = [dict(json.loads((check / run / "summary.json").read_text()), base="a", head="b") for run in runs]
         (tmp_path / "m").mkdir(exist_ok=True)
         (tmp_path / "m" / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-        (step,) = results.steps(tmp_path, "m")
+        (step,) = history.steps(tmp_path, "m")
         return step
 
     fixed = ["paired-injected-spin96-s13-call2", "paired-injected-spin96-s13-call3",
              "paired-injected-spin96-s14-call1", "check-s17/paired-injected-spin96"]
-    flagged = report.flagged_steps([as_step(fixed)])
+    flagged = history.flagged_steps([as_step(fixed)])
     assert [(case["name"], case["confirmed"], standing(case)) for _, case in flagged] == [
         ("bench_device.SetCurrent.time_set_current('core')", False, "flagged on 4 machine starts, each with one "
          "layout per build (ASLR off), not yet confirmed: that layout repeats on every start")]
     shutil.rmtree(tmp_path / "m")
     step = as_step([*fixed, "check-s22/paired-injected-spin96-random-suite"])
-    flagged = report.flagged_steps([step])
+    flagged = history.flagged_steps([step])
     assert [(case["name"], case["confirmed"], standing(case)) for _, case in flagged] == [
         ("bench_device.SetCurrent.time_set_current('core')", True, "confirmed on 5 machine starts")]
     assert [round(m["low"], 3) for m in flagged[0][1]["measurements"]] == [1.237, 1.216, 1.264, 1.189, 1.206]
@@ -1101,12 +1102,12 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     with themselves: at least 90/92, 90/92, 99/100 and 93/101 cases within 1%. The nightly issue, about
     main, lists none of them and says how many there are."""
     _, steps = history_before(machine, tmp_path, SESSION21)
-    ladder = [s for s in steps if results.release_step(s)]
+    ladder = [s for s in steps if history.release_step(s)]
     assert [s["base"][:9] for s in ladder] + [ladder[-1]["head"][:9]] == LADDER
-    assert not any(results.release_step(s) for s in steps if s not in ladder)
+    assert not any(history.release_step(s) for s in steps if s not in ladder)
     # every record's tags (given to the records made before the field in session 23) are the cuda-core its
     # builds report, and a record without tags built main (every record, not only each step's first)
-    records = results.read_lines(RESULTS / machine / "steps.jsonl")
+    records = read_lines(RESULTS / machine / "steps.jsonl")
     built = [[r["versions"][side]["cuda-core"] for side in ("base", "head")] for r in records]
     assert sum(1 for r in records if r["release_tags"]) == 14
     assert all(r["release_tags"] == [f"cuda-core-v{v}" for v in versions] if r["release_tags"] else
@@ -1165,7 +1166,7 @@ def test_the_main_job_on_the_final_code_adds_a_third_start_to_its_step_and_a_fif
     assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {3}
 
     runs, everything = main_runs(machine, SESSION22)
-    assert report.repeat_note(runs, everything).startswith(
+    assert overcpp.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 89 of 91 cases (98%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (26, 15, 314, 268, 313)
@@ -1190,8 +1191,8 @@ def test_a_fresh_start_in_the_slow_state_is_warned_of_and_left_out_of_the_agreem
 
     runs, everything = main_runs(machine, SESSION23)
     new = runs[-1]
-    assert new["date"] > SESSION22 and report.machine_start(new) not in {report.machine_start(r) for r in runs[:-1]}
-    note = report.slow_run_note([new], everything)
+    assert new["date"] > SESSION22 and new["host"]["boot"] not in {r["host"]["boot"] for r in runs[:-1]}
+    note = overcpp.slow_run_note([new], everything)
     assert note.startswith("this run's C++ twins ran ×1.206 slower than their fastest recorded run on this machine")
     log = (ROOT / "measurements" / machine / "logs" / "session20-main" / "run.log").read_text()
     assert note.replace("×1.206", "×1.21") in log  # the run warned as it ended (then with two decimals)
@@ -1231,14 +1232,14 @@ def test_the_nightly_ladder_step_pairs_a_new_release_with_the_one_before_it_on_t
     (that layout repeats on every start: session 22)."""
     ladder_env = {"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["auto"],
                                      "CUDA_BENCH_SYSTEM_SITE": ["/opt/torch/.venv/lib/python3.12/site-packages"]}}}
-    measured = run.measured_in(RESULTS, machine, ladder_env)
+    measured = history.measured_in(RESULTS, machine, ladder_env)
     assert sorted(sha[:9] for sha in measured) == sorted(LADDER)  # the six releases, and not main's commits
     full = {sha[:9]: sha for sha in measured}
     versions = ["0.1.0", "0.1.1", "0.2.0", "0.3.2", "0.4.2", "0.5.1"]
     commits = [(f"cuda-core-v{v}", full[p]) for v, p in zip(versions, LADDER)]
     commits.insert(3, ("cuda-core-v0.3.0", "0" * 40))  # a release the ladder left out: older, not newer
-    main = next(r["commit"] for r in results.overhead_runs(RESULTS, machine))
-    assert run.newer_releases([*commits, ("main", main)], measured) == (commits[-1], [])  # as ladder-none.log says
+    main = next(r["commit"] for r in records.read(Path(RESULTS) / machine, "over-cpp"))
+    assert history.newer_releases([*commits, ("main", main)], measured) == (commits[-1], [])  # as ladder-none.log says
     logs = ROOT / "measurements" / machine / "logs"
     none = (logs / "session20-ladder" / "ladder-none.log").read_text()
     assert "no cuda-core release newer than cuda-core-v0.5.1" in none and "Running" not in none
@@ -1253,8 +1254,8 @@ def test_the_nightly_ladder_step_pairs_a_new_release_with_the_one_before_it_on_t
     for upto, repeated_n, dropped_n in ((2, 22, 1), (3, 22, 3)):
         records = [out / "steps-new.jsonl", out / "recheck-new.jsonl", again / "steps-new.jsonl"][:upto]
         (tmp_path / machine / "steps.jsonl").write_text("".join(r.read_text() for r in records))
-        (step,) = results.steps(tmp_path, machine)
-        assert step["release_tags"] == ["cuda-core-v0.5.1", "cuda-core-v0.6.0"] and results.release_step(step)
+        (step,) = history.steps(tmp_path, machine)
+        assert step["release_tags"] == ["cuda-core-v0.5.1", "cuda-core-v0.6.0"] and history.release_step(step)
         assert step["versions"]["base"]["cuda-core"] == "0.5.1" and step["bindings"] == "auto"
         repeated = {c["name"] for c in step["cases"] if c["verdict"] == "regression"
                     and len({m["start_id"] for m in c["measurements"] if m["verdict"] == "regression"}) > 1}
@@ -1294,11 +1295,11 @@ def test_cuda_pathfinder_does_not_move_the_bindings_and_cupy_forms(machine):
     first = {c["name"] for c in compare.regressions(data)}
     assert first == {"bench_stream.StreamCreate.time_stream_create('core')",
                      "bench_memory.AllocFreeSync.time_alloc_free_sync('core', 'keep')"}
-    starts = [results.start_id(record["host"]) for record in (data, again)]
+    starts = [(record["host"])["start"] for record in (data, again)]
     assert starts[0] != starts[1]
     verdicts = {record_start: {c["name"]: c["verdict"] for c in record["cases"]}
                 for record_start, record in zip(starts, (data, again))}
-    layouts = {results.layouts(record) for record in (data, again)}
+    layouts = {record["settings"]["layouts"] for record in (data, again)}
     assert layouts == {"fixed"}
     assert {stats.repeated_verdict([(start, verdicts[start][name], *layouts) for start in starts])
             for name in first} == {
@@ -1351,7 +1352,7 @@ def test_which_cuda_core_a_process_imports_moves_the_bindings_pointer_calls_and_
     assert control["env"] == {"head": {"CUDA_BENCH_LEAVE_OUT": "none"}}
     assert len(compare.counted(control)) == 41 and changed(control) == {}
     first, second = load("paired-leave-out-core-bindings"), load("paired-leave-out-core-bindings-2")
-    assert results.start_id(first["host"]) != results.start_id(second["host"])
+    assert (first["host"])["start"] != (second["host"])["start"]
     faster = {name for name, verdict in changed(first).items() if verdict == "improvement"}
     assert len(faster) == 8 and faster == {name for name, verdict in changed(second).items() if verdict == "improvement"}
     assert all(c["high"] < 0.99 for data in (first, second) for c in data["cases"] if c["name"] in faster)
@@ -1383,7 +1384,7 @@ def test_the_history_marks_a_flag_whose_code_is_the_same_version_on_both_sides(m
     PointerGetAttribute('bindings') at 0.4.2 -> 0.5.1 (cuda-bindings 13.3.1 on both sides), and CuPy's
     EventRecord at 0.2.0 -> 0.3.2 (cuda-bindings 12.9.10 -> 13.3.1 there, so its cuda.bindings launches are
     not). A cuda.core form is not: cuda-core differs between releases."""
-    text = report.steps_markdown(machine, results.steps(RESULTS, machine))
+    text = report.steps_markdown(machine, history.steps(RESULTS, machine))
     flags = {(line.split("`")[1], line.split("`")[3], line.split("`")[5]): line
              for line in text.splitlines() if line.startswith("- ") and ": regression (" in line}
     marked = {key: line[line.index("; ") + 2:line.index(" on both sides")] for key, line in flags.items()
@@ -1425,7 +1426,7 @@ def test_one_fixed_layout_makes_the_flags_that_a_layout_per_process_does_not(mac
     assert len(changed(fixed)) == 9 and changed(random) == {pointer: "improvement"}
     earlier = [load(name, check.parent / "check-s21")
                for name in ("paired-leave-out-core-bindings", "paired-leave-out-core-bindings-2")]
-    starts = {results.start_id(data["host"]) for data in (fixed, *earlier)}
+    starts = {(data["host"])["start"] for data in (fixed, *earlier)}
     assert len(starts) == 3
     for name in changed(fixed):
         ratios = [next(c["ratio"] for c in data["cases"] if c["name"] == name) for data in (fixed, *earlier)]
@@ -1437,7 +1438,7 @@ def test_one_fixed_layout_makes_the_flags_that_a_layout_per_process_does_not(mac
     step_random = load("paired-release-v0.5.1-main-bindings-random")
     assert len(changed(step_fixed)) == 9 and changed(step_random) == {pointer: "regression"}
 
-    thresholds = results.calibration(RESULTS, machine)
+    thresholds = records.calibration(Path(RESULTS) / machine)
     spin = "bench_device.SetCurrent.time_set_current('core')"
     for name, expected in (("paired-aa-random-suite-1", {}), ("paired-aa-random-suite-2", {}),
                            ("paired-injected-spin24-random-suite", {spin: "regression"}),
@@ -1460,9 +1461,9 @@ def test_an_eighteenth_start_in_the_fast_state_joins_the_agreement(machine):
     runs, everything = main_runs(machine, SESSION24)
     new = runs[-2:]
     assert [r["command"].rsplit("-", 1)[-1] for r in new] == ["call1a", "call1b"]
-    assert all(not report.in_slow_state(x) for x in report.slow_factors(new, everything))
+    assert all(not overcpp.in_slow_state(x) for x in overcpp.slow_factors(new, everything))
     kept, counts = fast_state_agreement(runs)
     assert counts == (28, 16, 366, 314, 364)
-    (pair,) = [p for p in report.agreement(new)]
+    (pair,) = [p for p in overcpp.agreement(new)]
     assert (pair["same_start"], pair["agree"], pair["cases"]) == (True, 89, 91)
     assert {r["date"][:10] for r in kept} == {"2026-12-04"}

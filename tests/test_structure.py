@@ -49,7 +49,7 @@ def test_each_api_has_a_builder_and_declared_needs():
 def test_every_library_names_the_distributions_its_forms_run():
     """Each api value is a library whose distributions ``layout.TIMED_CODE`` names (what the paired engine reads
     to say a case ran the same code on both sides), and every case's first parameter is one of them."""
-    from cuda_bench.layout import TIMED_CODE, library_of
+    from cuda_bench.names import TIMED_CODE, library_of
 
     assert set(APIS) == set(TIMED_CODE)
     assert {library_of(name) for name in apis.operations()} == set(APIS)
@@ -113,9 +113,9 @@ def test_cpp_twins_mirror_python_operations():
 def test_every_case_that_names_a_twin_has_it():
     """layout.cpp_id's name of a case's twin is one twins.cpp measures whenever the operation has twins: a
     case that shares another operation's twins (LaunchPrepacked, LaunchVoidPointer -> launch[...]) must use
-    their cases, or over C++ leaves it out without a word (compare.overhead_items)."""
+    their cases, or over C++ leaves it out without a word (overcpp.items_of)."""
     from benchmarks import bench_cpp
-    from cuda_bench.layout import cpp_id, split_case
+    from cuda_bench.names import cpp_id, split_case
 
     twinned = {op.split("[")[0] for op in bench_cpp.OPS}
     named = {name: cpp_id(*split_case(name)) for name in apis.operations()}
@@ -146,44 +146,48 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
 # leave, results, before the stages that read it, and the pure statistics before that reader, which combines
 # a history step's measurements by them); a module imports only modules before it
-FLOW = ["layout", "text", "machine", "suite", "build", "stats", "results", "run", "worker", "paired", "compare",
-        "report", "publish", "apis", "cli"]
+FLOW = ["paths", "names", "text", "stats", "machine", "suite", "build", "results", "records", "history", "asvrun",
+        "worker", "paired", "compare", "steps", "overcpp", "overview", "report", "publish", "asv_plugin", "apis",
+        "commands", "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
     """build -> run -> results -> compare -> publish, visible in the imports: no circle, no stage reaching
-    forward (every module of the package is in FLOW, so a new one has to take its place)."""
+    forward (every module of the package is in FLOW, so a new one has to take its place; the commands, one module
+    each, come last but for the command line that dispatches to them)."""
     import ast
 
     package = ROOT / "cuda_bench"
-    modules = sorted(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    modules = sorted([*(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")), "commands"])
     assert sorted(FLOW) == modules
-    for name in FLOW:
-        tree = ast.parse((package / f"{name}.py").read_text())
+    files = {name: [package / f"{name}.py"] for name in FLOW if name != "commands"}
+    files["commands"] = sorted((package / "commands").glob("*.py"))
+    for name, paths in files.items():
         imported = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                if node.module == "cuda_bench":
-                    imported |= {alias.name for alias in node.names}
-                elif node.module.startswith("cuda_bench."):
-                    imported.add(node.module.split(".")[1])
-        later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)}
+        for path in paths:
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    if node.module == "cuda_bench":
+                        imported |= {alias.name for alias in node.names}
+                    elif node.module.startswith("cuda_bench."):
+                        imported.add(node.module.split(".")[1])
+        later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)} - ({"commands"} if name == "commands" else set())
         assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
 
 
 def test_build_and_worker_need_only_the_standard_library():
     """They run inside benchmark environments, where nothing of the project is installed."""
-    for name in ("layout", "build", "worker", "suite"):
+    for name in ("paths", "names", "build", "worker", "suite"):
         code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
         proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)
 
 
 def test_one_rule_names_a_release():
-    """layout.is_release_tag: the ladder (run.release_ladder) and the overview's previous release
+    """names.is_release_tag: the ladder (asvrun.release_ladder) and the overview's previous release
     (publish.release_commits) take the same tags: releases, not release candidates nor other tags."""
     from cuda_bench import publish
-    from cuda_bench.layout import is_release_tag
+    from cuda_bench.names import is_release_tag
 
     assert is_release_tag("cuda-core-v0.3.2") and is_release_tag("cuda-core-v1.10.0")
     assert not any(map(is_release_tag, ["cuda-core-v0.4.0rc1", "v13.0.0", "cuda-pathfinder-v1.3.0", "cuda-core-v0.3"]))

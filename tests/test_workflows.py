@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, paired_run
 
-from cuda_bench import compare, results, stats
+from cuda_bench import compare, history, overcpp, records, results, stats
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent
@@ -122,31 +122,30 @@ def test_pr_workflow_can_be_called_and_dispatched():
     assert on["workflow_call"]["inputs"].keys() == on["workflow_dispatch"]["inputs"].keys() >= {"base", "head"}
 
 
-PAIRED = sorted((ROOT / "measurements").rglob("paired-*/summary.json"))
+PAIRED = sorted((Path(__file__).parent / "fixtures" / "paired").glob("*.json"))
 SLOWED = "bench_device.SetCurrent.time_set_current('core')"
 
 
-def summary(name):
-    return json.loads((ROOT / "measurements" / "nvidia-h200" / name / "summary.json").read_text())
-
-
-@pytest.mark.parametrize("path", PAIRED, ids=lambda p: p.parent.name)
-def test_committed_paired_runs_reproduce_their_comment_and_exit_status(path):
-    """Every committed paired run (real H200 runs): its comment is what compare.comment makes of its
-    summary, every verdict rests on its interval and threshold, and the exit status follows the verdicts."""
+@pytest.mark.parametrize("path", PAIRED, ids=lambda p: p.stem)
+def test_h200_paired_runs_read_to_their_own_intervals_verdicts_and_exit_status(path):
+    """Real H200 paired runs (fixtures/paired): each case's ratio and interval are the median of its process
+    pairs' ratios and that median's order-statistic interval, every verdict rests on its interval and threshold,
+    and the exit status follows the verdicts, the errors and the lost pairs."""
     data = json.loads(path.read_text())
-    assert (path.parent / "comment.md").read_text() == compare.comment(data)
     assert data["kind"] in ("pr", "aa", "injected", "release") and data["base"] and data["head"] and data["seconds"] > 0
     for case in data["cases"]:
-        assert case["low"] <= case["ratio"] <= case["high"]
+        ratio, low, high, coverage = stats.median_interval(case["pairs"], data["settings"]["confidence"])
+        # the record keeps each pair's ratio to 5 decimals: a median of two of them may differ in the last one
+        assert (ratio, low, high) == pytest.approx((case["ratio"], case["low"], case["high"]), abs=1.1e-5)
         expected = "same" if case["control"] or case["coverage"] < data["settings"]["confidence"] else \
             stats.verdict(case["low"], case["high"], case["threshold"])
         assert case["verdict"] == expected, case["name"]
-    assert compare.exit_status(data) == (1 if compare.regressions(data) else 2 if data["errors"] or data.get("lost") else 0)
+    assert compare.exit_status(data) == (1 if compare.regressions(data) else 2 if data["errors"] or data["lost"] else 0)
+    assert compare.comment(data).startswith(compare.MARKER)
 
 
 def test_the_pr_comment_leads_with_what_changed():
-    data = summary("paired-injected-spin24")
+    data = paired_run("injected-spin24")
     body = compare.comment(data)
     assert body.startswith(compare.MARKER)
     first_case = body.index("| `bench_")
@@ -157,20 +156,20 @@ def test_the_pr_comment_leads_with_what_changed():
 
 def test_the_pr_comment_names_a_case_measured_without_some_process_pairs():
     lost = {SLOWED: "1 of 45 process pairs lost, measured from the other 44; the first: head worker (b) died (exit 7)"}
-    data = summary("paired-injected-spin24") | {"lost": lost}
+    data = paired_run("injected-spin24") | {"lost": lost}
     body = compare.comment(data)
     assert "#### Measured without some process pairs" in body and "1 measured without some process pairs" in body
     assert f"- `{SLOWED}`: 1 of 45 process pairs lost" in body and "died (exit 7)" in body
     assert compare.exit_status(data) == 1  # the verdict stands on the 44 pairs
-    data = summary("paired-aa-cb56ab9f9")
+    data = paired_run("aa")
     assert compare.exit_status(data) == 0 and compare.exit_status(data | {"lost": lost}) == 2  # shown, and not a pass
 
 
 def test_aa_of_the_whole_suite_flags_nothing_and_reads_one():
     """The A/A runs on the H200 (the same build on both sides; and two builds of the same behaviour):
     no case flagged, at least 95% of the cases within 1% of 1."""
-    for name in ("paired-aa-cb56ab9f9", "paired-aa-rebuild-075fdef02"):
-        data = summary(name)
+    for name in ("aa", "aa-fixed-layout", "aa-rebuild-fixed-layout"):
+        data = paired_run(name)
         cases = compare.counted(data)
         assert len(cases) >= 85 and not data["errors"]
         assert [c["name"] for c in cases if c["verdict"] != "same"] == []
@@ -180,7 +179,7 @@ def test_aa_of_the_whole_suite_flags_nothing_and_reads_one():
 
 def test_an_injected_slowdown_is_flagged_alone():
     """main against a commit that adds a 24-iteration spin to Device.set_current (+23 ns in a 413 ns call, H200)."""
-    data = summary("paired-injected-spin24")
+    data = paired_run("injected-spin24")
     assert data["kind"] == "injected" and data["expected"] == [SLOWED]
     flagged = [c for c in compare.counted(data) if c["verdict"] != "same"]
     assert [c["name"] for c in flagged] == [SLOWED] and flagged[0]["verdict"] == "regression"
@@ -192,8 +191,8 @@ def test_an_injected_slowdown_is_flagged_alone():
 
 def test_calibration_covers_every_committed_aa_run():
     """results/<machine>/calibration.jsonl: the thresholds the PR gate uses keep each recorded A/A silent."""
-    thresholds = results.calibration(ROOT / "results", "nvidia-h200")
-    assert thresholds and min(thresholds.values()) >= stats.FLOOR
-    for name in ("paired-aa-cb56ab9f9", "paired-aa-rebuild-075fdef02"):
-        for case in compare.counted(summary(name)):
+    thresholds = records.calibration(Path(ROOT / "results") / "nvidia-h200")
+    assert thresholds and min(thresholds.values()) >= stats.MIN_THRESHOLD
+    for name in ("aa-fixed-layout", "aa-rebuild-fixed-layout"):
+        for case in compare.counted(paired_run(name)):
             assert stats.verdict(case["low"], case["high"], thresholds[case["name"]]) == "same", case["name"]

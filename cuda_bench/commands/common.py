@@ -1,0 +1,129 @@
+"""What several commands share: their options, the checks on them, and how a command names itself in the
+records it writes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from cuda_bench import asvrun, machine, paired
+from cuda_bench.paths import RESULTS
+
+
+def log(message):
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def asv_options(parser, results_dir=True):
+    group = parser.add_argument_group("what to build and where (asv.conf.json is never edited: "
+                                      "a derived copy, .asv/asv.conf.local-PID.json, lives as long as the command)")
+    group.add_argument("--repo", metavar="PATH", help="a local clone or fork of cuda-python instead of the one "
+                       "`cuda-bench init` set (or the configured GitHub URL); scripts/shallow_clone.sh makes a small one")
+    group.add_argument("--bindings", metavar="VERSION", help="take this cuda-bindings wheel and build only "
+                       "cuda_pathfinder + cuda_core (default from asv.conf.json: 13.3.1); 'source' builds "
+                       "cuda_bindings from each commit (a quarter hour); 'auto' takes 13.3.1 where the commit's "
+                       "cuda_core has a cu13 extra, else 12.9.10")
+    group.add_argument("--system-site", metavar="DIR", help="reuse CuPy and numpy from this site-packages "
+                       "instead of installing them (GPU boxes without network)")
+    group.add_argument("--machine", metavar="NAME", help="asv machine name (default: the one `cuda-bench init` "
+                       "recorded, else after the GPU, e.g. nvidia-h200; cpu-<host> without one)")
+    if results_dir:
+        group.add_argument("--results-dir", metavar="DIR", help="asv's results there instead of results/ (on a "
+                           "machine without a GPU they go to .asv/results-no-gpu, never into the history)")
+
+
+def paired_options(parser, defaults=None):
+    group = parser.add_argument_group("the paired engine (docs/method.md says how these were chosen)")
+    defaults = defaults or paired.Settings()
+    group.add_argument("--pairs", type=at_least(1), default=defaults.pairs,
+                       help="process pairs; a case's 95%% interval is over their ratios (default %(default)s)")
+    group.add_argument("--layouts", choices=["random", "fixed"], default=defaults.layouts,
+                       help="random: ASLR on, each worker process its own memory layout; fixed: ASLR off, one "
+                       "layout per build for the run (default %(default)s)")
+    group.add_argument("--seconds", type=positive, default=defaults.seconds,
+                       help="seconds of interleaved samples per case and process pair (default %(default)s)")
+    group.add_argument("--jobs", type=at_least(0), default=0,
+                       help="process pairs at a time, each on its own core (default: every core but the first)")
+    group.add_argument("--bench", "-b", action="append", default=[], metavar="REGEX", type=regex,
+                       help="only the cases whose name matches (repeatable, as asv's -b)")
+
+
+def regex(text):
+    """A --bench or --tags value: a regular expression, or one line saying why not."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); a case name's "
+                                         "parentheses need a backslash: \\(") from None
+    return text
+
+
+def at_least(low):
+    def number(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+    return number
+
+
+def positive(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
+    return value
+
+
+def key_value(text):
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
+def command_line(argv):
+    """How a record names the command that made it."""
+    return "cuda-bench " + " ".join(map(shlex.quote, argv))
+
+
+def settings_of(args):
+    return paired.Settings(pairs=args.pairs, seconds=args.seconds, jobs=args.jobs, layouts=args.layouts)
+
+
+def this_machine(args):
+    """(machine name, its record): ``--machine``, else the name ``cuda-bench init`` recorded, else after the GPU."""
+    return machine.record(args.machine or asvrun.local_settings().get("machine"))
+
+
+def paired_context(args):
+    """(derived config as a dict, local repo) for the paired engine."""
+    conf = json.loads(asvrun.derived_conf(args.repo, args.bindings, None, args.system_site).read_text())
+    return conf, asvrun.local_repo(conf)
+
+
+def keep_out_of_the_history(args, info, what):
+    """Without a GPU, what aa and over-cpp measure is not written to results/ (real GPU runs only)."""
+    if not machine.has_gpu(info) and not args.no_write:
+        log(f"no GPU here: {what} not written to results/, which holds GPU runs only")
+        args.no_write = True
+
+
+def steps_hint(args, results_dir, *flags):
+    """The `cuda-bench steps` command that finds the same steps again: ``flags``, then this command's repository,
+    machine name, system site and results folder where they were given."""
+    given = [(option, getattr(args, option[2:].replace("-", "_"), None))
+             for option in ("--repo", "--machine", "--system-site")]
+    here = Path(results_dir).resolve() == RESULTS.resolve()
+    given += [] if here else [("--results-dir", results_dir)]
+    return shlex.join(["cuda-bench", "steps", *flags, *[str(x) for option, value in given if value
+                                                         for x in (option, value)]])

@@ -1,0 +1,79 @@
+"""``cuda-bench compare BASE HEAD``: the pull-request gate; ``cuda-bench aa COMMIT``: this machine's thresholds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuda_bench import asvrun, compare, records, stats
+from cuda_bench.commands.common import (asv_options, command_line, keep_out_of_the_history, key_value, log,
+                                        paired_context, paired_options, settings_of, this_machine)
+from cuda_bench.paths import RESULTS, WORK, label
+
+def add(sub):
+    for name in ("compare", "aa"):
+        text = {"compare": "BASE against HEAD with the paired engine: the pull-request gate",
+                "aa": "one commit against itself with the paired engine: this machine's thresholds"}[name]
+        p = sub.add_parser(name, description=f"{text}. Exit status: 1 when a case regressed (its whole 95% interval "
+                           "beyond its threshold), 2 when something could not be measured (or only without some "
+                           "process pairs), 3 when the command could not start, else 0.")
+        if name == "compare":
+            p.add_argument("base", help="commit, tag or branch to compare against")
+            p.add_argument("head", help="commit, tag or branch to test")
+            p.add_argument("--kind", default="pr", choices=["pr", "injected", "release", "aa"],
+                           help="recorded in summary.json (default pr)")
+            p.add_argument("--expected", nargs="*", default=[], metavar="CASE",
+                           help="cases an injected change should slow (recorded in summary.json)")
+            for side in ("base", "head"):
+                p.add_argument(f"--{side}-env", action="append", default=[], metavar="KEY=VALUE",
+                               type=key_value, help=f"an environment variable for the {side} side's workers only "
+                               "(recorded in summary.json), e.g. CUDA_BENCH_LEAVE_OUT=core: that side's processes "
+                               "never import cuda.core, to see whether its presence moves the other forms")
+        else:
+            p.add_argument("commit", help="commit, tag or branch")
+            p.add_argument("--against", metavar="REV", help="a commit with the same behaviour but a rebuilt binary "
+                           "(e.g. a comment-only change in a .pyx) on the head side: the thresholds then also cover "
+                           "the machine-code layout shift that any rebuild brings")
+            p.add_argument("--no-write", action="store_true",
+                           help="do not record the thresholds in results/<machine>/calibration.jsonl")
+        asv_options(p, results_dir=False)
+        paired_options(p)
+        p.add_argument("--out", metavar="DIR", help="summary.json, summary.md (the comment) and the worker logs "
+                       "(default .asv/compare/BASE-HEAD)")
+        p.add_argument("--output", metavar="FILE", help="also write the comment here")
+
+
+def main(args, argv):
+    settings = settings_of(args)
+    name, info = this_machine(args)
+    aa = args.command == "aa"
+    if aa:
+        keep_out_of_the_history(args, info, "the thresholds are")
+    conf, repo = paired_context(args)
+    base, head = (args.commit, args.against or args.commit) if aa else (args.base, args.head)
+    out = Path(args.out or WORK / "compare" / f"{label(base)}-{label(head)}").resolve()
+    thresholds = {} if aa else records.calibration(RESULTS / name)
+    log("thresholds: " + ("A/A calibration" if aa else f"{len(thresholds)} calibrated on {name}" if thresholds else
+                          f"none calibrated on {name} yet (cuda-bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case"))
+    report, built = compare.measure(repo, base, head, bindings=asvrun.bindings_of(conf),
+                                    requirements=asvrun.requirements(conf), system_site=asvrun.system_site_of(conf),
+                                    settings=settings,
+                                    bench=args.bench, thresholds=thresholds, log_dir=out / "logs", progress=log,
+                                    env={side: dict(getattr(args, f"{side}_env", [])) for side in ("base", "head")})
+    data = compare.summary(report, "aa" if aa else args.kind, getattr(args, "expected", []), built,
+                           command_line(argv), info)
+    text = compare.write(out, data)  # first: the measurement is kept whatever happens next
+    print(text)
+    if args.output:
+        Path(args.output).write_text(text)
+    log(f"{out}/summary.json: {report.seconds:.0f} s measuring, {built:.0f} s building")
+    if aa and not args.no_write:
+        record = compare.calibration_record(data)
+        try:
+            records.append(RESULTS / name, "calibration", record)
+        except (OSError, records.RecordError) as exc:
+            log(f"calibration: measured, not recorded in results/{name}/{records.FILES['calibration']} ({exc}); "
+                f"its A/A run is in {out}/summary.json")
+            return compare.INCOMPLETE
+        log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/{records.FILES['calibration']}")
+    return compare.exit_status(data)
+

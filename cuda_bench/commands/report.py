@@ -1,0 +1,61 @@
+"""``cuda-bench report``: the history as Markdown: the overview, the paired steps, releases across, how over-C++
+runs agree, and the nightly issue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuda_bench import asvrun, compare, history, overcpp, overview, records, report, results
+from cuda_bench.paths import RESULTS, machine_dirs
+
+
+def add(sub):
+    p = sub.add_parser("report", description="the history in results/ as Markdown: each machine's newest commit "
+                       "(the overview's rows), or what an option names")
+    p.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default results/)")
+    p.add_argument("--commit", help="report this commit (a prefix) instead of the newest")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--across", nargs="+", metavar="[LABEL=]COMMIT",
+                      help="one column per commit (a release ladder) for one api")
+    what.add_argument("--steps", action="store_true", help="the history's paired steps")
+    what.add_argument("--issue", action="store_true", help="the nightly issue's body; exit 1 when a paired step of "
+                      "main flagged a regression")
+    what.add_argument("--agreement", action="store_true", help="how far the recorded over-C++ runs of a commit "
+                      "(--commit, else the newest measured) agree, every pair")
+    p.add_argument("--api", default="core", choices=overview.APIS, help="with --across: the library")
+    p.add_argument("--output", type=Path, help="also write the text here")
+
+
+def main(args, argv):
+    runs = results.load_all(args.results)
+    machines = sorted({m for m, _ in runs})
+    steps = {m: history.steps(args.results, m) for m in machines}
+    status = compare.OK
+    if args.issue:
+        text, count = report.issue_body(steps)
+        status = compare.REGRESSION if count else compare.OK
+    elif args.steps:
+        text = "\n\n".join(report.steps_markdown(m, s) for m, s in steps.items() if s) or "No paired steps yet."
+    elif args.across:
+        text = report.across(runs, args.across, args.api)
+    elif args.agreement:
+        found = [overcpp.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)]
+        text = "\n\n".join(t for t in found if t)
+        if not text:
+            raise asvrun.RunError("fewer than two over-C++ runs of that commit (cuda-bench over-cpp makes one)")
+    else:
+        if args.commit:
+            runs = [(m, d) for m, d in runs if d["commit_hash"].startswith(args.commit)]
+        if not runs:
+            raise asvrun.RunError(f"no results in {args.results}" + (f" of {args.commit}" if args.commit else "")
+                                  + " (cuda-bench run makes some)")
+        described = results.suite(args.results)  # asv's benchmarks.json (not the `suite` module)
+        rows = overview.overview_rows(runs, steps, {}, {n: b.get("param_names", []) for n, b in described.items()},
+                                      {m: records.read(Path(args.results) / m, "over-cpp") for m in machines},
+                                      overview.suite_differs(), {n: b.get("version") for n, b in described.items()})
+        text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m])
+                           for m in dict.fromkeys(r["machine"] for r in rows))
+    print(text)
+    if args.output:
+        args.output.write_text(text + "\n")
+    return status

@@ -1,0 +1,218 @@
+"""Stage 3, results: the history of one machine, read from its results files and paired steps.
+
+What was measured in which environment, which measured commits follow each other (the steps the history has
+and lacks), a step's measurements merged into one verdict per case (``stats.repeated_verdict``), the chain of
+paired ratios from a commit back to the first one the steps reach, and the release ladder's steps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuda_bench import records, results, stats
+from cuda_bench.names import is_control, is_release_tag
+from cuda_bench.paths import result_files
+
+
+def release_step(step):
+    """Whether a history step pairs two cuda-core releases (the release ladder's steps): its ``release_tags``
+    name both commits' tags."""
+    return bool(step["release_tags"])
+
+
+def steps(results_dir, machine_name):
+    """The history's paired steps of one machine, one per (base, head), in the order they were first made.
+
+    A step measured again (``cuda-bench steps --recheck`` measures its flagged cases on another machine start)
+    keeps its first record's fields but these: ``errors`` names the cases no record measured (the newest
+    record's text), ``lost`` the cases whose shown measurement lost process pairs (``paired.kept``),
+    ``seconds`` and ``build_seconds`` add up. Each case takes the numbers of its newest measurement (of a
+    regression: its newest flag) and adds:
+
+    * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (the record's
+      ``host.start``), ``boot`` (when that start booted), ``date``, ``layouts``, ratio, interval and verdict;
+    * the ``verdict`` that all of them give together, and ``confirmed`` (``stats.repeated_verdict``).
+
+    ``rechecks`` lists the later records, a recheck or the whole step measured again (date, boot, command)."""
+    found = {}
+    for record in records.read(Path(results_dir) / machine_name, "step"):
+        found.setdefault((record["base"], record["head"]), []).append(record)
+    return [_merged(measured) for measured in found.values()]
+
+
+def _merged(measured_records):
+    first = measured_records[0]
+    by_name = {}
+    for record in measured_records:
+        for case in record["cases"]:
+            seen = {k: case[k] for k in ("ratio", "low", "high", "verdict")}
+            by_name.setdefault(case["name"], []).append((case, seen | {
+                "start": record["host"]["start"], "boot": record["host"]["boot"], "date": record["date"],
+                "layouts": record["settings"]["layouts"]}, record))
+    cases, lost = [], {}
+    for name, measured in by_name.items():
+        verdict, confirmed = stats.repeated_verdict([(m["start"], m["verdict"], m["layouts"])
+                                                      for _, m, _ in measured])
+        # the numbers shown: the newest measurement that says what the verdict says (a regression's, its flag)
+        shown, _, record = next((found for found in reversed(measured) if found[1]["verdict"] == verdict),
+                                measured[-1])
+        cases.append(shown | {"verdict": verdict, "confirmed": confirmed, "measurements": [m for _, m, _ in measured]})
+        if name in record["lost"]:  # of the measurement shown, not of another
+            lost[name] = record["lost"][name]
+    again = [{"date": r["date"], "boot": r["host"]["boot"], "command": r["command"]} for r in measured_records[1:]]
+    errors = {}
+    for record in measured_records:
+        errors |= record["errors"]
+    return first | {"cases": cases, "rechecks": again, "lost": lost,
+                    "errors": {name: text for name, text in errors.items() if name not in by_name},
+                    "seconds": round(sum(r["seconds"] for r in measured_records), 1),
+                    "build_seconds": round(sum(r["build_seconds"] or 0 for r in measured_records), 1)}
+
+
+def measured_in(results_dir, machine_name, conf):
+    """The commits this machine measured in the environment ``conf`` (a derived asv.conf.json) builds: the
+    same environment variables (cuda-bindings, system site)."""
+    env = {key: values[0] for key, values in conf.get("matrix", {}).get("env", {}).items()}
+    found = set()
+    for path in result_files(Path(results_dir) / machine_name):
+        data = results.load(path)
+        if data is not None and (data.get("env_vars") or {}) == env:
+            found.add(data["commit_hash"])
+    return found
+
+
+def newer_releases(commits, measured):
+    """Of the release ladder's ``commits`` (``asvrun.release_ladder``'s, oldest first): the newest release whose
+    commit is in ``measured`` as (tag, commit), or None; and the releases after it. A release of an older
+    series tagged later (0.4.3 after 0.5.1) is not newer; the branch head is left to the nightly run of main."""
+    releases = [(tag, sha) for tag, sha in commits if is_release_tag(tag)]
+    newest = max((i for i, (_, sha) in enumerate(releases) if sha in measured), default=None)
+    return (None, []) if newest is None else (releases[newest], releases[newest + 1:])
+
+
+def release_chain(newest, newer, measured):
+    """The ladder's steps ``ladder --new`` makes: (release, next release) from ``newest`` through each of
+    ``newer`` that asv measured (``measured``), skipping one it could not; not the steps by commit date that
+    :func:`new_steps` finds, which would pair a new release with main's head where a full ladder measured it."""
+    chain = [newest[1]] + [sha for _, sha in newer if sha in measured]
+    return list(zip(chain, chain[1:]))
+
+
+def snapshot(results_dir, machine_name):
+    """{results file: modification time} of one machine: what a run changes, it measured."""
+    return {p: p.stat().st_mtime_ns for p in result_files(Path(results_dir) / machine_name)}
+
+
+def newly_measured(results_dir, machine_name, before):
+    """The commits whose results files changed since ``before`` (a :func:`snapshot`)."""
+    after = snapshot(results_dir, machine_name)
+    found = [results.load(p) for p, mtime in after.items() if before.get(p) != mtime]
+    return list(dict.fromkeys(d["commit_hash"] for d in found if d is not None))
+
+
+def newest_measured(results_dir, machine_name, before):
+    """The newest commit (by commit date) among the results files that changed since ``before``, or None."""
+    after = snapshot(results_dir, machine_name)
+    found = [results.load(p) for p, mtime in after.items() if before.get(p) != mtime]
+    found = [d for d in found if d is not None]
+    return max(found, key=lambda d: d.get("date") or 0)["commit_hash"] if found else None
+
+
+def neighbours(results_dir, machine_name):
+    """[(bindings, previous measured commit, next measured commit, previous's results file, next's)] in commit
+    order and per environment; ``bindings``: the environment's ``CUDA_BENCH_BINDINGS`` (the paired engine builds
+    both sides of a step with one)."""
+    by_env = {}
+    for path in result_files(Path(results_dir) / machine_name):
+        data = results.load(path)
+        if data is not None:
+            bindings = (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS")
+            by_env.setdefault((data.get("env_name"), bindings), []).append(
+                (data.get("date") or 0, data["commit_hash"], path))
+    found = []
+    for (_, bindings), runs in by_env.items():
+        runs.sort()
+        found += [(bindings, previous, commit, before_path, path)
+                  for (_, previous, before_path), (_, commit, path) in zip(runs, runs[1:]) if previous != commit]
+    return found
+
+
+def new_steps(results_dir, machine_name, before):
+    """(previous measured commit, next measured commit) pairs, in commit order and per environment, for the
+    results files that changed since ``before`` (a :func:`snapshot`): each newly measured commit is paired
+    with the measured commit just before it, and with the one just after it when it was measured later (an
+    older commit filled in), so the steps keep chaining."""
+    after = snapshot(results_dir, machine_name)
+    changed = {p for p, mtime in after.items() if before.get(p) != mtime}
+    return list(dict.fromkeys((previous, commit) for _, previous, commit, before_path, path
+                              in neighbours(results_dir, machine_name)
+                              if path in changed or before_path in changed))  # once, however many envs
+
+
+def missing_steps(results_dir, machine_name):
+    """{bindings: [(previous, next)]}: the pairs of measured commits that have no paired step yet (a step that
+    failed, a run with --no-steps), in commit order, by the cuda-bindings their environments were built with
+    (``cuda-bench steps --bindings`` makes one list)."""
+    done = {(step["base"], step["head"]) for step in steps(results_dir, machine_name)}
+    missing = {}
+    for bindings, previous, commit, _, _ in neighbours(results_dir, machine_name):
+        pairs = missing.setdefault(bindings, [])
+        if (previous, commit) not in done and (previous, commit) not in pairs:  # once, however many envs
+            pairs.append((previous, commit))
+    return missing
+
+
+def to_recheck(results_dir, machine_name, start):
+    """The history's regressions not yet confirmed, which a measurement on this machine start (``start``, the
+    ``start`` of ``machine.host()``) confirms or does not reproduce (``stats.repeated_verdict``):
+    {(base, head): (bindings, [case])}; and [(base, head, case)] for those flagged on this very start only,
+    with a layout per process, which only another start can confirm. (The recheck has a layout per process:
+    a flag made with one fixed layout per build is measured again on any start, its own included, where a
+    flag clears it or not.)"""
+    todo, here = {}, []
+    for step in steps(results_dir, machine_name):
+        for case in step["cases"]:
+            if case["verdict"] != "regression" or case["confirmed"]:
+                continue
+            flags = [(m["start"], m["layouts"]) for m in case["measurements"] if m["verdict"] == "regression"]
+            if {s for s, _ in flags} == {start} and (start, "random") in flags:
+                here.append((step["base"], step["head"], case["name"]))
+                continue
+            todo.setdefault((step["base"], step["head"]), (step["bindings"], []))[1].append(case["name"])
+    return todo, here
+
+
+# --- chains of paired steps -------------------------------------------------------------------------
+def chains(steps):
+    """{commit: [steps from the chain's first commit to it]} for the commits the steps reach: each step
+    pairs a commit with the previous measured one, so they chain."""
+    by_head = {step["head"]: step for step in steps}
+    out = {}
+    for head in by_head:
+        path, seen, commit = [], set(), head
+        while commit in by_head and commit not in seen:
+            seen.add(commit)
+            path.append(by_head[commit])
+            commit = by_head[commit]["base"]
+        out[head] = path[::-1]
+    return out
+
+
+def chained_ratio(path, name):
+    """(product of the case's paired ratios along ``path``, the commit it starts from, steps used), or None
+    when a step of the path did not measure the case: the paired chain of the case from the path's first
+    commit to its last."""
+    product = 1.0
+    for step in path:
+        case = next((c for c in step["cases"] if c["name"] == name), None)
+        if case is None:
+            return None
+        product *= case["ratio"]
+    return (product, path[0]["base"], len(path)) if path else None
+
+
+def flagged_steps(steps):
+    """[(step, case)] for every case a step found to regress (controls never count), newest step first."""
+    found = [(step, case) for step in steps for case in step["cases"]
+             if case["verdict"] == "regression" and not is_control(case["name"])]
+    return sorted(found, key=lambda sc: sc[0]["date"], reverse=True)

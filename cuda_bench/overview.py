@@ -1,0 +1,160 @@
+"""Stage 5, publish: the overview's rows, one per (machine, operation, case) at each machine's newest commit.
+
+asv's medians for C++, cuda.bindings, cuda.core and CuPy, each Python number raw and net of the same run's
+harness floor, the paired over-C++ measurement where there is one, and the history's paired view of the same
+case: the newest step's verdict with its interval and the paired chain since the first commit the steps reach
+(the product of the paired ratios along the way). The dashboard (``cuda_bench.publish``) and the Markdown
+reports (``cuda_bench.report``) render these rows.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from cuda_bench import history, overcpp, results, suite
+from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
+from cuda_bench.text import number, standing
+
+
+APIS = ("cpp", "bindings", "core", "cupy")
+
+
+TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
+
+
+def change(new, old):
+    if not (number(new) and number(old)) or old == 0:
+        return None
+    return (new - old) / old
+
+
+# --- the overview ---------------------------------------------------------------------------------------
+def suite_differs():
+    """{benchmark: reason} for the suite's operations whose sides do different work (``Op.differs``);
+    {} when the suite cannot be imported here."""
+    try:
+        return {f"{module}.{cls.__name__}.{method}": cls.differs
+                for module, cls in suite.benchmark_classes() if getattr(cls, "differs", "")
+                for method in suite.timed_methods(cls)}
+    except Exception as exc:  # the report still stands without the marks
+        print(f"report: no marks from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return {}
+
+
+def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None,
+                  versions=None):
+    """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
+
+    A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the newest
+    earlier commit with a cuda-core release tag, or None), ``params`` (the machine's), ``floor`` (this run's
+    ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None), ``gpu`` (the machine has one) and
+    ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``. A cell:
+
+    - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params`` (for asv's
+      graph link);
+    - Python cells only: ``net`` (``value - floor``), ``vs_commit`` and ``vs_release`` (relative change, same benchmark version only, of
+      ``value`` since the previous commit / release), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of`` (with a
+      C++ twin: net Python over C++), ``step`` (the paired step that ends at this commit, for this case:
+      ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
+      commit, steps]`` since the first commit the steps reach), each None where there is none;
+      ``regression``: the step's verdict is "regression";
+    - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
+      ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++ measurement
+      (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`; ``ratio``, ``low``,
+      ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in one process),
+      and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired"); ``over_cpp["runs"]``
+      says how far its ratio moved over the commit's recorded runs that timed the same twins the same way
+      (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``; a run in the slow state is left out
+      where another measured the case, ``left_out``, else marked, ``slower``).
+
+    ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
+    work: ``row["differs"]``.
+
+    ``versions`` ({benchmark: version}, the suite's, from asv's benchmarks.json): the newest commit's numbers
+    of a benchmark measured under another version (the benchmark has changed since) are left out, and every
+    row of that machine names them in ``row["older"]``.
+    """
+    overhead_by_machine = overhead_by_machine or {}
+    differs = differs or {}
+    rows = []
+    by_machine = {}
+    for machine_name, data in runs:
+        by_machine.setdefault(machine_name, []).append(data)
+    order = sorted(by_machine, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
+    for machine_name in order:
+        runs_of = by_machine[machine_name]
+        newest = runs_of[-1]
+        current = results.values(newest)
+        measured_as = results.versions(newest)
+        older = sorted({name for name, _ in current if versions and name in versions
+                        and measured_as.get(name) != versions[name]})
+        current = {key: value for key, value in current.items() if key[0] not in older}
+        floor = current.get((HARNESS, ("'noop'",)))
+        # the commits before the newest (the same commit in another environment is no earlier commit)
+        earlier = [d for d in runs_of if d["commit_hash"] != newest["commit_hash"]]
+        previous = results.comparable(previous_run(earlier, newest), newest) if earlier else {}
+        release_runs = [d for d in earlier if d["commit_hash"] in releases]
+        release = results.comparable(previous_run(release_runs, newest), newest) if release_runs else {}
+        release_name = releases[release_runs[-1]["commit_hash"]] if release_runs else None
+        path = history.chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
+        last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
+        cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
+        recorded = overhead_by_machine.get(machine_name, [])
+        paired = overcpp.over_cpp_cases([r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions)
+        params_of = {}
+        for name, combo in current:
+            params_of.setdefault(name, []).append(combo)
+        for name in sorted(params_of):
+            if name in (CPP, HARNESS) or not name.split(".")[-1].startswith("time_"):
+                continue
+            combos = params_of[name]
+            for case in dict.fromkeys(c[1:] for c in combos):  # asv's parameter order
+                row = {"machine": machine_name, "benchmark": name, "case": [c.strip("'") for c in case],
+                       "commit": newest["commit_hash"], "release": release_name, "floor": floor,
+                       "params": newest["params"], "gpu": bool(newest["params"].get("gpu")), "cells": {},
+                       "differs": differs.get(name, ""), "older": older}
+                twin = cpp_id(name, ("'x'", *case))
+                cpp_value = cpp.get(twin)
+                if number(cpp_value):
+                    row["cells"]["cpp"] = {"value": cpp_value, "benchmark": CPP, "params": {"op": f"'{twin}'"}}
+                for combo in combos:
+                    if combo[1:] != case:
+                        continue
+                    api = combo[0].strip("'")
+                    value = current[(name, combo)]
+                    net = value - floor if number(value) and number(floor) else None
+                    full = case_name(name, combo)
+                    step = last_step.get(full)
+                    cell = {"value": value, "net": net, "benchmark": name,
+                            "params": dict(zip(param_names.get(name, []), combo)),
+                            "vs_commit": change(value, previous.get((name, combo))),
+                            "vs_release": change(value, release.get((name, combo))),
+                            "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")} | {
+                                "base": path[-1]["base"], "standing": standing(step, path[-1].get("versions"))} if step else None,
+                            "index": list(history.chained_ratio(path, full) or []) or None,
+                            "regression": bool(step and step["verdict"] == "regression")}
+                    if number(cpp_value) and number(value):
+                        # the C++ twin has no harness around it: compare it with the net call
+                        python = value if net is None else net
+                        cell["over_cpp_of"] = "raw" if net is None else "net"
+                        cell["over_cpp_ns"] = (python - cpp_value) * 1e9
+                        cell["over_cpp_x"] = python / cpp_value if python > 0 else None
+                    over, spread = paired.get(full, (None, None))
+                    if over:
+                        cell["over_cpp"] = {k: over[k] for k in ("ratio", "low", "high", "over_ns", "over_low",
+                                                                 "over_high", "fast", "processes") if k in over}
+                        if spread:
+                            cell["over_cpp"]["runs"] = spread
+                        cell["over_cpp_of"] = "paired"
+                        cell["over_cpp_ns"] = over["over_ns"]
+                        cell["over_cpp_x"] = over["ratio"]
+                    row["cells"][api] = cell
+                rows.append(row)
+    return rows
+
+
+def previous_run(earlier, newest):
+    """Of ``earlier`` (results dicts, oldest first), the newest commit's run, in ``newest``'s environment where
+    that commit was measured in it."""
+    last = [d for d in earlier if d["commit_hash"] == earlier[-1]["commit_hash"]]
+    return next((d for d in reversed(last) if d.get("env_name") == newest.get("env_name")), last[-1])
