@@ -155,8 +155,10 @@ def build_progress():
 
 
 def asv(*args, config=CONF, timed=False, affinity=None, env=None):
-    """Run asv (with ``config``). ``timed``: a command that measures: pinned to ``affinity``, ASLR off, fixed
-    hash seed."""
+    """Run asv (with ``config``); its exit status. ``timed``: a command that measures: pinned to ``affinity``,
+    ASLR off, fixed hash seed. asv runs in a session of its own: an interrupt of this command (Ctrl-C, SIGTERM)
+    reaches it as Ctrl-C, on which asv stops the build or benchmark it runs (each in its own process group) and
+    exits; what is still running 30 s later is killed."""
     cmd = [sys.executable, "-m", "asv", *args, "--config", str(config)]
     full_env = dict(os.environ)
     if timed:
@@ -164,7 +166,28 @@ def asv(*args, config=CONF, timed=False, affinity=None, env=None):
         full_env = machine.timed_env(full_env)
     full_env.update(env or {})
     print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
-    return subprocess.call(cmd, cwd=ROOT, env=full_env)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, start_new_session=True)
+    try:
+        return proc.wait()
+    except BaseException:
+        stop_group(proc)
+        raise
+
+
+def stop_group(proc, grace=30):
+    """Ctrl-C to ``proc``'s process group, then SIGKILL to what is left of it after ``grace`` seconds."""
+    import signal
+
+    for signum, wait in ((signal.SIGINT, grace), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, signum)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def record_builds(machine_name, conf_path):

@@ -301,7 +301,7 @@ def build_one(src, package, out, bindings_spec, record):
                 env=build_env(src, package, bindings_spec))
             if not list(tmp.glob("*.whl")):
                 raise BuildError(f"{package}: pip wheel produced no wheel")
-        except BuildError:
+        except BaseException:  # a failed build, or an interrupt: no half-made entry stays in the cache
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         # publish the entry in one rename: a concurrent build of the same tree (prebuild, two asv
@@ -590,10 +590,11 @@ def prebuild(repo, revs, parallel, log_dir, bindings):
 
     progress(f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each, cuda-bindings "
              f"{bindings}; logs in {log_dir}")
-    with ThreadPoolExecutor(parallel) as pool:
-        records = list(pool.map(one, range(len(revs)), revs))
-    shutil.rmtree(work, ignore_errors=True)
-    return records
+    try:
+        with ThreadPoolExecutor(parallel) as pool:
+            return list(pool.map(one, range(len(revs)), revs))
+    finally:  # also on an interrupt: the checkouts and venvs of the builds go
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main(argv=None):

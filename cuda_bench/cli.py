@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from cuda_bench import asvrun, compare, publish, records, steps
+from cuda_bench import asvrun, compare, paired, publish, records, steps
 from cuda_bench.commands import COMMANDS
 
 DESCRIPTION = """\
@@ -69,6 +69,7 @@ def main(argv=None):
         top.error(f"unrecognised arguments: {' '.join(rest)}")
     module = COMMANDS[args.command]
     start = time.monotonic()
+    paired.stop_on_sigterm()  # SIGTERM stops a command as Ctrl-C does: its children stopped, its files removed
     try:
         return module.main(args, rest, argv) if args.command in ("run", "ladder") else module.main(args, argv)
     except ERRORS as exc:

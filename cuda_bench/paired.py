@@ -27,10 +27,10 @@ import os
 import queue
 import random
 import select
+import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,7 +107,7 @@ class Worker:
             self.log_start = stderr.tell()  # the pair's earlier workers wrote before this: not this one's tail
             try:
                 self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                             text=True, bufsize=1, env=env, cwd=ROOT)
+                                             text=True, bufsize=1, env=env, cwd=ROOT, preexec_fn=die_with_parent)
             except OSError as exc:  # a WorkerError, as every other way a worker fails: its pair goes on
                 raise WorkerError(f"the {side.name} worker ({side.rev}) could not start: {exc}") from exc
         self.hello = self.ask(op="hello")
@@ -288,10 +288,9 @@ def default_cores():
     return found[1:] if len(found) > 2 else found
 
 
-def one_pair(pair, sides, names, settings, log_dir, cores, done, make_worker=Worker):
-    """Process pair number ``pair``: a core from ``cores`` (a queue), both workers on it, every case in a
-    shuffled order. {name: outcome of measure_case}; ``done`` (a queue) hears of every finished case."""
-    core = cores.get()
+def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Worker):
+    """Process pair number ``pair``: both workers on ``core``, every case in a shuffled order. {name: outcome of
+    measure_case}; ``done(name)`` hears of every finished case."""
     if hasattr(os, "sched_setaffinity") and make_worker is Worker:
         os.sched_setaffinity(0, {core})  # this driver takes turns with its two workers on their core
     order = list(names)
@@ -311,44 +310,131 @@ def one_pair(pair, sides, names, settings, log_dir, cores, done, make_worker=Wor
                 for worker in workers or []:
                     worker.close()
                 workers = None
-            done.put(name)
+            done(name)
     finally:
         for worker in workers or []:
             worker.close()
-        cores.put(core)
     return found, hello
 
 
-def in_parallel(task, args, count, cores, total, progress, label, threads=False):
-    """``task(i, *args, cores, done)`` for i in range(count), one per core of ``cores`` at a time (each task
-    takes a core from the ``cores`` queue and puts it back), in processes forked from this one (threads for
-    tests); a progress line every 15 s from what the tasks put on ``done``. The tasks' results, in order."""
-    manager = None if threads else multiprocessing.Manager()
-    free, done = (queue.Queue(), queue.Queue()) if threads else (manager.Queue(), manager.Queue())
-    for core in cores:
-        free.put(core)
-    executor = ThreadPoolExecutor(len(cores)) if threads else \
-        ProcessPoolExecutor(len(cores), mp_context=multiprocessing.get_context("fork"))
-    start = time.monotonic()
+def die_with_parent():
+    """Have the kernel kill this process when the process that started it dies (Linux ``PR_SET_PDEATHSIG``), so
+    that a controller killed outright (SIGKILL) leaves no pair driver or worker running; elsewhere, nothing."""
     try:
-        with executor as pool:
-            futures = [pool.submit(task, i, *args, free, done) for i in range(count)]
-            finished, last = 0, start
-            while not all(f.done() for f in futures) or not done.empty():
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised as Ctrl-C is: the same clean stop."""
+
+
+def stop_on_sigterm():
+    """From now on SIGTERM stops this process as Ctrl-C does (:class:`Interrupted`), so every ``finally`` runs."""
+    def stop(signum, frame):
+        raise Interrupted(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _driver(task, i, args, core, messages):
+    """A forked task process: its own process group (Ctrl-C at a terminal reaches the controller alone, which
+    stops the group: this driver and the workers it starts), killed with the controller, its result sent back."""
+    os.setpgrp()
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        result = task(i, *args, core, lambda name: messages.put(("case", i, name)))
+        messages.put(("result", i, result))
+    except BaseException as exc:  # noqa: BLE001 - whatever it was, the controller must hear of it
+        messages.put(("failed", i, f"{type(exc).__name__}: {exc}"))
+
+
+def in_parallel(task, args, count, cores, total, progress, label, threads=False):
+    """``task(i, *args, core, done)`` for i in range(count), one per core of ``cores`` at a time, each in a
+    process forked from this one (threads for tests); a progress line every 15 s from the cases the tasks
+    report with ``done(name)``. The tasks' results, in order.
+
+    An interrupt (Ctrl-C, or SIGTERM after :func:`stop_on_sigterm`) or any error here kills every task's
+    process group (its driver and the workers it started) before it propagates: nothing is left running and
+    nothing waits on a task that will never finish. A task process that dies without a result is an error."""
+    ctx = multiprocessing.get_context("fork")
+    messages = queue.Queue() if threads else ctx.Queue()
+    free, pending, running, results = list(cores), list(range(count)), {}, {}
+    start = last = time.monotonic()
+    finished = 0
+
+    def launch(i, core):
+        if threads:
+            import threading
+
+            def body():
                 try:
-                    done.get(timeout=1)
-                    finished += 1
-                except queue.Empty:
-                    pass
-                now = time.monotonic()
-                if finished and (now - last >= 15 or finished == total):
-                    last = now
-                    progress(f"{label}: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s, "
-                             f"about {(now - start) / finished * (total - finished):.0f} s left")
-            return [f.result() for f in futures]
-    finally:
-        if manager is not None:
-            manager.shutdown()
+                    messages.put(("result", i, task(i, *args, core, lambda name: messages.put(("case", i, name)))))
+                except BaseException as exc:  # noqa: BLE001
+                    messages.put(("failed", i, f"{type(exc).__name__}: {exc}"))
+
+            worker = threading.Thread(target=body, daemon=True)
+        else:
+            worker = ctx.Process(target=_driver, args=(task, i, args, core, messages))
+        worker.start()
+        return worker
+
+    def handle(message):
+        nonlocal finished
+        kind, i, value = message
+        if kind == "case":
+            finished += 1
+        elif kind == "result":
+            results[i] = value
+        else:
+            results[i] = RuntimeError(f"{label} task {i} failed: {value}")
+
+    try:
+        while pending or running:
+            while pending and free:
+                i, core = pending.pop(0), free.pop(0)
+                running[i] = (launch(i, core), core)
+            try:
+                handle(messages.get(timeout=1))
+            except queue.Empty:
+                pass
+            for i, (worker, core) in list(running.items()):
+                if worker.is_alive():
+                    continue
+                if i not in results:  # its last messages may still be on their way
+                    try:
+                        while i not in results:
+                            handle(messages.get(timeout=2))
+                    except queue.Empty:
+                        results[i] = RuntimeError(f"{label} task {i} died (exit {getattr(worker, 'exitcode', '?')})")
+                if not threads:
+                    worker.join()
+                free.append(core)
+                del running[i]
+            now = time.monotonic()
+            if finished and (now - last >= 15 or finished == total):
+                last = now
+                progress(f"{label}: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s, "
+                         f"about {(now - start) / finished * (total - finished):.0f} s left")
+    except BaseException:
+        if not threads:
+            for worker, _ in running.values():
+                try:
+                    os.killpg(worker.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    worker.kill()
+            for worker, _ in running.values():
+                worker.join(timeout=10)
+        raise
+    failed = [r for r in results.values() if isinstance(r, BaseException)]
+    if failed:
+        raise failed[0]
+    return [results[i] for i in range(count)]
 
 
 def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=None, make_worker=Worker):
@@ -397,10 +483,9 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
                   cores[:jobs], lost)
 
 
-def one_process(index, side, items, settings, log_dir, cores, done, make_worker=Worker):
-    """Worker process number ``index`` of an over-C++ run: every (case, twin) of ``items`` in a shuffled
-    order, each the Python case and its C++ twin timed in turn inside that one process."""
-    core = cores.get()
+def one_process(index, side, items, settings, log_dir, core, done, make_worker=Worker):
+    """Worker process number ``index`` of an over-C++ run, on ``core``: every (case, twin) of ``items`` in a
+    shuffled order, each the Python case and its C++ twin timed in turn inside that one process."""
     if hasattr(os, "sched_setaffinity") and make_worker is Worker:
         os.sched_setaffinity(0, {core})
     order = list(items)
@@ -419,11 +504,10 @@ def one_process(index, side, items, settings, log_dir, cores, done, make_worker=
                 if worker is not None:
                     worker.close()
                 worker = None
-            done.put(name)
+            done(name)
     finally:
         if worker is not None:
             worker.close()
-        cores.put(core)
     return found, hello
 
 

@@ -40,7 +40,7 @@ from cuda_bench import history, overcpp, overview, records, results
 from cuda_bench.names import is_control, is_release_tag, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.report import OLDER
-from cuda_bench.paths import CONF, DASHBOARD
+from cuda_bench.paths import CONF, DASHBOARD, WORK
 from cuda_bench.stats import CONFIDENCE, VERDICTS
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
 
@@ -423,8 +423,23 @@ def clean_results(results_dir, work):
     return copy
 
 
+def swap_in(new, html_dir, aside):
+    """``new`` becomes ``html_dir``: the old one is moved to ``aside`` first and put back if the new one cannot
+    take its place, so ``html_dir`` is never left missing."""
+    had = html_dir.exists()
+    if had:
+        html_dir.rename(aside)
+    try:
+        new.rename(html_dir)
+    except BaseException:
+        if had:
+            aside.rename(html_dir)
+        raise
+
+
 def publish(config=CONF):
-    """Publish ``config``'s results into its html_dir: built aside, swapped in only when complete."""
+    """Publish ``config``'s results into its html_dir: built aside (in .asv/, which git ignores), swapped in only
+    when complete; a failure or an interrupt at any point leaves the old html_dir as it was."""
     import json5  # asv's own reader of its config (the file has comments)
 
     config = Path(config).resolve()
@@ -433,9 +448,10 @@ def publish(config=CONF):
     html_dir = (base / conf.get("html_dir", "html")).resolve()
     results_dir = (base / conf.get("results_dir", "results")).resolve()
     if not results.load_all(results_dir):
-        raise DashboardError(f"no results in {results_dir} to publish (scripts/bench run makes some)")
+        raise DashboardError(f"no results in {results_dir} to publish (cuda-bench run makes some)")
     html_dir.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".html-new-", dir=html_dir.parent))
+    WORK.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="publish-", dir=WORK))
     # next to the given config: asv finds its clone of the project relative to its config file
     temp_config = config.parent / f".publish-{os.getpid()}.conf.json"
     try:
@@ -456,15 +472,12 @@ def publish(config=CONF):
         readable_graphs(new_html)
         rows, entries = pages(temp_config, used, new_html)
         shutil.copy2(DASHBOARD / "html-README.md", new_html / "README.md")
-        old = work / "old"
-        if html_dir.exists():
-            html_dir.rename(old)
-        new_html.rename(html_dir)
+        swap_in(new_html, html_dir, work / "old")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         temp_config.unlink(missing_ok=True)
     print(f"publish: {html_dir} ({len(rows)} overview rows, {len(entries)} flagged by paired steps). "
-          "Open it with `scripts/bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
+          "Open it with `cuda-bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
           file=sys.stderr)
 
 

@@ -780,3 +780,117 @@ def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(
     for command in (["aa", "main"], ["steps"], ["run"], ["ladder"]):
         assert cli.parser().parse_args(command).layouts == "random"
     assert cli.parser().parse_args(["over-cpp", "main"]).layouts == paired.OVER_CPP_LAYOUTS == "fixed"
+
+
+# --- what the method needs: ABBA order, medians over groups and over pairs --------------------------
+class Sawtooth:
+    """A harder core's clock for the method's own tests: its speed ramps up linearly by ``rise`` over every
+    ``period`` ns and starts again (a drift inside every ABBA group), and on top switches between full speed and
+    ×1.6 slower every 20-300 µs (inside groups, so a group's four samples see different states)."""
+
+    def __init__(self, seed, rise=0.5, period=2e6):
+        rng = random.Random(seed)
+        self.now_ns, self.rise, self.period = rng.uniform(0, period), rise, period
+        self.ends, self.factors, t, slow = [], [], 0.0, False
+        while t < 40e9:
+            t += rng.uniform(2e4, 3e5)
+            self.ends.append(t)
+            self.factors.append(1.6 if slow else 1.0)
+            slow = not slow
+
+    def speed(self):
+        import bisect
+
+        factor = self.factors[min(bisect.bisect_right(self.ends, self.now_ns), len(self.factors) - 1)]
+        return factor * (1 + self.rise * (self.now_ns % self.period) / self.period)
+
+    def seconds(self):
+        return self.now_ns / 1e9
+
+
+class RecordingWorker(ScriptedWorker):
+    """A scripted worker that writes each sample it takes, with its side, into a log both workers share."""
+
+    def __init__(self, name, core, costs, offset, log):
+        super().__init__(name, core, costs, offset)
+        self.log = log
+
+    def sample(self, calls):
+        self.log.append(self.side.name)
+        return super().sample(calls)
+
+
+HARD = {f"bench_sim.Op{i}.time_op{i}('core')": cost for i, cost in enumerate([60, 250, 400, 1500, 6000, 25000])}
+HARD_INJECTED = "bench_sim.Op2.time_op2('core')"
+
+
+def sawtooth_run(slowdown=1.0, pairs=20, seed=1, log=None):
+    """The engine on the sawtooth clock, with one outlier process pair (its head process 25% slower on every
+    case, as a process whose layout or state is off): {case: CaseResult} at a 1% threshold."""
+    rng = random.Random(seed)
+    settings = paired.Settings(pairs=pairs, seconds=0.1)
+    head_costs = dict(HARD, **{HARD_INJECTED: HARD[HARD_INJECTED] * slowdown})
+    per_pair = {name: [] for name in HARD}
+    for pair in range(pairs):
+        core = Sawtooth(seed * 100 + pair)
+        shared = log if log is not None else []
+        a = RecordingWorker("base", core, HARD, rng.gauss(1, 0.002), shared)
+        b = RecordingWorker("head", core, head_costs, 1.25 if pair == 0 else rng.gauss(1, 0.002), shared)
+        for name in HARD:
+            outcome = paired.measure_case(a, b, name, settings, now=core.seconds)
+            per_pair[name].append(outcome[1:])
+    return {name: stats.analyse(name, found, 0.01) for name, found in per_pair.items()}
+
+
+def test_the_engine_samples_in_abba_groups_after_one_warm_sample_each():
+    log = []
+    a = RecordingWorker("base", Core(1), CASES, 1.0, log)
+    b = RecordingWorker("head", a.core, CASES, 1.0, log)
+    outcome = paired.measure_case(a, b, INJECTED, paired.Settings(seconds=0.01, min_groups=3), now=a.core.seconds)
+    start = len(log) - 4 * len(outcome[2])  # before: sizing the sample on base alone, then the warm samples
+    assert log[start - 2:start] == ["base", "head"]  # one warm sample each, at the group size
+    groups = log[start:]
+    assert len(outcome[2]) >= 3
+    assert all(groups[i:i + 4] == ["base", "head", "head", "base"] for i in range(0, len(groups), 4))
+
+
+def test_a_clock_that_drifts_inside_groups_with_an_outlier_pair_reads_one_only_with_abba_and_medians():
+    """The sawtooth clock drifts inside every group and switches state inside groups; one process pair is an
+    outlier. ABBA cancels the linear drift (sampling A then B reads the drift as a 5-7% slowdown of every case);
+    the median of a pair's group ratios ignores the groups a switch split (their mean reads 3-5% high); the
+    median over pairs ignores the outlier pair (their mean reads 1.5-2.5% high). So the A/A stays silent and
+    within 1% of 1 (0.25-0.75% on five seeds), and a 3% slowdown of one case is found alone, within 1% of 3%."""
+    aa = sawtooth_run()
+    for name, case in aa.items():
+        assert case.verdict == "same" and abs(case.ratio - 1) < 0.01, (name, case)
+    injected = sawtooth_run(slowdown=1.03)
+    assert [n for n, c in injected.items() if c.verdict != "same"] == [HARD_INJECTED]
+    assert abs(injected[HARD_INJECTED].ratio - 1.03) < 0.01
+
+
+def test_a_threshold_read_from_calibration_decides_the_comparison_end_to_end(tmp_path):
+    """The same ~5% slowdown, measured once by the engine (scripted workers, paired.run), is a regression under a
+    2% threshold calibrated on the machine and 'same' under 10%: the threshold goes from calibration.jsonl
+    (records.calibration) through paired.run into summary.json, the comment and the exit status."""
+    def scripted(side, core, settings, log):
+        costs = dict(CASES, **({INJECTED: CASES[INJECTED] * 1.05} if side.name == "head" else {}))
+        worker = ScriptedWorker(side.name, clocks.setdefault(core, Core(core)), costs, 1.0)
+        worker.side, worker.hello = side, {"versions": {}, "aslr_off": False}
+        worker.close = lambda: None
+        return worker
+
+    sides = [paired.Side(n, n, n * 40 if len(n) == 1 else "c" * 40, "python") for n in ("base", "head")]
+    said = {}
+    for threshold in (0.02, 0.10):
+        clocks = {}
+        folder = tmp_path / str(threshold)
+        records.append(folder, "calibration", {"base": "a", "head": "a", "date": "d", "thresholds": {
+            INJECTED: threshold}, "settings": {"layouts": "random", "confidence": 0.95, "cores": [0]}})
+        report = paired.run(sides, [INJECTED], paired.Settings(pairs=8, seconds=0.05), tmp_path / "logs",
+                            records.calibration(folder), progress=lambda m: None, cores=[0, 1], make_worker=scripted)
+        data = compare.summary(report, "pr")
+        (case,) = data["cases"]
+        said[threshold] = (case["verdict"], case["threshold"], compare.exit_status(data),
+                           "#### Regressions" in compare.comment(data))
+        assert 1.04 < case["ratio"] < 1.06
+    assert said == {0.02: ("regression", 0.02, 1, True), 0.10: ("same", 0.10, 0, False)}
