@@ -20,6 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the cuda_bench package
 from cuda_bench.paths import OVER_CPP, STEPS, machine_dirs, result_files  # noqa: E402
+
 ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
@@ -163,10 +164,10 @@ def asv_results(path):
     data = json.loads(Path(path).read_text())
     out = {}
     for name, row in data["results"].items():
-        entry = dict(zip(data["result_columns"], row))
+        entry = dict(zip(data["result_columns"], row, strict=False))
         params = entry.get("params") or []
         values = entry["result"] if params else [entry["result"]]
-        for combo, value in zip(itertools.product(*params), values):
+        for combo, value in zip(itertools.product(*params), values, strict=False):
             out[(name, tuple(p.strip("'") for p in combo))] = value
     return out
 
@@ -196,7 +197,8 @@ def run_asv(conf, *args, check=True):
         capture_output=True, text=True, cwd=conf.parent, env=asv_env(conf.parent / "home"),
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        raise AssertionError(f"asv {' '.join(args)} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n"
+                             f"{proc.stderr[-4000:]}")
     return proc
 
 
@@ -210,3 +212,59 @@ def read_lines(path):
 def paired_run(name):
     """A paired run from the H200 (its summary.json), kept as a fixture: fixtures/paired/NAME.json."""
     return json.loads((Path(__file__).parent / "fixtures" / "paired" / f"{name}.json").read_text())
+
+
+# --- whole records, built by hand -------------------------------------------------------------------------------
+def step_case(name, ratio=1.0, verdict="same", **overrides):
+    """One case of a step record (``records.STEP_CASE``): ``ratio`` with the interval 0.01 either side of it, a 1%
+    threshold, 100 ns on the base side; ``overrides`` replace fields."""
+    from cuda_bench.names import is_control
+
+    return {"name": name, "ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01, "verdict": verdict,
+            "threshold": 0.01, "coverage": 0.95, "pairs": [], "base_ns": 100.0, "head_ns": 100.0 * ratio,
+            "groups": 100, "calls_per_sample": 1, "control": is_control(name)} | overrides
+
+
+def step_record(**overrides):
+    """A whole step record (``records.SHAPES["step"]``, not yet stamped): the step a... -> b... measured on machine
+    start "1" with a layout per process, in cuda-bindings 13.3.1, nothing measured; ``overrides`` replace fields
+    (``host`` and ``settings`` whole)."""
+    record = {"kind": "step", "base": "a" * 40, "head": "b" * 40, "date": "2026-12-04T12:00:00Z", "seconds": 60.0,
+              "build_seconds": 0.0, "command": None, "machine": {},
+              "host": {"start": "1", "boot": "2026-12-04T00:00:00Z"},
+              "settings": {"layouts": "random", "confidence": 0.95, "cores": [1]},
+              "versions": {"base": {}, "head": {}}, "cases": [], "skipped": {}, "only": {}, "errors": {}, "lost": {},
+              "expected": [], "env": {}, "bindings": "13.3.1", "release_tags": None} | overrides
+    return {"base_rev": record["base"], "head_rev": record["head"]} | record
+
+
+def over_cpp_case(name, ratio=2.0, **overrides):
+    """One case of an over-C++ record (``records.OVER_CPP_CASE``): ``ratio`` with the interval 0.05 either side of
+    it over a 100 ns C++ twin, no benchmark version; ``overrides`` replace fields."""
+    cpp_ns = overrides.get("cpp_ns", 100.0)
+    return {"name": name, "twin": "x", "ratio": ratio, "low": ratio - 0.05, "high": ratio + 0.05, "coverage": 0.95,
+            "over_ns": (ratio - 1) * cpp_ns, "over_low": (ratio - 1.05) * cpp_ns, "over_high": (ratio - 0.95) * cpp_ns,
+            "py_ns": ratio * cpp_ns, "cpp_ns": cpp_ns, "processes": 60, "groups": 1000, "version": None,
+            "fast": None} | overrides
+
+
+def over_cpp_record(**overrides):
+    """A whole over-C++ record (``records.SHAPES["over-cpp"]``, not yet stamped), by default what
+    ``records.upgrade`` makes of a record that does not say: no twins named, one fixed layout, ratios over all
+    processes, no machine start; at commit c..., nothing measured. ``overrides`` replace fields (``host`` and
+    ``settings`` whole)."""
+    return {"kind": "over-cpp", "commit": "c" * 40, "rev": "main", "date": "2026-12-04T12:00:00Z", "seconds": 60.0,
+            "build_seconds": 0.0, "command": None, "machine": {}, "host": {"start": None, "boot": None},
+            "settings": {"layouts": "fixed", "state": "all", "processes": 60, "confidence": 0.95},
+            "versions": None, "twins": None, "cases": [], "skipped": {}, "errors": {}, "lost": {}} | overrides
+
+
+def write_records(folder, kind, found):
+    """``found`` (records of type ``kind``) as the lines of their file in ``folder``, stamped (``records.stamped``)
+    and checked as ``records.append`` checks them; the file is written anew."""
+    from cuda_bench import records
+
+    path = Path(folder) / records.FILES[kind]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(records.check(records.stamped(r, kind), kind)) + "\n" for r in found))
+    return path
