@@ -47,9 +47,18 @@ exit status: 0 done; 1 a regression; 2 something could not be measured; 3 could 
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, but a bad option or argument exits 3 (the command could not start), as every other
+    one-line error does: argparse's own 2 says that something could not be measured here."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(compare.ERROR, f"{self.prog}: error: {message}\n")
+
+
 def parser():
-    top = argparse.ArgumentParser(prog="cuda-bench", usage="%(prog)s [-h] COMMAND ...", description=DESCRIPTION,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top = Parser(prog="cuda-bench", usage="%(prog)s [-h] COMMAND ...", description=DESCRIPTION,
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS,
                              prog="cuda-bench")  # the commands are listed once, in DESCRIPTION
     for module in dict.fromkeys(COMMANDS.values()):

@@ -1,6 +1,6 @@
-"""scripts/bench (cuda_bench.cli, .run, .machine): the derived configuration that points asv at a clone, a
-wheel or a system site without editing asv.conf.json, the machine record, the timed-process settings, and
-what a newcomer meets first: the help, clear one-line errors, visible build progress, GPU-less runs kept out
+"""cuda-bench (cuda_bench.cli, its commands, .asvrun, .machine): the derived configuration that points asv at a
+clone, a wheel or a system site without editing asv.conf.json, the machine record, the timed-process settings,
+and what a newcomer meets first: the help, clear one-line errors, visible build progress, GPU-less runs kept out
 of the history."""
 
 from __future__ import annotations
@@ -8,21 +8,37 @@ from __future__ import annotations
 import argparse
 import calendar
 import json
-import platform
 import os
+import platform
 import re
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import json5
 import pytest
+from conftest import (
+    ROOT,
+    aslr_can_be_switched_off,
+    over_cpp_record,
+    read_lines,
+    run_module,
+    step_case,
+    step_record,
+)
 
-from conftest import ROOT, aslr_can_be_switched_off, run_module, read_lines
-from cuda_bench import asvrun, cli, compare, history, machine, overcpp, paired, records, results, steps
-from cuda_bench.layout import NO_GPU_RESULTS, result_files
+from cuda_bench import asv_plugin, asvrun, cli, compare, history, machine, overcpp, paired, records
+from cuda_bench.commands import common
+from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_files
+
+
+def a_gpu_here(monkeypatch):
+    """This machine taken for one with a GPU: run and steps then read and write the --results-dir they are given
+    (without one, asv's results go to .asv/results-no-gpu whatever --results-dir says)."""
+    monkeypatch.setattr(machine, "has_gpu", lambda info: True)
 
 
 def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
@@ -46,11 +62,12 @@ def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
 
 
 def test_two_commands_at_once_each_read_their_own_derived_config(tmp_path, git_repo):
-    """A long `scripts/bench run --repo A` re-reads its derived config hours later (the steps, the over-C++
-    run, publish): another command started meanwhile must not have replaced it. Each process writes its own,
-    and removes it when it ends."""
+    """A long `cuda-bench run --repo A` re-reads its derived config hours later (the steps, the over-C++ run,
+    publish): another command started meanwhile must not have replaced it. Each process writes its own, and
+    removes it when it ends."""
     mine = asvrun.derived_conf(git_repo, "source")
-    other = subprocess.run([sys.executable, "-c", "from cuda_bench import run; print(asvrun.derived_conf(None, '12.9.10'))"],
+    other = subprocess.run([sys.executable, "-c",
+                            "from cuda_bench import asvrun; print(asvrun.derived_conf(None, '12.9.10'))"],
                            cwd=ROOT, capture_output=True, text=True, check=True)
     theirs = Path(other.stdout.strip())
     assert theirs != mine and theirs.parent == mine.parent and not theirs.exists()  # gone with its command
@@ -58,7 +75,8 @@ def test_two_commands_at_once_each_read_their_own_derived_config(tmp_path, git_r
     assert (conf["repo"], asvrun.bindings_of(conf)) == (str(git_repo), "source")
 
 
-def test_defaults_keep_the_project_config():
+def test_defaults_keep_the_project_config(monkeypatch):
+    monkeypatch.setattr(asvrun, "local_settings", lambda path=None: {})  # no clone set by `cuda-bench init`
     conf = json.loads(asvrun.derived_conf().read_text())
     original = json5.loads((ROOT / "asv.conf.json").read_text())
     assert conf["repo"] == original["repo"] == "https://github.com/NVIDIA/cuda-python.git"
@@ -68,19 +86,20 @@ def test_defaults_keep_the_project_config():
 def test_a_path_that_is_not_a_repository_is_one_clear_line(tmp_path):
     proc = run_module("cuda_bench", "compare", "main", "x", "--repo", tmp_path, check=False,
                       env=dict(os.environ, HOME=str(tmp_path)))
-    assert proc.returncode == 2
+    assert proc.returncode == compare.ERROR == 3
     assert proc.stderr.strip().splitlines()[-1] == f"bench: --repo {tmp_path} is not a git repository"
     assert "Traceback" not in proc.stderr
 
 
 def test_an_unreachable_repository_is_one_line_with_the_ways_on(monkeypatch, capsys, tmp_path):
-    """`scripts/bench run` where GitHub cannot be reached: one line saying what failed and the two ways on,
-    not asv's traceback. The address refuses at once (nothing listens on port 1)."""
+    """`cuda-bench run` where GitHub cannot be reached: one line saying what failed and the two ways on, not
+    asv's traceback, and exit 3. The address refuses at once (nothing listens on port 1)."""
     monkeypatch.setenv("HOME", str(tmp_path))  # asv's machine file
     conf = asvrun.load_conf()
     conf["repo"] = "https://127.0.0.1:1/NVIDIA/cuda-python.git"
-    monkeypatch.setattr(run, "load_conf", lambda path=None: dict(conf))
-    assert cli.main(["run", "--no-publish"]) == 2
+    monkeypatch.setattr(asvrun, "load_conf", lambda path=None: json.loads(json.dumps(conf)))
+    monkeypatch.setattr(asvrun, "local_settings", lambda path=None: {})  # no clone set by `cuda-bench init`
+    assert cli.main(["run", "--no-publish"]) == 3
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("bench: cannot reach https://127.0.0.1:1/NVIDIA/cuda-python.git (")
     assert "--repo" in err and "GPU boxes without network" in err
@@ -88,14 +107,15 @@ def test_an_unreachable_repository_is_one_line_with_the_ways_on(monkeypatch, cap
 
 def test_help_names_every_command_and_says_where_the_rest_goes():
     top = run_module("cuda_bench", "--help").stdout
-    for command in ("run", "ladder", "steps", "compare", "aa", "overhead", "publish", "serve", "machine",
-                    "prebuild"):
+    commands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(commands) == {"init", "run", "ladder", "steps", "compare", "aa", "over-cpp", "publish", "serve",
+                             "report", "prebuild", "upgrade"}
+    for command in commands:
         assert f"\n  {command} " in top, command
         own = run_module("cuda_bench", command, "--help").stdout
-        assert own.startswith(f"usage: scripts/bench {command} "), own[:80]  # not the top usage line
+        assert own.startswith(f"usage: cuda-bench {command} "), own[:80]  # not the top usage line
     run_help = run_module("cuda_bench", "run", "--help").stdout
     assert "goes to `asv run` unchanged" in " ".join(run_help.split())
-    commands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
     for command, sub in commands.items():  # every option of every command says what it does
         for action in sub._actions:
             if action.option_strings and action.dest != "help":
@@ -106,7 +126,7 @@ def test_help_names_every_command_and_says_where_the_rest_goes():
 
 def test_machine_record_has_gpu_fields_only_from_a_gpu(tmp_path, monkeypatch):
     """Without nvidia-smi no GPU field is invented; with it, the fields are nvidia-smi's answers: here a
-    stand-in on PATH answers as the lent H200's did, and the record is the one committed from there."""
+    stand-in on PATH answers as the H200's does, and the record is the one in results/nvidia-h200/machine.json."""
     monkeypatch.setenv("HOME", str(tmp_path))  # asv keeps its machine file in ~/.asv-machine.json
     monkeypatch.setenv("PATH", str(tmp_path / "bin") + os.pathsep + os.environ["PATH"])
     if shutil.which("nvidia-smi"):
@@ -122,7 +142,7 @@ def test_machine_record_has_gpu_fields_only_from_a_gpu(tmp_path, monkeypatch):
     smi.write_text(f"""#!/bin/sh
 case "$1" in
   --query-gpu=*) echo "{h200['gpu']}, {h200['driver']}, {h200['gpu_cc']}, {h200['gpu_memory']}, {h200['gpu_count']}" ;;
-  *) echo "| NVIDIA-SMI {h200['driver']}   Driver Version: {h200['driver']}   CUDA Version: {h200['cuda_driver']}   |" ;;
+  *) echo "| NVIDIA-SMI {h200['driver']}  Driver Version: {h200['driver']}  CUDA Version: {h200['cuda_driver']} |" ;;
 esac
 """)
     smi.chmod(0o755)
@@ -133,7 +153,7 @@ esac
 
 
 def test_restarts_of_one_vm_record_one_machine_so_its_history_stays_on_one_graph(tmp_path, monkeypatch):
-    """asv files a result under every machine field: the lent H200 came back as 'Linux 6.18.44-fc-v973-gpu'
+    """asv files a result under every machine field: the H200 VM comes back as 'Linux 6.18.44-fc-v973-gpu'
     with 135128870912 bytes and as '...-fc-v1252-gpu' with 135129063424; both must read the same."""
     starts = [{"os": "Linux 6.18.44-fc-v973-gpu", "ram": "135128870912"},
               {"os": "Linux 6.18.44-fc-v1252-gpu", "ram": "135129063424"}]
@@ -151,21 +171,35 @@ def test_restarts_of_one_vm_record_one_machine_so_its_history_stays_on_one_graph
     booted = calendar.timegm(time.strptime(host["boot"], "%Y-%m-%dT%H:%M:%SZ"))
     uptime = float(Path("/proc/uptime").read_text().split()[0])
     assert abs(booted + uptime - time.time()) < 5 and machine.host()["boot"] == host["boot"]
+    # a start is named by the kernel's boot id where it gives one, else by the boot time
+    assert host["start"] == (host["boot_id"] or host["boot"]) and machine.host()["start"] == host["start"]
     if platform.machine() == "x86_64":  # the CPU a VM was given, which its model name may hide
         assert float(host["cpu"]["bogomips"]) > 0 and host["cpu"]["cpu family"].isdigit()
 
 
-def test_a_run_without_a_gpu_stays_out_of_the_history(capsys):
-    assert run.no_gpu_results_dir({"machine": "cpu-x"}, None) == str(NO_GPU_RESULTS)
-    assert "not into the history" in capsys.readouterr().err
-    assert run.no_gpu_results_dir({"machine": "cpu-x"}, "elsewhere") == "elsewhere"  # asked for: as asked
-    assert run.no_gpu_results_dir({"gpu": "NVIDIA H200"}, None) is None  # the history (results/)
+def test_a_run_without_a_gpu_stays_out_of_the_history(tmp_path, capsys):
+    """asv's commands that write results (through the project's asv plugin): on a machine without a GPU they write
+    to results-no-gpu beside asv's environments, whatever results folder was configured or asked for, and say
+    so; with a GPU, where configured. Publishing shows the configured history on any machine."""
+    env_dir = tmp_path / ".asv" / "env"
+
+    def applied(name, gpu, results_dir):
+        conf = SimpleNamespace(repo="r", env_dir=str(env_dir), results_dir=str(results_dir))
+        asv_plugin.apply_settings(name, conf, SimpleNamespace(machine=None), settings={}, gpu=gpu)
+        return Path(conf.results_dir)
+
+    assert no_gpu_results(env_dir) == tmp_path / ".asv" / "results-no-gpu"
+    assert applied("Run", {}, tmp_path / "results") == no_gpu_results(env_dir)
+    assert "no GPU on this machine: results go to" in capsys.readouterr().err
+    assert applied("Run", {}, tmp_path / "elsewhere") == no_gpu_results(env_dir)  # asked for: still not there
+    assert applied("Run", {"gpu": "NVIDIA H200"}, tmp_path / "results") == tmp_path / "results"  # the history
+    assert applied("Publish", {}, tmp_path / "results") == tmp_path / "results"
 
 
 def test_build_progress_reaches_the_console_while_asv_builds(capfd):
-    """asv keeps a build step's output to itself: the build writes progress lines to CUDA_BENCH_PROGRESS,
-    and scripts/bench prints them as they come, while the build is still running; the empty line a build
-    starts with only ends the line asv left open ("Building <commit> for <env>")."""
+    """asv keeps a build step's output to itself: the build writes progress lines to CUDA_BENCH_PROGRESS, and
+    cuda-bench prints them as they come, while the build is still running; the empty line a build starts with
+    only ends the line asv left open ("Building <commit> for <env>")."""
     with asvrun.build_progress() as env:
         child = subprocess.Popen([sys.executable, "-c", (
             "import os, time\n"
@@ -214,7 +248,7 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     assert asvrun.asv("machine", "--yes", "--machine", "probe", config=conf) == 0
     core = machine.cores()[-1]
     status = asvrun.asv("run", "--quick", "--machine", "probe", "--set-commit-hash", git(git_repo, "rev-parse", "HEAD"),
-                     "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
+                        "-E", f"existing:{newest_env}", config=conf, timed=True, affinity=str(core))
     assert status == 0
     (results,) = result_files(tmp_path / "results-no-gpu" / "probe")  # no GPU here: outside the history
     seen = {name.split(".")[-1]: value[0] for (name, _), value in asv_results(results).items()}
@@ -225,14 +259,14 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
 
 
 def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
-    """`scripts/bench run -b REGEX` measures only what REGEX names, in asv as in the paired steps after it (the
-    option once stopped at the paired steps, and asv ran the whole suite)."""
-    from cuda_bench import cli
-
+    """`cuda-bench run -b REGEX` measures only what REGEX names, in asv as in the paired steps after it; an asv
+    that exits non-zero makes the run's exit status 2 (something could not be measured)."""
     seen = []
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(run, "asv", lambda *args, **kw: seen.append(args) or 1)
-    assert cli.main(["run", "HEAD^!", "-b", "bench_cpp", "-b", "Floor", "--repo", str(git_repo), "--no-publish"]) == 1
+    a_gpu_here(monkeypatch)
+    monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: seen.append(args) or 1)
+    assert cli.main(["run", "HEAD^!", "-b", "bench_cpp", "-b", "Floor", "--repo", str(git_repo), "--machine", "m",
+                     "--results-dir", str(tmp_path / "res"), "--no-publish"]) == compare.INCOMPLETE == 2
     (args,) = seen
     assert args[0] == "run" and args[-1] == "HEAD^!"
     assert [args[i + 1] for i, a in enumerate(args) if a == "--bench"] == ["bench_cpp", "Floor"]
@@ -240,12 +274,11 @@ def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
 
 def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measured_one(tmp_path, git_repo,
                                                                                          monkeypatch, capsys):
-    """`scripts/bench ladder --new` (the nightly job): asv runs only the releases newer than the newest one
+    """`cuda-bench ladder --new` (the nightly job): asv runs only the releases newer than the newest one
     measured in the ladder's own environment (not a release of an older series tagged later, not main's head,
     not a release measured only in main's environment), and each is paired with the release before it, not
     with main's head that a full ladder measured later by commit date. With none newer, or no ladder yet, it
     runs nothing and exits 0."""
-    from cuda_bench import cli, compare
     from conftest import git
 
     shas = {}
@@ -265,7 +298,7 @@ def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measu
             {"commit_hash": shas[tag], "date": date, "env_name": bindings, "results": {}, "result_columns": [],
              "env_vars": {"CUDA_BENCH_BINDINGS": bindings}}))
 
-    ran, paired = [], []
+    ran, paired_steps = [], []
 
     def asv(*args, **kw):  # measures what the hash file names, as asv run HASHFILE: would
         (hashfile,) = [a[len("HASHFILE:"):] for a in args if a.startswith("HASHFILE:")]
@@ -276,14 +309,15 @@ def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measu
         return 0
 
     def measure(repo, base, head, **kw):
-        paired.append((base, head))
+        paired_steps.append((base, head))
         raise compare.CompareError("not built here")
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(run, "asv", asv)
+    a_gpu_here(monkeypatch)
+    monkeypatch.setattr(asvrun, "asv", asv)
     monkeypatch.setattr(compare, "measure", measure)
     argv = ["ladder", "--new", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
-            "--no-publish", "--no-overhead"]
+            "--no-publish", "--no-over-cpp"]
     assert cli.main(argv) == 0 and not ran  # no ladder yet: nothing to pair a new release with
     assert "no cuda-core release measured yet in" in capsys.readouterr().err
     measured("cuda-core-v0.4.2", "auto")
@@ -292,8 +326,8 @@ def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measu
     measured("cuda-core-v0.6.0", "13.3.1")  # main's nightly run measured a release commit: not the ladder
     assert cli.main(argv) == 2  # a step that could not be measured: exit 2, as run's
     assert ran == [[shas["cuda-core-v0.6.0"], shas["cuda-core-v0.6.1"]]]
-    assert paired == [(shas["cuda-core-v0.5.1"], shas["cuda-core-v0.6.0"]),
-                      (shas["cuda-core-v0.6.0"], shas["cuda-core-v0.6.1"])]
+    assert paired_steps == [(shas["cuda-core-v0.5.1"], shas["cuda-core-v0.6.0"]),
+                            (shas["cuda-core-v0.6.0"], shas["cuda-core-v0.6.1"])]
     assert "ladder --new: newer than cuda-core-v0.5.1, the newest measured in" in capsys.readouterr().err
     assert cli.main(argv) == 0 and len(ran) == 1
     assert "no cuda-core release newer than cuda-core-v0.6.1, the newest measured in" in capsys.readouterr().err
@@ -303,8 +337,6 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
     """asv exits non-zero when any one benchmark fails; what it measured is still paired with its neighbours
     (history.new_steps reads only what changed in this run, so a step skipped now would never be made), and a
     step that cannot be measured is reported and the next one still runs."""
-    from cuda_bench import cli, compare
-
     results_dir = tmp_path / "res"
 
     def asv(*args, **kw):  # asv measured three commits, then a benchmark failed
@@ -323,33 +355,37 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
         raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(run, "asv", asv)
+    a_gpu_here(monkeypatch)
+    monkeypatch.setattr(asvrun, "asv", asv)
     monkeypatch.setattr(compare, "measure", measure)
+    history_commits = COMMITS.read_text() if COMMITS.exists() else None
     status = cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
-                       "--no-publish", "--no-overhead"])
+                       "--no-publish", "--no-over-cpp"])
     assert status == 2 and measured == [("a", "b"), ("b", "c")]
     err = capsys.readouterr().err
     assert "asv run exited 2; pairing and publishing what it measured" in err
-    assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed (`scripts/bench steps " \
+    assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed (`cuda-bench steps " \
            f"--bindings 13.3.1 --repo {git_repo} --machine m --results-dir {results_dir}` makes it later)" in err
-    assert "step bbbbbbbbb -> ccccccccc not measured: [Errno 28] No space left on device (`scripts/bench" in err
+    assert "step bbbbbbbbb -> ccccccccc not measured: [Errno 28] No space left on device (`cuda-bench" in err
+    # what the pages say of the measured commits goes beside the results they were measured into, not into the
+    # history's
+    assert (results_dir / COMMITS.name).exists()
+    assert (COMMITS.read_text() if COMMITS.exists() else None) == history_commits
 
 
-def test_a_run_with_no_step_to_make_does_not_reach_for_the_repository(tmp_path, git_repo, monkeypatch, capsys):
-    """Nothing newly measured has a neighbour: no step, so the repository is not cloned or fetched for one (a
-    URL that cannot be reached then would stop the run before it publishes)."""
-    from cuda_bench import cli, publish
-
-    def unreachable(conf):
-        raise asvrun.RunError("github.com cannot be reached")
+def test_a_run_with_no_step_to_make_still_publishes(tmp_path, git_repo, monkeypatch, capsys):
+    """Nothing newly measured has a neighbour: no step is made, that is said, and the run still publishes and
+    exits 0."""
+    from cuda_bench import publish
 
     published = []
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(run, "asv", lambda *args, **kw: 0)
-    monkeypatch.setattr(run, "local_repo", unreachable)
+    a_gpu_here(monkeypatch)
+    monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: 0)
+    monkeypatch.setattr(compare, "measure", lambda *a, **k: pytest.fail("a step made of nothing"))
     monkeypatch.setattr(publish, "publish", published.append)
     assert cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
-                     "--no-overhead"]) == 0
+                     "--no-over-cpp"]) == 0
     assert len(published) == 1 and "steps: no newly measured commit" in capsys.readouterr().err
 
 
@@ -358,7 +394,7 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
     """On a GPU machine, run ends with the newest commit's over-C++ run. When that cannot be made (a build
     that fails), the run says so in one line, exits 2 and still publishes; the record would have named the
     command that made it."""
-    from cuda_bench import build, cli, compare, publish
+    from cuda_bench import build, publish
 
     results_dir = tmp_path / "res"
 
@@ -370,38 +406,39 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
 
     asked, published = [], []
 
-    def overhead(repo, commit, **kw):
+    def over_cpp(repo, commit, **kw):
         asked.append((commit, kw["command"], kw["settings"].layouts))
         raise build.BuildError(f"{commit[:9]}: cuda_core failed to build")
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(run, "asv", asv)
-    monkeypatch.setattr(machine, "has_gpu", lambda info: True)
-    monkeypatch.setattr(compare, "overhead", overhead)
+    a_gpu_here(monkeypatch)
+    monkeypatch.setattr(asvrun, "asv", asv)
+    monkeypatch.setattr(overcpp, "measure", over_cpp)
     monkeypatch.setattr(publish, "publish", published.append)
     argv = ["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir), "--no-steps"]
     assert cli.main(argv) == 2
     # over C++ keeps its own layouts (one per run) whatever the paired engine's --layouts says
-    assert asked == [("a" * 40, "scripts/bench " + " ".join(argv), "fixed")] and len(published) == 1
+    assert asked == [("a" * 40, "cuda-bench " + " ".join(argv), "fixed")] and len(published) == 1
     assert "over C++ at aaaaaaaaa not measured: aaaaaaaaa: cuda_core failed to build" in capsys.readouterr().err
 
 
 def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path, git_repo, monkeypatch, capsys):
     """Without a GPU, run's results stay out of the history (.asv/results-no-gpu); html/ then shows the
     history (results/), not a page of skipped cases in place of it."""
-    from cuda_bench import cli, publish
-    from cuda_bench.paths import RESULTS
+    from cuda_bench import publish
 
     monkeypatch.setenv("HOME", str(tmp_path))
     if machine.has_gpu(machine.record("probe")[1]):
         pytest.skip("this machine has a GPU: its runs go into the history")
     published = []
-    monkeypatch.setattr(run, "asv", lambda *args, **kw: 0)
+    monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: 0)
     monkeypatch.setattr(publish, "publish", lambda config: published.append(json.loads(Path(config).read_text())))
     assert cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--no-steps"]) == 0
     (conf,) = published
     assert Path(conf["results_dir"]).resolve() == RESULTS.resolve()
-    assert f"this run's results stay in {NO_GPU_RESULTS}" in capsys.readouterr().err
+    elsewhere = no_gpu_results(ROOT / asvrun.load_conf()["env_dir"])
+    assert elsewhere == WORK / "results-no-gpu"
+    assert f"this run's results stay in {elsewhere}" in capsys.readouterr().err
 
 
 def test_cpu_affinity_choices(monkeypatch):
@@ -414,16 +451,19 @@ def test_cpu_affinity_choices(monkeypatch):
 
 
 @pytest.mark.parametrize("given, said", [
-    (["aa", "main", "--pairs", "0"], "--pairs must be at least 1"),
-    (["aa", "main", "--seconds", "0"], "--seconds above 0"),
+    (["aa", "main", "--pairs", "0"], "argument --pairs: 0 is below 1"),
+    (["aa", "main", "--seconds", "0"], "argument --seconds: 0.0 is not above 0"),
     (["aa", "main", "--jobs", "-1"], "argument --jobs: -1 is below 0"),
     (["compare", "main", "main", "-b", "time_launch('core'"], "is not a regular expression"),  # a pasted case name
     (["ladder", "--tags", "v0.(1"], "argument --tags: 'v0.(1' is not a regular expression"),
     (["prebuild", "--repo", ".", "main", "--parallel", "0"], "argument --parallel: 0 is below 1"),
+    (["steps", "--no-such-option"], "unrecognised arguments: --no-such-option"),  # (run's go to asv run)
 ])
 def test_options_are_checked_before_anything_runs(given, said, tmp_path):
+    """A bad option is one line and exit 3 (the command could not start), never 2, which says that something
+    could not be measured."""
     proc = run_module("cuda_bench", *given, "--repo", ROOT, check=False, env=dict(os.environ, HOME=str(tmp_path)))
-    assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == compare.ERROR and said in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp_path):
@@ -457,12 +497,10 @@ def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp
 
 def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bindings(tmp_path, git_repo,
                                                                                        monkeypatch, capsys):
-    """`scripts/bench steps`: each measured commit without a paired step (one that failed, a run with
-    --no-steps) is paired with the measured commit before it, in commit order, only in the environments built
-    with --bindings (the engine builds both sides with one); the others are counted. A step that fails again
-    is one line and exit 2, and the next one still runs; --list measures nothing."""
-    from cuda_bench import cli, compare
-
+    """`cuda-bench steps`: each measured commit without a paired step (one that failed, a run with --no-steps) is
+    paired with the measured commit before it, in commit order, only in the environments built with --bindings
+    (the engine builds both sides with one); the others are counted. A step that fails again is one line and
+    exit 2, and the next one still runs; --list measures nothing."""
     folder = tmp_path / "res" / "m"
     folder.mkdir(parents=True)
 
@@ -478,7 +516,7 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
     write("y" * 40, 1, "auto")
     write("a" * 40, 0, "13.3.1", env="env-other-site")  # another environment of the same bindings: a step
     write("b" * 40, 1, "13.3.1", env="env-other-site")  # is made once
-    results.append_line(folder / "steps.jsonl", {"base": "b" * 40, "head": "c" * 40, "cases": []})
+    records.append(folder, "step", step_record(base="b" * 40, head="c" * 40))
     assert history.missing_steps(tmp_path / "res", "m") == {
         "13.3.1": [("a" * 40, "b" * 40), ("c" * 40, "d" * 40)], "auto": [("x" * 40, "y" * 40)]}
 
@@ -489,6 +527,7 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
         raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
+    a_gpu_here(monkeypatch)
     monkeypatch.setattr(compare, "measure", measure)
     argv = ["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
             "--bindings", "13.3.1"]
@@ -501,9 +540,9 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
 
 
 def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path, git_repo, monkeypatch):
-    """A wheel of cuda_core is cached per cuda-bindings it was compiled against: `scripts/bench prebuild` builds
-    with what run and compare take by default (asv.conf.json's 13.3.1), not from source (it did, and the
-    paired engine then built every commit again); --bindings, or CUDA_BENCH_BINDINGS, names another."""
+    """A wheel of cuda_core is cached per cuda-bindings it was compiled against: `cuda-bench prebuild` builds with
+    what run and compare take by default (asv.conf.json's 13.3.1), not from source (the paired engine would then
+    build every commit again); --bindings, or CUDA_BENCH_BINDINGS, names another."""
     from cuda_bench import build
 
     asked = []
@@ -517,88 +556,85 @@ def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path
     assert cli.main(base) == 0
     monkeypatch.delenv("CUDA_BENCH_BINDINGS")
     args = cli.parser().parse_args(["compare", "a", "b", "--repo", str(git_repo)])
-    assert asked == [cli.paired_context(args)[1], "auto", "source"] and asked[0] == "13.3.1"
+    assert asked == [asvrun.bindings_of(common.paired_context(args)[0]), "auto", "source"] and asked[0] == "13.3.1"
 
 
-def test_overhead_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path):
-    """`scripts/bench overhead --keep-groups` hands overcpp.measure OUT/groups.json.gz (overcpp.write_groups
-    writes it; tests/test_paired.py reads one back); without the flag nothing that large is written."""
-    monkeypatch.setenv("HOME", str(tmp_path))
+def a_repo(tmp_path):
+    """A git repository with one empty commit on main."""
     repo = tmp_path / "repo"
     repo.mkdir()
     for args in (["init", "-q", "-b", "main"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
                                                   "--allow-empty", "-m", "one"]):
         subprocess.run(["git", "-C", str(repo), *args], check=True)
+    return repo
+
+
+def test_over_cpp_keeps_the_groups_only_when_asked(monkeypatch, capsys, tmp_path):
+    """`cuda-bench over-cpp --keep-groups` hands overcpp.measure OUT/groups.json.gz (overcpp.write_groups writes
+    it; tests/test_paired.py reads one back); without the flag nothing that large is written."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    repo = a_repo(tmp_path)
     seen = []
 
-    def overhead(repo_, rev, **kwargs):
+    def measure(repo_, rev, **kwargs):
         seen.append(kwargs["groups_file"])
         assert kwargs["settings"].layouts == paired.OVER_CPP_LAYOUTS
-        return {"kind": "overhead", "commit": "c" * 40, "rev": rev, "seconds": 0.0,
-                "settings": {"processes": 1, "confidence": 0.95}, "cases": [], "skipped": {}, "errors": {}}
+        return over_cpp_record(rev=rev)
 
-    monkeypatch.setattr(compare, "overhead", overhead)
+    monkeypatch.setattr(overcpp, "measure", measure)
     for extra in ([], ["--keep-groups"]):
-        assert cli.main(["overhead", "main", "--repo", str(repo), "--no-write", "--out", str(tmp_path / "o"),
-                         *extra]) in (0, None)
+        assert cli.main(["over-cpp", "main", "--repo", str(repo), "--no-write", "--out", str(tmp_path / "o"),
+                         *extra]) == 0
     assert seen == [None, (tmp_path / "o" / "groups.json.gz").resolve()]
 
 
-def test_overhead_of_only_the_controls_is_one_line_and_records_nothing(tmp_path, git_repo, monkeypatch, capsys):
-    """The floor, and cases without a C++ twin, have nothing to be timed against: `overhead -b Floor` says so
-    before it builds anything, instead of starting 60 workers with nothing to do and recording an empty run."""
+def test_over_cpp_of_only_the_controls_is_one_line_and_records_nothing(tmp_path, git_repo, monkeypatch, capsys):
+    """The harness, and cases without a C++ twin, have nothing to be timed against: `over-cpp -b Floor` says so in
+    one line (exit 3) before it builds anything, instead of starting 60 workers with nothing to do and recording
+    an empty run."""
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(compare, "environments", lambda *a, **k: pytest.fail("built for nothing"))
     for pattern in ("Floor", "^bench_harness", "DeviceArch", "CompileOptions"):  # controls; no twin
-        assert cli.main(["overhead", "main", "--repo", str(git_repo), "-b", pattern, "--machine", "probe",
-                         "--out", str(tmp_path / "o")]) == 2
+        assert cli.main(["over-cpp", "main", "--repo", str(git_repo), "-b", pattern, "--machine", "probe",
+                         "--out", str(tmp_path / "o")]) == 3
         assert "nothing to time over C++" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
     # `run -b Floor` on a GPU box: its over-C++ step has nothing to time, and that is no failure
-    monkeypatch.setattr(run, "newest_measured", lambda *a: "c" * 40)
-    monkeypatch.setattr(compare, "overhead", lambda *a, **k: pytest.fail("timed nothing"))
-    args = cli.parser().parse_args(["run", "-b", "Floor"])
-    assert cli.over_cpp(args, "probe", {}, tmp_path, {}, "config", "cmd") == 0
+    monkeypatch.setattr(overcpp, "measure", lambda *a, **k: pytest.fail("timed nothing"))
+    assert overcpp.measure_and_record(git_repo, "c" * 40, conf=asvrun.load_conf(), machine_name="probe", info={},
+                                      results_dir=tmp_path, settings=paired.Settings.over_cpp(), bench=["Floor"],
+                                      command="cmd") == (compare.OK, None)
     assert "over C++: nothing to time" in capsys.readouterr().err
 
 
-def test_overhead_without_a_gpu_writes_nothing_into_the_history(monkeypatch, capsys, tmp_path):
-    """results/ holds GPU runs only: `overhead` (and `aa`) on a machine without one measure and print, and
-    say that they write nothing there."""
-    from cuda_bench.paths import RESULTS
-
+def test_over_cpp_without_a_gpu_writes_nothing_into_the_history(monkeypatch, capsys, tmp_path):
+    """results/ holds GPU runs only: `over-cpp` (and `aa`) on a machine without one measure and print, and say
+    that they write nothing there."""
     monkeypatch.setenv("HOME", str(tmp_path))
     if machine.has_gpu(machine.record("probe")[1]):
         pytest.skip("this machine has a GPU")
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-                                                  "--allow-empty", "-m", "one"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True)
-    monkeypatch.setattr(compare, "overhead", lambda repo_, rev, **kw: {
-        "kind": "overhead", "commit": "c" * 40, "rev": rev, "seconds": 0.0,
-        "settings": {"processes": 1, "confidence": 0.95}, "cases": [], "skipped": {}, "errors": {}})
+    repo = a_repo(tmp_path)
+    monkeypatch.setattr(overcpp, "measure", lambda repo_, rev, **kw: over_cpp_record(rev=rev))
     name = f"no-gpu-probe-{os.getpid()}"
-    assert cli.main(["overhead", "main", "--repo", str(repo), "--machine", name, "--out", str(tmp_path / "o")]) == 0
+    assert cli.main(["over-cpp", "main", "--repo", str(repo), "--machine", name, "--out", str(tmp_path / "o")]) == 0
     assert not (RESULTS / name).exists()
     assert "no GPU here: the over-C++ record is not written to results/" in capsys.readouterr().err
 
 
-def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path, capsys):
-    """scripts/bench overhead (and run's over-C++ step) compares the run it has just measured with the recorded
-    runs of the machine: the real H200 run s14-call1b (its C++ twins x1.40 slower than the fastest) gets a
-    warning, written or not (--no-write); s14-call2a, on the next machine start (x1.09), does not, and is read
-    against the commit's earlier run nearest the fast state instead (overcpp.repeat_note)."""
-    from cuda_bench import report
-
-    lines = (ROOT / "results" / "nvidia-h200" / "overhead.jsonl").read_text().splitlines()
+def test_over_cpp_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path, capsys):
+    """`cuda-bench over-cpp` (and run's over-C++ step) compares the run it has just measured with the recorded
+    runs of the machine: the H200 run overhead-cb56ab9f9-s14-call1b (its C++ twins x1.40 slower than the
+    fastest) gets a warning, written or not (--no-write); overhead-cb56ab9f9-s14-call2a, on the next machine
+    start (x1.09), does not, and is read against the commit's earlier run nearest the fast state instead
+    (overcpp.repeat_note)."""
+    lines = (ROOT / "results" / "nvidia-h200" / "over-cpp.jsonl").read_text().splitlines()
     at = {"-".join(overcpp.run_label(json.loads(line)).rsplit("-", 2)[-2:]): k for k, line in enumerate(lines)}
     machine_dir = tmp_path / "nvidia-h200"
     machine_dir.mkdir()
 
     def warn(label, written):
         k = at[label]
-        (machine_dir / "overhead.jsonl").write_text("\n".join(lines[:k + written]) + "\n")
+        (machine_dir / "over-cpp.jsonl").write_text("\n".join(lines[:k + written]) + "\n")
         overcpp.judge(tmp_path, "nvidia-h200", json.loads(lines[k]), written=written)
         return capsys.readouterr().err
 
@@ -615,78 +651,77 @@ def test_overhead_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
 def test_a_cut_off_line_in_a_records_file_loses_no_other_record(tmp_path, capsys):
     """A .jsonl write cut off (a machine killed mid-append): the reader names the line and keeps the others,
     and the next record lands on a line of its own."""
-    from cuda_bench import results
-
-    path = tmp_path / "m" / "steps.jsonl"
-    results.append_line(path, {"base": "a", "head": "b"})
+    folder = tmp_path / "m"
+    path = folder / "steps.jsonl"
+    records.append(folder, "step", step_record(base="a", head="b"))
     with open(path, "a") as f:
         f.write('{"base": "b", "hea')  # cut off
-    results.append_line(path, {"base": "c", "head": "d"})
+    records.append(folder, "step", step_record(base="c", head="d"))
     with open(path, "ab") as f:
         f.write(b'{"base": "\xff"}\n')  # a damaged byte
-    results.append_line(path, {"base": "e", "head": "f"})
-    assert read_lines(path) == [{"base": "a", "head": "b"}, {"base": "c", "head": "d"}, {"base": "e", "head": "f"}]
+    records.append(folder, "step", step_record(base="e", head="f"))
+    assert len(path.read_text(errors="replace").splitlines()) == 5
+    assert [(r["base"], r["head"]) for r in records.read(folder, "step")] == [("a", "b"), ("c", "d"), ("e", "f")]
     err = capsys.readouterr().err
-    assert f"{path}:2 does not parse" in err and f"{path}:4 does not parse (invalid start byte)" in err
+    assert f"{path}:2: does not parse (" in err and "invalid start byte" in err.split(f"{path}:4: does not parse")[1]
 
 
 def test_builds_are_recorded_whole_and_an_unreadable_build_is_named_not_a_traceback(tmp_path, capsys):
     """results/<machine>/builds.jsonl is rewritten after every asv run: rows of earlier runs stay, a build
     record that does not parse is named and left out, the others are recorded."""
+    def build(commit, **more):
+        return {"commit": commit, "ok": True, "bindings": "13.3.1", "packages": {}, "seconds": 1.0, **more}
+
     envs = tmp_path / "env"
     for env, commit in (("env-a", "a" * 40), ("env-b", "b" * 40)):
         wheels = envs / env / "asv-build-cache" / "key" / "wheels"
         wheels.mkdir(parents=True)
-        (wheels / "build.json").write_text(json.dumps({"commit": commit, "ok": True}))
+        (wheels / "build.json").write_text(json.dumps(build(commit)))
     (envs / "env-b" / "asv-build-cache" / "key" / "wheels" / "build.json").write_text('{"commit": "bbb')
     folder = tmp_path / "res" / "m"
-    results.append_line(folder / "builds.jsonl", {"commit": "c" * 40, "env": "env-c", "ok": True})  # an earlier run's
+    records.append(folder, "build", build("c" * 40, env="env-c"))  # an earlier run's
     config = tmp_path / "conf.json"
     config.write_text(json.dumps({"env_dir": str(envs), "results_dir": str(tmp_path / "res")}))
     asvrun.record_builds("m", config)
-    rows = read_lines(folder / "builds.jsonl")
+    rows = records.read(folder, "build")
     assert [(r["commit"][0], r["env"]) for r in rows] == [("c", "env-c"), ("a", "env-a")]
     assert "env-b/asv-build-cache/key/wheels: Unterminated string" in capsys.readouterr().err
     assert sorted(p.name for p in folder.iterdir()) == ["builds.jsonl"]
 
 
-
 def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_has_seen(tmp_path, git_repo,
                                                                                            monkeypatch, capsys):
-    """`scripts/bench steps --recheck`: a regression flagged on one machine start only is measured again (its
-    case and the floor, in the cuda-bindings its step was measured with), unless this is the start that
-    flagged it with a layout per process; one flagged with one fixed layout per build is measured again on
-    any start, its own included (the recheck has a layout per process, and `--layouts fixed` is refused);
-    confirmed and not-reproduced flags are left alone, and a case the suite no longer has is named
-    and skipped. A recheck that cannot be measured is one line that names the command to run later, and
-    exit 2; one that is measured joins its step and says how the flag stands."""
-    from cuda_bench import cli, compare
-
+    """`cuda-bench steps --recheck`: a regression flagged on one machine start only is measured again (its case
+    and the harness, in the cuda-bindings its step was measured with), unless this is the start that flagged it
+    with a layout per process; one flagged with one fixed layout per build is measured again on any start, its
+    own included (the recheck has a layout per process, and `--layouts fixed` is refused); confirmed and
+    not-reproduced flags are left alone, and a case the suite no longer has is named and skipped. A recheck that
+    cannot be measured is one line that names the command to run later, and exit 2; one that is measured joins
+    its step and says how the flag stands."""
     folder = tmp_path / "res" / "m"
     folder.mkdir(parents=True)
     slow = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
     other = "bench_device.SetCurrent.time_set_current('core')"
     gone = "bench_gone.Gone.time_gone('core')"
 
-    def step(base, head, boot, verdicts, versions=("13.3.1", "13.3.1"), **more):
-        results.append_line(folder / "steps.jsonl", {
-            "base": base * 40, "head": head * 40, "host": {"boot": f"2026-12-0{boot}T00:00:00Z", "boot_id": boot},
-            "date": "d", "versions": {"base": {"cuda-bindings": versions[0]}, "head": {"cuda-bindings": versions[1]}},
-            "cases": [{"name": n, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": v} for n, v in verdicts.items()],
-            **more})
+    def step(base, head, start, verdicts, layouts="random", bindings="13.3.1"):
+        records.append(folder, "step", step_record(
+            base=base * 40, head=head * 40, host={"start": start, "boot": f"2026-12-0{start}T00:00:00Z"},
+            date=f"2026-12-0{start}T01:00:00Z", settings={"layouts": layouts, "confidence": 0.95, "cores": [1]},
+            versions={"base": {"cuda-bindings": "13.3.1"}, "head": {"cuda-bindings": "13.3.1"}}, bindings=bindings,
+            cases=[step_case(n, 1.05, v) for n, v in verdicts.items()]))
 
-    random = {"settings": {"layouts": "random"}}
-    step("a", "b", "1", {slow: "regression", other: "same", gone: "regression"}, **random)  # gone: named
-    step("b", "c", "1", {slow: "regression"}, versions=("1.0.0+gabc", "1.0.0+gabc"), **random)  # from source
-    step("c", "d", "1", {slow: "regression"}, versions=("12.9.10", "13.3.1"), **random)  # across CUDA 12/13
-    step("d", "e", "1", {slow: "regression"}, bindings="12.9.10", **random)  # the record names its bindings
-    step("e", "f", "1", {slow: "regression"}, **random)  # confirmed below
-    step("e", "f", "2", {slow: "regression"}, **random)
-    step("f", "g", "1", {slow: "regression"})  # not reproduced below
-    step("f", "g", "2", {slow: "same"})
-    step("g", "h", "1", {slow: "regression"})  # two starts, one fixed layout (no field: older records)
-    step("g", "h", "2", {slow: "regression"})
-    step("h", "i", "1", {slow: "regression"})  # one start, one fixed layout: measured again on that start too
+    step("a", "b", "1", {slow: "regression", other: "same", gone: "regression"})  # gone: named
+    step("b", "c", "1", {slow: "regression"}, bindings="source")  # built from source
+    step("c", "d", "1", {slow: "regression"}, bindings="auto")  # across CUDA 12/13
+    step("d", "e", "1", {slow: "regression"}, bindings="12.9.10")
+    step("e", "f", "1", {slow: "regression"})  # confirmed below
+    step("e", "f", "2", {slow: "regression"})
+    step("f", "g", "1", {slow: "regression"}, layouts="fixed")  # not reproduced below
+    step("f", "g", "2", {slow: "same"}, layouts="fixed")
+    step("g", "h", "1", {slow: "regression"}, layouts="fixed")  # two starts, one fixed layout
+    step("g", "h", "2", {slow: "regression"}, layouts="fixed")
+    step("h", "i", "1", {slow: "regression"}, layouts="fixed")  # one start, one fixed layout: measured again there too
     measured = []
 
     def failing(repo, base, head, **kw):
@@ -695,22 +730,24 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
         raise compare.CompareError("the build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
+    a_gpu_here(monkeypatch)
     monkeypatch.setattr(compare, "measure", failing)
     argv = ["steps", "--recheck", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res")]
-    monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-01T00:00:00Z", "boot_id": "1"})
+    monkeypatch.setattr(machine, "host", lambda: {"start": "1", "boot": "2026-12-01T00:00:00Z", "boot_id": "1"})
     bench = [f"^{re.escape(slow)}$", r"^bench_harness\.Floor\.time_noop\("]
     assert cli.main(argv) == 2  # the start that flagged them cannot confirm them; a fixed layout's flags wait not
     assert measured == [("g", "h", "13.3.1", bench), ("h", "i", "13.3.1", bench)]
     measured.clear()
     err = capsys.readouterr().err
     assert "2 regression(s) in 2 step(s)" in err and "5 more flagged on this machine start" in err
-    assert cli.main([*argv, "--layouts", "fixed"]) == 2 and measured == []
+    assert cli.main([*argv, "--layouts", "fixed"]) == 3 and measured == []
     assert "could not confirm or clear a flag made with one" in capsys.readouterr().err
-    assert cli.main([*argv, "--bindings", "13.3.1"]) == 2 and "takes no --bench or --bindings" in capsys.readouterr().err
-    monkeypatch.setattr(machine, "host", lambda: {"boot": None, "boot_id": None})
-    assert cli.main(argv) == 2 and "does not say which start it is on" in capsys.readouterr().err
+    assert cli.main([*argv, "--bindings", "13.3.1"]) == 3
+    assert "takes no --bench or --bindings" in capsys.readouterr().err
+    monkeypatch.setattr(machine, "host", lambda: {"start": None, "boot": None, "boot_id": None})
+    assert cli.main(argv) == 3 and "does not say which start it is on" in capsys.readouterr().err
 
-    monkeypatch.setattr(machine, "host", lambda: {"boot": "2026-12-03T00:00:00Z", "boot_id": "3"})
+    monkeypatch.setattr(machine, "host", lambda: {"start": "3", "boot": "2026-12-03T00:00:00Z", "boot_id": "3"})
     assert cli.main([*argv, "--list"]) == 0 and measured == []
     err = capsys.readouterr().err
     assert "6 regression(s) in 6 step(s)" in err and f"aaaaaaaaa -> bbbbbbbbb {gone} is not in the suite" in err
@@ -718,18 +755,19 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     assert measured == [("a", "b", "13.3.1", bench), ("b", "c", "source", bench), ("c", "d", "auto", bench),
                         ("d", "e", "12.9.10", bench), ("g", "h", "13.3.1", bench), ("h", "i", "13.3.1", bench)]
     assert re.search(bench[0], slow) and not re.search(bench[0], other)
-    assert (f"step bbbbbbbbb -> ccccccccc not measured: the build failed (`scripts/bench steps --recheck "
-            f"--repo {git_repo} --machine m --results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
+    assert (f"step bbbbbbbbb -> ccccccccc not measured: the build failed (`cuda-bench steps --recheck --repo "
+            f"{git_repo} --machine m --results-dir {tmp_path / 'res'}` makes it later)") in capsys.readouterr().err
 
-    # measured: session 18's recheck record (a real H200 run of these two cases) joins the first step
+    # measured: the H200's recheck of ProgramOptionsCreate('core') in results/ (a real run of that case and the
+    # harness) joins the first step
     recorded = read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
-    (real,) = [r for r in recorded if "--recheck" in (r.get("command") or "") and r["date"] < "2026-12-04T16:30"]
+    (real,) = [r for r in recorded if "--recheck" in (r["command"] or "") and r["head"].startswith("c278ecb3d")]
     # and g -> h, flagged on two starts with one fixed layout, flagged again here with a layout per process
     last = []
 
     def summary(report, kind, expected, built, command, info):
         base, head = last[-1]
-        record = dict(real, base=base, head=head, host={"boot": "2026-12-03T00:00:00Z", "boot_id": "3"},
+        record = dict(real, base=base, head=head, host={"start": "3", "boot": "2026-12-03T00:00:00Z"},
                       command=command, settings=dict(real["settings"], layouts="random", aslr_off=False))
         if base[0] == "g":
             record["cases"] = [dict(c, ratio=1.05, low=1.04, high=1.06, verdict="regression") if c["name"] == slow
@@ -747,21 +785,20 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     monkeypatch.setattr(compare, "measure", measure)
     assert cli.main(argv) == 2  # the other four still fail to build
     err = capsys.readouterr().err
-    assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); "
-            "×0.999 [0.993, 1.004] same (start 2026-12-03T00:00)") in err
+    assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start "
+            "2026-12-01T00:00); ×0.999 [0.993, 1.004] same (start 2026-12-03T00:00)") in err
     # the log line says how the flag stands, and that the code its calls run is the same version on both sides
     assert (f"ggggggggg -> hhhhhhhhh {slow}: regression (confirmed on 3 machine starts; cuda-bindings 13.3.1 on "
             "both sides): ×1.050 [1.040, 1.060] regression (start 2026-12-01T00:00); ×1.050 [1.040, 1.060] "
             "regression (start 2026-12-02T00:00); ×1.050 [1.040, 1.060] regression (start 2026-12-03T00:00)") in err
     (first,) = [s for s in history.steps(tmp_path / "res", "m") if s["head"] == "b" * 40]
-    assert "--recheck" in first["rechecks"][0]["command"] and "bindings" not in first  # the first record is older than the field
+    assert "--recheck" in first["rechecks"][0]["command"] and first["bindings"] == "13.3.1"
     assert len(read_lines(folder / "steps.jsonl")) == 13
 
 
 def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_repo, monkeypatch):
-    """`scripts/bench steps` records the release tags of a step's two commits (the release ladder's steps,
-    which the nightly issue about main leaves out: history.release_step), and None for any other step."""
-    from cuda_bench import cli, compare
+    """`cuda-bench steps` records the release tags of a step's two commits (the release ladder's steps, which
+    the nightly issue about main leaves out: history.release_step), and None for any other step."""
     from conftest import git
 
     commits = []
@@ -778,12 +815,13 @@ def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_rep
             {"commit_hash": commit, "date": date, "env_name": "env", "results": {}, "result_columns": [],
              "env_vars": {"CUDA_BENCH_BINDINGS": "auto"}}))
     monkeypatch.setenv("HOME", str(tmp_path))
+    a_gpu_here(monkeypatch)
     monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: ((base, head), 1.0))
-    monkeypatch.setattr(compare, "summary", lambda report, *args: {
-        "base": report[0], "head": report[1], "cases": [], "errors": {}})
+    monkeypatch.setattr(compare, "summary", lambda report, *args: step_record(base=report[0], head=report[1]))
     monkeypatch.setattr(compare, "write", lambda out, data: None)
     assert cli.main(["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
                      "--bindings", "auto"]) == 0
-    first, second = read_lines(folder / "steps.jsonl")
+    first, second = records.read(folder, "step")
     assert first["release_tags"] == ["cuda-core-v0.1.0", "cuda-core-v0.1.1"] and history.release_step(first)
     assert second["release_tags"] is None and not history.release_step(second)
+    assert first["bindings"] == second["bindings"] == "auto"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cuda_bench import overcpp, paired
+from cuda_bench import compare, overcpp, paired
 from cuda_bench.commands.common import (asv_options, command_line, keep_out_of_the_history, paired_context,
                                         paired_options, settings_of, this_machine)
 from cuda_bench.paths import RESULTS, WORK, label
@@ -25,6 +25,8 @@ def add(sub):
 
 def main(args, argv):
     settings = settings_of(args)
+    if not overcpp.items_of(args.bench, settings.benchmark_dir):  # said before anything is built or recorded
+        raise compare.CompareError(f"nothing to time over C++: {list(args.bench)} match no case with a C++ twin")
     name, info = this_machine(args)
     keep_out_of_the_history(args, info, "the over-C++ record is")
     conf, repo = paired_context(args)

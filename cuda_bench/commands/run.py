@@ -14,7 +14,7 @@ from pathlib import Path
 from cuda_bench import asvrun, compare, history, machine, overcpp, publish, steps
 from cuda_bench.commands.common import (asv_options, command_line, log, paired_options, regex, settings_of,
                                         steps_hint, this_machine)
-from cuda_bench.paths import RESULTS, WORK, no_gpu_results
+from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results
 
 
 def add(sub):
@@ -98,7 +98,7 @@ def main(args, rest, argv):
     measured = history.newly_measured(results_dir, name, before)
     if gpu and measured:
         try:
-            asvrun.record_commits(repo, measured)
+            asvrun.record_commits(repo, measured, Path(results_dir) / COMMITS.name)  # beside the results
         except OSError as exc:
             log(f"what the pages say of the measured commits not recorded: {exc}")
     statuses = [compare.INCOMPLETE if asv_status else compare.OK]
