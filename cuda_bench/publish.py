@@ -216,7 +216,7 @@ def render(rows):
                     across = (f'; ×{runs["low"]:.2f}–{runs["high"]:.2f} over {runs["runs"]} runs of this commit '
                               f'(the records name {runs["starts"]} machine starts)' if runs and runs["runs"] > 1 else "")
                     state = (f', over the {over["fast"]} of {over["processes"]} processes in the fast state'
-                             if over and "fast" in over else "")
+                             if over and over.get("fast") is not None else "")
                     if runs and runs.get("left_out"):
                         across += (f'; {runs["left_out"]} run(s) in the slow state left out (their C++ twins ran '
                                    f'more than ×{overcpp.SLOW_STATE} slower than their fastest recorded run)')

@@ -7,16 +7,26 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 import math
 import re
 import shutil
 import statistics
 
 import pytest
+from conftest import (
+    ROOT,
+    asv_results,
+    over_cpp_case,
+    over_cpp_record,
+    paired_run,
+    read_lines,
+    run_module,
+    step_case,
+    step_record,
+    write_records,
+)
 
-from conftest import ROOT, asv_results, run_module, read_lines
-from cuda_bench import asvrun, compare, history, overcpp, overview, publish, records, report, results, stats
+from cuda_bench import compare, history, overcpp, overview, publish, records, report, results, stats
 from cuda_bench.paths import machine_dirs, result_files
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, signed, standing, unchanged
 
@@ -104,11 +114,11 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
     path = history.chains(history.steps(RESULTS, machine)).get(commit, [])
     index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
     assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})" + (f" ×{index[0]:.3f}" if index else "")
-    paired = overcpp.over_cpp_cases([r for r in records.read(Path(ROOT / "results") / machine, "over-cpp")
-                                    if r["commit"] == commit])
+    paired = overcpp.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
+                                     if r["commit"] == commit])
     over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
     spread = ""
-    if over:  # measured paired in one process (scripts/bench overhead): that is what the row shows
+    if over:  # measured paired in one process (cuda-bench over-cpp): that is what the row shows
         diff, x = over["over_ns"] * 1e-9, over["ratio"]
         if runs and runs["runs"] > 1:  # and the range over the commit's comparable runs
             assert runs["low"] <= x <= runs["high"]
@@ -128,9 +138,8 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     names = suite_names()
     data = json.loads(newest(machine).read_text())
     case = "bench_event.EventCreate.time_event_create('core')"
-    record = {"commit": data["commit_hash"], "cases": [
-        {"name": case, "twin": "event_create", "ratio": 1.8, "low": 1.7, "high": 1.9, "over_ns": 1200.0,
-         "over_low": 1100.0, "over_high": 1300.0}]}
+    record = over_cpp_record(commit=data["commit_hash"], cases=[over_cpp_case(
+        case, 1.8, twin="event_create", low=1.7, high=1.9, over_ns=1200.0, over_low=1100.0, over_high=1300.0)])
     differs = {"bench_event.EventCreate.time_event_create": "CuPy destroys the event when the object is dropped"}
     rows = overview.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs)
     row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
@@ -145,7 +154,8 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs))
     assert "paired in one process, over the 9 of 60 processes in the fast state: ×1.70–1.90" in page
     assert "slow state" not in page
-    fast = {"twins": "3245fe7f3c6c087e", "settings": {"state": "fast"}}  # a newer run whose twins ran 1.6x slower
+    fast = {"twins": "3245fe7f3c6c087e", "settings": {"layouts": "fixed", "state": "fast", "processes": 60}}
+    # a newer run whose twins ran 1.6x slower
     quick, slow = ({**record, **fast, "cases": [{**record["cases"][0], "cpp_ns": t, "ratio": t / 25}]}
                    for t in (50.0, 80.0))
     page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
@@ -156,23 +166,26 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     other = {**record["cases"][0], "name": "bench_x.X.time_x('core')"}
     slow = {**slow, "cases": [*slow["cases"], {**other, "cpp_ns": 80.0}]}
     quick_other = {**quick, "cases": [{**other, "cpp_ns": 50.0}]}
-    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick_other, slow]}, differs))
+    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick_other, slow]},
+                                                 differs))
     assert "⚠ slow state" in page and "its C++ twins ran ×1.300 slower than their fastest recorded run" in page
     # a commit measured once is judged against the machine's runs of other commits: the twins do not change
     elsewhere = {**quick, "commit": "0" * 40}
     alone = {**slow, "cases": slow["cases"][:1]}  # the only run of this commit
-    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [elsewhere, alone]}, differs))
+    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [elsewhere, alone]},
+                                                 differs))
     assert "⚠ slow state" in page and "its C++ twins ran ×1.600 slower than their fastest recorded run" in page
     text = report.markdown([r for r in rows if r["machine"] == machine])
     assert "`event.EventCreate` ★" in text and "★ `event.EventCreate`: CuPy destroys" in text
 
 
 def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tmp_path):
-    """The release-ladder table (cuda_bench.report --across) on the committed H200 ladder: cuda-core 0.1.0's
-    launches measured (since the re-run with the cuda-python metapackage), TensorMap skipped before it
-    existed; and a case asv recorded as failed (a null result, as in the first 0.1.0 ladder) says so."""
+    """The release-ladder table (`cuda-bench report --across`) on the committed H200 ladder: cuda-core 0.1.0's
+    launches measured (0.1.0 runs with the cuda-python metapackage), TensorMap skipped before it existed; and a
+    case asv recorded as failed (a null result) says so."""
     def across(results):
-        proc = run_module("cuda_bench", "report", "--results", results, "--across", "v0.1.0=72acaaf0", "v0.5.1=73f808a6")
+        proc = run_module("cuda_bench", "report", "--results", results, "--across", "v0.1.0=72acaaf0",
+                          "v0.5.1=73f808a6")
         lines = proc.stdout.splitlines()
         assert lines[0] == "| operation | case | v0.1.0 | v0.5.1 |"
         launch = next(line for line in lines if line.startswith("| `launch.Launch` | none |"))
@@ -279,7 +292,7 @@ def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_wi
     # measured an hour after: shown, and compared with the commit before in its own environment
     write(head, in_auto_env(head, hours=1, scale=3.0))
     rows = overview.overview_rows(results.load_all(tmp_path), {}, {}, names)
-    moved = [(c, e) for c, e in zip(changes(rows), changes(expected)) if c is not None and e is not None]
+    moved = [(c, e) for c, e in zip(changes(rows), changes(expected), strict=True) if c is not None and e is not None]
     assert len(moved) > 50 and all(abs((1 + c) - 1.5 * (1 + e)) < 1e-9 for c, e in moved)  # ×3 over ×2
 
 
@@ -306,9 +319,9 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     """overcpp.agreement: a case agrees when the two ratios are within 5% of each other, whichever run is
     first (1.00 vs 1.049 agrees; 1.00 vs 1.06 and 1.00 vs 0.95 do not); cases one run lacks or that are
     left out do not count."""
-    def record(out, ratios):
-        return {"command": f"scripts/bench overhead main --out m/{out}", "commit": "c" * 40,
-                "cases": [{"name": f"bench_x.X.time_x('{k}')", "ratio": r} for k, r in ratios.items()]}
+    def record(out, ratios, **more):
+        return over_cpp_record(command=f"cuda-bench over-cpp main --out m/{out}", **more,
+                               cases=[over_cpp_case(f"bench_x.X.time_x('{k}')", r) for k, r in ratios.items()])
 
     a = record("run-a", {"p": 1.0, "q": 1.0, "r": 1.0, "s": 1.0, "only_a": 1.0})
     b = record("run-b", {"p": 1.049, "q": 1.06, "r": 0.95, "s": 1.0})
@@ -317,21 +330,22 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
     assert pair["furthest"][0] == ("bench_x.X.time_x('q')", pytest.approx(0.06))
     assert overcpp.agreement([b, a])[0]["agree"] == 2  # symmetric
     assert overcpp.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
-    assert "| run-a | run-b | ? | ? | 4 | **2 (50%)** |" in overcpp.agreement_markdown([pair])
+    assert "| run-a | run-b | ? | same | 4 | **2 (50%)** |" in overcpp.agreement_markdown([pair])
 
     machine_dir = tmp_path / "m1"
     machine_dir.mkdir()
     (machine_dir / "machine.json").write_text(json.dumps({"machine": "m1", "version": 1}))
-    (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b)))
+    write_records(machine_dir, "over-cpp", [a, b])
     shutil.copy2(RESULTS / "benchmarks.json", tmp_path / "benchmarks.json")
     out = run_module("cuda_bench", "report", "--results", tmp_path, "--agreement").stdout
-    assert "2 runs" in out and "| run-a | run-b | ? | ? | 4 | **2 (50%)** |" in out
+    assert "2 runs" in out and "| run-a | run-b | ? | same | 4 | **2 (50%)** |" in out
 
     # runs of other twins or another layout mode are compared among themselves, not with these
-    c = {**record("run-c", {"p": 1.0}), "twins": "t1", "settings": {"layouts": "random"}}
-    d = {**record("run-d", {"p": 1.0}), "twins": "t1", "settings": {"layouts": "random"}}
-    e = {**record("run-e", {"p": 1.0}), "twins": "t2", "settings": {"layouts": "random"}}
-    (machine_dir / "overhead.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (a, b, c, d, e)))
+    random = {"layouts": "random", "state": "all", "processes": 60}
+    c = record("run-c", {"p": 1.0}, twins="t1", settings=random)
+    d = record("run-d", {"p": 1.0}, twins="t1", settings=random)
+    e = record("run-e", {"p": 1.0}, twins="t2", settings=random)
+    write_records(machine_dir, "over-cpp", [a, b, c, d, e])
     out = run_module("cuda_bench", "report", "--results", tmp_path, "--agreement").stdout
     assert "2 runs (records that do not say which twins they timed)" in out
     assert "2 runs (twins t1, random layouts, ratios over all processes)" in out and "| run-c | run-d |" in out
@@ -343,8 +357,8 @@ def test_agreement_counts_the_cases_whose_cpp_twin_moved_beside_the_others():
     moves more than 5% beside that (x1.5) moved with the machine, and its case's ratio with it; the pair
     counts it in ``twins_moved`` and counts the same ratios again over the other cases."""
     def record(out, rows):
-        return {"command": f"scripts/bench overhead main --out m/{out}", "commit": "c" * 40,
-                "cases": [{"name": f"bench_x.X.time_x('{k}')", "ratio": r, "cpp_ns": c} for k, (r, c) in rows.items()]}
+        return over_cpp_record(command=f"cuda-bench over-cpp main --out m/{out}", cases=[
+            over_cpp_case(f"bench_x.X.time_x('{k}')", r, cpp_ns=c) for k, (r, c) in rows.items()])
 
     a = record("a", {"p": (2.0, 100), "q": (2.0, 100), "r": (2.0, 100), "s": (2.0, 100), "t": (2.0, 100)})
     b = record("b", {"p": (2.0, 130), "q": (2.0, 131), "r": (2.2, 130), "s": (1.5, 150), "t": (2.0, 0)})
@@ -352,21 +366,21 @@ def test_agreement_counts_the_cases_whose_cpp_twin_moved_beside_the_others():
     assert (pair["cases"], pair["agree"], pair["twins_moved"], pair["still_agree"]) == (5, 3, 1, 3)
     # r's twin held still and its ratio moved 10%: counted against the pair; s's twin moved: set apart
     text = overcpp.agreement_markdown([pair])
-    assert "| a | b | ? | ? | 5 | **3 (60%)** | 1 | 3 (75%) |" in text
+    assert "| a | b | ? | same | 5 | **3 (60%)** | 1 | 3 (75%) |" in text
     assert "on the cases whose C++ twin did not move beside the others, 0 of 1 (from 75% to 75%)" in text
     lone = overcpp.agreement([record("c", {"p": (2.0, 0)}), record("d", {"p": (2.0, 0)})])[0]
     assert (lone["twins_moved"], lone["still_agree"]) == (0, 1)  # no twin times: nothing set apart
 
 
 def test_agreement_says_which_pairs_ran_on_one_machine_start_and_on_different_days():
-    """Two records with one ``host.boot`` ran on one machine start; the summary counts the pairs that reach
-    90% separately on one start, across starts, and where a record (older than the field) does not say; and
-    the pairs whose records are dated on different days (UTC), the issue's test."""
-    def record(out, boot, ratios):
-        return {"command": f"scripts/bench overhead main --out m/{out}", "commit": "c" * 40,
-                "date": (boot or "2026-12-04T09:00:00Z")[:10] + "T13:00:00Z",
-                **({"host": {"boot": boot}} if boot else {}),
-                "cases": [{"name": f"bench_x.X.time_x({i})", "ratio": r} for i, r in enumerate(ratios)]}
+    """Two records with one ``host.start`` ran on one machine start; the summary counts the pairs that reach
+    90% separately on one start, across starts, and where a record does not say its start; and the pairs
+    whose records are dated on different days (UTC), the issue's test."""
+    def record(out, start, ratios):
+        return over_cpp_record(command=f"cuda-bench over-cpp main --out m/{out}",
+                               date=(start or "2026-12-04T09:00:00Z")[:10] + "T13:00:00Z",
+                               host={"start": start, "boot": start},
+                               cases=[over_cpp_case(f"bench_x.X.time_x({i})", r) for i, r in enumerate(ratios)])
 
     ten = [1.0] * 10
     a = record("a", "2026-12-03T10:00:00Z", ten)
@@ -374,7 +388,8 @@ def test_agreement_says_which_pairs_ran_on_one_machine_start_and_on_different_da
     c = record("c", "2026-12-03T12:00:00Z", [1.1] + [1.0] * 9)  # another start: 9 of 10 against a
     d = record("d", None, ten)
     pairs = {(p["a"], p["b"]): p for p in overcpp.agreement([a, b, c, d])}
-    assert [pairs[k]["same_start"] for k in (("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"))] == [True, False, False, None]
+    assert [pairs[k]["same_start"] for k in (("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"))] == [
+        True, False, False, None]
     text = overcpp.agreement_markdown(list(pairs.values()))
     assert "| a | b | same | same | 10 | **10 (100%)** |" in text
     assert "| a | c | different | same | 10 | **9 (90%)** |" in text and "| a | d | ? | different | 10 |" in text
@@ -390,14 +405,12 @@ def test_over_cpp_compares_a_case_only_across_runs_of_the_same_timed_work():
     ratios under the old version neither join the new one's range, nor the pairs of --agreement, nor are shown
     once the suite has moved on; records that name no version (older than the twins' version) match only each
     other."""
-    def record(ratio, version, boot="b1"):
-        case = {"name": "bench_x.X.time_x('core')", "ratio": ratio, "cpp_ns": 10.0}
-        if version:
-            case["version"] = version
-        return {"commit": "c1", "twins": "t1", "settings": {"layouts": "fixed"}, "host": {"boot": boot},
-                "date": "2026-12-05T00:00:00Z", "cases": [case]}
+    def record(ratio, version, start="b1"):
+        return over_cpp_record(commit="c1", twins="t1", host={"start": start, "boot": None},
+                               date="2026-12-05T00:00:00Z",
+                               cases=[over_cpp_case("bench_x.X.time_x('core')", ratio, cpp_ns=10.0, version=version)])
 
-    old, older, new, newer = record(3.0, "v1"), record(2.9, "v1"), record(2.0, "v2", boot="b2"), record(2.2, "v2")
+    old, older, new, newer = record(3.0, "v1"), record(2.9, "v1"), record(2.0, "v2", start="b2"), record(2.2, "v2")
     x = "bench_x.X.time_x('core')"
     picked, spread = overcpp.over_cpp_cases([old, older, new, newer])[x]
     assert picked is newer["cases"][0] and (spread["low"], spread["high"], spread["runs"]) == (2.0, 2.2, 2)
@@ -410,30 +423,30 @@ def test_over_cpp_compares_a_case_only_across_runs_of_the_same_timed_work():
 
 def test_every_recorded_over_cpp_run_of_named_twins_names_its_cases_versions(machine):
     """The history's over-C++ records that name their twins name each case's benchmark version too (stamped as
-    they are made; the 57 made before the field, all with twins 3245fe7f3c6c087e, were given the versions their
-    code had: docs/measurement.md, session 24), so a changed benchmark's older ratios are never mixed in."""
-    records = [r for r in records.read(Path(RESULTS) / machine, "over-cpp") if r.get("twins")]
-    assert records and all(c.get("version") for r in records for c in r["cases"])
+    they are made; those made before the field, all with twins 3245fe7f3c6c087e, carry the versions their code
+    had: docs/measurement.md), so a changed benchmark's older ratios are never mixed in."""
+    named = [r for r in records.read(RESULTS / machine, "over-cpp") if r["twins"]]
+    assert named and all(c["version"] for r in named for c in r["cases"])
 
 
 def test_a_run_is_judged_slow_on_every_twin_whatever_the_python_versions():
     """The slow state is read on the C++ twins, which do not depend on the Python forms: a case left out of the
     overview for an older benchmark version still counts in its run's slow-state factor."""
-    def record(x_cpp, boot):
-        cases = [{"name": "bench_x.X.time_x('core')", "ratio": 2.0, "cpp_ns": x_cpp, "version": "old"},
-                 {"name": "bench_y.Y.time_y('core')", "ratio": 3.0, "cpp_ns": 10.0, "version": "new"}]
-        return {"commit": "c1", "twins": "t1", "settings": {"layouts": "fixed", "state": "fast"},
-                "host": {"boot": boot}, "cases": cases}
+    def record(x_cpp, start):
+        return over_cpp_record(commit="c1", twins="t1", host={"start": start, "boot": None},
+                               settings={"layouts": "fixed", "state": "fast", "processes": 60},
+                               cases=[over_cpp_case("bench_x.X.time_x('core')", 2.0, cpp_ns=x_cpp, version="old"),
+                                      over_cpp_case("bench_y.Y.time_y('core')", 3.0, cpp_ns=10.0, version="new")])
 
     fast, slow = record(10.0, "b1"), record(30.0, "b2")  # the second run's twins: ×3 and ×1, median ×2
     y = "bench_y.Y.time_y('core')"
-    picked, spread = overcpp.over_cpp_cases([fast, slow], versions={"bench_x.X.time_x": "new", "bench_y.Y.time_y": "new"})[y]
+    picked, spread = overcpp.over_cpp_cases([fast, slow], versions={"bench_x.X.time_x": "new",
+                                                                   "bench_y.Y.time_y": "new"})[y]
     assert picked is fast["cases"][1] and spread["left_out"] == 1 and spread["runs"] == 1
 
 
 def test_an_over_cpp_record_names_the_version_of_each_case():
     from benchmarks import bench_launch
-    from cuda_bench import compare
     from cuda_bench.paths import BENCHMARKS
 
     cases = [{"name": "bench_launch.Launch.time_launch('core', '2 ptr')"}, {"name": "bench_gone.X.time_x('core')"}]
@@ -441,11 +454,15 @@ def test_an_over_cpp_record_names_the_version_of_each_case():
 
 
 def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
-    """Known answer on real data: session 10's two over-C++ runs at main (one device call) agree on all 91
-    cases; session 9's two (two calls) on 81."""
-    runs = {overcpp.run_label(r).rsplit("-", 1)[-1]: r for r in records.read(Path(RESULTS) / machine, "over-cpp")}
-    assert [(p["cases"], p["agree"]) for p in overcpp.agreement([runs["s10a"], runs["s10b"]])] == [(91, 91)]
-    assert [(p["cases"], p["agree"]) for p in overcpp.agreement([runs["s9a"], runs["s9b"]])] == [(91, 81)]
+    """Known answers on the H200's over-C++ runs of main (cb56ab9f9) in results/: two runs made one after the
+    other in one device call (21:11 and 21:13 UTC on 2026-12-03) agree on all 91 cases; two made in two calls
+    (18:35 and 18:45), on 81."""
+    runs = {r["date"][:16]: r for r in records.read(RESULTS / machine, "over-cpp")
+            if r["commit"].startswith("cb56ab9f9")}
+    one_call = [runs[f"2026-12-03T{time}"] for time in ("21:11", "21:13")]
+    two_calls = [runs[f"2026-12-03T{time}"] for time in ("18:35", "18:45")]
+    assert [(p["cases"], p["agree"]) for p in overcpp.agreement(one_call)] == [(91, 91)]
+    assert [(p["cases"], p["agree"]) for p in overcpp.agreement(two_calls)] == [(91, 81)]
 
 
 def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way():
@@ -453,23 +470,20 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
     its ratio over the runs of that record's twins version and layouts; a run of other twins, of random
     layouts or without the field stays out of the range. A newer run of fewer cases (-b) hides no other
     case. The overview prints the range beside the newest ratio."""
-    def record(ratio, twins="t1", layouts="fixed", boot="b1", case="x"):
-        return {"commit": "c1", "twins": twins, "settings": {"layouts": layouts}, "host": {"boot": boot},
-                "cases": [{"name": f"bench_x.X.time_x('{case}')", "ratio": ratio}]}
+    def record(ratio, twins="t1", layouts="fixed", start="b1", case="x"):
+        return over_cpp_record(commit="c1", twins=twins, settings={"layouts": layouts, "state": "all", "processes": 60},
+                               host={"start": start, "boot": None},
+                               cases=[over_cpp_case(f"bench_x.X.time_x('{case}')", ratio)])
 
-    newest = record(2.0, boot="b2")
-    records = [record(1.8), record(2.4, twins="t0"), record(3.0, layouts="random"),
-               {**record(5.0), "twins": None}, record(2.1), newest]
+    newest = record(2.0, start="b2")
+    found = [record(1.8), record(2.4, twins="t0"), record(3.0, layouts="random"),
+             {**record(5.0), "twins": None}, record(2.1), newest]
     x = "bench_x.X.time_x('x')"
-    assert overcpp.over_cpp_cases(records) == {x: (newest["cases"][0], {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2})}
-    # random layouts asked for on a kernel that randomises nothing are one fixed layout: in the range
-    fixed_anyway = record(2.2, layouts="random")
-    fixed_anyway["settings"]["aslr_off"] = True
-    assert overcpp.over_cpp_cases([*records[:-1], fixed_anyway, newest])[x][1]["high"] == 2.2
+    assert overcpp.over_cpp_cases(found) == {x: (newest["cases"][0], {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2})}
     unknown = {**newest, "twins": None}
-    assert overcpp.over_cpp_cases([*records[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
+    assert overcpp.over_cpp_cases([*found[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
     partial = record(7.0, case="y")  # a newer run of another case only
-    assert overcpp.over_cpp_cases([*records, partial])[x][0] is newest["cases"][0]
+    assert overcpp.over_cpp_cases([*found, partial])[x][0] is newest["cases"][0]
     cell = {"over_cpp_ns": 100.0, "over_cpp_x": 2.0,
             "over_cpp": {"runs": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}}
     assert overcpp.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
@@ -483,97 +497,83 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
     assert overcpp.usual_runs([{"cells": {"core": {"over_cpp_ns": 5.0, "over_cpp_x": 1.1}}}]) is None  # one run
 
 
+def at(time):
+    """A moment on 2026-12-04 (UTC), the day the H200 made most of the history in results/: ``at("10:00")``.
+    The history as it stood then gives the known answers of that moment, whatever was recorded later."""
+    return f"2026-12-04T{time}"
+
+
+def fast_state_runs(machine, since="", until="~"):
+    """The H200's over-C++ runs at cb56ab9f9 that read each ratio in the fast state (every run from 04:00 UTC on
+    2026-12-04), dated from ``since`` to before ``until``."""
+    return [r for r in records.read(RESULTS / machine, "over-cpp")
+            if r["commit"].startswith("cb56ab9f9") and overcpp.fast_kind(overcpp.run_kind(r))
+            and since <= r["date"] < until]
+
+
+def first_fast_runs(machine):
+    """The first eight runs read in the fast state: two on each of four machine starts, 04:00 to 05:00 UTC."""
+    return fast_state_runs(machine, at("04:00"), at("05:00"))
+
+
 def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(machine):
-    """Known answer on the recorded H200 runs at cb56ab9f9: the newest records read each ratio in the fast state,
-    so each case's range is over the runs read that way (sessions 13 and 14, eight machine starts), not over
-    the older runs read over every process nor the random-layout ones. The number shown is the run nearest
-    the fast state (s13-call3b, whose twins ran fastest: x1.00). Two runs of session 14 (s14-call1a,
-    s14-call1b) are in the slow state, so the range leaves them out: fourteen runs on seven starts. Over
-    those, 73 of the 91 cases stay within 5% from lowest to highest (86 over session 13's eight alone; two
-    later starts move launches with arguments by 4-9%). The records are those up to session 14, fixed; session
-    15's test has the answer over every run."""
-    records = [r for r in records.read(Path(RESULTS) / machine, "over-cpp")
-               if r["commit"].startswith("cb56ab9f9") and r["date"] < SESSION15]
-    cases = overcpp.over_cpp_cases(records)
+    """Known answers on the H200's over-C++ runs at cb56ab9f9 as the history stood at 10:00 UTC: the newest
+    records read each ratio in the fast state, so each case's range is over the runs read that way (sixteen, on
+    eight machine starts from 04:00), not over the older runs read over every process nor the random-layout
+    ones. The number shown is the run nearest the fast state (the one of 04:42, whose twins ran fastest: x1.00).
+    The two runs of the start booted at 08:37 are in the slow state, so the range leaves them out: fourteen
+    runs on seven starts. Over those, 73 of the 91 cases stay within 5% from lowest to highest (86 over the
+    first eight runs alone; two later starts move launches with arguments by 4-9%)."""
+    found = [r for r in records.read(RESULTS / machine, "over-cpp")
+             if r["commit"].startswith("cb56ab9f9") and r["date"] < at("10:00")]
+    cases = overcpp.over_cpp_cases(found)
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(14, 7, 2)}
     assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 73
-    session13 = overcpp.over_cpp_cases(fast_state_runs(machine, "s13"))
-    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in session13.values()) == 86
-    nearest = next(r for r in records if overcpp.run_label(r).endswith("-s13-call3b"))
+    first = overcpp.over_cpp_cases(first_fast_runs(machine))
+    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in first.values()) == 86
+    (nearest,) = [r for r in found if r["date"] == at("04:42:55Z")]
     assert all(case in nearest["cases"] for case, _ in cases.values())
     assert {s["slower"] for _, s in cases.values()} == {1.0}
     case, spread = cases["bench_device.SetCurrent.time_set_current('core')"]
     assert spread["low"] <= case["ratio"] <= spread["high"]
 
 
-SESSION15 = "2026-12-04T10:00"  # before session 15's first run: the known answers of earlier sessions stay fixed
-SESSION16 = "2026-12-04T11:20"  # after session 15's last run (11:03 UTC), for the same reason
-
-
-def fast_state_runs(machine, session=None):
-    """The recorded over-C++ runs at cb56ab9f9 that read each ratio in the fast state (session 13 on); with
-    ``session`` ("s13"), that session's only."""
-    return [r for r in records.read(Path(RESULTS) / machine, "over-cpp")
-            if r["commit"].startswith("cb56ab9f9") and overcpp.fast_kind(overcpp.run_kind(r))
-            and (session is None or f"-{session}-" in overcpp.run_label(r))]
-
-
-def test_over_cpp_in_the_fast_state_on_the_h200_aa_and_two_injected_slowdowns(machine):
-    """Known answers on real H200 runs (session 13, four machine starts on 2026-12-04): eight over-C++ runs of
-    main read in the fast state agree with each other, every pair, on at least 90% of the cases within 5% (the
-    A/A side; read over every process, 7 of the 28 pairs do); runs at two builds that only add a fixed spin
-    to Device.set_current (spin 24 and spin 96; the paired A/B engine, run on the same starts, reads them as
-    x1.05 and x1.24-1.26) move SetCurrent('core') above every main run, spin 96 with its whole interval above
-    every main run's."""
-    records = fast_state_runs(machine, "s13")
-    assert len(records) == 8 and len({r["host"]["boot"] for r in records}) == 4
-    for record in records:  # each stored ratio is stats.fast_state's reading of the record's own processes
+def test_over_cpp_in_the_fast_state_agrees_across_the_h200s_runs_of_main(machine):
+    """Known answers on the H200's first eight over-C++ runs of main read in the fast state (four machine starts
+    between 04:00 and 05:00 UTC): they agree with each other, every pair, on at least 90% of the cases within 5%
+    (the A/A side); the same runs read over every process reach 90% in 7 of the 28 pairs. Each stored ratio is
+    stats.fast_state's reading of the record's own processes."""
+    found = first_fast_runs(machine)
+    assert len(found) == 8 and len({r["host"]["start"] for r in found}) == 4
+    for record in found:  # each stored ratio is stats.fast_state's reading of the record's own processes
         for c in record["cases"]:
             fast = stats.fast_state(c["process_py_ns"])
             assert statistics.median(c["process_ratios"][i] for i in fast) == pytest.approx(c["ratio"], rel=1e-3)
-    pairs = overcpp.agreement(records)
+    pairs = overcpp.agreement(found)
     assert len(pairs) == 28 and all(p["cases"] == 91 and p["agree"] >= overcpp.SHARE * 91 for p in pairs)
     # the same eight runs read over every process: 7 of the 28 pairs reach 90%
-    every = [{**r, "cases": [{**c, "ratio": c["all"]["ratio"]} for c in r["cases"]]} for r in records]
+    every = [{**r, "cases": [{**c, "ratio": c["all"]["ratio"]} for c in r["cases"]]} for r in found]
     assert sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in overcpp.agreement(every)) == 7
-
-    measured = ROOT / "measurements" / machine
-    name = "bench_device.SetCurrent.time_set_current('core')"
-
-    def case(record):
-        return next(c for c in record["cases"] if c["name"] == name)
-
-    main = [case(r) for r in records]
-    injected = {}
-    for path in sorted(measured.glob("overhead-spin*-s13-*/overhead.json")):
-        injected.setdefault(path.parent.name.split("-")[1], []).append(case(json.loads(path.read_text())))
-    assert {k: len(v) for k, v in injected.items()} == {"spin24": 2, "spin96": 2}
-    assert min(c["ratio"] for c in injected["spin24"]) > max(c["ratio"] for c in main)
-    assert min(c["low"] for c in injected["spin96"]) > max(c["high"] for c in main)
-    assert min(c["ratio"] for c in injected["spin96"]) > 1.15 * max(c["ratio"] for c in main)
-    for path in measured.glob("paired-injected-spin*-s13-*/summary.json"):  # the A/B engine's answer
-        found = {c["name"]: c for c in json.loads(path.read_text())["cases"]}[name]
-        assert found["verdict"] == "regression" and found["low"] > (1.2 if "spin96" in path.parent.name else 1.04)
 
 
 def test_a_run_with_no_process_in_the_fast_state_is_marked_and_left_out(machine):
-    """Known answer on the eight recorded fast-state runs at cb56ab9f9 of session 13: each one, taken as the
-    newest, ran its C++ twins at most 1.14x slower than the fastest run (no mark). A run made of each real
-    run's processes that were not in the fast state (read in the fast state among those alone: what a run
-    with no fast process records; its C++ times from each process's Python time over its ratio) reads its
-    ratios high on 34-60 of 91 cases, and all 8 such runs are marked and left out of the overview (x1.15-1.42
-    slower; on the Python side x1.17-1.62). Session 14's first start gave real ones: the next test."""
-    records = fast_state_runs(machine, "s13")
-    assert len(records) == 8
+    """Known answer on the first eight fast-state runs at cb56ab9f9: each one, taken as the newest, ran its C++
+    twins at most 1.14x slower than the fastest run (no mark). A run made of each real run's processes that were
+    not in the fast state (read in the fast state among those alone: what a run with no fast process records;
+    its C++ times from each process's Python time over its ratio) reads its ratios high on 34-60 of 91 cases,
+    and all 8 such runs are marked and left out of the overview (x1.15-1.42 slower; on the Python side
+    x1.17-1.62). The next test has real ones."""
+    found = first_fast_runs(machine)
+    assert len(found) == 8
 
-    def marked(history):  # the newest run taken for one in the slow state: left out of every case
-        left_out = {spread.get("left_out", 0) for _, spread in overcpp.over_cpp_cases(history).values()}
+    def marked(runs):  # the newest run taken for one in the slow state: left out of every case
+        left_out = {spread.get("left_out", 0) for _, spread in overcpp.over_cpp_cases(runs).values()}
         assert len(left_out) == 1  # the mark belongs to the run: on every case or on none
         return left_out.pop() == 1
 
     flagged = 0
-    for k, real in enumerate(records):
-        others = records[:k] + records[k + 1:]
+    for k, real in enumerate(found):
+        others = found[:k] + found[k + 1:]
         assert not marked([*others, real])
         cases = []
         for c in real["cases"]:
@@ -584,32 +584,31 @@ def test_a_run_with_no_process_in_the_fast_state_is_marked_and_left_out(machine)
                           "py_ns": statistics.median(c["process_py_ns"][i] for i in chosen),  # C++: Python / ratio
                           "cpp_ns": statistics.median(c["process_py_ns"][i] / c["process_ratios"][i] for i in chosen)})
         slow = {**real, "cases": cases}
-        assert sum(overcpp.apart(a["ratio"], b["ratio"]) > overcpp.AGREE for a, b in zip(real["cases"], cases)) >= 34
-        flagged += marked([*records, slow])
+        assert sum(overcpp.apart(a["ratio"], b["ratio"]) > overcpp.AGREE
+                   for a, b in zip(real["cases"], cases, strict=True)) >= 34
+        flagged += marked([*found, slow])
     assert flagged == 8
 
 
 def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
-    """Known answers on session 14's four machine starts (2026-12-04, 08:37, 08:52, 09:13 and 09:29 UTC), two
-    runs at main each. On the first, almost no process reached the fast state: its runs ran their Python side x1.20
-    and x1.51 slower than the fastest run, their C++ twins x1.20 and x1.40 (session 13's eight: at most
-    x1.14; the later starts' six: x1.04-1.13). s14-call1b agrees with none of the eight session-13 runs on
-    90% of the cases (58-62%); s14-call1a agrees with all eight (90-93%) but not with the second start's two
-    (82%, 89%). The mark is the fast-state window applied to runs (SLOW_STATE = stats.FAST_WINDOW, 1.15;
-    session 13's 1.2 let s14-call1a through). It falls on the first start's two runs and on no other; the
-    overview leaves them out of the number and the range. The third and fourth starts came after the mark
-    was set, and neither is marked. The third (x1.13, x1.11) agrees with the second start's runs (97-99%)
-    but with only 3 and 6 of session 13's eight (85-95%: launches with arguments +6-9%); the fourth (x1.04,
-    x1.07) with all eight, its launches back at session 13's level. So --agreement, without the marked runs,
-    counts 76 of 84 pairs across starts reaching 90%, not all. On the first start the paired A/B engine
-    still reads the spin-96 build (made again with scripts/inject_spin.sh) as x1.275 [1.264, 1.288], while
-    the over-C++ run of that build, a commit measured once, ran its C++ twins x1.58 slower than main's
-    fastest run: in the slow state, marked too (judged against main's runs)."""
-    records = [r for r in fast_state_runs(machine) if r["date"] < SESSION15]
-    s13, s14 = fast_state_runs(machine, "s13"), fast_state_runs(machine, "s14")
-    assert len(s13) == 8 and len(s14) == 8 and records == [*s13, *s14]
-    assert [overcpp.run_label(r)[-10:] for r in s14] == [f"s14-call{k}{x}" for k in (1, 2, 3, 4) for x in "ab"]
-    factors = overcpp.slow_factors(records)
+    """Known answers on the H200's four machine starts booted at 08:37, 08:52, 09:13 and 09:29 UTC, two runs at
+    main each. On the first, almost no process reached the fast state: its runs ran their Python side x1.20 and
+    x1.51 slower than the fastest run, their C++ twins x1.20 and x1.40 (the first eight fast-state runs: at most
+    x1.14; the later starts' six: x1.04-1.13). The second of them agrees with none of the first eight runs on
+    90% of the cases (58-62%); the first agrees with all eight (90-93%) but not with the second start's two
+    (82%, 89%). The mark is the fast-state window applied to runs (SLOW_STATE = stats.FAST_WINDOW, 1.15; 1.2
+    would let the first through). It falls on the first start's two runs and on no other; the overview leaves
+    them out of the number and the range. The third start (x1.13, x1.11) agrees with the second start's runs
+    (97-99%) but with only 3 and 6 of the first eight (85-95%: launches with arguments +6-9%); the fourth
+    (x1.04, x1.07) with all eight, its launches back at their earlier level. So --agreement, without the marked
+    runs, counts 76 of 84 pairs across starts reaching 90%, not all. A build of another commit, measured once,
+    is judged against main's runs through its C++ twins: twins x1.58 slower than main's fastest run are in the
+    slow state too."""
+    found = fast_state_runs(machine, until=at("10:00"))
+    first, later = first_fast_runs(machine), fast_state_runs(machine, at("08:00"), at("10:00"))
+    assert len(first) == 8 and len(later) == 8 and found == [*first, *later]
+    assert len({r["host"]["start"] for r in later}) == 4
+    factors = overcpp.slow_factors(found)
     assert [overcpp.in_slow_state(x) for x in factors] == [False] * 8 + [True] * 2 + [False] * 6
     assert 1.2 < factors[8] < 1.21 and 1.39 < factors[9] < 1.41 and max(factors[:8] + factors[10:]) < 1.14
 
@@ -617,35 +616,32 @@ def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
         pair = overcpp.agreement([a, b])[0]
         return pair["agree"] >= overcpp.SHARE * pair["cases"]
 
-    assert all(reaches(r, s14[0]) for r in s13) and not any(reaches(r, s14[1]) for r in s13)
-    assert not reaches(s14[0], s14[2]) and not reaches(s14[0], s14[3])
-    assert all(reaches(r, x) for r in s13 for x in s14[2:4]) and reaches(s14[2], s14[3])
-    assert all(reaches(x, y) for x in s14[2:4] for y in s14[4:]) and reaches(s14[4], s14[5])
-    assert [sum(reaches(r, x) for r in s13) for x in s14[4:]] == [3, 6, 8, 8]
-    for case, spread in overcpp.over_cpp_cases(records).values():
+    assert all(reaches(r, later[0]) for r in first) and not any(reaches(r, later[1]) for r in first)
+    assert not reaches(later[0], later[2]) and not reaches(later[0], later[3])
+    assert all(reaches(r, x) for r in first for x in later[2:4]) and reaches(later[2], later[3])
+    assert all(reaches(x, y) for x in later[2:4] for y in later[4:]) and reaches(later[4], later[5])
+    assert [sum(reaches(r, x) for r in first) for x in later[4:]] == [3, 6, 8, 8]
+    for case, spread in overcpp.over_cpp_cases(found).values():
         assert spread["left_out"] == 2 and overcpp.slow_state(spread) is None
-        assert case not in s14[0]["cases"] and case not in s14[1]["cases"]
-    # what scripts/bench overhead says when it has just measured each of session 14's runs
-    notes = [overcpp.slow_run_note(records[:k]) for k in range(9, 17)]
+        assert case not in later[0]["cases"] and case not in later[1]["cases"]
+    # what `cuda-bench over-cpp` says when it has just measured each of the later eight runs
+    notes = [overcpp.slow_run_note(found[:k]) for k in range(9, 17)]
     assert notes[0].startswith("this run's C++ twins ran ×1.203 slower than their fastest recorded run on this")
     assert notes[1].startswith("this run's C++ twins ran ×1.400 slower") and notes[2:] == [None] * 6
-    slow = {overcpp.run_label(r): x for r, x in zip(records, factors) if overcpp.in_slow_state(x)}
-    text = overcpp.agreement_markdown(overcpp.agreement(records), slow=slow)
-    assert f"{overcpp.run_label(s14[0])} ×1.203, {overcpp.run_label(s14[1])} ×1.400. Without them:" in text
+    slow = {overcpp.run_label(r): x for r, x in zip(found, factors, strict=True) if overcpp.in_slow_state(x)}
+    text = overcpp.agreement_markdown(overcpp.agreement(found), slow=slow)
+    assert f"{overcpp.run_label(later[0])} ×1.203, {overcpp.run_label(later[1])} ×1.400. Without them:" in text
     assert "- on one machine start: 7 of 7 pairs agree on at least 90% of the cases (from 98% to 100%)" in text
     assert text.endswith("- across machine starts: 76 of 84 pairs agree on at least 90% of the cases (from 85% to 100%)"
                          "; on the cases whose C++ twin did not move beside the others, 84 of 84 (from 93% to 100%)")
 
-    measured = ROOT / "measurements" / machine
-    name = "bench_device.SetCurrent.time_set_current('core')"
-    found = {c["name"]: c for c in json.loads((measured / "paired-injected-spin96-s14-call1" / "summary.json")
-                                              .read_text())["cases"]}[name]
-    assert found["verdict"] == "regression" and found["low"] > 1.2
-    # the spin-96 build is another commit, measured once: judged against main's runs through its C++ twins
-    spin = json.loads((measured / "overhead-spin96-60005376a-s14-call1" / "overhead.json").read_text())
-    assert overcpp.slow_factors([spin]) == [1.0] and overcpp.slow_run_note([spin]) is None  # nothing to judge by
-    assert 1.55 < overcpp.slow_factors([spin], records)[0] < 1.6 and overcpp.slow_run_note([spin], records)
-    cases = overcpp.over_cpp_cases([spin], records)
+    # another commit measured once: its twins ran x1.58 slower than main's fastest run (the run of 04:42)
+    fastest = found[factors.index(min(factors))]
+    other = {**fastest, "commit": "6" * 40, "host": {"start": "another", "boot": None},
+             "cases": [{**c, "cpp_ns": c["cpp_ns"] * 1.58} for c in fastest["cases"]]}
+    assert overcpp.slow_factors([other]) == [1.0] and overcpp.slow_run_note([other]) is None  # nothing to judge by
+    assert 1.55 < overcpp.slow_factors([other], found)[0] < 1.6 and overcpp.slow_run_note([other], found)
+    cases = overcpp.over_cpp_cases([other], found)
     assert all(overcpp.slow_state(spread) and "left_out" not in spread for _, spread in cases.values())
 
 
@@ -653,11 +649,10 @@ CPU_BOUND = ("SetCurrent", "ComputeCapability", "CurrentComputeCapability", "Get
 
 
 def launch_path(record, reference):
-    """(the launch twins' pace beside CPU-bound twins, the launch rows' ratio shift) of an over-C++ record,
-    as logs/session15-scripts/launch_path.py computes them (the definition the prediction was written with):
-    each the median over cases of the value over the case's median in ``reference``, over the 18 launches with
-    arguments; the pace is their cpp_ns over that of the session-15 subset's other twelve cases
-    (:data:`CPU_BOUND`), 1.0 where the launch path keeps its usual pace beside the CPU."""
+    """(the launch twins' pace beside CPU-bound twins, the launch rows' ratio shift) of an over-C++ record: each
+    the median over cases of the value over the case's median in ``reference``, over the 18 launches with
+    arguments; the pace is their cpp_ns over that of the CPU-bound twins' (:data:`CPU_BOUND`, twelve cases),
+    1.0 where the launch path keeps its usual pace beside the CPU."""
     def median_of(name, key):
         return statistics.median(next(c[key] for c in r["cases"] if c["name"] == name) for r in reference)
 
@@ -673,90 +668,88 @@ def launch_path(record, reference):
 
 
 def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_them_apart(machine):
-    """Known answers on session 15's four machine starts with full runs (2026-12-04, booted 10:19, 10:33,
-    10:45 and 10:58 UTC, two runs at main each, none in the slow state: x1.00-1.15). What moved the launch
-    rows from one start to the next (session 14: 4-9%) is the C++ side: over the 18 fast-state runs up to
-    and with the first of these starts, the launch rows' ratios move against the launch twins' pace beside
-    the CPU-bound twins (correlation below -0.95; that pace alone, with no Python in it, spans more than
-    15%). The fit (1.618 - 0.614 x pace), written down before the second, third and fourth of these starts
-    ran, predicts their six runs' launch shifts within 2%. --agreement's control sets those rows apart: over
-    the 22 runs not in the slow state, 184 of 220 cross-start pairs reach 90% of all cases, and 219 of 220
-    over the cases whose twin did not move beside the others (in the worst pair all 21 launch twins moved,
-    with DeviceSync, module loads and four others). The overview: 22 runs on 11 starts, 59 of 91 cases
-    within 5% from lowest to highest."""
-    runs = [r for r in fast_state_runs(machine) if r["date"] < SESSION16]
-    before, s15 = [r for r in runs if r["date"] < SESSION15], fast_state_runs(machine, "s15")
-    assert len(before) == 16 and [overcpp.run_label(r)[-10:] for r in s15] == \
-        [f"s15-call{k}{x}" for k in (1, 2, 3, 5) for x in "ab"] and runs == [*before, *s15]
-    assert len({r["host"]["boot"] for r in s15}) == 4
+    """Known answers on the H200's four machine starts booted at 10:19, 10:33, 10:45 and 10:58 UTC, two full runs
+    at main each, none in the slow state (x1.00-1.15). What moves the launch rows from one start to the next
+    (4-9% on the starts before) is the C++ side: over the 18 fast-state runs up to and with the first of these
+    starts, the launch rows' ratios move against the launch twins' pace beside the CPU-bound twins (correlation
+    below -0.95; that pace alone, with no Python in it, spans more than 15%). The fit over those 18 runs
+    (1.618 - 0.614 x pace) predicts the other three starts' six runs' launch shifts within 2%. --agreement's
+    control sets those rows apart: over the 22 runs not in the slow state, 184 of 220 cross-start pairs reach
+    90% of all cases, and 219 of 220 over the cases whose twin did not move beside the others (in the worst
+    pair all 21 launch twins moved, with DeviceSync, module loads and four others). The overview: 22 runs on 11
+    starts, 59 of 91 cases within 5% from lowest to highest."""
+    runs = fast_state_runs(machine, until=at("11:20"))
+    before, recent = fast_state_runs(machine, until=at("10:00")), fast_state_runs(machine, at("10:00"), at("11:20"))
+    assert len(before) == 16 and len(recent) == 8 and runs == [*before, *recent]
+    assert len({r["host"]["start"] for r in recent}) == 4
     factors = overcpp.slow_factors(runs)
     assert not any(overcpp.in_slow_state(x) for x in factors[16:])
 
-    fitted = [*before, *s15[:2]]
-    paces, shifts = zip(*(launch_path(r, fitted) for r in fitted))
+    fitted = [*before, *recent[:2]]
+    paces, shifts = zip(*(launch_path(r, fitted) for r in fitted), strict=True)
     assert statistics.correlation(paces, shifts) < -0.95 and max(paces) / min(paces) > 1.15
     slope, intercept = statistics.linear_regression(paces, shifts)
-    assert (round(intercept, 3), round(slope, 3)) == (1.618, -0.614)  # logs/session15-scripts/PREDICTION.md
-    for record in s15[2:]:
+    assert (round(intercept, 3), round(slope, 3)) == (1.618, -0.614)
+    for record in recent[2:]:
         pace, shift = launch_path(record, fitted)
         assert abs(shift / (intercept + slope * pace) - 1) < 0.02
 
-    kept = [r for r, x in zip(runs, factors) if not overcpp.in_slow_state(x)]
+    kept = [r for r, x in zip(runs, factors, strict=True) if not overcpp.in_slow_state(x)]
     cross = [p for p in overcpp.agreement(kept) if p["same_start"] is False]
     assert len(cross) == 220 and sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in cross) == 184
     assert sum(p["still_agree"] >= overcpp.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 219
     worst = min(cross, key=lambda p: p["agree"] / p["cases"])
-    assert (worst["a"][-10:], worst["b"][-10:], worst["twins_moved"]) == ("s14-call3a", "s15-call1a", 30)
+    assert (worst["a"], worst["b"], worst["twins_moved"]) == (
+        "overhead-cb56ab9f9-s14-call3a", "overhead-cb56ab9f9-s15-call1a", 30)
 
-    cases = overcpp.over_cpp_cases([r for r in records.read(Path(RESULTS) / machine, "over-cpp")
-                                   if r["commit"].startswith("cb56ab9f9") and r["date"] < SESSION16])
+    cases = overcpp.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
+                                    if r["commit"].startswith("cb56ab9f9") and r["date"] < at("11:20")])
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(22, 11, 2)}
     assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 59
 
 
 def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_state(machine):
-    """overcpp.repeat_note, what scripts/bench overhead prints when a run ends: the issue's test against the
+    """overcpp.repeat_note, what `cuda-bench over-cpp` prints when a run ends: the issue's test against the
     commit's earlier run nearest the fast state (not in the slow state, of the same kind), with the twins'
-    control, against the records there were when the run ended. Known answers on the recorded H200 runs at
-    cb56ab9f9: s15-call3b against s13-call3b (x1.00),
-    83 of 91 cases within 5%, 14 twins moved beside the others, 72 of the other 77 agree; s15-call1a, whose
-    launch path ran slow beside the CPU, 77 of 91 with 26 twins moved, 62 of 65 over the rest. The first run
-    of a commit, or one with only slow-state or other-kind runs before it, has nothing to be read against."""
-    everything = records.read(Path(RESULTS) / machine, "over-cpp")
+    control, against the records there were when the run ended. Known answers on the H200's runs at cb56ab9f9:
+    the run of 10:49 against the one of 04:42 (x1.00), 83 of 91 cases within 5%, 14 twins moved beside the
+    others, 72 of the other 77 agree; the run of 10:22, whose launch path ran slow beside the CPU, 77 of 91 with
+    26 twins moved, 62 of 65 over the rest. The first run of a commit, or one with only slow-state or other-kind
+    runs before it, has nothing to be read against."""
+    everything = records.read(RESULTS / machine, "over-cpp")
     runs = [r for r in everything if r["commit"].startswith("cb56ab9f9")]
 
-    def note(label):  # as overhead printed it when the run ended: against the records there were then
-        k = next(i for i, r in enumerate(runs) if overcpp.run_label(r).endswith(label))
+    def note(time):  # as over-cpp printed it when the run ended: against the records there were then
+        k = next(i for i, r in enumerate(runs) if r["date"].startswith(at(time)))
         then = everything[:next(i for i, r in enumerate(everything) if r is runs[k]) + 1]
         return overcpp.repeat_note(runs[:k + 1], then)
 
-    assert note("s15-call3b") == (
+    assert note("10:49") == (
         "against overhead-cb56ab9f9-s13-call3b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 83 of 91 cases (91%) give the same ratio within 5%; 14 C++ twins moved more "
         "than 5% beside the others (the machine, not Python), and over the other 77 cases 72 (94%) agree")
-    assert "77 of 91 cases (85%)" in note("s15-call1a") and "26 C++ twins" in note("s15-call1a")
-    assert "over the other 65 cases 62 (95%)" in note("s15-call1a")
-    assert "on the same machine start" in note("s13-call1b")
+    assert "77 of 91 cases (85%)" in note("10:22") and "26 C++ twins" in note("10:22")
+    assert "over the other 65 cases 62 (95%)" in note("10:22")
+    assert "on the same machine start" in note("04:06")
     fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
     assert overcpp.repeat_note(fast[:1], everything) is None
-    slow_first = [r for r in fast if overcpp.run_label(r).endswith(("s14-call1a", "s14-call1b"))]
+    slow_first = fast_state_runs(machine, at("08:00"), at("08:50"))  # the two runs of the start booted at 08:37
     assert len(slow_first) == 2 and overcpp.repeat_note([slow_first[1], fast[-1]], everything) is None
     older = [r for r in runs if not overcpp.fast_kind(overcpp.run_kind(r))]
     assert overcpp.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
 
 
 def history_before(machine, tmp_path, before):
-    """The H200 history's step records made before ``before``, and the steps ``results.steps`` makes of them:
+    """The H200 history's step records made before ``before``, and the steps ``history.steps`` makes of them:
     the history as it stood then (a later measurement of the same step would join it)."""
     lines = [r for r in read_lines(RESULTS / machine / "steps.jsonl") if r["date"] < before]
-    (tmp_path / machine).mkdir()
-    (tmp_path / machine / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    write_records(tmp_path / machine, "step", lines)
     return lines, history.steps(tmp_path, machine)
 
 
 def main_runs(machine, before):
     """(cb56ab9f9's over-C++ runs recorded before ``before``, every over-C++ run recorded by then)."""
-    everything = [r for r in records.read(Path(RESULTS) / machine, "over-cpp") if r["date"] < before]
+    everything = [r for r in records.read(RESULTS / machine, "over-cpp") if r["date"] < before]
     return [r for r in everything if r["commit"].startswith("cb56ab9f9")], everything
 
 
@@ -765,27 +758,23 @@ def fast_state_agreement(runs):
     machine starts, cross-start pairs, of those reaching 90% of all cases, of those reaching 90% of the cases
     whose twin held still))."""
     fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
-    kept = [r for r, x in zip(fast, overcpp.slow_factors(fast)) if not overcpp.in_slow_state(x)]
+    kept = [r for r, x in zip(fast, overcpp.slow_factors(fast), strict=True) if not overcpp.in_slow_state(x)]
     cross = [p for p in overcpp.agreement(kept) if p["same_start"] is False]
-    return kept, (len(kept), len({r["host"]["boot"] for r in kept}), len(cross),
+    return kept, (len(kept), len({r["host"]["start"] for r in kept}), len(cross),
                   sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in cross),
                   sum(p["still_agree"] >= overcpp.SHARE * (p["cases"] - p["twins_moved"]) for p in cross))
 
 
-SESSION18 = "2026-12-04T14:40"  # after session 17's run (14:29 UTC), for the same reason
-
-
-def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that_agrees(machine):
-    """Known answers on what `scripts/bench run` wrote on the H200 in session 17 (2026-12-04, a twelfth machine
-    start; measurements/nvidia-h200/check-s17): the paired step c278ecb3d -> cb56ab9f9 (a commit that does
-    not touch the suite's paths) flags nothing: 103 cases measured on both sides (the 7 multi-thread or CuPy
-    'release' forms skipped, with their reasons), every ratio within 1% (the farthest, Compile cubin on
-    cuda.core, x0.992 [0.985, 0.996]), the harness floor x1.000; the over-C++ run of cb56ab9f9 it made afterwards
-    gives 91 of 91 ratios within 5% of the earlier run nearest the fast state (s15-call5b). Over the 23 runs
-    not in the slow state (twelve starts), 203 of 242 cross-start pairs reach 90% of all cases, and 241 of
-    242 over the cases whose twin did not move beside the others; 58 of 91 cases stay within 5% from lowest
-    to highest."""
-    (step,) = [s for s in read_lines(RESULTS / machine / "steps.jsonl") if s["date"] < SESSION18]
+def test_the_main_jobs_first_step_flags_nothing_and_its_over_cpp_run_agrees(machine):
+    """Known answers on what the main job (`cuda-bench run`) wrote on the H200 at 14:28 UTC, on a twelfth machine
+    start: the paired step c278ecb3d -> cb56ab9f9 (a commit that does not touch the suite's paths) flags
+    nothing: 103 cases measured on both sides (the 7 multi-thread or CuPy 'release' forms skipped, with their
+    reasons), every ratio within 1% (the farthest, Compile cubin on cuda.core, x0.992 [0.985, 0.996]), the
+    harness floor x1.000; the over-C++ run of cb56ab9f9 it made afterwards gives 91 of 91 ratios within 5% of
+    the earlier run nearest the fast state (overhead-cb56ab9f9-s15-call5b). Over the 23 runs not in the slow
+    state (twelve starts), 203 of 242 cross-start pairs reach 90% of all cases, and 241 of 242 over the cases
+    whose twin did not move beside the others; 58 of 91 cases stay within 5% from lowest to highest."""
+    (step,) = [s for s in read_lines(RESULTS / machine / "steps.jsonl") if s["date"] < at("14:40")]
     assert (step["base"][:9], step["head"][:9], step["kind"]) == ("c278ecb3d", "cb56ab9f9", "step")
     assert len(step["cases"]) == 103 and {c["verdict"] for c in step["cases"]} == {"same"}
     assert len(step["skipped"]) == 7 and not step["errors"]
@@ -800,7 +789,7 @@ def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that
     shown = [round(c["ratio"], 3) for c in step["cases"] if not c.get("control")]
     assert (min(shown), max(shown)) == (0.992, 1.007)
 
-    runs, everything = main_runs(machine, SESSION18)
+    runs, everything = main_runs(machine, at("14:40"))
     assert overcpp.run_label(runs[-1]) == "2026-12-04T14:29:12Z"  # run's record: no --out, named by its date
     assert overcpp.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
@@ -813,19 +802,17 @@ def test_the_main_job_on_the_h200_records_a_silent_step_and_an_over_cpp_run_that
 
 def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
     """Several records of one step join: a regression shows its newest flag's numbers (not a later unflagged
-    measurement's), a start is the kernel's boot id where the record has one, and records that do not say
-    which start they ran on count as one start, so they cannot confirm one another. Flags on two starts
-    confirm each other when one of them had a layout per process; two with one fixed layout per build (and
-    records older than the field) do not, since that layout repeats on every start."""
-    def record(boot, ratio, verdict, name="bench_x.X.time_x('core')", layouts="random"):
-        host = {"boot": None, "boot_id": None} if boot is None else {"boot": f"2026-12-04T0{boot}:00:00Z", "boot_id": boot}
-        return {"base": "a", "head": "b", "host": host, "date": boot or "?",
-                **({"settings": {"layouts": layouts}} if layouts else {}),
-                "cases": [{"name": name, "ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01, "verdict": verdict}]}
+    measurement's), a start is the record's ``host.start`` (the kernel's boot id where it has one), and records
+    that do not say which start they ran on count as one start, so they cannot confirm one another. Flags on two
+    starts confirm each other when one of them had a layout per process; two with one fixed layout per build do
+    not, since that layout repeats on every start."""
+    def record(start, ratio, verdict, name="bench_x.X.time_x('core')", layouts="random"):
+        return step_record(host={"start": start, "boot": start and f"2026-12-04T0{start}:00:00Z"},
+                           date=start or "?", settings={"layouts": layouts, "confidence": 0.95, "cores": [1]},
+                           cases=[step_case(name, ratio, verdict)])
 
-    def merged(*records):
-        (tmp_path / "m").mkdir(exist_ok=True)
-        (tmp_path / "m" / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    def merged(*found):
+        write_records(tmp_path / "m", "step", found)
         (step,) = history.steps(tmp_path, "m")
         return step["cases"][0]
 
@@ -841,14 +828,13 @@ def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
     assert standing(case) == "flagged on one machine start only, not yet confirmed"
     assert measurements(case) == ("×1.050 [1.040, 1.060] regression (start not recorded); "
                                   "×1.040 [1.030, 1.050] regression (start not recorded)")
-    for first, second in (("fixed", None), (None, None), ("fixed", "fixed")):
-        case = merged(record("1", 1.05, "regression", layouts=first), record("2", 1.04, "regression", layouts=second))
-        assert (case["verdict"], case["confirmed"]) == ("regression", False)
-        assert standing(case) == ("flagged on 2 machine starts, each with one layout per build (ASLR off), not yet "
-                                  "confirmed: that layout repeats on every start")
-    case = merged(record("1", 1.05, "regression", layouts=None), record("2", 1.04, "regression"))
+    case = merged(record("1", 1.05, "regression", layouts="fixed"), record("2", 1.04, "regression", layouts="fixed"))
+    assert (case["verdict"], case["confirmed"]) == ("regression", False)
+    assert standing(case) == ("flagged on 2 machine starts, each with one layout per build (ASLR off), not yet "
+                              "confirmed: that layout repeats on every start")
+    case = merged(record("1", 1.05, "regression", layouts="fixed"), record("2", 1.04, "regression"))
     assert (case["verdict"], case["confirmed"]) == ("regression", True)
-    case = merged(record("1", 1.05, "regression", layouts=None), record("2", 1.04, "regression", layouts=None),
+    case = merged(record("1", 1.05, "regression", layouts="fixed"), record("2", 1.04, "regression", layouts="fixed"),
                   record("3", 1.0, "same"))
     assert case["verdict"] == "not reproduced"
 
@@ -857,19 +843,13 @@ def test_a_step_measured_again_says_which_cases_no_record_measured(tmp_path):
     """A recheck measures only the flagged case and the floor: the step still names the case its first record
     could not measure, drops an error a later record measured, keeps a lost-pairs note only on a measured
     case, and adds up its measuring time."""
-    x, y, z = (f"bench_x.X.time_{n}('core')" for n in "xyz")
-
-    def case(name, ratio):
-        return {"name": name, "ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01, "verdict": "same"}
-
-    w = "bench_x.X.time_w('core')"
-    first = {"base": "a", "head": "b", "host": {"boot_id": "1"}, "date": "1", "seconds": 100, "build_seconds": 30,
-             "cases": [case(x, 1.0), case(w, 1.0)], "errors": {y: "head worker died", z: "setup failed"},
-             "lost": {x: "1 of 45 process pairs lost", w: "2 of 45 process pairs lost"}}
-    again = {"base": "a", "head": "b", "host": {"boot_id": "2"}, "date": "2", "seconds": 20, "build_seconds": 0,
-             "cases": [case(y, 1.0), case(w, 1.01)], "errors": {}, "lost": {}}
-    (tmp_path / "m").mkdir()
-    (tmp_path / "m" / "steps.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(again) + "\n")
+    x, y, z, w = (f"bench_x.X.time_{n}('core')" for n in "xyzw")
+    first = step_record(host={"start": "1", "boot": None}, date="1", seconds=100, build_seconds=30,
+                        cases=[step_case(x), step_case(w)], errors={y: "head worker died", z: "setup failed"},
+                        lost={x: "1 of 45 process pairs lost", w: "2 of 45 process pairs lost"})
+    again = step_record(host={"start": "2", "boot": None}, date="2", seconds=20, build_seconds=0,
+                        cases=[step_case(y), step_case(w, 1.01)])
+    write_records(tmp_path / "m", "step", [first, again])
     (step,) = history.steps(tmp_path, "m")
     assert step["errors"] == {z: "setup failed"}
     assert step["lost"] == {x: "1 of 45 process pairs lost"}  # w's numbers shown are the recheck's, which lost none
@@ -880,17 +860,19 @@ def test_a_step_measured_again_says_which_cases_no_record_measured(tmp_path):
 
 def test_the_steps_page_and_markdown_name_what_a_step_did_not_measure(tmp_path):
     x, y = "bench_x.X.time_x('core')", "bench_x.X.time_y('core')"
-    step = {"base": "a" * 40, "head": "b" * 40, "date": "2026-12-04T17:00", "seconds": 10, "settings": {"pairs": 45},
-            "cases": [{"name": x, "ratio": 1.0, "low": 0.99, "high": 1.01, "verdict": "same", "threshold": 0.01,
-                       "base_ns": 100, "head_ns": 100}],
-            "errors": {y: "log tail\nhead worker (b) died (exit 7) during setup"},
-            "lost": {x: "1 of 45 process pairs lost, measured from the other 44; the first: timeout"}}
-    page = publish.render_steps({"m": [step]})
+    write_records(tmp_path / "m", "step", [step_record(
+        date="2026-12-04T17:00", seconds=10, settings={"layouts": "random", "confidence": 0.95, "cores": [1],
+                                                       "pairs": 45},
+        cases=[step_case(x)], errors={y: "log tail\nhead worker (b) died (exit 7) during setup"},
+        lost={x: "1 of 45 process pairs lost, measured from the other 44; the first: timeout"})])
+    steps = history.steps(tmp_path, "m")
+    page = publish.render_steps({"m": steps})
     assert "<th>not measured</th>" in page and "<td>1</td><td>45</td>" in page
-    assert f'data-case="{publish.esc(y)}" data-verdict="not measured"' in page and "not measured: head worker (b) died" in page
+    assert f'data-case="{publish.esc(y)}" data-verdict="not measured"' in page
+    assert "not measured: head worker (b) died" in page
     assert "log tail" not in page  # the line that says what went wrong, not the worker's log
     assert "measured from fewer process pairs: 1 of 45 process pairs lost" in page
-    text = report.steps_markdown("m", [step])
+    text = report.steps_markdown("m", steps)
     assert "| 0 | 0 | 1 | 0 | 1 | 10 |" in text
     assert f"`{y}`: not measured: head worker (b) died (exit 7) during setup" in text
     assert f"`{x}`: measured from fewer process pairs: 1 of 45 process pairs lost" in text
@@ -915,26 +897,22 @@ def test_a_flag_is_marked_only_when_all_the_code_its_timed_calls_run_is_the_same
     assert unchanged("bench_cpp.Cpp.track_latency('launch[2 ptr]')", {"base": both, "head": both}) == ""
 
 
-def test_the_steps_page_markdown_and_nightly_issue_mark_a_flag_whose_code_did_not_change():
+def test_the_steps_page_markdown_and_nightly_issue_mark_a_flag_whose_code_did_not_change(tmp_path):
     """Every place that shows a history step's regression adds the mark from that step's own versions."""
     same, moved = "bench_x.X.time_x('bindings', '2 ptr')", "bench_x.X.time_x('core', '2 ptr')"
-
-    def case(name):
-        return {"name": name, "ratio": 1.05, "low": 1.04, "high": 1.06, "verdict": "regression", "confirmed": True,
-                "threshold": 0.01, "base_ns": 100, "head_ns": 105,
-                "measurements": [{"start_id": s, "verdict": "regression", "ratio": 1.05, "low": 1.04, "high": 1.06,
-                                  "start": f"2026-12-04T0{s}:00"} for s in "12"]}
-
     versions = {"base": {"cuda-core": "1.2.0", "cuda-bindings": "13.3.1"},
                 "head": {"cuda-core": "1.2.1", "cuda-bindings": "13.3.1"}}
-    step = {"base": "a" * 40, "head": "b" * 40, "date": "2026-12-04T17:00", "seconds": 10, "settings": {"pairs": 45},
-            "cases": [case(same), case(moved)], "errors": {}, "versions": versions, "release_tags": None}
+    write_records(tmp_path / "m", "step", [step_record(
+        host={"start": start, "boot": f"2026-12-04T0{start}:00:00Z"}, date="2026-12-04T17:00", seconds=10,
+        versions=versions, cases=[step_case(same, 1.05, "regression"), step_case(moved, 1.05, "regression")])
+        for start in "12"])  # flagged on two starts, each with a layout per process: confirmed
+    steps = history.steps(tmp_path, "m")
     mark = "confirmed on 2 machine starts; cuda-bindings 13.3.1 on both sides"
-    page = publish.render_steps({"m": [step]})
+    page = publish.render_steps({"m": steps})
     assert page.count(publish.esc(mark)) == 1 and "on both sides" not in page.split(publish.esc(moved))[1]
-    text = report.steps_markdown("m", [step])
+    text = report.steps_markdown("m", steps)
     assert f"`{same}`: regression ({mark})" in text and f"`{moved}`: regression (confirmed on 2 machine starts)" in text
-    issue, count = report.issue_body({"m": [step]})
+    issue, count = report.issue_body({"m": steps})
     assert count == 2 and issue.count("on both sides") == 1 and f"| {mark} |" in issue
 
 
@@ -954,30 +932,34 @@ def test_the_overviews_regressed_mark_carries_the_same_versions_note(machine):
         "flagged on one machine start only, not yet confirmed; cuda-bindings 13.3.1 on both sides")
 
 
-SESSION19 = "2026-12-04T16:05"  # after session 18's recheck (15:58 UTC), for the same reason
+
 PROGRAM_OPTIONS = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
 
 
 def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regressions(machine, tmp_path):
-    """Known answers on session 18 (2026-12-04; measurements/nvidia-h200/check-s18): `scripts/bench steps` made
-    main's three missing steps, 270be80a3 -> db347c905 -> 76bac4e11 -> c278ecb3d, on one machine start. The
-    last flagged ProgramOptionsCreate('core') x1.024 [1.015, 1.028], though the module it calls is the same
-    bytes on both sides (so-sha256.txt: of cuda.core's modules only _resource_handles and the graph ones
-    differ). Two compares on a second start read x0.996 [0.993, 0.999] (the whole step) and x0.999 [0.997,
-    1.001]; `scripts/bench steps --recheck` on a third start measured it again, x0.999 [0.993, 1.004]. The
-    history's step then has two measurements of it, from two starts: not reproduced, so neither the nightly
-    issue nor the Regressions page lists it, and the step's other 101 cases stay "same". The chained index at
-    cb56ab9f9 now runs over four steps from 270be80a3 (EventCreate('core') x1.016)."""
-    lines, steps = history_before(machine, tmp_path, SESSION19)
+    """Known answers on the H200's history as it stood at 16:05 UTC: `cuda-bench steps` made main's three missing
+    steps, 270be80a3 -> db347c905 -> 76bac4e11 -> c278ecb3d, on one machine start (booted 15:35). The last
+    flagged ProgramOptionsCreate('core') x1.024 [1.015, 1.028]; `cuda-bench steps --recheck` on another start
+    (booted 15:55) measured it again, x0.999 [0.993, 1.004]. The history's step then has two measurements of
+    it, from two starts: not reproduced, so neither the nightly issue nor the Regressions page lists it, and
+    the step's other 101 cases stay "same". The chained index at cb56ab9f9 runs over four steps from 270be80a3
+    (EventCreate('core') x1.016). Of the two over-C++ runs made one after the other on a thirteenth start, the
+    second ran in the slow state (its twins x1.19 slower than the fastest run) and is left out; the first joins
+    the fast-state runs: 24 on thirteen starts, 225 of 265 cross-start pairs reach 90% of all cases, 264 of 265
+    over the cases whose twin held still."""
+    lines, steps = history_before(machine, tmp_path, at("16:05"))
     assert [(s["base"][:9], s["head"][:9], len(s["rechecks"])) for s in steps] == [
         ("c278ecb3d", "cb56ab9f9", 0), ("270be80a3", "db347c905", 0), ("db347c905", "76bac4e11", 0),
         ("76bac4e11", "c278ecb3d", 1)]
     assert "--recheck" in steps[-1]["rechecks"][0]["command"]
     case = next(c for c in steps[-1]["cases"] if c["name"] == PROGRAM_OPTIONS)
     assert (case["verdict"], case["confirmed"]) == ("not reproduced", False)
-    assert [(m["verdict"], m["start"], round(m["low"], 3), round(m["high"], 3)) for m in case["measurements"]] == [
+    assert [(m["verdict"], m["boot"], round(m["low"], 3), round(m["high"], 3)) for m in case["measurements"]] == [
         ("regression", "2026-12-04T15:35:53Z", 1.015, 1.028), ("same", "2026-12-04T15:55:54Z", 0.993, 1.004)]
+    assert len({m["start"] for m in case["measurements"]}) == 2
     assert case["ratio"] == case["measurements"][-1]["ratio"]  # the numbers shown are the newest measurement's
+    flagging = next(c for c in lines[3]["cases"] if c["name"] == PROGRAM_OPTIONS)
+    assert (flagging["verdict"], round(flagging["ratio"], 3)) == ("regression", 1.024)
     for step in steps:
         counted = [c for c in step["cases"] if not c.get("control")]
         assert len(step["cases"]) == 103 and not step["errors"]
@@ -985,64 +967,40 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     assert history.flagged_steps(steps) == [] and report.issue_body({machine: steps})[1] == 0
     assert "not reproduced on another machine start" in report.steps_markdown(machine, steps)
 
-    check = ROOT / "measurements" / machine / "check-s18"
-    again = {}
-    for name in ("paired-step-c278ecb3d-r1", "paired-step-c278ecb3d-r2-programoptions",
-                 "paired-step-c278ecb3d-samestart-1", "paired-step-c278ecb3d-samestart-2"):
-        summary = json.loads((check / name / "summary.json").read_text())
-        again[name] = next(c for c in summary["cases"] if c["name"] == PROGRAM_OPTIONS)
-        assert summary["host"]["boot"] not in {m["start"] for m in case["measurements"]}
-    assert [(round(c["low"], 3), round(c["high"], 3), c["verdict"]) for c in again.values()] == [
-        (0.993, 0.999, "same"), (0.997, 1.001, "same"), (0.999, 1.002, "same"), (0.997, 1.004, "same")]
-    # the last ran its Python as fast as the flagging start did (2.46 against 2.51 us a call): the fast state
-    # alone does not bring the flag back
-    flagging = next(c for c in lines[3]["cases"] if c["name"] == PROGRAM_OPTIONS)
-    assert (round(flagging["base_ns"]), round(again["paired-step-c278ecb3d-samestart-2"]["base_ns"])) == (2509, 2457)
-    built = {}
-    for line in (check / "so-sha256.txt").read_text().splitlines():
-        env, digest, module = line.split()
-        built.setdefault(module, {})[env[:9]] = digest
-    differ = sorted(m for m, d in built.items() if d["76bac4e11"] != d["c278ecb3d"])
-    assert "./_program.cpython-312-x86_64-linux-gnu.so" not in differ
-    assert differ[0] == "./_resource_handles.cpython-312-x86_64-linux-gnu.so" and len(differ) == 6
-
     path = history.chains(steps)[steps[0]["head"]]
     index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
     assert (round(index[0], 3), index[1][:9], index[2]) == (1.016, "270be80a3", 4)
 
-    # the session's two over-C++ runs (one call, a thirteenth start): the second ran in the slow state (its
-    # twins x1.19 slower than the fastest run) and is left out; the first joins the fast-state runs
-    runs, _ = main_runs(machine, SESSION19)
-    assert [overcpp.run_label(r) for r in runs[-2:]] == ["overhead-cb56ab9f9-s18-call1a", "overhead-cb56ab9f9-s18-call1b"]
+    runs, _ = main_runs(machine, at("16:05"))
+    assert [r["date"] for r in runs[-2:]] == [at("15:44:06Z"), at("15:45:09Z")]
+    assert runs[-1]["host"]["start"] == runs[-2]["host"]["start"]
     fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
-    factors = dict(zip((overcpp.run_label(r) for r in fast), overcpp.slow_factors(fast)))
-    assert not overcpp.in_slow_state(factors["overhead-cb56ab9f9-s18-call1a"])
-    assert overcpp.in_slow_state(factors["overhead-cb56ab9f9-s18-call1b"])
+    factors = dict(zip((r["date"] for r in fast), overcpp.slow_factors(fast), strict=True))
+    assert not overcpp.in_slow_state(factors[at("15:44:06Z")])
+    assert overcpp.in_slow_state(factors[at("15:45:09Z")]) and 1.18 < factors[at("15:45:09Z")] < 1.2
     kept, counts = fast_state_agreement(runs)
     assert counts == (24, 13, 265, 225, 264)
     assert not any(p["same_day"] is False for p in overcpp.agreement(kept))  # all on 2026-12-04: no cross-day pair
 
 
-SESSION20 = "2026-12-04T16:30"  # after session 18's last call (16:17 UTC), for the same reason
-
-
 def test_the_main_job_again_joins_its_step_and_adds_a_start(machine, tmp_path):
-    """Known answers on session 18's last call (measurements/nvidia-h200/check-s18/run, a fourteenth machine
-    start, the code as it landed): `scripts/bench run` measured the step c278ecb3d -> cb56ab9f9 again, now
-    recording its bindings and the kernel's boot id; it joins session 17's record of the step (two
-    measurements of each case, from two starts), nothing flagged, every ratio within 1%. Its over-C++ run
-    gives 88 of 91 ratios within 5% of s15-call5b and joins the fast-state runs: 25 on fourteen starts, 244
-    of 289 cross-start pairs reach 90% of all cases, 288 of 289 over the cases whose twin held still."""
-    lines, steps = history_before(machine, tmp_path, SESSION20)
+    """Known answers on the main job's run of 16:16 UTC on the H200 (a fourteenth machine start): `cuda-bench
+    run` measured the step c278ecb3d -> cb56ab9f9 again, its record naming its bindings and the kernel's boot
+    id; it joins the record of 14:28 (two measurements of each case, from two starts), nothing flagged, every
+    ratio within 1%. Its over-C++ run gives 88 of 91 ratios within 5% of the run nearest the fast state and
+    joins the fast-state runs: 25 on fourteen starts, 244 of 289 cross-start pairs reach 90% of all cases, 288
+    of 289 over the cases whose twin held still."""
+    lines, steps = history_before(machine, tmp_path, at("16:30"))
     newest = lines[-1]
     assert (newest["base"][:9], newest["head"][:9], newest["bindings"]) == ("c278ecb3d", "cb56ab9f9", "13.3.1")
-    assert newest["host"]["boot_id"] and newest["command"].startswith("scripts/bench run")
+    assert newest["host"]["start"] not in (None, newest["host"]["boot"])  # the boot id
+    assert newest["command"].split()[1] == "run"
     step = next(s for s in steps if s["head"] == newest["head"])
     assert len(step["rechecks"]) == 1 and {c["verdict"] for c in step["cases"]} == {"same"}
-    assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {2}
+    assert {len({m["start"] for m in c["measurements"]}) for c in step["cases"]} == {2}
     assert max(abs(m["ratio"] - 1) for c in step["cases"] if not c.get("control") for m in c["measurements"]) < 0.01
 
-    runs, everything = main_runs(machine, SESSION20)
+    runs, everything = main_runs(machine, at("16:30"))
     assert overcpp.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 88 of 91 cases (97%) give the same ratio within 5%")
@@ -1051,67 +1009,57 @@ def test_the_main_job_again_joins_its_step_and_adds_a_start(machine, tmp_path):
 
 def test_the_rule_confirms_the_injected_slowdown_and_keeps_the_aa_silent_on_the_recorded_runs(tmp_path):
     """The history's rule (a flag stands once a second machine start flags it, one of the two with a layout per
-    process) on real H200 runs, each taken as a measurement of one step: the spin-96 build of
-    Device.set_current, measured with one fixed layout on four starts (sessions 13, 14 and 17), is a
-    regression flagged on 4 starts but not yet confirmed, since that layout repeats on every start; session
-    22's run with a layout per process, on a fifth start, confirms it, and nothing else is one
-    (CurrentDevice('core'), read x0.922 on one start, the rebuild-layout effect, takes its newest verdict,
-    "same"); the whole-suite A/A runs of sessions 9, 10, 17 and 22 (two with a layout per process) flag
-    nothing, so the rule has nothing to confirm."""
-    check = ROOT / "measurements" / "nvidia-h200"
+    process) on real H200 paired runs (fixtures/paired), each taken as a measurement of one step: the spin-24
+    build of Device.set_current, measured with one fixed layout per build, is a regression flagged on one start
+    and not yet confirmed; measured again on another start with a layout per process, it is confirmed, and
+    nothing else is flagged. The whole-suite A/A runs (one fixed layout, a layout per process, and the one
+    whose two workers were killed) flag nothing, so the rule has nothing to confirm."""
+    spin = "bench_device.SetCurrent.time_set_current('core')"
 
-    def as_step(runs):
-        records = [dict(json.loads((check / run / "summary.json").read_text()), base="a", head="b") for run in runs]
-        (tmp_path / "m").mkdir(exist_ok=True)
-        (tmp_path / "m" / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    def as_step(*names):
+        found = [paired_run(name) | {"base": "a" * 40, "head": "b" * 40} for name in names]
+        write_records(tmp_path / "m", "step", found)
         (step,) = history.steps(tmp_path, "m")
         return step
 
-    fixed = ["paired-injected-spin96-s13-call2", "paired-injected-spin96-s13-call3",
-             "paired-injected-spin96-s14-call1", "check-s17/paired-injected-spin96"]
-    flagged = history.flagged_steps([as_step(fixed)])
-    assert [(case["name"], case["confirmed"], standing(case)) for _, case in flagged] == [
-        ("bench_device.SetCurrent.time_set_current('core')", False, "flagged on 4 machine starts, each with one "
-         "layout per build (ASLR off), not yet confirmed: that layout repeats on every start")]
-    shutil.rmtree(tmp_path / "m")
-    step = as_step([*fixed, "check-s22/paired-injected-spin96-random-suite"])
+    step = as_step("injected-spin24-fixed-layout")
     flagged = history.flagged_steps([step])
     assert [(case["name"], case["confirmed"], standing(case)) for _, case in flagged] == [
-        ("bench_device.SetCurrent.time_set_current('core')", True, "confirmed on 5 machine starts")]
-    assert [round(m["low"], 3) for m in flagged[0][1]["measurements"]] == [1.237, 1.216, 1.264, 1.189, 1.206]
-    device = next(c for c in step["cases"] if c["name"] == "bench_device.CurrentDevice.time_current_device('core')")
-    assert [m["verdict"] for m in device["measurements"]][1] == "improvement" and device["verdict"] == "same"
-    shutil.rmtree(tmp_path / "m")
-    step = as_step(["paired-aa-cb56ab9f9", "paired-aa-cb56ab9f9-s10", "check-s17/paired-aa-cb56ab9f9-s17",
-                    "check-s22/paired-aa-random-suite-1", "check-s22/paired-aa-random-suite-2"])
+        (spin, False, "flagged on one machine start only, not yet confirmed")]
+    step = as_step("injected-spin24-fixed-layout", "injected-spin24")
+    flagged = history.flagged_steps([step])
+    assert [(case["name"], case["confirmed"], standing(case)) for _, case in flagged] == [
+        (spin, True, "confirmed on 2 machine starts")]
+    assert [(m["layouts"], round(m["low"], 3)) for m in flagged[0][1]["measurements"]] == [
+        ("fixed", 1.048), ("random", 1.053)]
+    step = as_step("aa-fixed-layout", "aa", "aa-two-workers-killed")
     assert len(step["cases"]) == 103 and {c["verdict"] for c in step["cases"]} == {"same"}
+    assert {len(c["measurements"]) for c in step["cases"]} == {3}
 
 
-SESSION21 = "2026-12-04T17:20"  # after session 19's release steps and their rechecks (17:14 UTC)
 LADDER = ["72acaaf0a", "4135a2f76", "111c71329", "b1acdb2fd", "3c307b40f", "73f808a6d"]  # 0.1.0 ... 0.5.1
 
 
 def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_issue(machine, tmp_path):
-    """Known answers on session 19 (measurements/nvidia-h200/logs/session19-ladder*): `scripts/bench steps
-    --bindings auto` paired the six releases, 0.1.0 -> 0.1.1 -> 0.2.0 -> 0.3.2 -> 0.4.2 -> 0.5.1, each side on
-    the cuda-bindings it supports (12.9.10 up to 0.2.0, 13.3.1 from 0.3.2); steps 1-4 twice on one machine
-    start, then `steps --recheck` measured every flag again on another start (the last step's on a third).
-    Of 47 flags, 40 were flagged on two starts and 7 are not reproduced. The 40 are not confirmed: every
-    measurement had one fixed layout per build, which repeats on every start (session 22; a recheck with a
-    layout per process confirms them or not). The twice-measured steps agree
-    with themselves: at least 90/92, 90/92, 99/100 and 93/101 cases within 1%. The nightly issue, about
-    main, lists none of them and says how many there are."""
-    _, steps = history_before(machine, tmp_path, SESSION21)
+    """Known answers on the H200's history as it stood at 17:20 UTC: `cuda-bench steps --bindings auto` paired the
+    six releases, 0.1.0 -> 0.1.1 -> 0.2.0 -> 0.3.2 -> 0.4.2 -> 0.5.1, each side on the cuda-bindings it supports
+    (12.9.10 up to 0.2.0, 13.3.1 from 0.3.2); steps 1-4 twice on one machine start, then `steps --recheck`
+    measured every flag again on another start (the last step's on a third). Of 47 flags, 40 were flagged on
+    two starts and 7 are not reproduced. The 40 are not confirmed: every measurement had one fixed layout per
+    build, which repeats on every start (a recheck with a layout per process confirms them or not). The
+    twice-measured steps agree with themselves: at least 90/92, 90/92, 99/100 and 93/101 cases within 1%. The
+    nightly issue, about main, lists none of them and says how many there are."""
+    _, steps = history_before(machine, tmp_path, at("17:20"))
     ladder = [s for s in steps if history.release_step(s)]
     assert [s["base"][:9] for s in ladder] + [ladder[-1]["head"][:9]] == LADDER
     assert not any(history.release_step(s) for s in steps if s not in ladder)
-    # every record's tags (given to the records made before the field in session 23) are the cuda-core its
-    # builds report, and a record without tags built main (every record, not only each step's first)
-    records = read_lines(RESULTS / machine / "steps.jsonl")
-    built = [[r["versions"][side]["cuda-core"] for side in ("base", "head")] for r in records]
-    assert sum(1 for r in records if r["release_tags"]) == 14
+    # every record's tags are the cuda-core its builds report, and a record without tags built main (every
+    # record, not only each step's first)
+    found = read_lines(RESULTS / machine / "steps.jsonl")
+    built = [[r["versions"][side]["cuda-core"] for side in ("base", "head")] for r in found]
+    assert sum(1 for r in found if r["release_tags"]) == 14
     assert all(r["release_tags"] == [f"cuda-core-v{v}" for v in versions] if r["release_tags"] else
-               all(v.startswith("1.2.0.post1+g") for v in versions) for r, versions in zip(records, built))
+               all(v.startswith("1.2.0.post1+g") for v in versions) for r, versions in zip(found, built, strict=True))
     assert [{side: v["cuda-bindings"] for side, v in s["versions"].items()} for s in ladder][2] == {
         "base": "12.9.10", "head": "13.3.1"}  # 0.2.0 -> 0.3.2 crosses the CUDA 12/13 boundary
 
@@ -1121,19 +1069,20 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     assert [len(counted(s, "regression")) for s in ladder] == [10, 2, 16, 5, 7]
     assert [len(counted(s, "not reproduced")) for s in ladder] == [2, 0, 4, 0, 1]
     assert not any(c["confirmed"] for s in ladder for c in counted(s, "regression"))
-    assert {len({m["start_id"] for m in c["measurements"] if m["verdict"] == "regression"})
+    assert {len({m["start"] for m in c["measurements"] if m["verdict"] == "regression"})
             for s in ladder for c in counted(s, "regression")} == {2}
     assert {m["layouts"] for s in ladder for c in s["cases"] for m in c["measurements"]} == {"fixed"}
     memory = next(c for c in ladder[-1]["cases"] if c["name"] == "bench_memory.MemoryResourceCreate."
                   "time_memory_resource_create('core')")
     assert standing(memory) == ("flagged on 2 machine starts, each with one layout per build (ASLR off), not yet "
                                 "confirmed: that layout repeats on every start") and memory["low"] > 3.6
-    launch = next(c for c in ladder[2]["cases"] if c["name"] == "bench_launch.Launch.time_launch('bindings', '512 ptr')")
+    launch = next(c for c in ladder[2]["cases"]
+                  if c["name"] == "bench_launch.Launch.time_launch('bindings', '512 ptr')")
     assert [round(m["low"], 2) for m in launch["measurements"]] == [1.49, 1.5, 1.49]
 
-    for step, within in zip(ladder[:4], [90, 90, 99, 93]):
+    for step, within in zip(ladder[:4], [90, 90, 99, 93], strict=True):
         twice = [c["measurements"][:2] for c in step["cases"] if len(c["measurements"]) >= 2
-                 and c["measurements"][0]["start_id"] == c["measurements"][1]["start_id"]]
+                 and c["measurements"][0]["start"] == c["measurements"][1]["start"]]
         assert len(twice) == len(step["cases"])  # every case measured twice on the first start
         assert sum(abs(a["ratio"] / b["ratio"] - 1) <= 0.01 for a, b in twice) >= within
 
@@ -1145,237 +1094,105 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     assert page.index(publish.esc("main's history")) < page.index("between cuda-core releases") < page.index(LADDER[-1])
 
 
-SESSION22 = "2026-12-04T17:45"  # after session 19's last call (17:36 UTC)
-
-
-def test_the_main_job_on_the_final_code_adds_a_third_start_to_its_step_and_a_fifteenth_over_cpp_start(machine,
-                                                                                                       tmp_path):
-    """Known answers on session 19's last call (measurements/nvidia-h200/check-s19/run, the code as it landed,
-    a fresh machine start): `scripts/bench run` measured c278ecb3d -> cb56ab9f9 a third time. Its record names
-    no release tags (main's commits), nothing is flagged, no process pair was lost, and every ratio lies within
-    1.1%. The step's cases now each have measurements from three starts. The over-C++ run gives 89 of 91 ratios
-    within 5% of s15-call5b and joins the fast-state runs: 26 on fifteen starts, 268 of 314 cross-start pairs
-    reach 90% of all cases, 313 of 314 over the cases whose twin held still."""
-    lines, steps = history_before(machine, tmp_path, SESSION22)
+def test_the_main_jobs_step_measured_on_a_third_start_flags_nothing(machine, tmp_path):
+    """Known answers on the main job's run of 17:35 UTC on the H200 (a fresh machine start): `cuda-bench run`
+    measured c278ecb3d -> cb56ab9f9 a third time. Its record names no release tags (main's commits), nothing is
+    flagged, no process pair was lost, and every ratio lies within 1.1%. The step's cases now each have
+    measurements from three starts. The over-C++ run gives 89 of 91 ratios within 5% of the run nearest the
+    fast state and joins the fast-state runs: 26 on fifteen starts, 268 of 314 cross-start pairs reach 90% of
+    all cases, 313 of 314 over the cases whose twin held still."""
+    lines, steps = history_before(machine, tmp_path, at("17:45"))
     newest = lines[-1]
     assert (newest["base"][:9], newest["head"][:9], newest["release_tags"]) == ("c278ecb3d", "cb56ab9f9", None)
     assert not newest["errors"] and newest["lost"] == {} and len(newest["cases"]) == 103
     assert max(abs(c["ratio"] - 1) for c in newest["cases"] if not c.get("control")) < 0.011
     step = next(s for s in steps if s["head"] == newest["head"])
     assert {c["verdict"] for c in step["cases"]} == {"same"}
-    assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {3}
+    assert {len({m["start"] for m in c["measurements"]}) for c in step["cases"]} == {3}
 
-    runs, everything = main_runs(machine, SESSION22)
+    runs, everything = main_runs(machine, at("17:45"))
     assert overcpp.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 89 of 91 cases (98%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (26, 15, 314, 268, 313)
 
 
-SESSION23 = "2026-12-04T18:35"  # after session 20's main job (18:29 UTC)
-
-
 def test_a_fresh_start_in_the_slow_state_is_warned_of_and_left_out_of_the_agreement(machine, tmp_path):
-    """Known answers on session 20's main job (measurements/nvidia-h200/check-s20/run, a fresh machine start):
-    the step c278ecb3d -> cb56ab9f9 a fourth time, nothing flagged and every ratio within 1.2%, now from four
-    starts; its over-C++ run came up in the slow state (C++ twins x1.21 slower than their fastest recorded run),
-    which the run's own log warned of: the fast-state count stays 26 runs on fifteen starts, 268 of 314."""
-    lines, steps = history_before(machine, tmp_path, SESSION23)
+    """Known answers on the main job's run of 18:28 UTC on the H200 (a fresh machine start): the step
+    c278ecb3d -> cb56ab9f9 a fourth time, nothing flagged and every ratio within 1.2%, now from four starts;
+    its over-C++ run came up in the slow state (C++ twins x1.206 slower than their fastest recorded run), which
+    `cuda-bench over-cpp` warns of as the run ends: the fast-state count stays 26 runs on fifteen starts,
+    268 of 314."""
+    lines, steps = history_before(machine, tmp_path, at("18:35"))
     newest = lines[-1]
     assert (newest["base"][:9], newest["head"][:9], newest["release_tags"], newest["lost"]) == (
         "c278ecb3d", "cb56ab9f9", None, {})
     assert max(abs(c["ratio"] - 1) for c in newest["cases"] if not c.get("control")) < 0.012
     step = next(s for s in steps if s["head"] == newest["head"])
     assert {c["verdict"] for c in step["cases"]} == {"same"}
-    assert {len({m["start_id"] for m in c["measurements"]}) for c in step["cases"]} == {4}
+    assert {len({m["start"] for m in c["measurements"]}) for c in step["cases"]} == {4}
 
-    runs, everything = main_runs(machine, SESSION23)
+    runs, everything = main_runs(machine, at("18:35"))
     new = runs[-1]
-    assert new["date"] > SESSION22 and new["host"]["boot"] not in {r["host"]["boot"] for r in runs[:-1]}
+    assert new["date"] > at("17:45") and new["host"]["start"] not in {r["host"]["start"] for r in runs[:-1]}
     note = overcpp.slow_run_note([new], everything)
     assert note.startswith("this run's C++ twins ran ×1.206 slower than their fastest recorded run on this machine")
-    log = (ROOT / "measurements" / machine / "logs" / "session20-main" / "run.log").read_text()
-    assert note.replace("×1.206", "×1.21") in log  # the run warned as it ended (then with two decimals)
     assert fast_state_agreement(runs)[1] == (26, 15, 314, 268, 313)
 
 
-def test_workers_killed_on_the_gpu_lose_two_pairs_and_nothing_else(machine):
-    """Known answers on session 20's A/A of cb56ab9f9 on the H200 while another process SIGKILLed two of its
-    workers (measurements/nvidia-h200/check-s20/paired-aa-killed-cb56ab9f9, logs/session20-lost/killer.log):
-    the two cases whose worker died are measured from the other 44 pairs and named, every other case from all
-    45; nothing is flagged, nothing is an error, and the run exits 2, not 0."""
-    out = ROOT / "measurements" / machine / "check-s20" / "paired-aa-killed-cb56ab9f9"
-    data = json.loads((out / "summary.json").read_text())
-    killed = (ROOT / "measurements" / machine / "logs" / "session20-lost" / "killer.log").read_text()
-    assert killed.count("kill -9") == 2
+def test_workers_killed_on_the_gpu_lose_two_pairs_and_nothing_else():
+    """Known answers on an A/A of cb56ab9f9 on the H200 while another process SIGKILLed two of its workers
+    (fixtures/paired/aa-two-workers-killed): the two cases whose worker died are measured from the other 44
+    pairs and named, every other case from all 45; nothing is flagged, nothing is an error, and the run exits
+    2, not 0."""
+    data = paired_run("aa-two-workers-killed")
     assert sorted(data["lost"]) == ["bench_device.DeviceSync.time_device_sync('cupy')",
                                     "bench_launch.Launch.time_launch('cupy', 'none')"]
     for text in data["lost"].values():
         assert text.startswith("1 of 45 process pairs lost, measured from the other 44; the first: the head "
                                "worker (main) died (exit -9) during ")
-    assert not data["errors"] and not compare.regressions(data) and compare.exit_status(data) == 2
+    assert not data["errors"] and not compare.regressions(data)
+    assert compare.exit_status(data) == compare.INCOMPLETE == 2
     assert {c["name"]: len(c["pairs"]) for c in data["cases"] if len(c["pairs"]) != 45} == {
         name: 44 for name in data["lost"]}
-    comment = (out / "comment.md").read_text()
+    comment = compare.comment(data)
     assert "**0 regressions**" in comment and "2 measured without some process pairs" in comment
 
 
-def test_the_nightly_ladder_step_pairs_a_new_release_with_the_one_before_it_on_the_gpu(machine, tmp_path):
-    """Known answers on session 20's `scripts/bench ladder --new` on the H200 (logs/session20-ladder,
-    check-s20/ladder-new). As the history stands it ran nothing: 0.5.1 is the newest release measured. With
-    main's head tagged cuda-core-v0.6.0 in the carried clone (a stand-in: the fork has no later release; its
-    records stay out of the history) it ran asv on that one commit, in the ladder's environment, and paired it
-    with 0.5.1: a release step with 23 flags. `steps --recheck` on a second start (logs/session20-recheck)
-    flagged 22 again and did not reproduce `Launch('bindings', 'none')`. The code as reviewed (release_chain)
-    made the same step on a third start (logs/session20-ladder2): the 22 again, and two flags start 1 had
-    measured without one, so not reproduced. All with one fixed layout per build, so the 22 are not confirmed
-    (that layout repeats on every start: session 22)."""
+def test_the_nightly_ladder_finds_no_release_newer_than_the_newest_measured_one(machine):
+    """Known answers on the H200's history: the release ladder's environment (cuda-bindings auto, the system
+    site) measured the six releases 0.1.0 ... 0.5.1 and none of main's commits; with 0.5.1 the newest release
+    measured there, the nightly `cuda-bench ladder --new` has nothing newer to run (a release the ladder left
+    out, older than 0.5.1, is not newer; main's head is no release)."""
     ladder_env = {"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["auto"],
                                      "CUDA_BENCH_SYSTEM_SITE": ["/opt/torch/.venv/lib/python3.12/site-packages"]}}}
     measured = history.measured_in(RESULTS, machine, ladder_env)
     assert sorted(sha[:9] for sha in measured) == sorted(LADDER)  # the six releases, and not main's commits
     full = {sha[:9]: sha for sha in measured}
     versions = ["0.1.0", "0.1.1", "0.2.0", "0.3.2", "0.4.2", "0.5.1"]
-    commits = [(f"cuda-core-v{v}", full[p]) for v, p in zip(versions, LADDER)]
+    commits = [(f"cuda-core-v{v}", full[p]) for v, p in zip(versions, LADDER, strict=True)]
     commits.insert(3, ("cuda-core-v0.3.0", "0" * 40))  # a release the ladder left out: older, not newer
-    main = next(r["commit"] for r in records.read(Path(RESULTS) / machine, "over-cpp"))
-    assert history.newer_releases([*commits, ("main", main)], measured) == (commits[-1], [])  # as ladder-none.log says
-    logs = ROOT / "measurements" / machine / "logs"
-    none = (logs / "session20-ladder" / "ladder-none.log").read_text()
-    assert "no cuda-core release newer than cuda-core-v0.5.1" in none and "Running" not in none
-    new = (logs / "session20-ladder" / "ladder-new.log").read_text()
-    assert "bench: ladder cuda-core-v0.6.0\n" in new and "Running 40 total benchmarks (1 commits" in new
-    out = ROOT / "measurements" / machine / "check-s20" / "ladder-new"
-    (asv_file,) = out.glob("*-virtualenv-*.json")
-    assert asv_file.name.startswith("cb56ab9f-") and "BINDINGSauto" in asv_file.name
-    (tmp_path / machine).mkdir()
-    again = ROOT / "measurements" / machine / "check-s20" / "ladder-new-2"
-    assert "bench: ladder cuda-core-v0.6.0\n" in (logs / "session20-ladder2" / "ladder-new.log").read_text()
-    for upto, repeated_n, dropped_n in ((2, 22, 1), (3, 22, 3)):
-        records = [out / "steps-new.jsonl", out / "recheck-new.jsonl", again / "steps-new.jsonl"][:upto]
-        (tmp_path / machine / "steps.jsonl").write_text("".join(r.read_text() for r in records))
-        (step,) = history.steps(tmp_path, machine)
-        assert step["release_tags"] == ["cuda-core-v0.5.1", "cuda-core-v0.6.0"] and history.release_step(step)
-        assert step["versions"]["base"]["cuda-core"] == "0.5.1" and step["bindings"] == "auto"
-        repeated = {c["name"] for c in step["cases"] if c["verdict"] == "regression"
-                    and len({m["start_id"] for m in c["measurements"] if m["verdict"] == "regression"}) > 1}
-        confirmed = {c["name"] for c in step["cases"] if c["verdict"] == "regression" and c["confirmed"]}
-        dropped = {c["name"] for c in step["cases"] if c["verdict"] == "not reproduced"}
-        assert (len(repeated), len(confirmed), len(dropped)) == (repeated_n, 0, dropped_n)
-        assert "bench_launch.Launch.time_launch('bindings', 'none')" in dropped
-        alloc = next(c for c in step["cases"] if c["name"] == "bench_memory.AllocFree.time_alloc_free('core')")
-        assert [m["verdict"] for m in alloc["measurements"]] == ["regression"] * upto
-        assert min(m["low"] for m in alloc["measurements"]) > 1.34
-        assert len({m["start_id"] for m in alloc["measurements"]}) == upto
-    assert "bench_program.ProgramOptionsCreate.time_program_options_create('core')" in dropped
+    main = next(r["commit"] for r in records.read(RESULTS / machine, "over-cpp"))
+    assert history.newer_releases([*commits, ("main", main)], measured) == (commits[-1], [])
+    newer = ("cuda-core-v0.6.0", main)  # were main's head tagged as a release: it alone, after 0.5.1
+    assert history.newer_releases([*commits, newer], measured) == (commits[-1], [newer])
 
 
-def test_cuda_pathfinder_does_not_move_the_bindings_and_cupy_forms(machine):
-    """Known answers on session 20's paired compare of main against main with cuda-pathfinder 1.9.1's code
-    (check-s20/paired-pathfinder-1.9.1, one start): the question was whether the two sides' pathfinder moved
-    the cuda.bindings and CuPy forms in the step 0.5.1 -> main (2-8%). Every one of them reads "same" here,
-    within 0.5%, while the step flagged some of them on three starts: the cause lies elsewhere. The two cuda.core
-    forms it flagged were not reproduced on a second start (session 21, check-s21/paired-pathfinder-1.9.1-again)."""
-    data = json.loads((ROOT / "measurements" / machine / "check-s20" / "paired-pathfinder-1.9.1" /
-                       "summary.json").read_text())
-    assert data["versions"]["base"]["cuda-pathfinder"] != data["versions"]["head"]["cuda-pathfinder"]
-    assert {side["cuda-core"] for side in data["versions"].values()} == {"1.2.0.post1+gcb56ab9f9"}
-    others = [c for c in data["cases"] if "('bindings'" in c["name"] or "('cupy'" in c["name"]]
-    assert len(others) == 28 and {c["verdict"] for c in others} == {"same"}
-    assert max(abs(c["ratio"] - 1) for c in others) < 0.005
-    step = json.loads((ROOT / "measurements" / machine / "check-s20" / "ladder-new" / "steps-new.jsonl").read_text())
-    flagged = {c["name"] for c in step["cases"] if c["verdict"] == "regression"}
-    assert {"bench_launch.Launch.time_launch('bindings', '512 ptr')",
-            "bench_memory.AllocFree.time_alloc_free('bindings')"} <= flagged & {c["name"] for c in others}
-    # its two cuda.core flags, measured again on another start (session 21): not reproduced
-    again = json.loads((ROOT / "measurements" / machine / "check-s21" / "paired-pathfinder-1.9.1-again" /
-                        "summary.json").read_text())
-    assert [c["name"] for c in again["cases"]] == [c["name"] for c in data["cases"]]
-    assert {c["verdict"] for c in again["cases"]} == {"same"}
-    first = {c["name"] for c in compare.regressions(data)}
-    assert first == {"bench_stream.StreamCreate.time_stream_create('core')",
-                     "bench_memory.AllocFreeSync.time_alloc_free_sync('core', 'keep')"}
-    starts = [(record["host"])["start"] for record in (data, again)]
-    assert starts[0] != starts[1]
-    verdicts = {record_start: {c["name"]: c["verdict"] for c in record["cases"]}
-                for record_start, record in zip(starts, (data, again))}
-    layouts = {record["settings"]["layouts"] for record in (data, again)}
-    assert layouts == {"fixed"}
-    assert {stats.repeated_verdict([(start, verdicts[start][name], *layouts) for start in starts])
-            for name in first} == {
-        ("not reproduced", False)}
-
-
-def test_the_bindings_flags_of_the_release_step_come_back_without_any_cuda_core_form_running(machine):
-    """Known answers on session 20's fifth start (logs/session20-isolate): 0.5.1 against main as the release
-    step pairs them, with the workers running only the cuda.bindings forms, then only
-    Launch('bindings', '512 ptr') (and the floor). The step's bindings flags come back without any cuda.core
-    form running, and the one case alone still reads about x1.05: not other cases' leftovers. (Which cuda.core
-    the workers import is what moves them: session 21's test below.)"""
-    check = ROOT / "measurements" / machine / "check-s20"
-    only = json.loads((check / "paired-release-v0.5.1-main-bindings-only" / "summary.json").read_text())
-    assert not any("('core'" in c["name"] or "('cupy'" in c["name"] for c in only["cases"])
-    step = json.loads((check / "ladder-new" / "steps-new.jsonl").read_text())
-    in_step = {c["name"] for c in step["cases"] if c["verdict"] == "regression" and "('bindings'" in c["name"]}
-    flagged = {c["name"] for c in compare.regressions(only)}
-    assert len(flagged) == 9 and flagged <= in_step
-    assert all("ptr" in name or "Alloc" in name or "Pointer" in name for name in flagged)
-    alone = json.loads((check / "paired-release-v0.5.1-main-one-case" / "summary.json").read_text())
-    (case,) = [c for c in alone["cases"] if not c["control"]]
-    assert case["name"] == "bench_launch.Launch.time_launch('bindings', '512 ptr')" and case["verdict"] == "regression"
-    assert case["low"] > 1.04 and alone["versions"]["head"]["cuda-core"].startswith("1.2.0")
-
-
-def test_which_cuda_core_a_process_imports_moves_the_bindings_pointer_calls_and_the_comment_says_so(machine):
-    """Known answers on session 21's paired runs of cuda.bindings forms (check-s21, four starts,
-    logs/session21-scripts): only the head's workers changed, by an environment variable.
-
-    * ``CUDA_BENCH_LEAVE_OUT=none`` (the same environment size, nothing left out): nothing flagged;
-    * ``CUDA_BENCH_LEAVE_OUT=core`` (main's cuda.core never imported), on two starts: 8 forms faster, the same
-      8 on both: 7 of the release step 0.5.1 -> main's 9 bindings flags, and Launch('bindings', 'none');
-    * the release step itself on one start: 9 flagged with each side importing its own cuda.core, none of 41
-      when neither side imports it. So the two it does not explain, the 256- and 512-pointer launches, move
-      with 0.5.1's cuda.core in the process, not with main's: 0.5.1 against 0.5.1 without cuda.core in the
-      head's workers flags both slower (a fifth start).
-
-    The comment marks every one of those flags: cuda-bindings is the same version on both sides, so what moved
-    them lies outside it. A head with another cuda-bindings gets no mark."""
-    check = ROOT / "measurements" / machine / "check-s21"
-
-    def load(name):
-        return json.loads((check / name / "summary.json").read_text())
-
-    def changed(data):
-        return {c["name"]: c["verdict"] for c in compare.counted(data) if c["verdict"] != "same"}
-
-    control = load("paired-leave-out-none-bindings")
-    assert control["env"] == {"head": {"CUDA_BENCH_LEAVE_OUT": "none"}}
-    assert len(compare.counted(control)) == 41 and changed(control) == {}
-    first, second = load("paired-leave-out-core-bindings"), load("paired-leave-out-core-bindings-2")
-    assert (first["host"])["start"] != (second["host"])["start"]
-    faster = {name for name, verdict in changed(first).items() if verdict == "improvement"}
-    assert len(faster) == 8 and faster == {name for name, verdict in changed(second).items() if verdict == "improvement"}
-    assert all(c["high"] < 0.99 for data in (first, second) for c in data["cases"] if c["name"] in faster)
-    with_core, without = load("paired-release-v0.5.1-main-bindings-only"), \
-        load("paired-release-v0.5.1-main-bindings-without-core")
-    slower = {name for name, verdict in changed(with_core).items() if verdict == "regression"}
-    launch = "bench_launch.Launch.time_launch('bindings', '{}')".format
-    assert len(slower) == 9 and changed(without) == {}
-    assert slower - faster == {launch("256 ptr"), launch("512 ptr")} and faster - slower == {launch("none")}
-    assert without["env"] == {side: {"CUDA_BENCH_LEAVE_OUT": "core"} for side in ("base", "head")}
-    # measured directly (start 5): 0.5.1's cuda.core left out slows those two launches; of the 7, only one moves
-    v051 = load("paired-v0.5.1-leave-out-core-bindings")
-    assert v051["base"] == v051["head"] and v051["versions"]["base"]["cuda-core"] == "0.5.1"
-    moved = changed(v051)
-    assert moved[launch("256 ptr")] == moved[launch("512 ptr")] == "regression"
-    assert (faster & slower) & set(moved) == {"bench_memory.PointerGetAttribute.time_pointer_get_attribute('bindings')"}
-
-    text = compare.comment(with_core)
-    assert text.count(" † |") == 9
-    assert "† marks 9 cases whose timed calls run only code that is the same version in both builds " \
+def test_the_comment_marks_the_flags_whose_code_is_the_same_version_in_both_builds(machine):
+    """The comment on a paired run marks (†) each flag whose timed calls run only code that is the same version
+    on both sides. On the H200's release step 0.4.2 -> 0.5.1 (its first record), two of its eight flags are
+    cuda.bindings forms with cuda-bindings 13.3.1 on both sides; the cuda.core forms are not marked, cuda-core
+    differs. A head with another cuda-bindings gets no mark."""
+    (record,) = [r for r in read_lines(RESULTS / machine / "steps.jsonl")
+                 if r["base"].startswith("3c307b40f") and r["date"] < at("17:10")]
+    assert len(compare.regressions(record)) == 8
+    text = compare.comment(record)
+    assert text.count(" † |") == 2
+    assert f"| `{'bench_memory.PointerGetAttribute.time_pointer_get_attribute'}('bindings')` † |" in text
+    assert "† marks 2 cases whose timed calls run only code that is the same version in both builds " \
            "(cuda-bindings 13.3.1 on both sides)" in text
-    with_core["versions"]["head"]["cuda-bindings"] = "13.3.2"
-    assert "†" not in compare.comment(with_core)
+    record["versions"]["head"]["cuda-bindings"] = "13.3.2"
+    assert "†" not in compare.comment(record)
 
 
 def test_the_history_marks_a_flag_whose_code_is_the_same_version_on_both_sides(machine):
@@ -1398,72 +1215,37 @@ def test_the_history_marks_a_flag_whose_code_is_the_same_version_on_both_sides(m
     assert ("111c71329", "b1acdb2fd", "bench_launch.Launch.time_launch('bindings', '2 ptr')") in flags
 
 
-def test_one_fixed_layout_makes_the_flags_that_a_layout_per_process_does_not(machine):
-    """Known answers on session 22's paired runs (check-s22, logs/session22-scripts): the same questions with
-    one layout per build (ASLR off) and with a layout per process (ASLR on, `--layouts random`).
 
-    * main against main, the head without cuda.core: one layout flags 9 cuda.bindings forms on a third start,
-      each within 0.01 of what session 21's two starts read; a layout per process flags only
-      PointerGetAttribute('bindings'), faster under both;
-    * the head without CuPy: one layout flags cuda.core forms too; a layout per process none of them;
-    * the release step 0.5.1 -> main: 9 of 41 cuda.bindings forms flagged under one layout, 1 under a layout
-      per process (PointerGetAttribute again, slower);
-    * the whole suite with a layout per process: two A/A runs flag nothing of 102, the 24- and 96-turn spins
-      only SetCurrent('core'). The H200's calibration now includes those two A/A runs: re-judged under it,
-      the A/A runs stay silent and both spins still flag SetCurrent('core') alone."""
-    check = ROOT / "measurements" / machine / "check-s22"
 
-    def load(name, where=check):
-        return json.loads((where / name / "summary.json").read_text())
-
-    def changed(data):
-        return {c["name"]: c["verdict"] for c in compare.counted(data) if c["verdict"] != "same"}
-
-    pointer = "bench_memory.PointerGetAttribute.time_pointer_get_attribute('bindings')"
-    fixed, random = load("paired-leave-out-core-bindings-3"), load("paired-leave-out-core-random-bindings")
-    assert (fixed["settings"]["layouts"], fixed["settings"]["aslr_off"]) == ("fixed", True)
-    assert (random["settings"]["layouts"], random["settings"]["aslr_off"]) == ("random", False)
-    assert len(changed(fixed)) == 9 and changed(random) == {pointer: "improvement"}
-    earlier = [load(name, check.parent / "check-s21")
-               for name in ("paired-leave-out-core-bindings", "paired-leave-out-core-bindings-2")]
-    starts = {(data["host"])["start"] for data in (fixed, *earlier)}
-    assert len(starts) == 3
-    for name in changed(fixed):
-        ratios = [next(c["ratio"] for c in data["cases"] if c["name"] == name) for data in (fixed, *earlier)]
-        assert max(ratios) - min(ratios) < 0.01, name
-    cupy_fixed, cupy_random = load("paired-leave-out-cupy-core"), load("paired-leave-out-cupy-core-random")
-    assert all("('core'" in name for name in changed(cupy_fixed)) and len(changed(cupy_fixed)) == 6
-    assert changed(cupy_random) == {} and len(compare.counted(cupy_random)) == 33
-    step_fixed = load("paired-release-v0.5.1-main-bindings-only", check.parent / "check-s21")
-    step_random = load("paired-release-v0.5.1-main-bindings-random")
-    assert len(changed(step_fixed)) == 9 and changed(step_random) == {pointer: "regression"}
-
-    thresholds = records.calibration(Path(RESULTS) / machine)
+def test_the_h200_calibration_keeps_its_aa_silent_and_flags_the_spin_alone(machine):
+    """Known answers on the H200's whole-suite paired runs with a layout per process (fixtures/paired: an A/A of
+    main, and main against a build that adds a 24-turn spin to Device.set_current, one start): the A/A flags
+    nothing of 102 cases and the spin only SetCurrent('core'), as recorded and re-judged under the machine's
+    calibration in results/ (the thresholds the pull-request gate uses), which includes A/A runs of that
+    kind."""
+    thresholds = records.calibration(RESULTS / machine)
     spin = "bench_device.SetCurrent.time_set_current('core')"
-    for name, expected in (("paired-aa-random-suite-1", {}), ("paired-aa-random-suite-2", {}),
-                           ("paired-injected-spin24-random-suite", {spin: "regression"}),
-                           ("paired-injected-spin96-random-suite", {spin: "regression"})):
-        data = load(name)
+    for name, expected in (("aa", {}), ("injected-spin24", {spin: "regression"})):
+        data = paired_run(name)
         assert data["settings"]["layouts"] == "random" and len(compare.counted(data)) == 102
-        assert changed(data) == expected, name
+        assert {c["name"]: c["verdict"] for c in compare.counted(data) if c["verdict"] != "same"} == expected, name
         assert {c["name"]: v for c in compare.counted(data)
                 if (v := stats.verdict(c["low"], c["high"], thresholds[c["name"]])) != "same"} == expected, name
+    assert any(r["settings"]["layouts"] == "random" for r in records.read(RESULTS / machine, "calibration"))
 
 
-SESSION24 = "2026-12-04T21:19"  # after session 22's over-C++ runs (21:16:57 and 21:17:59 UTC)
-
-
-def test_an_eighteenth_start_in_the_fast_state_joins_the_agreement(machine):
-    """Known answers on session 22's over-C++ runs (overhead-cb56ab9f9-s22-call1a, -call1b; a fresh start):
+def test_a_fresh_start_in_the_fast_state_joins_the_agreement(machine):
+    """Known answers on the H200's two over-C++ runs of 21:16 and 21:17 UTC (one call, a fresh machine start):
     both in the fast state, 89 of 91 cases within 5% of each other, and they join the fast-state runs: 28 on
-    sixteen starts, 314 of 366 cross-start pairs reach 90% of all cases, 364 of 366 over the cases whose
-    twin held still. All on 2026-12-04: no pair on different days yet."""
-    runs, everything = main_runs(machine, SESSION24)
+    sixteen starts, 314 of 366 cross-start pairs reach 90% of all cases, 364 of 366 over the cases whose twin
+    held still. All on 2026-12-04: no pair on different days."""
+    runs, everything = main_runs(machine, at("21:19"))
     new = runs[-2:]
-    assert [r["command"].rsplit("-", 1)[-1] for r in new] == ["call1a", "call1b"]
+    assert [r["date"][:16] for r in new] == [at("21:16"), at("21:17")]
+    assert new[0]["host"]["start"] == new[1]["host"]["start"] not in {r["host"]["start"] for r in runs[:-2]}
     assert all(not overcpp.in_slow_state(x) for x in overcpp.slow_factors(new, everything))
     kept, counts = fast_state_agreement(runs)
     assert counts == (28, 16, 366, 314, 364)
-    (pair,) = [p for p in overcpp.agreement(new)]
+    (pair,) = overcpp.agreement(new)
     assert (pair["same_start"], pair["agree"], pair["cases"]) == (True, 89, 91)
     assert {r["date"][:10] for r in kept} == {"2026-12-04"}
