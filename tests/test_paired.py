@@ -412,6 +412,11 @@ def probe(tmp_path):
     return suite
 
 
+#: what the probe reads for a spin of 400 iterations against one of 200: about 2 (the loop dominates the call);
+#: readings on a loaded two-core CI machine reached 2.42, where the two processes of a pair share one core
+DOUBLED = (1.5, 3.0)
+
+
 def probe_run(probe, tmp_path, head_spin, names, pairs=6):
     import sys as _sys
 
@@ -431,7 +436,9 @@ def test_real_workers_measure_a_pure_python_call_and_its_double(probe, tmp_path)
     assert same.workers["base"]["versions"]["python"] and same.workers["head"]["core"] is not None
     double, _ = probe_run(probe, tmp_path, 400, [spin])
     (case,) = double.cases
-    assert 1.6 < case.ratio < 2.4 and case.verdict == "regression" and case.low > 1.02
+    # twice the iterations: at most twice the cost (the call around the loop is the same), read 2.29-2.42 where
+    # the two processes of a pair share one core of a loaded two-core machine; a doubling, whatever the load
+    assert DOUBLED[0] < case.ratio < DOUBLED[1] and case.verdict == "regression" and case.low > 1.02
 
 
 def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path):
@@ -744,7 +751,7 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
                                 settings=paired.Settings(pairs=6, seconds=0.05, benchmark_dir=probe),
                                 progress=lambda m: None, env=env)
     (case,) = report.cases
-    assert 1.6 < case.ratio < 2.4 and case.verdict == "regression"
+    assert DOUBLED[0] < case.ratio < DOUBLED[1] and case.verdict == "regression"
     data = compare.summary(report, "aa")
     assert data["env"] == env
     assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in compare.comment(data)

@@ -1,0 +1,91 @@
+"""Ctrl-C and SIGTERM stop a command cleanly: every process it started stops, no temporary file stays, nothing
+hangs, and the command can simply be run again. On the real command line (tests/stop_probe.py: `cuda-bench
+compare` on a probe suite of pure-Python spins, its pair drivers and worker processes real)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+PROBE = Path(__file__).parent / "stop_probe.py"
+
+
+def marked(mark):
+    """The pids of live processes whose environment holds ``mark``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def start(tmp_path, mark):
+    env = dict(os.environ, CUDA_BENCH_STOP_MARK=mark, HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
+    # a session of its own, as a terminal gives a command: a Ctrl-C there reaches its whole foreground group
+    return subprocess.Popen([sys.executable, str(PROBE), str(tmp_path / "out")], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def interrupt_once(tmp_path, signum, after):
+    """Start the probe command, send ``signum`` ``after`` seconds in (Ctrl-C to its process group as a terminal
+    does; SIGTERM to the command alone, as a job scheduler does), and return (exit status, seconds it took to
+    stop, pids left, stderr)."""
+    mark = uuid.uuid4().hex
+    proc = start(tmp_path, mark)
+    time.sleep(after)
+    sent = time.monotonic()
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        return None, 60.0, marked(mark), err
+    took = time.monotonic() - sent
+    time.sleep(0.5)  # children killed by their parent's death go with it
+    return proc.returncode, took, marked(mark), err
+
+
+def leftovers(out):
+    """What an interrupted compare may leave: nothing but its outputs (the worker logs; a summary when it ended
+    first) and the probe's own suite."""
+    allowed = ("probebench", "compare/logs", "compare/summary.json", "compare/summary.md")
+    return [p for p in out.rglob("*") if p.is_file() and not str(p.relative_to(out)).startswith(allowed)]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_compare_stops_every_process_it_started_and_leaves_no_file(tmp_path, signum):
+    rng = random.Random(signum)
+    for attempt in range(2):
+        status, took, left, err = interrupt_once(tmp_path / str(attempt), signum, rng.uniform(1.0, 4.0))
+        assert status == 130, (status, err[-2000:])
+        assert took < 20, took
+        assert left == [], (left, err[-2000:])
+        assert "interrupted after" in err.splitlines()[-1]
+        assert leftovers(tmp_path / str(attempt) / "out") == []
+
+
+def test_a_compare_interrupted_runs_again_to_its_end(tmp_path):
+    status, _, left, _ = interrupt_once(tmp_path, signal.SIGINT, 1.5)
+    assert status == 130 and left == []
+    mark = uuid.uuid4().hex
+    proc = start(tmp_path, mark)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-3000:]
+    assert (tmp_path / "out" / "compare" / "summary.json").is_file() and marked(mark) == []
