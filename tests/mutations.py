@@ -1,0 +1,138 @@
+"""Put known bugs back, one at a time, and check that a test fails for each: the tests guard the method.
+
+    .venv/bin/python tests/mutations.py [--only NAME] > docs/evidence/mutations/output.txt
+
+Each mutation replaces one piece of code (a bug that was once there, or that a change could bring) in a
+scratch copy of the committed tree (``git worktree``), runs the tests named for it there, and reports whether
+they caught it. The copy goes when the script ends; the checkout is never touched. Exit status 1 when a
+mutation is not caught.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: (name, file, the code as it is, the code with the bug, the tests that must catch it)
+MUTATIONS = [
+    ("verdict with a threshold of 0", "cuda_bench/stats.py",
+     "verdict(low, high, threshold)\n    return CaseResult", "verdict(low, high, 0)\n    return CaseResult",
+     ["tests/test_paired.py"]),
+    ("a 100% threshold for every case", "cuda_bench/stats.py",
+     "verdict(low, high, threshold)\n    return CaseResult", "verdict(low, high, 1.0)\n    return CaseResult",
+     ["tests/test_paired.py"]),
+    ("the engine ignores the calibrated thresholds", "cuda_bench/paired.py",
+     "threshold = thresholds.get(name, stats.DEFAULT_THRESHOLD)", "threshold = stats.DEFAULT_THRESHOLD",
+     ["tests/test_paired.py"]),
+    ("A then B sampling instead of A B B A", "cuda_bench/paired.py",
+     "        b2 = b.sample(calls)\n        a2 = a.sample(calls)\n", "        b2, a2 = b1, a1\n",
+     ["tests/test_paired.py"]),
+    ("the mean of a pair's groups instead of their median", "cuda_bench/stats.py",
+     "return statistics.median(group_ratio(*g) for g in groups)",
+     "return statistics.mean(group_ratio(*g) for g in groups)", ["tests/test_paired.py"]),
+    ("the mean over process pairs instead of the median", "cuda_bench/stats.py",
+     "return statistics.median(xs), xs[k - 1], xs[n - k], coverage",
+     "return statistics.mean(xs), min(xs[k - 1], statistics.mean(xs)), max(xs[n - k], statistics.mean(xs)), coverage",
+     ["tests/test_paired.py"]),
+    ("the newest calibration wins instead of the highest", "cuda_bench/records.py",
+     "out[name] = max(threshold, out.get(name, 0))", "out[name] = threshold", ["tests/test_records.py"]),
+    ("a NaN or infinite threshold is taken", "cuda_bench/records.py",
+     "if not _number(threshold) or not MIN_THRESHOLD <= threshold <= MAX_THRESHOLD:",
+     "if threshold is None or isinstance(threshold, str) or threshold < MIN_THRESHOLD:",
+     ["tests/test_records.py"]),
+    ("a threshold below the floor is clamped up instead of refused", "cuda_bench/records.py",
+     "out[name] = max(threshold, out.get(name, 0))",
+     "out[name] = max(threshold, out.get(name, 0), MIN_THRESHOLD)",
+     ["tests/test_records.py"]),
+    ("summary.json drops the lost pairs", "cuda_bench/compare.py",
+     '"errors": report.errors, "lost": report.lost,', '"errors": report.errors, "lost": {},',
+     ["tests/test_paired.py", "tests/test_workflows.py"]),
+    ("pairs that skip a case partly are recorded as skipped", "cuda_bench/paired.py",
+     'if kinds == {"skip"}:', 'if "skip" in kinds:', ["tests/test_paired.py"]),
+    ("a results file that does not parse is dropped without a line", "cuda_bench/results.py",
+     '        warn(f"skipping {path}: {exc}")\n', "", ["tests/test_report.py", "tests/test_dashboard.py"]),
+    ("a record of the wrong shape is read as if it were right", "cuda_bench/records.py",
+     "            records.append(check(found, kind))", "            records.append(found)",
+     ["tests/test_records.py"]),
+    ("a reinstall from asv's cache lacks the bindings wheel", "cuda_bench/build.py",
+     'record["packages"][package]["wheels"] = download(out, wanted)', "pass",
+     ["tests/test_environments.py"]),
+    ("a measured value is replaced by a later skip", "cuda_bench/asv_plugin.py",
+     "        kept = keep_measured(old, new)\n", "        kept = []\n", ["tests/test_environments.py"]),
+    ("a run without a GPU writes into the configured results", "cuda_bench/asv_plugin.py",
+     "    if not gpu and Path(conf.results_dir).resolve() != elsewhere:", "    if False:",
+     ["tests/test_environments.py"]),
+    ("publish loses html/ when the new one cannot take its place", "cuda_bench/publish.py",
+     "        if had:\n            aside.rename(html_dir)\n        raise", "        raise",
+     ["tests/test_publish.py"]),
+    ("an interrupt leaves the pair drivers and their workers running", "cuda_bench/paired.py",
+     "                    os.killpg(worker.pid, signal.SIGKILL)", "                    pass",
+     ["tests/test_interrupts.py"]),
+    ("an interrupt leaves the pair drivers running, and they outlive the command", "cuda_bench/paired.py",
+     "        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG",
+     "        pass", ["tests/test_interrupts.py"], "an interrupt leaves the pair drivers and their workers running"),
+    ("a command's error exits 1, as a regression does", "cuda_bench/compare.py",
+     "OK, REGRESSION, INCOMPLETE, ERROR = 0, 1, 2, 3", "OK, REGRESSION, INCOMPLETE, ERROR = 0, 1, 2, 1",
+     ["tests/test_bench_cli.py"]),
+]
+
+
+def run(tree, tests, timeout=900):
+    """pytest on ``tests`` in ``tree`` (the project's venv, the tree first on the path): whether any failed."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                          cwd=tree, capture_output=True, text=True, timeout=timeout,
+                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+    return proc.returncode != 0, (proc.stdout.strip().splitlines() or ["?"])[-1]
+
+
+def apply(tree, mutation):
+    _, path, old, new, *_ = mutation
+    text = (tree / path).read_text()
+    if text.count(old) != 1:
+        raise SystemExit(f"mutations: {path} has {text.count(old)} copies of the code to mutate: update MUTATIONS")
+    (tree / path).write_text(text.replace(old, new))
+    return text
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="only the mutations whose name holds this text")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTATIONS if not args.only or args.only in m[0]]
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / "tree"
+        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(tree), "HEAD"], cwd=ROOT, check=True)
+        try:
+            head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+            print(f"mutations of {head.stdout.strip()}: each one put back alone, the tests named for it run\n")
+            missed = 0
+            for mutation in chosen:
+                name, path, _, _, tests, *combined = mutation
+                start = time.monotonic()
+                original = apply(tree, mutation)
+                if combined:  # a bug another mechanism would mask: put both back
+                    other = next(m for m in MUTATIONS if m[0] == combined[0])
+                    other_original = apply(tree, other)
+                try:
+                    caught, said = run(tree, tests)
+                finally:
+                    (tree / path).write_text(original)
+                    if combined:
+                        (tree / other[1]).write_text(other_original)
+                missed += not caught
+                print(f"{'caught' if caught else 'MISSED'}  {name}  ({path}; {' '.join(tests)}: {said}; "
+                      f"{time.monotonic() - start:.0f} s)", flush=True)
+            print(f"\n{len(chosen) - missed} of {len(chosen)} caught")
+            return 1 if missed else 0
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
