@@ -68,7 +68,7 @@ def _find_core():
 
 #: libraries this process leaves unimported (``CUDA_BENCH_LEAVE_OUT=core,cupy``): their forms skip. A diagnostic
 #: for the paired engine (``scripts/bench compare A A --head-env CUDA_BENCH_LEAVE_OUT=core``): does having
-#: another library in the process move a library's numbers? (docs/ladder-h200.md, session 20)
+#: another library in the process move a library's numbers? (docs/method.md, rule 6)
 LEFT_OUT = frozenset(filter(None, os.environ.get("CUDA_BENCH_LEAVE_OUT", "").split(",")))
 
 core, core_utils = (None, None) if "core" in LEFT_OUT else _find_core()

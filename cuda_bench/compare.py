@@ -206,7 +206,7 @@ def comment(data):
         out += ["", f"† marks {len(same_code)} case{'s' if many else ''} whose timed calls run only code that is the "
                 "same version in both builds (" + "; ".join(sorted(set(same_code.values()))) + "): what moved "
                 f"{'them' if many else 'it'} lies outside that code, in what else the process holds or in the "
-                "machine start (docs/measurement.md, \"What else the process holds\")."]
+                "machine start (docs/method.md, rule 6)."]
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
         out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(

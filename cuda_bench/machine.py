@@ -6,7 +6,7 @@ capability from ``nvidia-smi`` (asv copies them into every results file). Timed 
 off (:func:`no_aslr_prefix`): each process otherwise gets its own memory layout, which moves 100-ns calls
 by several percent from process to process. The paired A/B engine's workers keep it on by default and
 take the median over many processes, since one fixed layout biases a build the same way on every machine
-start (docs/measurement.md, "What else the process holds").
+start (docs/method.md, rule 6).
 """
 
 from __future__ import annotations

@@ -362,7 +362,7 @@ def agreement(runs, leave_out=(), within=AGREE):
     The control (the twins' own A/A): the C++ twins do not depend on cuda-python, so between two runs each
     twin should move as the run's others do (the state). ``twins_moved`` counts the cases whose twin moved by
     more than ``within`` beside the median of all twins' moves; their ratios move with it whatever Python
-    does (the launch twins, with the driver's launch path: docs/measurement.md, session 15).
+    does (the launch twins, with the driver's launch path: docs/method.md, rule 12).
     ``still_agree`` is how many of the other ``cases - twins_moved`` give the same ratio.
     [{"a", "b", "cases", "agree", "furthest": [(name, b/a - 1)], "same_start", "same_day", "twins_moved",
     "still_agree"}]"""

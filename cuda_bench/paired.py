@@ -7,7 +7,7 @@ benchmark class, then take turns: A, B, B, A (one ABBA group), again and again f
 ``calls`` calls of the operation (whole runs of the benchmark's unrolled body), sized so that a sample
 lasts about ``sample_ns`` (queued operations use their class's fixed batch and are drained after every
 sample, untimed). The machine's speed, which on
-the lent H200 VM changes by 2x for seconds at a time, is the same within a group and cancels in its ratio;
+the H200 VM changes by 2x for seconds at a time, is the same within a group and cancels in its ratio;
 ``cuda_bench.stats`` turns the groups into a ratio, an interval over process pairs and a verdict.
 
 Process pairs run concurrently, one per core (core 0 is left to the controller and the system where there
@@ -41,9 +41,9 @@ from cuda_bench.text import last_line
 from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
-OVER_CPP_PROCESSES = 60  # over C++: two runs of 60 agree within 5% on 89-100% of cases on one machine start (docs/measurement.md, "Over C++, paired")
+OVER_CPP_PROCESSES = 60  # over C++: two runs of 60 agree within 5% on 89-100% of cases on one machine start (docs/method.md, rule 12)
 #: over C++ keeps one layout per run: its two sides are different code in one process, and there random layouts
-#: agreed less across machine starts, not more (docs/measurement.md, "Across machine starts")
+#: agreed less across machine starts, not more (docs/method.md, rule 12)
 OVER_CPP_LAYOUTS = "fixed"
 
 
@@ -73,7 +73,7 @@ class Settings:
     #: "random": ASLR on, each worker process its own memory layout, which the median over the process pairs
     #: averages. "fixed": ASLR off, one layout per build for the whole run; that layout biases a build by up
     #: to 4.5% on some forms, the same way on every machine start, so a change to what else the process
-    #: holds reads as a reproducible regression (docs/measurement.md, "What else the process holds").
+    #: holds reads as a reproducible regression (docs/method.md, rule 6).
     layouts: str = "random"
 
     @classmethod

@@ -269,7 +269,7 @@ than {overcpp.SLOW_STATE}× (the fast-state window) slower than their fastest re
 ⚠ where it is the only one: its ratios read high), else net minus C++ from asv's medians; ✓ under cuda-python's
 target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.
 <span class="differs">★</span> marks an operation whose sides do different work (on purpose, or because a library does), with the reason.</p>
-<p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the lent H200 VM), so
+<p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the H200 VM), so
 changes between commits are decided by <b>paired steps</b>: the newest commit and the previous measured one,
 timed in turn sample by sample on one core (<a href="steps.html">every step</a>). Under a number: the step's
 ratio with its {CONFIDENCE:.0%} interval, and the <b>chained index</b>, the product of the paired ratios since the first commit

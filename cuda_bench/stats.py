@@ -24,7 +24,7 @@ MAX_THRESHOLD = 0.5  # records take no threshold above it: a case would never be
 # calibration: this many times the A/A interval's far end beyond 1. The far end of a 95% interval already
 # bounds what a rebuild moved; a PR's own noise is in its own interval, which must clear the threshold
 # whole. Leave-one-out over the 7 A/A runs recorded on the H200: no held-out case flagged at 1x, 1.5x or
-# 2x, and only 1x flags the injected spin of all three sessions (docs/measurement.md, "How wide").
+# 2x, and only 1x flags the injected spin in every held-out run (docs/method.md, rule 4).
 MARGIN = 1.0
 
 
@@ -98,13 +98,13 @@ def repeated_verdict(measurements):
     * with no regression flagged, (the newest verdict, None).
 
     The reasons for this rule. Within one start, pairing cancels the machine's state, but not something fixed
-    for the whole start: session 18's step 76bac4e11 -> c278ecb3d flagged ProgramOptionsCreate('core') ×1.024
+    for the whole start: on the H200 the step 76bac4e11 -> c278ecb3d flagged ProgramOptionsCreate('core') ×1.024
     [1.015, 1.028] on one start, though the module it calls was byte-identical on both sides, and another
-    start read ×0.996 [0.993, 0.999] and ×0.999 [0.997, 1.001] (docs/measurement.md, "One start is not
-    enough"). And with ASLR off a build's layout is the same on every start, so a layout artefact repeats
-    there: leaving cuda.core out of one side flagged the same 9-11 cuda.bindings forms on three starts under
-    one layout, 1 with a layout per process (session 22, "What else the process holds"). A start of None (a
-    record that does not say) is one start: such records cannot confirm or clear one another."""
+    start read ×0.996 [0.993, 0.999] and ×0.999 [0.997, 1.001] (docs/method.md, rule 11). And with ASLR off a
+    build's layout is the same on every start, so a layout artefact repeats there: leaving cuda.core out of one
+    side flagged the same 9-11 cuda.bindings forms on three starts under one layout, 1 with a layout per process
+    (docs/method.md, rule 6). A start of None (a record that does not say) is one start: such records cannot
+    confirm or clear one another."""
     flagged = {}  # start: the layouts of its flags
     for start, found, layouts in measurements:
         if found == "regression":
@@ -156,12 +156,12 @@ def analyse(name, per_pair, threshold, control=False, confidence=CONFIDENCE):
                       int(statistics.median(calls for calls, _ in per_pair)), control)
 
 
-# The state over-C++ ratios are read in: on the lent H200 VM a worker process runs its Python either in a fast
+# The state over-C++ ratios are read in: on the H200 VM a worker process runs its Python either in a fast
 # state or about twice as slowly (from outside the VM, most likely another tenant on the same physical core;
 # more processes land in it the more of this run's workers run at once), while its C++ twin slows only ~1.2x,
 # so the ratio itself depends on the state.
 # A process is in the fast state when its Python time is within FAST_WINDOW of the FAST_ANCHOR-th fastest
-# process's (the third: one odd process does not set the scale). docs/measurement.md, "Over C++ in one state".
+# process's (the third: one odd process does not set the scale). docs/method.md, rule 12.
 FAST_WINDOW = 1.15
 FAST_ANCHOR = 2
 

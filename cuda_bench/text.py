@@ -82,8 +82,7 @@ def unchanged(name, versions):
     builds (``versions``: a record's {side: {distribution: version}}), else ''. Such a case ran the same code
     on both sides: what moved it lies outside it, in what else the process holds or in the machine start (on
     the H200, under one fixed layout, which cuda.core a process imports moved cuda.bindings calls by up to 6%;
-    with a layout per process one form still moved, `cuPointerGetAttribute`'s: docs/measurement.md, "What
-    else the process holds")."""
+    with a layout per process one form still moved, `cuPointerGetAttribute`'s: docs/method.md, rule 6)."""
     sides = [side or {} for side in (versions or {}).values()]
     found = {dist: {side.get(dist) for side in sides} for dist in TIMED_CODE.get(library_of(name), ())}
     present = {dist: seen for dist, seen in found.items() if seen != {None}}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A known slowdown to test the method with (docs/measurement.md): branch bench-inject-spinN of a clone of
+# A known slowdown to test the method with (docs/method.md): branch bench-inject-spinN of a clone of
 # cuda-python, one commit on BASE that adds a fixed spin of N turns to cuda.core's Device.set_current, just
 # before its cuCtxSetCurrent, and changes nothing else. Author, committer and dates are fixed, so the same
 # BASE and N give the same commit every time. It goes into the clone only, never to cuda-python.

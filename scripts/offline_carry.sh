@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # What a GPU box without network needs for the CUDA 13 commits (main and cuda-core >= 0.3.2), made on a
-# machine with network, in the ignored folders the H200 call scripts carry (measurements/nvidia-h200/logs/
-# session*-scripts/, `carry: [".carry", ".whl/common", ".whl/cu13"]`):
+# machine with network, in ignored folders to copy to the GPU box (docs/guide.md, "A GPU box without network"):
 #
 #   .whl/common                       asv and its dependencies, asv_runner, cuda_core's build requirements
 #   .whl/cu13                         the cuda-bindings 13.3.1 wheel and cuda-pathfinder
@@ -19,12 +18,8 @@
 #   .carry-cu12/nvrtc12.tar.xz        NVRTC 12.9 (libnvrtc.so.12 and its builtins; the box has NVRTC 13 only)
 #   .carry-cu12/cuda-headers-12.9.tar.xz   CUDA 12.9's headers, for ~/.cache/cuda-python-bench/cuda-headers-12.9
 #
-# NVRTC 12 does not fit in one call beside the wheels and the tree: a first call carries .carry-cu12 and
-# unpacks it (measurements/nvidia-h200/logs/session19-scripts/stage.sh), the next call on the same warm
-# machine carries the rest (ladder.sh there).
-#
-# Then scripts/inject_spin.sh .carry/cuda-python.git N adds a known slowdown to test the method with. All of
-# it must stay under the device's 64 MiB per call; the sizes are printed at the end.
+# Then scripts/inject_spin.sh .carry/cuda-python.git N adds a known slowdown to test the method with. The sizes
+# are printed at the end.
 set -euo pipefail
 source=${1:-https://github.com/NVIDIA/cuda-python.git}; depth=${2:-8}
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"

@@ -1,32 +1,33 @@
 #!/usr/bin/env bash
-# scripts/bench on a GPU box with no network access.
+# cuda-bench on a GPU box with no network access.
 #
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [asv range...]          # scripts/bench run
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [run] [asv range...]    # cuda-bench run
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT compare BASE HEAD [...]  # the paired PR gate
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT aa COMMIT [...]          # paired A/A: thresholds
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT ladder [...]             # the release ladder
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT overhead COMMIT [...]    # paired over C++
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT over-cpp COMMIT [...]    # paired over C++
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT counts REV [REV]         # the work per call
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT steps [--list]           # the history's missing steps
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT prebuild REV [REV ...]   # fill the wheel cache
 #
-# WHEELS       folders of wheels, separated by ':': asv and its dependencies (requirements.txt), asv_runner
+# WHEELS       folders of wheels, separated by ':': asv and its dependencies (pyproject.toml), asv_runner
 #              0.2.5, the build requirements (Cython<3.3, setuptools-scm, pyclibrary, ...) and the
 #              cuda-bindings wheel(s) the commits need (README "GPU boxes without network" has the pip
 #              download commands)
 # REPO         a clone of cuda-python (shallow is fine: scripts/shallow_clone.sh makes one with the tags)
 # SYSTEM_SITE  a site-packages that has CuPy and numpy (reused, not reinstalled)
-# OUT          where logs, the API table and a copy of results/ and measurements/ go
+# OUT          where logs, the API table and a copy of results/ go
 #
-# It installs the tool's requirements into a private venv from WHEELS, checks that importing the suite does
-# no CUDA work, tabulates what every benchmark resolves to in the system Python (python -m cuda_bench.apis),
-# then runs scripts/bench's command with pip pointed at WHEELS only. results/ and measurements/ are saved to
+# It installs the tool (this checkout, with its dependencies) into a private venv from WHEELS, checks that
+# importing the suite does no CUDA work, tabulates what every benchmark resolves to in the system Python
+# (python -m cuda_bench.apis), then runs cuda-bench's command with pip pointed at WHEELS only. results/ is saved to
 # OUT when it ends, also when a step fails, and every 30 s while the command runs (SAVE_EVERY seconds), so a
 # box that kills a command at its time limit still leaves what asv had written. Several calls on one
 # machine set up once.
 set -uo pipefail
 wheels=$1; repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
 command=run
-case "${1:-}" in compare|ladder|aa|overhead|steps|prebuild) command=$1; shift ;; esac
+case "${1:-}" in run) shift ;; compare|ladder|aa|over-cpp|counts|steps|prebuild|report) command=$1; shift ;; esac
 if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -38,12 +39,12 @@ venv=/tmp/cuda-bench-venv
 
 save() {  # written aside and renamed: OUT never holds half an archive
     local part="$out/.results.$BASHPID.tar.gz"
-    tar -czf "$part" results $(ls -d measurements 2>/dev/null) && mv -f "$part" "$out/results.tar.gz"
+    tar -czf "$part" results && mv -f "$part" "$out/results.tar.gz"
 }
 saver=""
 finish() {
     [ -n "$saver" ] && kill "$saver" 2>/dev/null
-    save && echo "offline_run: results/ and measurements/ saved to $out/results.tar.gz"
+    save && echo "offline_run: results/ saved to $out/results.tar.gz"
 }
 trap finish EXIT
 
@@ -54,8 +55,8 @@ step "machine"
 nvidia-smi --query-gpu=name,driver_version,compute_cap,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv
 python3 --version; nproc
 
-step "the tool's requirements into $venv, from $PIP_FIND_LINKS"
-python3 -m venv "$venv" && "$venv/bin/pip" install -q -r requirements.txt "importlib-metadata<8.8" || exit 1
+step "the tool into $venv, from $PIP_FIND_LINKS"
+python3 -m venv "$venv" && "$venv/bin/pip" install -q "$here" "importlib-metadata<8.8" || exit 1
 "$venv/bin/python" -m asv --version
 
 step "importing the suite does no CUDA work"
@@ -74,15 +75,16 @@ python3 -m cuda_bench.apis --json "$out/apis.json" > "$out/apis.txt" 2>&1; tail 
 touch "$venv/.offline-run-ready"
 fi
 
-step "scripts/bench $command ${args[*]}"
+step "cuda-bench $command ${args[*]}"
 case "$command" in
     prebuild) exec_args=(prebuild --repo "$repo" --logs "$out/prebuild" "${args[@]}") ;;
     run|ladder) exec_args=("$command" --repo "$repo" --system-site "$site" --no-publish "${args[@]}") ;;
+    report) exec_args=(report "${args[@]}") ;;
     *) exec_args=("$command" --repo "$repo" --system-site "$site" "${args[@]}") ;;
 esac
 ( while sleep "${SAVE_EVERY:-30}" && kill -0 $$ 2>/dev/null; do save 2>/dev/null; done ) &  # ends with this script
 saver=$!
-"$venv/bin/python" -m cuda_bench "${exec_args[@]}" 2>&1 | tee -a "$out/bench.log"
+"$venv/bin/cuda-bench" "${exec_args[@]}" 2>&1 | tee -a "$out/bench.log"
 status=${PIPESTATUS[0]}
-echo "offline_run: scripts/bench $command exited $status"
+echo "offline_run: cuda-bench $command exited $status"
 exit "$status"

@@ -1,6 +1,6 @@
 """The paired engine's design, on a scripted machine, against the unpaired way: no GPU, no timing luck.
 
-The scripted machine is the lent H200 VM's noise as measured (docs/measurement.md): each core runs at full
+The scripted machine is the H200 VM's noise as measured (docs/method.md): each core runs at full
 or half speed, switching every few hundred milliseconds; each process pair sits on its own core with its
 own phase of that pattern, and each process brings its own small offset (memory layout). The workers are
 scripted: a sample of ``n`` calls takes ``n x cost x speed x offset`` on the core's clock, plus a fixed

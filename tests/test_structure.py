@@ -128,7 +128,7 @@ def test_every_case_that_names_a_twin_has_it():
 
 def test_cpp_twins_compile(newest_env, tmp_path):
     """twins.cpp compiles with the flags its library is built with (to an object: there is no libcuda here
-    to link), so a mistake in it stops CI instead of a GPU session. nvrtc.h, which this toolkit lacks, comes
+    to link), so a mistake in it stops CI instead of a GPU run. nvrtc.h, which this toolkit lacks, comes
     from the NVRTC wheel of the cuda-core[cu13] test environment."""
     from benchmarks import bench_cpp
 
