@@ -127,7 +127,8 @@ def _broken(built):
         have = _dist_version(dist)
         if LIBRARIES[api] is None or have != wanted:
             problems[api] = (f"this environment's build installed {dist} {wanted}, but "
-                             + (f"{_NAMES[api]} does not import" if LIBRARIES[api] is None else f"{dist} {have} is here")
+                             + (f"{_NAMES[api]} does not import" if LIBRARIES[api] is None
+                                else f"{dist} {have} is here")
                              + ": the environment is broken (asv: remove it from .asv/env and run again)")
     return problems
 

@@ -9,16 +9,15 @@ share one benchmark name and one graph::
     bench_event.EventCreate.time_event_create('bindings')
     bench_event.EventCreate.time_event_create('cupy')
 
-A subclass declares, per api, the names it needs (``needs``) and one builder method of the same name
-(``core``, ``bindings``, ``cupy``, ``pathfinder``) that returns ``(callable, args)`` or
-``(callable, args, kwargs)``: the library's own function and what it is called with, bound before timing starts. The timed body,
-``self.body()``, is that call written out ``unroll`` times as straight-line code with the function and its
-arguments in locals (:func:`unrolled`), and the class's ``timer`` divides the clock by ``unroll``: asv
-records the time of one call, and its own loop (120-300 ns around each body on the H200) is spread over
-``unroll`` calls (at 100, 1-3 ns per call). The paired engine (``cuda_bench.worker``) times the same
-``self.body``. Names that this version of the library lacks, a missing GPU, or a GPU too old for the
-operation skip the benchmark with the reason (asv prints it with ``--show-stderr``;
-``python -m cuda_bench.apis`` tabulates it).
+A subclass declares, per api, the names it needs (``needs``) and one builder method of the same name (``core``,
+``bindings``, ``cupy``, ``pathfinder``) that returns ``(callable, args)`` or ``(callable, args, kwargs)``: the
+library's own function and what it is called with, bound before timing starts. The timed body, ``self.body()``, is
+that call written out ``unroll`` times as straight-line code with the function and its arguments in locals
+(:func:`unrolled`), and the class's ``timer`` divides the clock by ``unroll``: asv records the time of one call,
+and its own loop (120-300 ns around each body on the H200) is spread over ``unroll`` calls (at 100, 1-3 ns per
+call). The paired engine (``cuda_bench.worker``) times the same ``self.body``. Names that this version of the
+library lacks, a missing GPU, or a GPU too old for the operation skip the benchmark with the reason (asv prints it
+with ``--show-stderr``; ``python -m cuda_bench.apis`` tabulates it).
 
 Operations that queue GPU work (launches, event records, async allocations) set ``queued = True``: each
 asv sample is then a fixed ``number`` of calls and the queue is drained between samples (in teardown),

@@ -4,8 +4,9 @@ Every operation's timed body is ``self.body()``: the operation's call written ou
 (``benchmarks._op.unrolled``) inside asv's parameterised loop, with a timer that divides by ``unroll``.
 This benchmark has the same shape with ``fn = gc.isenabled`` (a C function of no arguments that
 returns a cached bool: about the cheapest call Python can make), so it reads the harness's cost per call,
-the no-op call included, and ``measured - floor`` is what the operation itself adds. Each run records its own floor. The paired engine runs it too, as a control: both builds time the
-same builtin, so its ratio must read 1.000.
+the no-op call included, and ``measured - floor`` is what the operation itself adds. Each run records its
+own floor. The paired engine runs it too, as a control: both builds time the same builtin, so its ratio
+must read 1.000.
 """
 
 import gc

@@ -154,7 +154,7 @@ class AllocFreeStream(Op):
     def core(self, stream):
         dev = compat.core_device()
         queue = dev.default_stream if stream == "default" else _core_stream(self)
-        dev.memory_resource  # created first: cuda.core raises the threshold as it creates it
+        _ = dev.memory_resource  # created first: cuda.core raises the threshold as it creates it
         compat.set_release_threshold(self, True)
         self.drain = queue.sync
 

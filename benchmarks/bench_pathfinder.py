@@ -47,7 +47,8 @@ class _Discovery(Op):
         try:
             found = cold()
         except Exception as exc:
-            raise compat.Unavailable(f"{compat.describe('pathfinder')} {self.FUNCTION}({self.NAME!r}): {exc!r}") from exc
+            raise compat.Unavailable(
+                f"{compat.describe('pathfinder')} {self.FUNCTION}({self.NAME!r}): {exc!r}") from exc
         found = getattr(found, "abs_path", found)
         expected = target.parent if self.FINDS_DIRECTORY else target
         if not found or os.path.realpath(found) != os.path.realpath(expected):

@@ -40,7 +40,7 @@ def say(message):
 def apply_settings(name, conf, args, settings=None, gpu=None):
     """Adjust asv's ``conf`` and ``args`` for command ``name`` (a Command class name) before it runs."""
     settings = asvrun.local_settings() if settings is None else settings
-    if settings.get("repo"):
+    if settings.get("repo") and conf.repo == asvrun.load_conf().get("repo"):  # a repository asked for stays
         conf.repo = settings["repo"]
     if hasattr(args, "machine") and not args.machine and settings.get("machine"):
         args.machine = settings["machine"]

@@ -95,7 +95,8 @@ def summary(report, kind, expected=(), build_seconds=None, command=None, machine
         "seconds": report.seconds, "build_seconds": build_seconds, "expected": list(expected),
         "command": command, "machine": machine_info or {}, "host": machine.host(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "settings": settings_record(report.settings, report.cores, [w.get("aslr_off") for w in report.workers.values()]),
+        "settings": settings_record(report.settings, report.cores,
+                                    [w.get("aslr_off") for w in report.workers.values()]),
         "versions": {side: w.get("versions") for side, w in report.workers.items()},
         "cases": [case.summary() for case in report.cases],
         "skipped": report.skipped, "only": {name: list(v) for name, v in report.only.items()},
@@ -142,7 +143,8 @@ def worst(statuses):
 
 
 def case_row(case, mark=""):
-    return (f"| `{case['name']}`{mark} | {fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | ×{case['ratio']:.3f} | "
+    return (f"| `{case['name']}`{mark} | {fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | "
+            f"×{case['ratio']:.3f} | "
             f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
 
 

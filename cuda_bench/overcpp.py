@@ -24,7 +24,8 @@ from pathlib import Path
 
 from cuda_bench import compare, machine, paired, records, stats
 from cuda_bench.names import cpp_id, is_control, split_case
-from cuda_bench.suite import cases as suite_cases, twin_ids
+from cuda_bench.suite import cases as suite_cases
+from cuda_bench.suite import twin_ids
 from cuda_bench.text import TARGET_NS, fmt_ns, last_line, signed
 
 
@@ -108,7 +109,8 @@ def markdown(data, target_ns=TARGET_NS):
     out = [f"### Over C++ at `{data['rev']}` ({data['commit'][:9]})", "",
            f"Each Python form and its C++ twin timed in turn, sample by sample, in one process; "
            f"{data['settings']['processes']} processes; medians over the processes in the fast state "
-           f"(Python within {stats.FAST_WINDOW - 1:.0%} of the {compare.ordinal(stats.FAST_ANCHOR + 1)} fastest process's: \"fast\" says how many) with "
+           f"(Python within {stats.FAST_WINDOW - 1:.0%} of the {compare.ordinal(stats.FAST_ANCHOR + 1)} fastest "
+           f"process's: \"fast\" says how many) with "
            f"{data['settings']['confidence']:.0%} intervals; \"all processes\": the ratio over every process. "
            f"Target (cuda-python #1580): under {fmt_ns(target_ns)} over C++. {data['seconds']:.0f} s.", "",
            "| case | C++ twin | Python | C++ | ratio | interval | over C++ | interval | fast | all processes |",
@@ -328,7 +330,8 @@ def over_text(cell, usual=None):
     runs = (cell.get("over_cpp") or {}).get("runs") or {}
     several = runs.get("runs", 0) > 1
     said = several and _counts(runs) == usual  # the count is above the table
-    spread = [f"×{runs['low']:.2f}–{runs['high']:.2f}" + ("" if said else f" in {runs['runs']} runs")] if several else []
+    spread = [f"×{runs['low']:.2f}–{runs['high']:.2f}" + ("" if said else f" in {runs['runs']} runs")] \
+        if several else []
     if runs.get("left_out") and not said:
         spread.append(f"{runs['left_out']} in the slow state left out")
     spread = f" ({', '.join(spread)})" if spread else ""
@@ -424,7 +427,8 @@ def _reaching(pairs, share):
             line = (f"- {words}: {sum(x >= share for x in shares)} of {len(mine)} pairs agree on at least "
                     f"{share:.0%} of the cases (from {shares[0]:.0%} to {shares[-1]:.0%})")
             if still:
-                line += (f"; on the cases whose C++ twin did not move beside the others, {sum(x >= share for x in still)}"
+                line += ("; on the cases whose C++ twin did not move beside the others, "
+                         f"{sum(x >= share for x in still)}"
                          f" of {len(still)} (from {still[0]:.0%} to {still[-1]:.0%})")
             lines.append(line)
     return lines
@@ -477,7 +481,8 @@ def measure_and_record(repo, commit, *, conf, machine_name, info, results_dir, s
             if kept_at == "the line below":
                 print(json.dumps(records.stamped(data, "over-cpp")), flush=True)
             return compare.INCOMPLETE, data
-        log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {Path(results_dir) / machine_name / records.FILES['over-cpp']}")
+        where = Path(results_dir) / machine_name / records.FILES["over-cpp"]
+        log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {where}")
     judge(results_dir, machine_name, data, written=recorded)
     return (compare.INCOMPLETE if compare.incomplete(data) else compare.OK), data
 

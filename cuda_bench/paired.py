@@ -10,12 +10,12 @@ sample, untimed). The machine's speed, which on
 the H200 VM changes by 2x for seconds at a time, is the same within a group and cancels in its ratio;
 ``cuda_bench.stats`` turns the groups into a ratio, an interval over process pairs and a verdict.
 
-Process pairs run concurrently, one per core (core 0 is left to the controller and the system where there
-are more than two). A pair is driven by its own process pinned to the pair's core, so the driver and its
-two workers take turns on that core and never wait for another pair's driver; each pair goes through the
-cases in its own shuffled order, so that no two pairs load the GPU with the same operation at the same time. A worker that dies or stops
-answering (``timeout``) is reported with its log, and its pair starts fresh workers for the next case; a
-case that only a few pairs lost this way is measured from the others, and the loss is named (``kept``).
+Process pairs run concurrently, one per core (core 0 is left to the controller and the system where there are more
+than two). A pair is driven by its own process pinned to the pair's core, so the driver and its two workers take
+turns on that core and never wait for another pair's driver; each pair goes through the cases in its own shuffled
+order, so that no two pairs load the GPU with the same operation at the same time. A worker that dies or stops
+answering (``timeout``) is reported with its log, and its pair starts fresh workers for the next case; a case that
+only a few pairs lost this way is measured from the others, and the loss is named (``kept``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from cuda_bench.text import last_line
 from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
-OVER_CPP_PROCESSES = 60  # over C++: two runs of 60 agree within 5% on 89-100% of cases on one machine start (docs/method.md, rule 12)
+# over C++: two runs of 60 processes agree within 5% on 89-100% of cases on one machine start (docs/method.md, rule 12)
+OVER_CPP_PROCESSES = 60
 #: over C++ keeps one layout per run: its two sides are different code in one process, and there random layouts
 #: agreed less across machine starts, not more (docs/method.md, rule 12)
 OVER_CPP_LAYOUTS = "fixed"
@@ -274,7 +275,8 @@ def sort_out(every, failed, error_of, what, confidence=stats.CONFIDENCE):
         good = sum(not failed(a) for a in every)
         error = error_of(failure)
         if good:
-            error = f"{error.rstrip()}\n{last_line(error)} ({total - good} of {total} {what} failed; the {good} left are too few)"
+            error = (f"{error.rstrip()}\n{last_line(error)} ({total - good} of {total} {what} failed; the {good} left "
+                     "are too few)")
         return None, error, None
     if failure is None:
         return answers, None, None
@@ -513,9 +515,9 @@ def one_process(index, side, items, settings, log_dir, core, done, make_worker=W
 
 def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
     """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
-    processes (fresh, ASLR off by default: ``OVERHEAD_LAYOUTS``; one core each, several at a time), each timing every case against its twin
-    sample by sample. {"cases": [stats.over_cpp ...], "skipped", "errors", "lost" (:func:`kept`), "seconds",
-    "hello", "cores",
+    processes (fresh, ASLR off by default: ``OVER_CPP_LAYOUTS``; one core each, several at a time), each timing
+    every case against its twin sample by sample. {"cases": [stats.over_cpp ...], "skipped", "errors", "lost"
+    (:func:`kept`), "seconds", "hello", "cores",
     "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core
     each process ran on}."""
     progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))

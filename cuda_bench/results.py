@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cuda_bench.paths import machine_dirs, result_files
 
+
 def warn(message):
     print(f"results: {message}", file=sys.stderr)
 

@@ -11,6 +11,7 @@ import os
 import subprocess
 
 from conftest import ROOT, asv_conf, asv_results, git, run_asv
+
 from cuda_bench.paths import result_files
 
 # what needs no GPU with cuda-core >= 0.7 (its LaunchConfig and cubin compile no longer load libcuda)
@@ -44,7 +45,8 @@ RUNS_WITHOUT_GPU = {
 
 def results_by_case(results_file):
     """{"module.Class.method('core', 'x')": value} from an asv results file."""
-    return {f"{name}({', '.join(map(repr, combo))})": value for (name, combo), value in asv_results(results_file).items()}
+    return {f"{name}({', '.join(map(repr, combo))})": value
+            for (name, combo), value in asv_results(results_file).items()}
 
 
 def test_cpu_subset_runs_and_gpu_benchmarks_skip(tmp_path, git_repo, newest_env):

@@ -14,8 +14,8 @@ import subprocess
 import textwrap
 
 import pytest
-
 from conftest import ROOT, git, make_env
+
 from cuda_bench import build as build_module
 
 MODULE = ["-m", "cuda_bench.build"]
@@ -367,7 +367,8 @@ def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, b
     wheels = dict(build_module.wheel_version(p) for p in out.glob("*.whl"))
     assert wheels["cuda-core"] == "0.3.2" and wheels["cuda-bindings"] == "12.9.10"
     assert build_module.version_tuple(wheels["cuda-pathfinder"]) >= build_module.WHEEL_PATHFINDER
-    assert build_module.version_tuple(record["packages"]["cuda_pathfinder"]["action"].split("cuda-pathfinder ")[1]) >= (1, 3)
+    kept = record["packages"]["cuda_pathfinder"]["action"].split("cuda-pathfinder ")[1]
+    assert build_module.version_tuple(kept) >= (1, 3)
 
 
 def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):

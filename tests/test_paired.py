@@ -18,9 +18,9 @@ import statistics
 from pathlib import Path
 
 import pytest
+from conftest import aslr_can_be_switched_off, paired_run  # also puts the project on sys.path
 
-from conftest import ROOT, aslr_can_be_switched_off, paired_run  # also puts the project on sys.path
-from cuda_bench import compare, history, overcpp, overview, paired, records, report, stats
+from cuda_bench import compare, overcpp, paired, records, stats
 
 
 class Core:
@@ -119,7 +119,8 @@ def unpaired(found):
 
     base = [g[i] / calls for calls, groups in found[:2] for g in groups for i in (0, 3)]
     head = [g[i] / calls for calls, groups in found[2:4] for g in groups for i in (1, 2)]
-    a, b = (statistics.median(base), compute_stats(base, 1)[1], base), (statistics.median(head), compute_stats(head, 1)[1], head)
+    a = (statistics.median(base), compute_stats(base, 1)[1], base)
+    b = (statistics.median(head), compute_stats(head, 1)[1], head)
     worse = _is_result_better(a[0], b[0], a[1:], b[1:], 1.01)
     better = _is_result_better(b[0], a[0], b[1:], a[1:], 1.01)
     return b[0] / a[0], worse or better

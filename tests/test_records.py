@@ -52,8 +52,9 @@ def figures_of(results_dir):
         out["over_cpp"][commit] = {n: [c["ratio"], c["low"], c["high"], c["over_ns"], spread]
                                    for n, (c, spread) in found.items()}
     loaded = [(m, d) for m, d in results.load_all(results_dir) if d["commit_hash"].startswith("cb56ab9f9")]
-    rows = overview.overview_rows(loaded, {MACHINE: steps}, {}, {n: b.get("param_names", []) for n, b in described.items()},
-                                  {MACHINE: runs}, overview.suite_differs(), versions)
+    param_names = {n: b.get("param_names", []) for n, b in described.items()}
+    rows = overview.overview_rows(loaded, {MACHINE: steps}, {}, param_names, {MACHINE: runs}, overview.suite_differs(),
+                                  versions)
     out["overview"] = {f"{r['benchmark']} {' '.join(r['case'])}": {
         api: [c.get("value"), c.get("net"), c.get("step"), c.get("index"), c.get("over_cpp_ns"), c.get("over_cpp_x")]
         for api, c in r["cells"].items()} for r in rows}

@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
-from cuda_bench import apis  # the same discovery asv does
+
 from benchmarks._op import APIS
+from cuda_bench import apis  # the same discovery asv does
 
 
 def snake(name):
@@ -38,7 +38,7 @@ def test_each_operation_times_one_method_named_after_it():
 
 
 def test_each_api_has_a_builder_and_declared_needs():
-    for module, cls in OPS:
+    for _, cls in OPS:
         assert cls.params[0], cls.__name__
         assert set(cls.params[0]) <= set(APIS)
         for api in cls.params[0]:
@@ -122,7 +122,8 @@ def test_every_case_that_names_a_twin_has_it():
     assert {name for name, twin in named.items() if twin.startswith("launch[")} >= {
         "bench_launch.LaunchVoidPointer.time_launch_void_pointer('bindings', '2 ptr')",
         "bench_launch.LaunchPrepacked.time_launch_prepacked('bindings', '512 ptr')"}
-    missing = {name: twin for name, twin in named.items() if twin.split("[")[0] in twinned and twin not in bench_cpp.OPS}
+    missing = {name: twin for name, twin in named.items()
+               if twin.split("[")[0] in twinned and twin not in bench_cpp.OPS}
     assert not missing, missing
 
 
@@ -171,7 +172,8 @@ def test_cuda_bench_modules_import_only_earlier_stages():
                         imported |= {alias.name for alias in node.names}
                     elif node.module.startswith("cuda_bench."):
                         imported.add(node.module.split(".")[1])
-        later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)} - ({"commands"} if name == "commands" else set())
+        own = {"commands"} if name == "commands" else set()
+        later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)} - own
         assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
 
 
@@ -191,7 +193,8 @@ def test_one_rule_names_a_release():
 
     assert is_release_tag("cuda-core-v0.3.2") and is_release_tag("cuda-core-v1.10.0")
     assert not any(map(is_release_tag, ["cuda-core-v0.4.0rc1", "v13.0.0", "cuda-pathfinder-v1.3.0", "cuda-core-v0.3"]))
-    index = {"revision_to_hash": {"1": "a" * 40, "2": "b" * 40}, "tags": {"cuda-core-v0.3.2": 1, "cuda-core-v0.4.0rc1": 2}}
+    index = {"revision_to_hash": {"1": "a" * 40, "2": "b" * 40},
+             "tags": {"cuda-core-v0.3.2": 1, "cuda-core-v0.4.0rc1": 2}}
     assert publish.release_commits(index) == {"a" * 40: "cuda-core-v0.3.2"}
 
 

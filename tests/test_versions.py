@@ -13,7 +13,6 @@ import os
 import subprocess
 
 import pytest
-
 from conftest import NEWEST, RELEASES, ROOT, RUNNER, asv_conf, make_env, run_asv, run_module
 
 # benchmark -> first release whose cuda.core has it
@@ -146,7 +145,8 @@ def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
         out = tmp_path / f"apis-{left_out or 'all'}.json"
         run_module("cuda_bench.apis", "--resolve-only", "--json", out, python=python,
                    env={**os.environ, "CUDA_BENCH_LEAVE_OUT": left_out})
-        tables[left_out] = {row["benchmark"]: (row["api"], row["status"]) for row in json.loads(out.read_text())["rows"]}
+        rows = json.loads(out.read_text())["rows"]
+        tables[left_out] = {row["benchmark"]: (row["api"], row["status"]) for row in rows}
     assert tables[""].keys() == tables["core"].keys()
     assert any(api == "core" and status == "ok (api)" for api, status in tables[""].values())
     for name, (api, status) in tables["core"].items():
@@ -183,7 +183,8 @@ launch = lambda params: driver.cuLaunchKernel(driver.CUfunction(0), 1, 1, 1, 1, 
 ptr, host = driver.CUdeviceptr(0), _compat.numpy.zeros(8, _compat.numpy.uint8)
 print(json.dumps({
     "core": {case: outcome(lambda: holder(LaunchTyped.arguments("core", case))) for case in _kernels.TYPED_CASES},
-    "bindings": {case: outcome(lambda: launch(LaunchTyped.arguments("bindings", case))) for case in _kernels.TYPED_CASES},
+    "bindings": {case: outcome(lambda: launch(LaunchTyped.arguments("bindings", case)))
+                 for case in _kernels.TYPED_CASES},
     "memcpy": [outcome(lambda: driver.cuMemcpyHtoD(ptr, host, 8)), outcome(lambda: driver.cuMemcpyDtoH(host, ptr, 8))],
     "legacy stream": int(_compat.bindings_legacy_stream()),
 }))
@@ -247,7 +248,8 @@ def test_pathfinder_lookups_run_or_say_why(version, tmp_path):
         if _v(version) >= _v(first):
             assert row["status"] == "ok", row
         else:
-            assert row["status"].startswith("skip: pathfinder.") and f"cuda.pathfinder {version} has no" in row["status"]
+            assert row["status"].startswith("skip: pathfinder.")
+            assert f"cuda.pathfinder {version} has no" in row["status"]
 
 
 COLD = """

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, paired_run
 
-from cuda_bench import compare, history, overcpp, records, results, stats
+from cuda_bench import compare, records, stats
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent

@@ -22,7 +22,8 @@ def asv_options(parser, results_dir=True):
     group = parser.add_argument_group("what to build and where (asv.conf.json is never edited: "
                                       "a derived copy, .asv/asv.conf.local-PID.json, lives as long as the command)")
     group.add_argument("--repo", metavar="PATH", help="a local clone or fork of cuda-python instead of the one "
-                       "`cuda-bench init` set (or the configured GitHub URL); scripts/shallow_clone.sh makes a small one")
+                       "`cuda-bench init` set (or the configured GitHub URL); scripts/shallow_clone.sh makes a "
+                       "small one")
     group.add_argument("--bindings", metavar="VERSION", help="take this cuda-bindings wheel and build only "
                        "cuda_pathfinder + cuda_core (default from asv.conf.json: 13.3.1); 'source' builds "
                        "cuda_bindings from each commit (a quarter hour); 'auto' takes 13.3.1 where the commit's "

@@ -5,9 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuda_bench import asvrun, compare, records, stats
-from cuda_bench.commands.common import (asv_options, command_line, keep_out_of_the_history, key_value, log,
-                                        paired_context, paired_options, settings_of, this_machine)
+from cuda_bench.commands.common import (
+    asv_options,
+    command_line,
+    keep_out_of_the_history,
+    key_value,
+    log,
+    paired_context,
+    paired_options,
+    settings_of,
+    this_machine,
+)
 from cuda_bench.paths import RESULTS, WORK, label
+
 
 def add(sub):
     for name in ("compare", "aa"):
@@ -52,8 +62,9 @@ def main(args, argv):
     base, head = (args.commit, args.against or args.commit) if aa else (args.base, args.head)
     out = Path(args.out or WORK / "compare" / f"{label(base)}-{label(head)}").resolve()
     thresholds = {} if aa else records.calibration(RESULTS / name)
-    log("thresholds: " + ("A/A calibration" if aa else f"{len(thresholds)} calibrated on {name}" if thresholds else
-                          f"none calibrated on {name} yet (cuda-bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case"))
+    none = f"none calibrated on {name} yet (cuda-bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case"
+    log("thresholds: " + ("A/A calibration" if aa else
+                          f"{len(thresholds)} calibrated on {name}" if thresholds else none))
     report, built = compare.measure(repo, base, head, bindings=asvrun.bindings_of(conf),
                                     requirements=asvrun.requirements(conf), system_site=asvrun.system_site_of(conf),
                                     settings=settings,

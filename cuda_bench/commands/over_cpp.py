@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from cuda_bench import compare, overcpp, paired
-from cuda_bench.commands.common import (asv_options, command_line, keep_out_of_the_history, paired_context,
-                                        paired_options, settings_of, this_machine)
+from cuda_bench.commands.common import (
+    asv_options,
+    command_line,
+    keep_out_of_the_history,
+    paired_context,
+    paired_options,
+    settings_of,
+    this_machine,
+)
 from cuda_bench.paths import RESULTS, WORK, label
 
 

@@ -38,7 +38,8 @@ def serve(port, html=ROOT / "html"):
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise asvrun.RunError(f"port {port} on 127.0.0.1 is in use: `cuda-bench serve --port N` takes another")
+            raise asvrun.RunError(f"port {port} on 127.0.0.1 is in use: `cuda-bench serve --port N` takes another") \
+                from None
         raise asvrun.RunError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     log(f"serving {html} on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     with server:

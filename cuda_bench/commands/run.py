@@ -12,8 +12,16 @@ import re
 from pathlib import Path
 
 from cuda_bench import asvrun, compare, history, machine, overcpp, publish, steps
-from cuda_bench.commands.common import (asv_options, command_line, log, paired_options, regex, settings_of,
-                                        steps_hint, this_machine)
+from cuda_bench.commands.common import (
+    asv_options,
+    command_line,
+    log,
+    paired_options,
+    regex,
+    settings_of,
+    steps_hint,
+    this_machine,
+)
 from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results
 
 

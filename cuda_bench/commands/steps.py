@@ -7,8 +7,15 @@ import json
 from pathlib import Path
 
 from cuda_bench import asvrun, compare, machine, steps
-from cuda_bench.commands.common import (asv_options, command_line, log, paired_options, settings_of, steps_hint,
-                                        this_machine)
+from cuda_bench.commands.common import (
+    asv_options,
+    command_line,
+    log,
+    paired_options,
+    settings_of,
+    steps_hint,
+    this_machine,
+)
 from cuda_bench.paths import no_gpu_results
 
 
