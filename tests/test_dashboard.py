@@ -39,7 +39,7 @@ PROGRAM_OPTIONS = "bench_program.ProgramOptionsCreate.time_program_options_creat
 
 
 def place_steps(results):
-    """The three newest steps of the history get the records of real paired runs: session 18's step that
+    """The three newest steps of the history get the records of real paired runs: the H200's step that
     flagged ProgramOptionsCreate('core') on one machine start with its recheck on another (not reproduced),
     then an A/A, then the injected slowdown; returns the records."""
     machine = results / "nvidia-h200"
@@ -251,7 +251,7 @@ def test_steps_page_lists_every_step_and_what_it_flagged(published, page):
                                       "tr.dataset.verdict, tr.innerText])")
     assert [c[:2] for c in cases] == [[SLOWED, "regression"], [PROGRAM_OPTIONS, "not reproduced"]]
     assert "flagged on one machine start only, not yet confirmed" in cases[0][2]
-    assert "×1.053 [1.048, 1.056] (start not recorded)" in cases[0][2]  # session 9's record: no boot time
+    assert "×1.053 [1.048, 1.056] (start not recorded)" in cases[0][2]  # a record that names no boot time
     # the flag and the measurement that did not reproduce it, each with its interval and machine start
     assert "×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35)" in cases[1][2]
     assert "×0.999 [0.993, 1.004] same (start 2026-12-04T15:55)" in cases[1][2]
@@ -372,7 +372,7 @@ def test_the_real_history_lists_the_release_ladders_steps_after_mains(published_
     steps = history.steps(results, "nvidia-h200")
     ladder = [s for s in steps if history.release_step(s)]
     main = [s for s in steps if s not in ladder]
-    assert len(ladder) >= 5 and main  # the five of session 19, and any a later release adds
+    assert len(ladder) >= 5 and main  # the ladder's five, and any a later release adds
     flagged = [(s["head"], c["name"]) for s, c in history.flagged_steps(steps)]
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
