@@ -145,3 +145,15 @@ def test_upgrade_brings_schema_1_records_to_the_current_schema_and_keeps_their_n
     assert run["cases"][0]["ratio"] == 2.0 and run["cases"][0]["version"] is None
     assert not (tmp_path / "overhead.jsonl").exists()
     assert records.upgrade(tmp_path) == {records.FILES["step"]: 0, records.FILES["over-cpp"]: 0}
+
+
+def test_a_results_file_that_does_not_parse_is_left_out_with_a_line_naming_it(tmp_path, capsys):
+    folder = tmp_path / MACHINE
+    shutil.copytree(FIXTURE / MACHINE, folder)
+    good = next(folder.glob("cb56ab9f*.json"))
+    (folder / "deadbeef-cut.json").write_text(good.read_text()[:500])  # a write cut off
+    (folder / "feedface-shape.json").write_text(json.dumps({"commit_hash": "f" * 40, "results": []}))
+    loaded = results.load_all(tmp_path)
+    assert [d["commit_hash"][:9] for _, d in loaded] == ["cb56ab9f9"]
+    said = capsys.readouterr().err
+    assert f"skipping {folder / 'deadbeef-cut.json'}" in said and f"skipping {folder / 'feedface-shape.json'}" in said
