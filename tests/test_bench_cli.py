@@ -196,6 +196,22 @@ def test_a_run_without_a_gpu_stays_out_of_the_history(tmp_path, capsys):
     assert applied("Publish", {}, tmp_path / "results") == tmp_path / "results"
 
 
+def test_the_clone_init_set_replaces_only_the_configured_repository():
+    """asv's commands (through the project's asv plugin) take the clone `cuda-bench init` set in place of the
+    project's GitHub URL, and its machine name where none is given; a repository the configuration names
+    otherwise (`cuda-bench run --repo`'s derived config, a test's own) and a machine asked for stay."""
+    project = asvrun.load_conf()["repo"]
+
+    def applied(repo, machine_name=None):
+        conf = SimpleNamespace(repo=repo, env_dir="env", results_dir="results")
+        args = SimpleNamespace(machine=machine_name)
+        asv_plugin.apply_settings("Publish", conf, args, settings={"repo": "/clone", "machine": "box"})
+        return conf.repo, args.machine
+
+    assert applied(project) == ("/clone", "box")
+    assert applied("/elsewhere", "mine") == ("/elsewhere", "mine")
+
+
 def test_build_progress_reaches_the_console_while_asv_builds(capfd):
     """asv keeps a build step's output to itself: the build writes progress lines to CUDA_BENCH_PROGRESS, and
     cuda-bench prints them as they come, while the build is still running; the empty line a build starts with
