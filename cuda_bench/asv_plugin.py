@@ -12,6 +12,9 @@ are behave as the project needs. asv imports this module because ``asv.conf.json
   exits 2.
 * **No verdict on nothing**: ``asv compare`` and ``asv continuous`` stop with exit status 2, before asv's "not
   significantly changed", when no case was measured on both commits.
+* **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
+  ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network; it draws one line per case
+  across the whole history, whatever cuda-bindings environment measured each commit.
 
 asv 0.6.6 (pinned in requirements.txt) calls a command as ``Command.run_from_conf_args(conf, args)`` after it
 imports the plugins, so wrapping that classmethod reaches the command that is about to run.
@@ -24,13 +27,14 @@ import math
 import sys
 from pathlib import Path
 
-from cuda_bench import asvrun, machine
+from cuda_bench import asvrun, machine, results
 from cuda_bench.paths import machine_dirs, no_gpu_results, result_files
 
 # asv commands that write results: on a machine without a GPU they write outside the history
 WRITERS = ("Run", "Continuous", "Find", "Profile")
 # asv commands that read the history as it is: publish and preview show results/ on any machine
 SHOW_HISTORY = ("Publish", "Preview")
+RESULTS_REPO = "cuda-bench-results"  # asv's dvcs for the history as results/ records it (ResultsRepo)
 
 
 def say(message):
@@ -45,6 +49,8 @@ def apply_settings(name, conf, args, settings=None, gpu=None):
     if hasattr(args, "machine") and not args.machine and settings.get("machine"):
         args.machine = settings["machine"]
     if name in SHOW_HISTORY:
+        conf.dvcs = RESULTS_REPO  # commits, dates and tags from results/: no clone, no network
+        history_repo().results_dir = conf.results_dir
         return
     gpu = machine.gpu_info() if gpu is None else gpu
     elsewhere = no_gpu_results(conf.env_dir)
@@ -138,6 +144,123 @@ def restore_measured(results_dir, before):
     return lost
 
 
+# --- the history as results/ records it ---------------------------------------------------------------
+def history_repo():
+    """:class:`ResultsRepo`, made once asv can be imported (asv finds a dvcs among ``Repo``'s subclasses)."""
+    global ResultsRepo
+    if ResultsRepo is not None:
+        return ResultsRepo
+    from asv import util
+    from asv.repo import NoSuchNameError, Repo
+
+    class _ResultsRepo(Repo):
+        """cuda-python's history as ``results/`` records it: each measured commit's date, release tags and place
+        on main's first-parent history (``results.commits``: ``results/commits.json``, or the results file's
+        date for a commit it lacks). asv publish needs nothing else from a repository; building needs a clone."""
+
+        dvcs = RESULTS_REPO
+        _default_branch = "main"
+        results_dir = None
+
+        def __init__(self, url, mirror_path):
+            if self.results_dir is None:
+                raise util.UserError("the results-only history needs a results directory")
+            self._known = results.commits(self.results_dir)
+            self._order = sorted(self._known, key=lambda c: (self._known[c]["date"],
+                                                              self._known[c]["position"] or 0, c))
+            self._main = [c for c in self._order if self._known[c]["position"] is not None
+                          or not self._known[c]["recorded"]]
+
+        @classmethod
+        def url_match(cls, url):
+            return False
+
+        def pull(self):
+            pass
+
+        def checkout(self, path, commit_hash):
+            raise util.UserError("results/ records the history, not the code: building needs a clone (--repo)")
+
+        def get_date(self, hash):
+            return self._known[self.get_hash_from_name(hash)]["date"]
+
+        def get_date_from_name(self, name):
+            return self.get_date(name)
+
+        def get_tags(self):
+            return {tag: sha for sha in self._order for tag in self._known[sha]["tags"]}
+
+        def get_revisions(self, commits):
+            return {sha: i for i, sha in enumerate(self._order) if sha in commits}
+
+        def get_hash_from_name(self, name):
+            name = name or self._default_branch
+            name = name.removesuffix("^{commit}")
+            if name == self._default_branch:
+                if not self._main:
+                    raise NoSuchNameError(name)
+                return self._main[-1]
+            tags = self.get_tags()
+            if name in tags:
+                return tags[name]
+            found = [sha for sha in self._order if sha.startswith(name)]
+            if len(found) != 1:
+                raise NoSuchNameError(name)
+            return found[0]
+
+        def get_hash_from_parent(self, name):
+            sha = self.get_hash_from_name(name)
+            if sha not in self._main or self._main.index(sha) == 0:
+                raise NoSuchNameError(f"{name}^")
+            return self._main[self._main.index(sha) - 1]
+
+        def get_name_from_hash(self, commit):
+            return results.release_name(self._known.get(commit) or {})
+
+        def get_range_spec(self, commit_a, commit_b):
+            return f"{commit_a}..{commit_b}"
+
+        def get_new_range_spec(self, latest_result, branch=None):
+            return f"{latest_result}..{self.get_branch_name(branch)}"
+
+        def get_hashes_from_range(self, range_spec):
+            """Newest first, as ``git rev-list --first-parent`` lists them: main's measured commits after A up to B
+            for ``A..B``; B and the main commits before it for ``B``."""
+            start, dots, end = (range_spec or self._default_branch).partition("..")
+            if not dots:
+                start, end = None, start
+            end = self.get_hash_from_name(end or self._default_branch)
+            line = self._main if end in self._main else [*self._main, end]
+            upto = line[:line.index(end) + 1]
+            if start:
+                first = self.get_hash_from_name(start)
+                upto = [sha for sha in upto if self._order.index(sha) > self._order.index(first)]
+            return upto[::-1]
+
+        def get_branch_commits(self, branch):
+            return self._main[::-1]
+
+    ResultsRepo = _ResultsRepo
+    return ResultsRepo
+
+
+ResultsRepo = None
+
+
+def one_line_per_case(iter_results):
+    """asv publish's reader of results files, machine folder by machine folder (``results/commits.json`` and
+    ``benchmarks.json`` beside them are no results), without their environment variables: a commit measured with
+    one cuda-bindings (the releases, ``auto``) and the next with another (main, ``13.3.1``) stay on one line of one
+    graph, instead of two graphs that stop where the environment changes."""
+    def without_env(results_dir):
+        for folder in machine_dirs(results_dir):
+            for found in iter_results(str(folder)):
+                found._env_vars = {}
+                yield found
+
+    return without_env
+
+
 # --- the wrapper ----------------------------------------------------------------------------------
 def wrap(cls):
     original = cls.__dict__["run_from_conf_args"].__func__
@@ -184,7 +307,15 @@ def setup():
     """Called by asv's plugin manager when it imports this module."""
     from asv import util
     from asv.commands import Command
+    from asv.commands import publish as asv_publish
     from asv.commands.compare import Compare
+    from asv.plugins import regressions as asv_regressions
+
+    history_repo()
+    for module in (asv_publish, asv_regressions):
+        if not getattr(module.iter_results, "_cuda_bench", False):
+            module.iter_results = one_line_per_case(module.iter_results)
+            module.iter_results._cuda_bench = True
 
     for cls in util.iter_subclasses(Command):
         if "run_from_conf_args" in cls.__dict__ and not cls.__dict__.get("_cuda_bench"):

@@ -12,7 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from cuda_bench.paths import machine_dirs, result_files
+from cuda_bench.names import is_release_tag, release_version
+from cuda_bench.paths import COMMITS, machine_dirs, result_files
 
 
 def warn(message):
@@ -96,3 +97,35 @@ def suite(results_dir):
     path = Path(results_dir) / "benchmarks.json"
     data = json.loads(path.read_text()) if path.exists() else {}
     return {name: b for name, b in data.items() if isinstance(b, dict)}
+
+
+def commits(results_dir):
+    """What the pages say of each commit a machine of ``results_dir`` measured: {commit: {"title", "date" (ms),
+    "tags" (cuda-core release tags), "position" (on main's first-parent history, oldest 1; None off it),
+    "recorded"}} from ``results_dir/commits.json`` (``asvrun.record_commits`` writes it when a commit is
+    measured). A measured commit the file lacks gets its results file's date, no title and no tag, and
+    ``recorded`` False: still placed by date, and still on main."""
+    path = Path(results_dir) / COMMITS.name
+    try:
+        found = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError as exc:
+        warn(f"{path} does not parse ({exc}); the pages name commits by hash")
+        found = {}
+    known = {sha: {"title": info.get("title") or "", "date": info.get("date") or 0,
+                   "tags": list(info.get("tags") or []), "position": info.get("position"), "recorded": True}
+             for sha, info in (found if isinstance(found, dict) else {}).items() if isinstance(info, dict)}
+    for _, data in load_all(results_dir):
+        known.setdefault(data["commit_hash"], {"title": "", "date": data.get("date") or 0, "tags": [],
+                                               "position": None, "recorded": False})
+    return known
+
+
+def release_name(info):
+    """The cuda-core release tag of a commit (``commits()``'s entry), the newest where it has several, or None."""
+    tags = sorted((t for t in info.get("tags") or [] if is_release_tag(t)), key=release_version)
+    return tags[-1] if tags else None
+
+
+def commit_name(commit, known):
+    """How the pages name a commit: its release tag, else its first 9 hex digits."""
+    return release_name(known.get(commit) or {}) or commit[:9]

@@ -1,5 +1,6 @@
 """Publishing never loses the dashboard: html/ is replaced only by a complete new one, put back when the swap
-fails, left as it was when publishing fails, and no folder of a publish stays behind. No browser needed."""
+fails, left as it was when publishing fails, and no folder of a publish stays behind. asv publish reads the
+history from results/ alone (the plugin's ResultsRepo). No browser needed."""
 
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ def test_when_the_new_one_cannot_take_its_place_the_old_one_is_put_back(tmp_path
 
 
 def test_a_failed_publish_leaves_html_as_it_was_and_no_folder_behind(tmp_path):
-    """asv publish fails here (its results name a commit its repository does not have): one line, html/ and
-    its README untouched, nothing left in .asv/ or beside html/."""
+    """asv publish fails here (its results come without asv's benchmarks.json): one line, html/ and its README
+    untouched, nothing left in .asv/ or beside html/."""
     from conftest import ROOT
 
     html = dashboard(tmp_path / "html", "old")
@@ -55,3 +56,38 @@ def test_a_failed_publish_leaves_html_as_it_was_and_no_folder_behind(tmp_path):
     assert (html / "index.html").read_text() == "old" and (html / "README.md").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["asv.conf.json", "html", "results"]
     assert (set(WORK.glob("publish-*")) if WORK.exists() else set()) == before
+
+
+def test_asv_reads_the_history_from_results_alone(tmp_path):
+    """The plugin's repository for asv publish: commit order by date, release tags and main's first-parent line
+    from results/commits.json, a measured commit it lacks placed by its results file's date (and on main), ranges
+    as git rev-list --first-parent gives them; no clone, no network."""
+    from asv.repo import NoSuchNameError
+
+    from conftest import ROOT
+    from cuda_bench import asv_plugin
+
+    results_dir = tmp_path / "results"
+    (results_dir / "m").mkdir(parents=True)
+    (results_dir / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
+    data = json.loads(next((ROOT / "results" / "nvidia-h200").glob("cb56ab9f*.json")).read_text())
+    a, b, c, d = (ch * 40 for ch in "abcd")
+    (results_dir / "commits.json").write_text(json.dumps({
+        a: {"title": "release", "date": 1000, "tags": ["cuda-core-v0.1.0", "cuda-core-v0.1.0rc1"], "position": None},
+        b: {"title": "first", "date": 2000, "tags": [], "position": 10},
+        c: {"title": "second", "date": 3000, "tags": [], "position": 11}}))
+    for commit, date in ((a, 1000), (b, 2000), (c, 3000), (d, 4000)):
+        (results_dir / "m" / f"{commit[:8]}-env.json").write_text(json.dumps(data | {"commit_hash": commit,
+                                                                                    "date": date}))
+    repo_class = asv_plugin.history_repo()
+    repo_class.results_dir = str(results_dir)
+    repo = repo_class("https://unreachable.invalid/cuda-python.git", "cuda-python")
+    assert repo.get_tags() == {"cuda-core-v0.1.0": a, "cuda-core-v0.1.0rc1": a}
+    assert repo.get_revisions({a, b, c, d}) == {a: 0, b: 1, c: 2, d: 3}
+    assert repo.get_branch_commits("main") == [d, c, b]  # d: not in commits.json, still main's, by its date
+    assert repo.get_hash_from_name("cuda-core-v0.1.0") == a and repo.get_hash_from_name("main") == d
+    assert repo.get_hash_from_name("bbbb") == b and repo.get_date_from_name(c) == 3000
+    assert repo.get_hashes_from_range(f"{b}..{d}") == [d, c] and repo.get_hashes_from_range(c) == [c, b]
+    assert repo.get_name_from_hash(a) == "cuda-core-v0.1.0" and repo.get_name_from_hash(b) is None
+    with pytest.raises(NoSuchNameError):
+        repo.get_hash_from_name("cuda-core-v9.9.9")
