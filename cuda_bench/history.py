@@ -17,7 +17,7 @@ from cuda_bench.paths import result_files
 def release_step(step):
     """Whether a history step pairs two cuda-core releases (the release ladder's steps): its ``release_tags``
     name both commits' tags."""
-    return bool(step["release_tags"])
+    return bool(step.get("release_tags"))
 
 
 def steps(results_dir, machine_name):

@@ -11,21 +11,14 @@ from __future__ import annotations
 
 import sys
 
-from cuda_bench import history, overcpp, results, suite
+from cuda_bench import history, overcpp, results, suite, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
 from cuda_bench.text import number, standing
-
 
 APIS = ("cpp", "bindings", "core", "cupy")
 
 
 TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
-
-
-def change(new, old):
-    if not (number(new) and number(old)) or old == 0:
-        return None
-    return (new - old) / old
 
 
 # --- the overview ---------------------------------------------------------------------------------------
@@ -41,23 +34,24 @@ def suite_differs():
         return {}
 
 
-def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_machine=None, differs=None,
+def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machine=None, differs=None,
                   versions=None):
     """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
 
-    A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the newest
-    earlier commit with a cuda-core release tag, or None), ``params`` (the machine's), ``floor`` (this run's
-    ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None), ``gpu`` (the machine has one) and
-    ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``. A cell:
+    A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the tag of
+    the newest release measured on the machine, from ``known``: ``results.commits``; or None), ``params`` (the
+    machine's), ``floor`` (this run's ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None),
+    ``gpu`` (the machine has one) and ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``.
+    A cell:
 
     - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params`` (for asv's
       graph link);
-    - Python cells only: ``net`` (``value - floor``), ``vs_commit`` and ``vs_release`` (relative change, same benchmark version only, of
-      ``value`` since the previous commit / release), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of`` (with a
-      C++ twin: net Python over C++), ``step`` (the paired step that ends at this commit, for this case:
+    - Python cells only: ``net`` (``value - floor``), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of`` (with a
+      C++ twin: net Python over C++), ``step`` (the paired step of main that ends at this commit, for this case:
       ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
-      commit, steps]`` since the first commit the steps reach), each None where there is none;
-      ``regression``: the step's verdict is "regression";
+      commit, steps]`` along main's steps since the first commit they reach), each None where there is none;
+      ``regression``: the step's verdict is "regression". No cell holds a difference of asv's medians between
+      commits: what changed is the paired steps' to say;
     - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
       ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++ measurement
       (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`; ``ratio``, ``low``,
@@ -76,6 +70,7 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
     """
     overhead_by_machine = overhead_by_machine or {}
     differs = differs or {}
+    known = known or {}
     rows = []
     by_machine = {}
     for machine_name, data in runs:
@@ -90,17 +85,16 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                         and measured_as.get(name) != versions[name]})
         current = {key: value for key, value in current.items() if key[0] not in older}
         floor = current.get((HARNESS, ("'noop'",)))
-        # the commits before the newest (the same commit in another environment is no earlier commit)
-        earlier = [d for d in runs_of if d["commit_hash"] != newest["commit_hash"]]
-        previous = results.comparable(previous_run(earlier, newest), newest) if earlier else {}
-        release_runs = [d for d in earlier if d["commit_hash"] in releases]
-        release = results.comparable(previous_run(release_runs, newest), newest) if release_runs else {}
-        release_name = releases[release_runs[-1]["commit_hash"]] if release_runs else None
-        path = history.chains(steps_by_machine.get(machine_name, [])).get(newest["commit_hash"], [])
+        released = [d["commit_hash"] for d in runs_of if summary.tag(d["commit_hash"], known)
+                    and d["commit_hash"] != newest["commit_hash"]]
+        release_name = summary.tag(summary.order(released, known)[-1], known) if released else None
+        main_steps = [s for s in steps_by_machine.get(machine_name, []) if summary.step_kind(s, known) == "main"]
+        path = history.chains(main_steps).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
         recorded = overhead_by_machine.get(machine_name, [])
-        paired = overcpp.over_cpp_cases([r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions)
+        paired = overcpp.over_cpp_cases([r for r in recorded if r["commit"] == newest["commit_hash"]], recorded,
+                                        versions)
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -127,10 +121,9 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                     step = last_step.get(full)
                     cell = {"value": value, "net": net, "benchmark": name,
                             "params": dict(zip(param_names.get(name, []), combo)),
-                            "vs_commit": change(value, previous.get((name, combo))),
-                            "vs_release": change(value, release.get((name, combo))),
                             "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")} | {
-                                "base": path[-1]["base"], "standing": standing(step, path[-1].get("versions"))} if step else None,
+                                "base": path[-1]["base"],
+                                "standing": standing(step, path[-1].get("versions"))} if step else None,
                             "index": list(history.chained_ratio(path, full) or []) or None,
                             "regression": bool(step and step["verdict"] == "regression")}
                     if number(cpp_value) and number(value):
@@ -151,10 +144,3 @@ def overview_rows(runs, steps_by_machine, releases, param_names, overhead_by_mac
                     row["cells"][api] = cell
                 rows.append(row)
     return rows
-
-
-def previous_run(earlier, newest):
-    """Of ``earlier`` (results dicts, oldest first), the newest commit's run, in ``newest``'s environment where
-    that commit was measured in it."""
-    last = [d for d in earlier if d["commit_hash"] == earlier[-1]["commit_hash"]]
-    return next((d for d in reversed(last) if d.get("env_name") == newest.get("env_name")), last[-1])

@@ -1,0 +1,252 @@
+"""Stage 5, publish: what the paired engine says, as data for the pages and the reports.
+
+For each machine: main's head against the previous measured commit and against the newest release (each a
+paired step, or None where the history has none), the regressions still open, each cuda-core release against
+the one before it, and each case's paired chain along the history. Nothing here decides: a change is a case a
+paired step judged (``history.steps``: its ``verdict`` over every measurement), never a difference of asv's
+medians. The dashboard (``cuda_bench.publish``) and the Markdown (``cuda_bench.report``) render these.
+"""
+
+from __future__ import annotations
+
+import math
+
+from cuda_bench import history, results
+from cuda_bench.names import is_control, library_of
+
+LIBRARIES = ("core", "bindings", "cupy")
+CHANGES = ("regression", "improvement")
+
+
+# --- commits ---------------------------------------------------------------------------------------------
+def name(commit, known):
+    """How every page names a commit: its cuda-core release tag, else its first 9 hex digits."""
+    return results.commit_name(commit, known)
+
+
+def tag(commit, known):
+    return results.release_name(known.get(commit) or {})
+
+
+def order(commits, known):
+    """``commits`` in the history's order: by commit date, then by place on main."""
+    return sorted(set(commits), key=lambda c: ((known.get(c) or {}).get("date") or 0,
+                                               (known.get(c) or {}).get("position") or 0, c))
+
+
+def on_main(commit, known):
+    info = known.get(commit) or {}
+    return info.get("position") is not None or not info.get("recorded", False)
+
+
+def main_head(commits, known):
+    """The newest commit of main among ``commits``: the furthest along main's first-parent history, else (a
+    commit commits.json does not place) the newest by date that is no release."""
+    placed = [c for c in commits if (known.get(c) or {}).get("position") is not None]
+    if placed:
+        return max(placed, key=lambda c: known[c]["position"])
+    unplaced = [c for c in order(commits, known) if not tag(c, known)]
+    return unplaced[-1] if unplaced else None
+
+
+# --- steps -----------------------------------------------------------------------------------------------
+def step_kind(step, known):
+    """"release": a cuda-core release against the one before (the ladder); "since release": a release against a
+    commit of main (the ladder's last step, to main's head); "main": a commit of main against the previous one."""
+    if history.release_step(step) or (tag(step["base"], known) and tag(step["head"], known)):
+        return "release"
+    if tag(step["base"], known) and not tag(step["head"], known):
+        return "since release"
+    return "main"
+
+
+def status(case):
+    """How a case of a history step stands: "confirmed" or "not yet confirmed" (a regression: confirmed once
+    two machine starts flag it, one of them with a layout per process), "not reproduced" (another start measured
+    it without a flag), else its verdict ("improvement", "same")."""
+    if case["verdict"] == "regression":
+        return "confirmed" if case.get("confirmed") else "not yet confirmed"
+    return case["verdict"]
+
+
+def status_word(case):
+    """The status in the words the pages use: "slower, confirmed", "slower, not yet confirmed", "faster", "not
+    reproduced", "same"."""
+    state = status(case)
+    if case["verdict"] == "regression":
+        return f"slower, {state}"
+    return {"improvement": "faster"}.get(state, state)
+
+
+def counted(step):
+    """The cases of a step that count (not the controls: the C++ twins and the harness floor)."""
+    return [c for c in step["cases"] if not is_control(c["name"]) and not c.get("control")]
+
+
+def counts(step):
+    """{"regression", "improvement", "same", "not reproduced": cases; "not measured": cases no measurement of the
+    step has; "one side": cases only one build has}."""
+    cases = counted(step)
+    found = {verdict: sum(c["verdict"] == verdict for c in cases)
+             for verdict in ("regression", "improvement", "same", "not reproduced")}
+    found["not measured"] = len(step.get("errors") or {})
+    found["one side"] = len(step.get("only") or {})
+    return found
+
+
+def changed(step):
+    """The cases the step judged slower or faster, slower first: regressions by ratio (largest first), then
+    improvements (largest change first)."""
+    cases = counted(step)
+    slower = sorted((c for c in cases if c["verdict"] == "regression"), key=lambda c: -c["ratio"])
+    faster = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["ratio"])
+    return slower + faster
+
+
+def not_reproduced(step):
+    return [c for c in counted(step) if c["verdict"] == "not reproduced"]
+
+
+def geomean(step):
+    """{library: (geometric mean of its cases' ratios, cases)} over every case of the step that times the library
+    (same, slower or faster alike; not the controls); C++ twins as "cpp" where the step measured them."""
+    logs = {}
+    for case in step["cases"]:
+        api = "cpp" if case["name"].startswith("bench_cpp.") else library_of(case["name"])
+        if api and case.get("ratio", 0) > 0 and (api == "cpp" or not is_control(case["name"])):
+            logs.setdefault(api, []).append(math.log(case["ratio"]))
+    return {api: (math.exp(sum(xs) / len(xs)), len(xs)) for api, xs in logs.items()}
+
+
+def described(step, known):
+    """A step as the pages show it: base and head with their names, the step itself, its counts, the changed
+    cases (slower first), the flags another start did not reproduce, and a geometric mean per library."""
+    return {"base": step["base"], "head": step["head"], "base_name": name(step["base"], known),
+            "head_name": name(step["head"], known), "kind": step_kind(step, known), "step": step,
+            "counts": counts(step), "changed": changed(step), "not_reproduced": not_reproduced(step),
+            "geomean": geomean(step)}
+
+
+# --- the landing page --------------------------------------------------------------------------------------
+def landing(machine, runs_of, steps, known):
+    """What the landing page says of one machine (``runs_of``: its results files, oldest first):
+
+    * ``head``: main's newest measured commit (``commit``, ``name``, ``title``, ``date``), ``measured``: when
+      asv last measured it (ms);
+    * ``previous``: the previous measured commit of main and the paired step from it to the head (``described``),
+      or ``step`` None where the history has none;
+    * ``release``: the newest release measured on the machine (its tag and commit) and the paired step from it to
+      the head, or ``step`` None;
+    * ``open``: main's regressions still open, [(step, case)] newest first, each confirmed or not yet confirmed;
+      ``release_open``: how many the release ladder's steps hold.
+    """
+    measured = [d["commit_hash"] for d in runs_of]
+    head = main_head(measured, known)
+    out = {"machine": machine, "head": None, "previous": None, "release": None, "open": [], "release_open": 0,
+           "params": runs_of[-1]["params"] if runs_of else {}}
+    kinds = {(s["base"], s["head"]): step_kind(s, known) for s in steps}
+    main_steps = [s for s in steps if kinds[(s["base"], s["head"])] == "main"]
+    out["open"] = history.flagged_steps(main_steps)
+    out["release_open"] = len(history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == "release"]))
+    if head is None:
+        return out
+    info = known.get(head) or {}
+    out["head"] = {"commit": head, "name": name(head, known), "title": info.get("title") or "",
+                   "date": info.get("date"),
+                   "measured": max((results.measured_at(d) for d in runs_of if d["commit_hash"] == head), default=0)}
+    line = [c for c in order(measured, known) if on_main(c, known) and not tag(c, known)]
+    before = line[:line.index(head)] if head in line else []
+    into = [s for s in main_steps if s["head"] == head]
+    step = max(into, key=lambda s: order(measured + [s["base"]], known).index(s["base"])) if into else None
+    out["previous"] = {"commit": step["base"] if step else (before[-1] if before else None), "step": step,
+                       **({"described": described(step, known)} if step else {})}
+    if out["previous"]["commit"]:
+        out["previous"]["name"] = name(out["previous"]["commit"], known)
+    released = [c for c in order(measured, known) if tag(c, known) and c != head]
+    if released:
+        newest = max(released, key=lambda c: _version(tag(c, known)))
+        step = next((s for s in steps if s["base"] == newest and s["head"] == head), None)
+        out["release"] = {"commit": newest, "name": name(newest, known), "step": step,
+                          **({"described": described(step, known)} if step else {})}
+    return out
+
+
+def _version(tag_name):
+    from cuda_bench.names import release_version
+
+    return release_version(tag_name)
+
+
+# --- releases ---------------------------------------------------------------------------------------------
+def releases(steps, known, head=None):
+    """Each release step of the history (a cuda-core release against the one before it), newest release first,
+    as :func:`described`; and the step from the newest release to main's ``head`` (``to_head``: described, or
+    None where the history does not have it; ``newest``: that release's commit, or None)."""
+    ladder = [described(s, known) for s in steps if step_kind(s, known) == "release"]
+    ladder.sort(key=lambda d: _version(tag(d["head"], known)), reverse=True)
+    tagged = {s["head"] for s in steps if tag(s["head"], known)} | {s["base"] for s in steps if tag(s["base"], known)}
+    newest = max(tagged, key=lambda c: _version(tag(c, known))) if tagged else None
+    to_head = next((s for s in steps if s["base"] == newest and s["head"] == head), None) if head else None
+    return {"ladder": ladder, "newest": newest, "head": head,
+            "to_head": described(to_head, known) if to_head else None}
+
+
+# --- the Regressions page ----------------------------------------------------------------------------------
+def regressions(steps, known):
+    """Every case a history step flagged: [(step, case, kind)], newest step first, the open ones (confirmed, not
+    yet confirmed) before the ones another start did not reproduce. Controls never count."""
+    found = [(s, c) for s in steps for c in counted(s) if c["verdict"] in ("regression", "not reproduced")]
+    found.sort(key=lambda sc: (sc[1]["verdict"] != "regression", _negdate(sc[0]["date"]), -sc[1]["ratio"]))
+    return [(s, c, step_kind(s, known)) for s, c in found]
+
+
+def _negdate(date):
+    return tuple(-ord(ch) for ch in date)
+
+
+# --- paired chains ---------------------------------------------------------------------------------------
+def chains(steps, commits):
+    """Each case's paired chain along the history: {case: {commit: (value, low, high, root)}}. ``commits``: the
+    commits in the history's order (:func:`order`). Each run of commits that paired steps link starts at
+    ×1.000 at its first commit (``root``); a commit's value is the product of the ratios of the steps on the way
+    from there (a step walked backwards divides), and its band the products of the steps' interval ends, at
+    least as wide as a 95 % interval of the product. Where no paired step links two commits the chain starts
+    again: an unpaired difference is never part of it."""
+    at = {c: i for i, c in enumerate(commits)}
+    edges = {}
+    for step in steps:
+        if step["base"] not in at or step["head"] not in at:
+            continue
+        for case in step["cases"]:
+            edges.setdefault(case["name"], []).append((step["base"], step["head"], case))
+    out = {}
+    for case_name, found in edges.items():
+        links = {}
+        for base, head, case in found:
+            links.setdefault(base, []).append((head, case["ratio"], case["low"], case["high"]))
+            links.setdefault(head, []).append((base, 1 / case["ratio"], 1 / case["high"], 1 / case["low"]))
+        values = {}
+        for root in commits:
+            if root in values or root not in links:
+                continue
+            values[root] = (1.0, 1.0, 1.0, root)
+            todo = [root]
+            while todo:
+                commit = todo.pop(0)
+                value, low, high, _ = values[commit]
+                for other, ratio, lo, hi in sorted(links[commit], key=lambda link: at[link[0]]):
+                    if other not in values:
+                        values[other] = (value * ratio, low * lo, high * hi, root)
+                        todo.append(other)
+        out[case_name] = values
+    return out
+
+
+def flags(steps, known):
+    """{case: [(step, case record, kind)]} for every case a step judged slower, faster or not reproduced."""
+    out = {}
+    for step in steps:
+        for case in step["cases"]:
+            if case["verdict"] in (*CHANGES, "not reproduced") and not is_control(case["name"]):
+                out.setdefault(case["name"], []).append((step, case, step_kind(step, known)))
+    return out
