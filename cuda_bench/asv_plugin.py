@@ -14,7 +14,9 @@ are behave as the project needs. asv imports this module because ``asv.conf.json
   significantly changed", when no case was measured on both commits.
 * **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
   ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network; it draws one line per case
-  across the whole history, whatever cuda-bindings environment measured each commit.
+  across the whole history, whatever cuda-bindings environment measured each commit; and it adds the project's
+  pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain ``asv publish`` shows what
+  ``cuda-bench publish`` shows.
 
 asv 0.6.6 (pinned in requirements.txt) calls a command as ``Command.run_from_conf_args(conf, args)`` after it
 imports the plugins, so wrapping that classmethod reaches the command that is about to run.
@@ -24,11 +26,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
 from cuda_bench import asvrun, machine, results
-from cuda_bench.paths import machine_dirs, no_gpu_results, result_files
+from cuda_bench.paths import ASV_PAGES_ONLY, machine_dirs, no_gpu_results, result_files
 
 # asv commands that write results: on a machine without a GPU they write outside the history
 WRITERS = ("Run", "Continuous", "Find", "Profile")
@@ -269,6 +272,10 @@ def wrap(cls):
         apply_settings(klass.__name__, conf, args)
         before = snapshot(conf.results_dir) if klass.__name__ in WRITERS else {}
         status = original(klass, conf, args)
+        if klass.__name__ == "Publish" and not status and not os.environ.get(ASV_PAGES_ONLY):
+            from cuda_bench import publish
+
+            publish.finish(conf, conf.results_dir, conf.html_dir)
         lost = restore_measured(conf.results_dir, before) if before else []
         for path, case in lost:
             say(f"{case} at {path.name[:8]}: measured before, skipped or failed now; the measured value is kept")

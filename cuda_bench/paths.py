@@ -31,6 +31,8 @@ COUNTS = "counts.jsonl"  # the work each call does (CUDA API calls, Python calls
 # results/commits.json: what the pages say of each measured commit (title, date, tags, main's order), recorded
 # when it is measured, so the dashboard publishes from results/ alone
 COMMITS = RESULTS / "commits.json"
+# set around the asv publish that cuda-bench publish runs: the project's asv plugin then leaves the pages to it
+ASV_PAGES_ONLY = "CUDA_BENCH_ASV_PAGES_ONLY"
 
 
 def no_gpu_results(env_dir):

@@ -1,24 +1,23 @@
-"""Stage 5, publish: the static dashboard in ``html/``, self-contained, with what the paired steps flag.
+"""Stage 5, publish: the static dashboard in ``html/``, from ``results/`` alone, saying only what the paired steps say.
 
-    python -m cuda_bench.publish [--config asv.conf.json]     # scripts/bench publish
+    python -m cuda_bench.publish [--config asv.conf.json]     # cuda-bench publish
 
-``asv publish`` writes asv's pages into a new folder next to ``html/``; only when every step below has
-worked does that folder replace ``html/`` (a failed publish leaves the old dashboard and its README). A
-results file that does not parse is left out with one line naming it; publishing fails only when nothing
-is left.
+``asv publish`` writes asv's pages into a new folder next to ``html/``: the project's asv plugin gives it the
+history from ``results/commits.json`` (commit order, dates, release tags; no clone, no network) and one line per
+case across every cuda-bindings environment. :func:`finish` then makes the site (plain ``asv publish`` calls it
+too, through the plugin); only when every step has worked does the folder replace ``html/`` (a failed publish
+leaves the old dashboard). A results file that does not parse is left out with one line naming it.
 
-* **Self-contained**: asv's pages load jQuery, flot, bootstrap, stupidtable and md5 from CDNs; the same
-  libraries come from npm packages pinned in ``dashboard/package.json`` (``npm ci`` once, into
-  ``dashboard/node_modules``) and are served from ``html/vendor/``. No request leaves ``html/``.
-* **Readable graphs**: commits are evenly spaced by default (a handful of main commits are not squeezed
-  against the right edge behind years of release tags) and the legend sits beside the plot, not on it.
-* **Regressions from paired steps**: asv's Regressions page (``regressions.json``, ``regressions.xml``)
-  lists what the history's paired steps flagged (``results/<machine>/steps.jsonl``), not asv's own step
-  detection on unpaired medians, which on a noisy machine flags noise and misses real slowdowns.
-* **Overview** (``overview.html``, linked from asv's navigation bar): one row per operation with the C++,
-  cuda.bindings, cuda.core and CuPy medians at each machine's newest commit (GPU machines first), the paired
-  step's verdict with its interval and the chained index beside each Python number; **Steps**
-  (``steps.html``): every paired step of the history with its counts and the cases it flagged.
+* ``index.html``, the front page: per machine, main's head, its paired verdicts against the previous measured
+  commit and against the newest release, the regressions still open, and each operation at the head: one number
+  per cell (asv's median), a badge where the paired step to the head flagged the case, the rest on hover;
+* ``releases.html``: each cuda-core release against the one before it, paired, and the newest release against
+  main's head (or that the history lacks that step);
+* ``regressions.html``: every flag with its ratio, interval, status and the releases by name; ``steps.html``:
+  every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context;
+* asv's own app at ``asv.html``: self-contained (its libraries from ``dashboard/node_modules``, ``npm ci``
+  once), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
+  detection on unpaired medians.
 """
 
 from __future__ import annotations
@@ -33,16 +32,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-from cuda_bench import history, overcpp, overview, records, results
-from cuda_bench.names import is_control, is_release_tag, short_name, split_case
+from cuda_bench import history, overcpp, overview, records, results, summary
+from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
+from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, WORK
 from cuda_bench.report import OLDER
-from cuda_bench.paths import CONF, DASHBOARD, WORK
 from cuda_bench.stats import CONFIDENCE, VERDICTS
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
+
+METHOD = "https://github.com/NVIDIA/cuda-python-bench/blob/main/docs/method.md"
+COMMIT_URL = "https://github.com/NVIDIA/cuda-python/commit/"
 
 # the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
 ASSETS = {
@@ -57,10 +60,10 @@ ASSETS = {
     "bootstrap@3.1.1/dist/js/bootstrap.min.js": "bootstrap/dist/js/bootstrap.min.js",
     "bootstrap@3.1.1/dist/css/bootstrap.min.css": "bootstrap/dist/css/bootstrap.min.css",
 }
-EXTRA_FILES = ["bootstrap/dist/fonts"]  # bootstrap.min.css loads ../fonts/glyphicons-*
+# bootstrap.min.css loads ../fonts/glyphicons-*; the graph page's band and markers
+EXTRA_FILES = ["bootstrap/dist/fonts", "flot/jquery.flot.fillbetween.js", "flot/jquery.flot.symbol.js"]
+SITE_FILES = ["site.css", "asv-extra.js", "graph.js"]  # dashboard/site/
 TAG = re.compile(r'<(script|link)\b[^>]*?(?:src|href)="(https?://[^"]+)"[^>]*>(?:</script>)?')
-
-
 
 
 class DashboardError(Exception):
@@ -70,7 +73,7 @@ class DashboardError(Exception):
 # --- self-contained pages --------------------------------------------------------------------------
 def node_modules():
     modules = DASHBOARD / "node_modules"
-    if not all((modules / path).exists() for path in ASSETS.values()):
+    if not all((modules / path).exists() for path in [*ASSETS.values(), *EXTRA_FILES]):
         if not shutil.which("npm"):
             raise DashboardError("npm is needed once to fetch the dashboard's libraries (dashboard/package.json)")
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=DASHBOARD, check=True)
@@ -87,6 +90,8 @@ def vendor(html_dir):
             shutil.copytree(source, target, dirs_exist_ok=True)
         else:
             shutil.copy2(source, target)
+    for name in SITE_FILES:
+        shutil.copy2(DASHBOARD / "site" / name, html_dir / name)
 
     def local(match):
         kind, url = match.groups()
@@ -111,196 +116,457 @@ def patch(path, old, new):
     path.write_text(text.replace(old, new))
 
 
-def add_nav_links(html_dir):
-    patch(html_dir / "index.html", '<li id="nav-li-regressions">',
-          '<li id="nav-li-overview"><a href="overview.html">Overview</a></li>\n\t'
-          '<li id="nav-li-steps"><a href="steps.html">Steps</a></li>\n\t<li id="nav-li-regressions">')
+NAV = [("index.html", "Main's head"), ("releases.html", "Releases"), ("regressions.html", "Regressions"),
+       ("graph.html", "Graphs"), ("steps.html", "Steps"), ("asv.html", "asv's pages")]
 
 
-LEGEND = '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; overflow: auto"></div>'
-
-
-def readable_graphs(html_dir):
-    """Even commit spacing by default, and the legend in a column beside the plot."""
-    patch(html_dir / "graphdisplay.js", "        if (params['x-axis-scale']) {",
+def asv_app(html_dir):
+    """asv's app moves to asv.html (the front page is the project's): its navigation bar leads back to the
+    project's pages on one line, its Regressions route opens regressions.html, its graphs space commits evenly
+    with the legend beside the plot, one colour per library, times in ns or µs and release names readable."""
+    app = html_dir / "asv.html"
+    (html_dir / "index.html").rename(app)
+    patch(app, "<title>airspeed velocity</title>", "<title>cuda-python-bench: asv's pages</title>")
+    patch(app, '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>',
+          '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>\n'
+          '    <link href="site.css" rel="stylesheet" type="text/css"/>\n'
+          '    <script src="asv-extra.js"></script>')
+    patch(app, re.search(r'<p class="navbar-text">.*?</p>', app.read_text(), re.S).group(0),
+          '<p class="navbar-text"><a href="index.html" class="navbar-link"><b>cuda-python-bench</b></a>: '
+          '<a id="project-name" href="#" class="navbar-link">project</a></p>')
+    patch(app, '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>',
+          '<li><a href="regressions.html">Regressions</a></li>\n'
+          '\t<li><a href="releases.html">Releases</a></li>\n\t<li><a href="index.html">Main\'s head</a></li>')
+    patch(app, '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
+          '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; '
+          'overflow: auto"></div>\n'
+          '          <div style="position: absolute; top: 48px; left: 0; right: 270px; bottom: 100px;">')
+    graphs = html_dir / "graphdisplay.js"
+    patch(graphs, "        if (params['x-axis-scale']) {",
           "        if (!params['x-axis-scale']) { params['x-axis-scale'] = ['even']; }  // cuda-python-bench\n"
           "        if (params['x-axis-scale']) {")
-    patch(html_dir / "graphdisplay.js", 'position: "nw",',
-          'position: "nw", container: $("#cuda-bench-legend"),  // cuda-python-bench: beside the plot')
-    patch(html_dir / "index.html",
-          '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
-          f'{LEGEND}\n          <div style="position: absolute; top: 48px; left: 0; right: 270px; bottom: 100px;">')
+    patch(graphs, 'position: "nw",', 'position: "nw", container: $("#cuda-bench-legend"),  // cuda-python-bench')
+    patch(graphs, "                        label: graph_content[1],\n",
+          "                        label: graph_content[1],\n"
+          "                        color: cudaBench.color(graph_content[1]),  // cuda-python-bench\n")
+    patch(graphs, "                    return (v / multiplier).toPrecision(3);",
+          "                    return unit_list === $.asv.time_units ? cudaBench.time(v)  // cuda-python-bench\n"
+          "                        : (v / multiplier).toPrecision(3);")
+    patch(graphs, "                options.yaxis.axisLabel = unit_name;",
+          "                options.yaxis.axisLabel = unit_list === $.asv.time_units ? 'time per call' : unit_name;")
+    patch(graphs, '"top: -2ex;" +', '"top: 4px; writing-mode: vertical-rl; z-index: 1;" +  // cuda-python-bench')
+    patch(graphs, "font-size:smaller;'>\" + tag + \"</div>\");",
+          "font-size:smaller;'>\" + $('<span>').text(tag).html() + \"</div>\");")
+    listing = html_dir / "summarylist.js"
+    patch(listing, "                text = text.replace('-', '\\u2212');",
+          "                text = text.replace('-', '\\u2212');\n"
+          "                if (row.paired) { text = row.paired; }  // cuda-python-bench: the paired step's ratio")
+    patch(listing, "                if (change > 5) {",
+          "                if (row.verdict ? row.verdict == 'regression' : change > 5) {")
+    patch(listing, "                else if (change < -5) {",
+          "                else if (row.verdict ? row.verdict == 'improvement' : change < -5) {")
+    patch(listing, "                    commit_a.text(commit_1 + '...' + commit_2);",
+          "                    commit_a.text(row.paired_where || (commit_1 + '...' + commit_2));")
+    patch(listing, "                    commit_a.text(commit_2);",
+          "                    commit_a.text(row.paired_where || commit_2);")
+    patch(listing, "'<th data-sort=\"float\">Recent change</th>' +",
+          "'<th data-sort=\"float\">Newest paired change</th>' +")
 
 
-# --- the overview and the steps -------------------------------------------------------------------
-def release_commits(index):
-    """{commit hash: tag} for cuda-core release tags, from asv publish's index.json."""
-    to_hash = index.get("revision_to_hash", {})
-    return {to_hash[str(rev)]: tag for tag, rev in index.get("tags", {}).items()
-            if is_release_tag(tag) and str(rev) in to_hash}
-
-
-def graph_link(benchmark, machine, params):
-    """asv's own address for one line of one graph: index.html#bench?machine=m&p-api='core'"""
-    parts = [f"machine={quote(machine)}", *(f"p-{quote(k)}={quote(v)}" for k, v in params.items())]
-    return f"index.html#{benchmark}?{'&'.join(parts)}"
-
-
+# --- shared pieces of the project's pages ----------------------------------------------------------------
 def esc(text):
     return html.escape(str(text))
 
 
-def step_note(cell):
-    """The paired view of a cell: the newest step's ratio with its interval, and the chained index."""
-    notes = []
+def page(title, body, current):
+    active = ' class="active"'
+    nav = " ".join(f'<a href="{href}"{active if href == current else ""}>{esc(label)}</a>' for href, label in NAV)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
+            '<link rel="icon" href="swallow.ico">'
+            '<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">'
+            '<link rel="stylesheet" href="site.css">'
+            '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml">'
+            f'</head>\n<body><nav class="site">{nav}</nav>\n<main>\n<h1>{esc(title)}</h1>\n{body}\n</main>'
+            '</body></html>\n')
+
+
+def commit_link(commit, known, url=COMMIT_URL):
+    info = known.get(commit) or {}
+    title = f' title="{esc(info["title"])}"' if info.get("title") else ""
+    return (f'<a class="commit" href="{esc(url + commit)}" data-commit="{commit}"{title}>'
+            f'{esc(summary.name(commit, known))}</a>')
+
+
+def date_text(ms):
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if ms else "not recorded"
+
+
+def case_label(name):
+    """``bench_device.SetCurrent.time_set_current('core')`` -> ``device.SetCurrent core``."""
+    benchmark, combo = split_case(name)
+    return " ".join([short_name(benchmark), *(c.strip("'") for c in combo)])
+
+
+def ratio_text(case):
+    return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
+
+
+def graph_href(machine, benchmark, case=()):
+    params = {"machine": machine, "benchmark": benchmark}
+    if case:
+        params["case"] = " ".join(case)
+    return "graph.html#" + urlencode(params, quote_via=quote)
+
+
+def case_href(machine, name):
+    benchmark, combo = split_case(name)
+    return graph_href(machine, benchmark, [c.strip("'") for c in combo[1:]])
+
+
+STATUS_CLASS = {"confirmed": "danger", "not yet confirmed": "warning", "not reproduced": "muted",
+                "improvement": "success", "regression": "danger"}
+
+
+def changed_table(machine, cases, kind="changed"):
+    """The cases a step judged slower or faster: case, ratio [95 % interval], status, per call."""
+    if not cases:
+        return ""
+    out = [f'<table class="table table-condensed {kind}"><thead><tr><th>case</th><th>ratio [{CONFIDENCE:.0%} '
+           'interval]</th><th>status</th><th>per call, base → head</th></tr></thead><tbody>']
+    for case in cases:
+        state = summary.status(case)
+        word = {"improvement": "faster"}.get(state, state)
+        out.append(f'<tr class="case" data-case="{esc(case["name"])}" data-verdict="{esc(case["verdict"])}" '
+                   f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
+                   f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
+                   f'{esc(case_label(case["name"]))}</a></td><td>{ratio_text(case)}</td>'
+                   f'<td class="text-{STATUS_CLASS.get(state, "muted")}">{esc(word)}</td>'
+                   f'<td>{fmt_ns(case["base_ns"])} → {fmt_ns(case["head_ns"])}</td></tr>')
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def counts_text(found):
+    parts = [f'{found["regression"]} slower', f'{found["improvement"]} faster', f'{found["same"]} same']
+    if found["not reproduced"]:
+        parts.append(f'{found["not reproduced"]} not reproduced')
+    if found["not measured"]:
+        parts.append(f'{found["not measured"]} not measured')
+    if found["one side"]:
+        parts.append(f'{found["one side"]} on one side only')
+    return " · ".join(parts)
+
+
+def verdict_badge(found):
+    if found["regression"]:
+        return f'<span class="label label-danger">{found["regression"]} slower</span>'
+    if found["improvement"]:
+        return f'<span class="label label-success">{found["improvement"]} faster</span>'
+    return '<span class="label label-default">no change</span>'
+
+
+# --- the front page ------------------------------------------------------------------------------------
+HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
+<p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case a ratio (head over
+base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> only when its whole interval lies
+beyond the case's threshold (1–2.6 %, calibrated on the machine); a slowdown is <b>confirmed</b> once a second
+boot of the machine flags it too, <b>not yet confirmed</b> before that, and <b>not reproduced</b> when another boot
+measured it without a flag. The table's numbers are asv's medians per call at main's head: context, since they move
+with the machine's state (up to 2× on the H200), never a change. The rules and the evidence:
+<a href="{METHOD}">docs/method.md</a>.</p></details>"""
+
+
+def verdict_row(key, heading, part, missing):
+    """One row of the landing page's verdicts: a paired step's counts and changed cases, or why there is none."""
+    if part and part.get("step"):
+        told = part["described"]
+        return (f'<tr data-against="{key}" data-base="{told["base"]}" data-head="{told["head"]}"><th>{heading}</th>'
+                f'<td>{verdict_badge(told["counts"])}</td><td>{counts_text(told["counts"])} '
+                f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])})</small></td></tr>')
+    return f'<tr data-against="{key}" class="missing"><th>{heading}</th><td></td><td>{missing}</td></tr>'
+
+
+def render_landing(told, rows, known):
+    """One machine's part of the front page: main's head, the verdicts, the open regressions, each operation."""
+    machine = told["machine"]
+    params = told["params"]
+    out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)} <small>'
+           f'{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))}</small></h2>']
+    head = told["head"]
+    if head is None:
+        out.append("<p>No commit of main measured on this machine yet.</p></section>")
+        return "\n".join(out)
+    title = f" “{esc(head['title'])}”" if head["title"] else ""
+    out.append(f'<p class="head" data-commit="{head["commit"]}">Main\'s head: {commit_link(head["commit"], known)}'
+               f'{title}, committed {date_text(head["date"])[:10]}; asv measured it {date_text(head["measured"])}.</p>')
+    out.append('<table class="table verdicts"><tbody>')
+    previous = told["previous"] or {}
+    prev_name = f'{commit_link(previous["commit"], known)} (the previous measured commit)' \
+        if previous.get("commit") else "the previous measured commit"
+    out.append(verdict_row("previous", f"against {prev_name}", previous,
+                           "no paired step to main's head yet: <code>cuda-bench steps</code> makes it"
+                           if previous.get("commit") else "main's first measured commit: nothing to pair it with"))
+    release = told["release"]
+    if release:
+        out.append(verdict_row(
+            "release", f'against {commit_link(release["commit"], known)} (the newest release)', release,
+            f'<b>not measured yet</b>: the history has no paired step from {esc(release["name"])} to '
+            f'{esc(head["name"])}. <code>cuda-bench ladder</code> on a GPU machine measures every release, then '
+            "main's head, and pairs each with the one before it."))
+    opened = told["open"]
+    confirmed = sum(bool(c.get("confirmed")) for _, c in opened)
+    text = (f"{confirmed} confirmed · {len(opened) - confirmed} not yet confirmed" if opened
+            else "none")
+    ladder = (f' <small class="text-muted">(and {told["release_open"]} between releases: '
+              '<a href="releases.html">Releases</a>)</small>') if told["release_open"] else ""
+    badge = ('<span class="label label-danger">open</span>' if opened
+             else '<span class="label label-default">none</span>')
+    out.append(f'<tr data-against="open"><th>regressions still open on main</th><td>{badge}</td>'
+               f'<td><a href="regressions.html">{text}</a>{ladder}</td></tr>')
+    out.append("</tbody></table>")
+    for key, heading in (("previous", "Changed since the previous measured commit"),
+                         ("release", "Changed since the newest release")):
+        part = told.get(key) or {}
+        if part.get("step") and part["described"]["changed"]:
+            out.append(f'<h3 class="changed" data-against="{key}">{heading}</h3>'
+                       + changed_table(machine, part["described"]["changed"]))
+    if opened:
+        out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
+            f'<li data-case="{esc(c["name"])}" data-head="{s["head"]}"><a href="{esc(case_href(machine, c["name"]))}">'
+            f'{esc(case_label(c["name"]))}</a> {ratio_text(c)} at {commit_link(s["base"], known)} → '
+            f'{commit_link(s["head"], known)}: {esc(summary.status(c))}</li>' for s, c in opened) + "</ul>")
+    if rows:
+        out.append(f'<h3>Each operation at {esc(head["name"])}</h3>')
+        out.append(render(rows))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def cell_title(cell, row, usual):
+    """What a cell says on hover: the median's place, net of the floor, the paired step, over C++."""
+    lines = [f"asv's median at {row['commit'][:9]}: {fmt(cell['value'])} per call (one unpaired run: context)"]
+    if number(cell.get("net")):
+        lines.append(f"net of the harness floor ({fmt(row['floor'])}): {fmt_net(cell['net'])}")
     step = cell.get("step")
     if step:
-        notes.append(f'<span class="step {esc(step["verdict"].replace(" ", "-"))}" title="paired with {esc(step["base"][:9])}: '
-                     f'{CONFIDENCE:.0%} interval {step["low"]:.3f}–{step["high"]:.3f}">'
-                     f'{interval(step)} vs prev.</span>')
+        said = {"regression": "slower", "improvement": "faster"}.get(step["verdict"], step["verdict"])
+        lines.append(f"paired with {step['base'][:9]}: {interval(step)} ({CONFIDENCE:.0%}), {said}"
+                     + (f"; {step['standing']}" if step.get("standing") else ""))
     if cell.get("index"):
         product, base, count = cell["index"]
-        notes.append(f'<span class="index" title="product of the paired ratios of {count} step(s)">'
-                     f'index ×{product:.3f} since {esc(base[:9])}</span>')
-    return notes
+        lines.append(f"paired chain ×{product:.3f} since {base[:9]} ({count} step{'s' if count != 1 else ''})")
+    if "over_cpp_ns" in cell:
+        over = cell.get("over_cpp")
+        text = f"over its C++ twin: {overcpp.over_text(cell, usual)} ({cell.get('over_cpp_of', 'raw')})"
+        if over:
+            state = (f", over the {over['fast']} of {over['processes']} processes in the fast state"
+                     if over.get("fast") is not None else "")
+            text += (f"; paired in one process{state}: ×{over['low']:.2f}–{over['high']:.2f}, "
+                     f"{signed(over['over_low'] * 1e-9)} to {signed(over['over_high'] * 1e-9)} ({CONFIDENCE:.0%})")
+            runs = over.get("runs")
+            if runs and runs["runs"] > 1:
+                text += (f"; ×{runs['low']:.2f}–{runs['high']:.2f} over {runs['runs']} runs of this commit "
+                         f"(the records name {runs['starts']} machine starts)")
+            if runs and runs.get("left_out"):
+                text += (f"; {runs['left_out']} run(s) in the slow state left out (their C++ twins ran more than "
+                         f"×{overcpp.SLOW_STATE} slower than their fastest recorded run)")
+            if overcpp.slow_state(runs):
+                text += (f" (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their fastest recorded "
+                         "run on this machine: probably no process in the fast state, so the ratio reads high)")
+            text += ". Measured apart from the median above, in the fast state: the two need not agree"
+        lines.append(text + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above")
+    return "\n".join(lines)
 
 
 def render(rows):
-    def pct(x):
-        return "" if x is None else f"{x * 100:+.1f}%"
-
+    """The operations table of each machine in ``rows`` (``overview.overview_rows``): one number per cell, asv's
+    median, with a badge where the paired step to the commit flagged the case; the rest on hover (``title``), a
+    click opens the case's graph. ★ marks an operation whose sides do different work, said once below."""
     out = []
     for machine in dict.fromkeys(r["machine"] for r in rows):
         mrows = [r for r in rows if r["machine"] == machine]
         first = mrows[0]
-        params, floor = first["params"], first["floor"]
-        release = first["release"] or "no earlier release in results"
-        out.append(f'<h2>{esc(machine)} <small>commit {first["commit"][:9]}; previous release: {esc(release)}'
-                   f'{"" if first["gpu"] else "; no GPU: GPU benchmarks skipped"}</small></h2>')
-        out.append(f'<p class="machine">{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))} '
-                   f'(CUDA {esc(params.get("cuda_driver", "-"))}), {esc(params.get("cpu", ""))}; harness floor '
-                   f'<span class="floor">{fmt(floor) if number(floor) else "n/a"}</span></p>')
+        floor = first["floor"]
         usual = overcpp.usual_runs(mrows)
-        if usual:
-            out.append(f'<p class="ranges">Over C++ (paired): the ratio of the run nearest the fast state and its '
-                       f'range over this commit\'s {esc(overcpp.usual_runs_text(usual))} unless its cell names a '
-                       f'count; hover over a cell for its {CONFIDENCE:.0%} interval and its runs.</p>')
-        out.append('<table class="table table-condensed table-hover overview" '
-                   f'data-machine="{esc(machine)}"><thead><tr><th>operation</th><th>case</th>'
-                   + "".join(f"<th>{TITLES[a]}</th>" for a in APIS) + "</tr></thead><tbody>")
+        out.append(f'<p class="legend-line">Median time per call (asv); harness floor <span class="floor">'
+                   f'{fmt(floor) if number(floor) else "n/a"}</span>. <span class="label label-danger">slower'
+                   '</span> <span class="label label-success">faster</span>: the paired step to this commit says so. '
+                   'Hover a number for its interval and its cost over C++; click it for its graph.</p>')
+        out.append(f'<table class="table table-condensed table-hover overview" data-machine="{esc(machine)}">'
+                   '<thead><tr><th>operation</th>' + "".join(f"<th>{TITLES[a]}</th>" for a in APIS)
+                   + "</tr></thead><tbody>")
+        reasons = {}
         for row in mrows:
-            star = (f' <span class="differs" title="{esc(row["differs"])}">★</span>'
-                     f'<br><small class="text-muted">{esc(row["differs"])}</small>') if row.get("differs") else ""
-            out.append(f'<tr data-benchmark="{row["benchmark"]}" data-case="{esc(" ".join(row["case"]))}">'
-                       f"<td>{short_name(row['benchmark'])}{star}</td><td>{esc(' '.join(row['case']))}</td>")
+            star = ""
+            if row.get("differs"):
+                mark = reasons.setdefault(row["differs"], "★" if not reasons else f"★{len(reasons) + 1}")
+                star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
+            case = " ".join(row["case"])
+            out.append(f'<tr data-benchmark="{row["benchmark"]}" data-case="{esc(case)}"><td>'
+                       f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}</td>')
             for api in APIS:
                 cell = row["cells"].get(api)
                 if cell is None:
                     out.append("<td></td>")
                     continue
                 value = cell["value"]
-                link = graph_link(cell["benchmark"], machine, cell["params"])
+                link = graph_href(machine, row["benchmark"], row["case"])
                 if not number(value):
                     text = "failed" if value is None else "n/a"
-                    out.append(f'<td class="{api}" data-value=""><a href="{link}">{text}</a></td>')
+                    out.append(f'<td class="{api}" data-value=""><a href="{esc(link)}">{text}</a></td>')
                     continue
+                badge, verdict = "", ""
+                step = cell.get("step")
+                if step and step["verdict"] in summary.CHANGES:
+                    verdict = step["verdict"]
+                    kind, word = ("danger", "slower") if verdict == "regression" else ("success", "faster")
+                    badge = f' <span class="label label-{kind} badge-{verdict}">{word}</span>'
                 net = cell.get("net")
-                net_text = ""
-                if number(net):
-                    net_text = (f' <small class="net" title="measured − harness floor = {signed(net)}">'
-                                f'net {esc(fmt_net(net))}</small>')
-                notes = []
-                if "over_cpp_ns" in cell:
-                    over = cell.get("over_cpp")
-                    runs = (over or {}).get("runs")
-                    across = (f'; ×{runs["low"]:.2f}–{runs["high"]:.2f} over {runs["runs"]} runs of this commit '
-                              f'(the records name {runs["starts"]} machine starts)' if runs and runs["runs"] > 1 else "")
-                    state = (f', over the {over["fast"]} of {over["processes"]} processes in the fast state'
-                             if over and over.get("fast") is not None else "")
-                    if runs and runs.get("left_out"):
-                        across += (f'; {runs["left_out"]} run(s) in the slow state left out (their C++ twins ran '
-                                   f'more than ×{overcpp.SLOW_STATE} slower than their fastest recorded run)')
-                    if overcpp.slow_state(runs):
-                        state += (f' (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their fastest '
-                                  f'recorded run on this machine: probably no process in the fast state, so the '
-                                  f'ratio reads high)')
-                    title = (f' title="paired in one process{state}: ×{over["low"]:.2f}–{over["high"]:.2f}, '
-                             f'{signed(over["over_low"] * 1e-9)} to {signed(over["over_high"] * 1e-9)} ({CONFIDENCE:.0%})'
-                             f'{across}"' if over else "")
-                    target = "ok" if cell["over_cpp_ns"] < TARGET_NS else "over"
-                    notes.append(f'<span class="target-{target}"{title}>{esc(overcpp.over_text(cell, usual))} C++ '
-                                 f'({cell.get("over_cpp_of", "raw")})</span>')
-                if cell.get("vs_commit") is not None:
-                    notes.append(f'{pct(cell["vs_commit"])} vs prev. commit (unpaired)')
-                if cell.get("vs_release") is not None:
-                    notes.append(f'{pct(cell["vs_release"])} vs release (unpaired)')
-                notes += step_note(cell)
-                flag = (f' <span class="label label-danger" title="the paired step to this commit flags it: '
-                        f'{esc(cell["step"]["standing"])}">regressed</span>') if cell.get("regression") else ""
-                small = f'<br><small class="text-muted">{"; ".join(notes)}</small>' if notes else ""
                 data_net = f' data-net="{net!r}"' if number(net) else ""
-                out.append(f'<td class="{api}{" danger" if flag else ""}" data-value="{value!r}"{data_net}>'
-                           f'<a href="{link}">{fmt(value)}</a>{net_text}{flag}{small}</td>')
+                target = ""
+                if "over_cpp_ns" in cell:
+                    target = " over-ok" if cell["over_cpp_ns"] < TARGET_NS else " over-target"
+                out.append(f'<td class="{api}{target}" data-value="{value!r}"{data_net} data-verdict="{verdict}" '
+                           f'title="{esc(cell_title(cell, row, usual))}"><a href="{esc(link)}">{fmt(value)}</a>'
+                           f'{badge}</td>')
             out.append("</tr>")
         out.append("</tbody></table>")
+        if reasons:
+            out.append('<ul class="differs-notes">' + "".join(
+                f'<li><span class="differs">{mark}</span> the sides do different work: {esc(reason)}</li>'
+                for reason, mark in reasons.items()) + "</ul>")
         if first.get("older"):
             out.append(f'<p class="older">{esc(OLDER.format(names=", ".join(first["older"])))}</p>')
     return "\n".join(out)
 
 
-HEAD = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>{title}</title><link rel="icon" href="swallow.ico">
-<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">
-<style>body{{padding:1em}} td small{{font-size:75%}} .overview td{{white-space:nowrap}}
-.step.regression{{color:#a94442;font-weight:bold}} .step.improvement{{color:#3c763d}}
-.target-over{{color:#a94442}} .differs{{color:#8a6d3b}} .overview td small.text-muted{{white-space:normal}}</style></head>
-<body><h1>{title} <small><a href="index.html">asv dashboard</a> · <a href="overview.html">overview</a> ·
-<a href="steps.html">paired steps</a> · <a href="index.html#regressions">regressions</a></small></h1>
-"""
-
-OVERVIEW = f"""<p>Median time per call at each machine's newest commit, as asv measured it. Each Python number is
-shown <b>raw</b> and <b>net</b> of the <b>harness floor</b> (<code>bench_harness.Floor.time_noop</code>: the same
-timed body, the call written out many times per asv loop turn (<code>UNROLL</code> in <code>benchmarks/_op.py</code>), around <code>gc.isenabled()</code>, a C function that does nothing, in the
-same run; a net below 0 is noise). C++ numbers (<code>benchmarks/cpp/twins.cpp</code>) time themselves, so they are
-already net. Under each number, Python over C++: <b>paired</b> where <code>scripts/bench overhead</code> measured
-this commit (the Python form and its C++ twin timed in turn, sample by sample, in one process; hover for the {CONFIDENCE:.0%}
-interval; of several runs of the commit, the one nearest the fast state, and a run whose C++ twins ran more
-than {overcpp.SLOW_STATE}× (the fast-state window) slower than their fastest recorded run is left out, or marked
-⚠ where it is the only one: its ratios read high), else net minus C++ from asv's medians; ✓ under cuda-python's
-target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.
-<span class="differs">★</span> marks an operation whose sides do different work (on purpose, or because a library does), with the reason.</p>
-<p>Medians taken seconds or processes apart move with this machine's state (up to 2× on the H200 VM), so
-changes between commits are decided by <b>paired steps</b>: the newest commit and the previous measured one,
-timed in turn sample by sample on one core (<a href="steps.html">every step</a>). Under a number: the step's
-ratio with its {CONFIDENCE:.0%} interval, and the <b>chained index</b>, the product of the paired ratios since the first commit
-the steps reach; <span class="label label-danger">regressed</span> marks a case whose whole interval lies beyond
-its threshold. The "vs prev. commit / release" percentages compare unpaired medians: context, not verdicts.
-Every cell links to its asv graph.</p>
-"""
+# --- releases -----------------------------------------------------------------------------------------
+def geomean_text(found):
+    parts = []
+    for api in ("core", "bindings", "cupy", "cpp"):
+        if api in found:
+            value, n = found[api]
+            parts.append(f'<span class="gm gm-{api}" data-api="{api}" data-value="{value!r}" data-cases="{n}">'
+                         f'{TITLES[api]} ×{value:.3f} <small>({n})</small></span>')
+    return " · ".join(parts)
 
 
-def render_steps(steps_by_machine):
+def render_release_step(machine, told, known):
+    body = [f'<section class="release-step" data-base="{told["base"]}" data-head="{told["head"]}" '
+            f'data-kind="{told["kind"]}"><h3>{commit_link(told["base"], known)} → {commit_link(told["head"], known)}'
+            f' <small>{verdict_badge(told["counts"])}</small></h3>',
+            f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
+            f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired {esc(told["step"]["date"][:10])}, '
+            f'each side with cuda-bindings {esc(told["step"].get("bindings", ""))}.</small></p>',
+            changed_table(machine, told["changed"])]
+    if told["not_reproduced"]:
+        body.append('<p class="text-muted">Not reproduced on another machine start: '
+                    + ", ".join(f'{esc(case_label(c["name"]))} {ratio_text(c)}' for c in told["not_reproduced"])
+                    + "</p>")
+    body.append("</section>")
+    return "\n".join(body)
+
+
+def render_releases(machine, found, known):
+    out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)}</h2>']
+    newest, head = found["newest"], found["head"]
+    if newest and head:
+        if found["to_head"]:
+            out.append(render_release_step(machine, found["to_head"], known))
+        else:
+            out.append(f'<section class="release-step missing" data-base="{newest}" data-head="{head}"><h3>'
+                       f'{commit_link(newest, known)} → main\'s head {commit_link(head, known)}</h3><p><b>Not measured '
+                       f'yet</b>: the history has no paired step from {esc(summary.name(newest, known))} to main\'s '
+                       "head. <code>cuda-bench ladder</code> on a GPU machine measures every release, then main's "
+                       "head, and pairs each with the one before it.</p></section>")
+    if not found["ladder"]:
+        out.append("<p>No release measured against the one before it on this machine.</p>")
+    out += [render_release_step(machine, told, known) for told in found["ladder"]]
+    out.append("</section>")
+    return "\n".join(out)
+
+
+RELEASES = f"""<p>Each cuda-core release against the one before it, newest first: both built on this machine,
+each with the cuda-bindings it supports, timed in turn on one core. The cases that changed are listed slower
+first, each with its ratio (newer over older) and {CONFIDENCE:.0%} interval; the geometric mean of every case's
+ratio per library sums a step up. A slowdown is <b>confirmed</b> once a second boot of the machine flags it too
+(<a href="{METHOD}">how the engine decides</a>).</p>"""
+
+
+# --- regressions ----------------------------------------------------------------------------------------
+KIND_WORDS = {"main": "main", "release": "between releases", "since release": "since a release"}
+
+
+def render_regressions(machine, found, known):
+    out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)}</h2>']
+    for title, wanted in (("Open", ("regression",)), ("Not reproduced", ("not reproduced",))):
+        chosen = [(s, c, k) for s, c, k in found if c["verdict"] in wanted]
+        if title == "Open":
+            out.append(f"<h3>Open <small>({len(chosen)})</small></h3>")
+        elif chosen:
+            out.append(f"<h3>Not reproduced <small>({len(chosen)}): another machine start measured it without a "
+                       "flag</small></h3>")
+        if not chosen:
+            if title == "Open":
+                out.append("<p>None.</p>")
+            continue
+        out.append(f'<table class="table table-condensed regressions" data-table="{title.lower()}"><thead><tr>'
+                   f"<th>case</th><th>where</th><th>ratio [{CONFIDENCE:.0%} interval]</th><th>status</th>"
+                   "<th>threshold</th><th>per call</th><th>measurements</th></tr></thead><tbody>")
+        for step, case, kind in chosen:
+            state = summary.status(case)
+            note = standing(case, step.get("versions"))
+            out.append(f'<tr class="case" id="{esc(anchor(machine, step, case))}" data-case="{esc(case["name"])}" '
+                       f'data-base="{step["base"]}" data-head="{step["head"]}" data-kind="{kind}" '
+                       f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
+                       f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
+                       f'{esc(case_label(case["name"]))}</a></td><td>{commit_link(step["base"], known)} → '
+                       f'{commit_link(step["head"], known)} <small class="text-muted">{KIND_WORDS[kind]}</small></td>'
+                       f'<td>{ratio_text(case)}</td><td class="text-{STATUS_CLASS[state]}" title="{esc(note)}">'
+                       f'{esc(state)}</td><td>{case["threshold"]:.1%}</td><td>{fmt_ns(case["base_ns"])} → '
+                       f'{fmt_ns(case["head_ns"])}</td><td><small>{esc(measurements(case))}</small></td></tr>')
+        out.append("</tbody></table>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def anchor(machine, step, case):
+    return f"{machine}-{step['base'][:9]}-{step['head'][:9]}-{case['name']}"
+
+
+REGRESSIONS = f"""<p>Every case a paired step flagged slower: the whole {CONFIDENCE:.0%} interval of its ratio (head
+over base) lies above 1 + its threshold. <b>Confirmed</b>: two boots of the machine flag it, one of them with a
+memory layout per process; <b>not yet confirmed</b>: before that (<code>cuda-bench steps --recheck</code> measures it
+again on the next boot); <b>not reproduced</b>: another boot measured it without a flag. Cases the engine calls the
+same are never listed. Also as a feed: <a href="regressions.xml">regressions.xml</a>.</p>"""
+
+
+# --- steps --------------------------------------------------------------------------------------------
+def render_steps(steps_by_machine, known=None):
+    known = known or {}
     out = []
     for machine, steps in steps_by_machine.items():
         if not steps:
             continue
         out.append(f"<h2>{esc(machine)}</h2>")
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
-                   "<th>base → head</th><th>date</th><th>regressions</th><th>improvements</th><th>same</th>"
+                   "<th>base → head</th><th>date</th><th>slower</th><th>faster</th><th>same</th>"
                    "<th>not reproduced</th><th>not measured</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
-        main = [step for step in steps if not history.release_step(step)]
-        ladder = [step for step in steps if history.release_step(step)]
+        kinds = {(s["base"], s["head"]): summary.step_kind(s, known) for s in steps}
+        main = [step for step in steps if kinds[(step["base"], step["head"])] != "release"]
+        ladder = [step for step in steps if kinds[(step["base"], step["head"])] == "release"]
         for group, title in ((main, "main's history" if ladder else ""),
-                             (ladder, "between cuda-core releases: the release ladder's steps")):
+                             (ladder, "between cuda-core releases")):
             if group and title:
                 out.append(f'<tr class="group"><th colspan="9">{esc(title)}</th></tr>')
             for step in reversed(group):
-                counted = [c for c in step["cases"] if not is_control(c["name"])]
+                counted = summary.counted(step)
                 count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
                 rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
                                     for r in step.get("rechecks", []))
-                out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td><code>{step["base"][:9]}</code>'
-                           f' → <code>{step["head"][:9]}</code></td><td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
+                out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td>'
+                           f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}</td>'
+                           f'<td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
                            + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
                            + f'<td>{len(step.get("errors") or {})}</td>'
                            f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
@@ -309,9 +575,11 @@ def render_steps(steps_by_machine):
                     for case in count[verdict]:
                         kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
                         said = f" ({standing(case, step.get('versions'))})" if verdict == "regression" else ""
+                        word = {"regression": "slower", "improvement": "faster"}.get(verdict, verdict)
                         out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
-                                   f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}</code></td>'
-                                   f'<td colspan="7">{verdict}{esc(said)}: '
+                                   f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}'
+                                   '</code></td>'
+                                   f'<td colspan="7">{word}{esc(said)}: '
                                    f'{esc(measurements(case))}, threshold '
                                    f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
                                    f'{fmt_ns(case["head_ns"])} per call</td></tr>')
@@ -324,30 +592,156 @@ def render_steps(steps_by_machine):
                                f'{esc(name)}</code></td><td colspan="7">measured from fewer process pairs: '
                                f'{esc(text)}</td></tr>')
         out.append("</tbody></table>")
-    return "\n".join(out) or "<p>No paired steps yet: <code>scripts/bench run</code> records one for every newly " \
+    return "\n".join(out) or "<p>No paired steps yet: <code>cuda-bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"
 
 
-STEPS = f"""<p>Every newly measured commit of the history, paired with the previous measured commit on the same
-machine: two worker processes, one per build, pinned to one core, each with a memory layout of its own
-(address-space randomisation on; steps measured before that had one layout per build), timed in
-turn (A B B A) case by case; a case's ratio is the median over process pairs and its interval a {CONFIDENCE:.0%} confidence
-interval of that median. A <b>regression</b> needs the whole interval above 1 + the case's threshold (from a paired
-A/A calibration on the machine). C++ twins and the harness floor do not depend on cuda-python and never count.
-A regression is <b>confirmed</b> once a second machine start flags it too, one of the two with a layout per
-process (one fixed layout repeats on every start; <code>scripts/bench steps --recheck</code> measures the flagged
-cases again); one that another start measured without a flag is <b>not reproduced</b> and
-leaves the Regressions page: pairing cancels the machine's state within a start, not what a start fixes for its
-whole length. The release ladder's steps (each cuda-core release against the previous one, each side with the
-cuda-bindings it supports: <code>scripts/bench steps --bindings auto</code> after <code>scripts/bench ladder</code>)
-follow main's history.</p>
-"""
+STEPS = f"""<p>Every paired step of the history, newest first: a newly measured commit against the previous measured
+one on the same machine (then the release ladder's steps, each release against the one before). Both builds run
+in turn on one core, process pair after process pair; a case's ratio is the median over the pairs, with a
+{CONFIDENCE:.0%} interval. <b>Slower</b> or <b>faster</b> needs the whole interval beyond the case's threshold.
+Each measurement of a flag is listed with the machine start (boot) it ran on. The C++ twins and the harness
+floor do not run cuda-python code and never count (<a href="{METHOD}">the method</a>).</p>"""
+
+
+# --- graphs ---------------------------------------------------------------------------------------------
+GRAPH = f"""<div class="graph-controls"><label>machine <select id="machine"></select></label>
+<label>operation <select id="benchmark"></select></label> <label>case <select id="case"></select></label></div>
+<div id="graph-legend"></div>
+<h3 class="plot-title">Paired chain: time per call relative to the first commit of each paired run
+<small>(product of the paired steps' ratios; band: the products of their {CONFIDENCE:.0%} interval ends;
+▲ slower, ▼ faster where a step flagged it, ○ not reproduced)</small></h3>
+<div id="chain" class="plot"></div>
+<h3 class="plot-title">asv's medians per call <small>(one unpaired run per commit: context, not a verdict; they
+move with the machine's state)</small></h3>
+<div id="medians" class="plot"></div>
+<div id="graph-notes"></div>
+<table class="table table-condensed" id="graph-commits"></table>
+<script src="vendor/jquery/dist/jquery.min.js"></script>
+<script src="vendor/flot/jquery.flot.js"></script>
+<script src="vendor/flot/jquery.flot.fillbetween.js"></script>
+<script src="vendor/flot/jquery.flot.symbol.js"></script>
+<script src="graph.js"></script>"""
+
+
+def graph_data(machine, runs_of, steps, suite, known):
+    """{benchmark: the graph page's data} of one machine: the commits on the x axis (history order, each with its
+    name and cuda-bindings environment) and per case and library the paired chain (with its band and where it
+    starts), the flags, and asv's medians; the C++ twin's medians where it has one."""
+    newest = {}
+    for data in runs_of:  # of a commit measured in several environments, the run measured last
+        newest[data["commit_hash"]] = data
+    commits = summary.order(newest, known)
+    at = {c: i for i, c in enumerate(commits)}
+    chains = summary.chains(steps, commits)
+    flagged = summary.flags(steps, known)
+    values = {c: results.values(newest[c]) for c in commits}
+    axis = [{"hash": c, "name": summary.name(c, known), "tag": summary.tag(c, known) or "",
+             "title": (known.get(c) or {}).get("title", ""), "date": (known.get(c) or {}).get("date"),
+             "env": (newest[c].get("env_vars") or {}).get("CUDA_BENCH_BINDINGS", "")} for c in commits]
+    out = {}
+    for benchmark, info in suite.items():
+        if benchmark in (CPP, HARNESS) or not benchmark.split(".")[-1].startswith("time_") or not info.get("params"):
+            continue
+        params = info["params"]
+        apis = [a.strip("'") for a in params[0]]
+        cases = [tuple(c) for c in itertools.product(*params[1:])] if len(params) > 1 else [()]
+        series = {}
+        for case in cases:
+            label = " ".join(c.strip("'") for c in case)
+            per = {}
+            for api in apis:
+                full = case_name(benchmark, (f"'{api}'", *case))
+                chain = chains.get(full, {})
+                median = [[at[c], values[c].get((benchmark, (f"'{api}'", *case)))] for c in commits]
+                median = [p for p in median if number(p[1])]
+                if not chain and not median:
+                    continue
+                points = [[at[c], *chain[c][:3], summary.name(chain[c][3], known)] for c in commits if c in chain]
+                marks = [[at[s["head"]], c["verdict"], summary.status(c), c["ratio"], c["low"], c["high"],
+                          summary.name(s["base"], known), summary.name(s["head"], known)]
+                         for s, c, _ in flagged.get(full, []) if s["head"] in at]
+                per[api] = {"chain": points, "median": median, "flags": marks}
+            twin = cpp_id(benchmark, ("'x'", *case))
+            cpp = [[at[c], values[c].get((CPP, (f"'{twin}'",)))] for c in commits]
+            cpp = [p for p in cpp if number(p[1])]
+            if cpp:
+                per["cpp"] = {"chain": [], "median": cpp, "flags": [], "twin": twin}
+            if per:
+                series[label] = per
+        if series:
+            out[benchmark] = {"machine": machine, "benchmark": benchmark, "short": short_name(benchmark),
+                              "param_names": info.get("param_names", [])[1:], "commits": axis, "cases": series}
+    return out
+
+
+def write_graphs(html_dir, graphs_by_machine):
+    folder = html_dir / "paired"
+    index = {}
+    for machine, graphs in graphs_by_machine.items():
+        (folder / machine).mkdir(parents=True, exist_ok=True)
+        for benchmark, data in graphs.items():
+            (folder / machine / f"{benchmark}.json").write_text(json.dumps(data, separators=(",", ":")))
+        index[machine] = [[b, d["short"], list(d["cases"])] for b, d in sorted(graphs.items())]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "index.json").write_text(json.dumps(index, separators=(",", ":")))
+
+
+# --- asv's own pages, fed by the paired steps --------------------------------------------------------------
+def newest_flags(steps, known, commits_order):
+    """{case: (step, case record)}: of every step that judged the case slower or faster, the one whose head comes
+    last in the history (a "not reproduced" flag is no change)."""
+    at = {c: i for i, c in enumerate(commits_order)}
+    out = {}
+    for step in steps:
+        for case in summary.counted(step):
+            if case["verdict"] not in summary.CHANGES:
+                continue
+            key = (at.get(step["head"], -1), at.get(step["base"], -1))
+            if case["name"] not in out or key >= out[case["name"]][0]:
+                out[case["name"]] = (key, step, case)
+    return {name: (step, case) for name, (_, step, case) in out.items()}
+
+
+def paired_summaries(html_dir, runs, steps_by_machine, revisions, known):
+    """asv's Benchmark list (the summary.json of each graph folder) says what the paired steps say: each case's
+    value is its median at the machine's newest commit; its "change" is the newest paired step that judged it
+    slower or faster (its ratio, interval and status, the commits by name), or none. asv's own step detection
+    on unpaired medians never shows."""
+    newest = {}
+    for machine, data in runs:
+        newest[machine] = data
+    for path in (html_dir / "graphs").rglob("summary.json"):
+        machine = next((p[len("machine-"):] for p in path.relative_to(html_dir).parts if p.startswith("machine-")),
+                       None)
+        rows = json.loads(path.read_text())
+        if machine not in newest:
+            continue
+        values = results.values(newest[machine])
+        head = newest[machine]["commit_hash"]
+        measured = [d["commit_hash"] for m, d in runs if m == machine]
+        flags = newest_flags(steps_by_machine.get(machine, []), known, summary.order(measured, known))
+        for row in rows:
+            benchmark, combo = split_case(row["pretty_name"]) if row["idx"] is not None else (row["name"], ())
+            value = values.get((row["name"], combo))
+            row.update(last_value=value if number(value) else None, last_err=None, prev_value=None,
+                       change_rev=None, last_rev=revisions.get(head))
+            found = flags.get(case_name(row["name"], combo))
+            if found and row["last_value"] is not None and revisions.get(found[0]["head"]) is not None:
+                step, case = found
+                base_rev = revisions.get(step["base"])
+                row.update(prev_value=row["last_value"] / case["ratio"], verdict=case["verdict"],
+                           change_rev=[base_rev, revisions[step["head"]]],
+                           paired=f"{ratio_text(case)} {summary.status_word(case)}",
+                           paired_where=f"{summary.name(step['base'], known)} → {summary.name(step['head'], known)}")
+        path.write_text(json.dumps(rows, separators=(",", ":")))
 
 
 def asv_regressions(steps_by_machine, suite, revisions, html_dir):
-    """asv's regressions.json entries for what the paired steps flagged: [name, graph, params, flat index,
-    last, best, [[rev before, rev after, before, after]]]; before/after are the step's base median per call
-    and that times the paired ratio, so asv's factor column shows the paired ratio."""
+    """asv's regressions.json entries for the open regressions of the paired steps: [name, graph, params, flat
+    index, last, best, [[rev before, rev after, before, after]]]; before/after are the step's base median per
+    call and that times the paired ratio, so asv's factor is the paired ratio. asv.html#regressions opens
+    regressions.html, which shows their intervals and status."""
     entries = []
     graphs = {}
     for path in (html_dir / "graphs").rglob("*.json"):
@@ -358,7 +752,7 @@ def asv_regressions(steps_by_machine, suite, revisions, html_dir):
             benchmark, combo = split_case(case["name"])
             info = suite.get(benchmark)
             if after is None or info is None:
-                continue  # not in the published history: listed on steps.html only
+                continue  # not in the published history: listed on regressions.html only
             combos = [tuple(map(str, c)) for c in itertools.product(*info.get("params", []))]
             idx = combos.index(combo) if combo in combos else None
             graph = next((g for g in graphs.get(benchmark, []) if f"/machine-{machine}/" in g), "")
@@ -368,26 +762,38 @@ def asv_regressions(steps_by_machine, suite, revisions, html_dir):
     return entries
 
 
-def write_regressions(config, html_dir, entries, revisions):
-    """regressions.json and asv's Atom feed (asv's own writer) from ``entries``."""
-    (html_dir / "regressions.json").write_text(json.dumps({"regressions": entries}, separators=(",", ":")))
-    feed = html_dir / "regressions.xml"
-    try:
-        from asv.benchmarks import Benchmarks
-        from asv.config import Config
-        from asv.plugins.regressions import Regressions
+def write_feed(html_dir, project, found_by_machine, known):
+    """regressions.xml: one Atom entry per open regression (confirmed or not yet), with its interval and status
+    and the commits by name; nothing the engine calls the same or did not reproduce."""
+    from asv import feed
 
-        conf = Config.load(str(config))
-        conf.html_dir = str(html_dir)
-        Regressions._save_feed(conf, Benchmarks.load(conf), entries, revisions,
-                               {rev: commit for commit, rev in revisions.items()})
-    except Exception as exc:  # the feed is a convenience; a stale one would contradict the page
-        feed.unlink(missing_ok=True)
-        print(f"publish: no regressions feed ({type(exc).__name__}: {exc})", file=sys.stderr)
+    entries = []
+    for machine, found in found_by_machine.items():
+        for step, case, kind in found:
+            if case["verdict"] != "regression":
+                continue
+            where = f"{summary.name(step['base'], known)} → {summary.name(step['head'], known)}"
+            title = f"{ratio_text(case)} {case['name']} at {where} ({summary.status(case)})"
+            content = (f"<p>{esc(case['name'])} on {esc(machine)}: {ratio_text(case)} ({CONFIDENCE:.0%} interval), "
+                       f"{esc(standing(case, step.get('versions')))}; {esc(KIND_WORDS[kind])}, {esc(where)}; "
+                       f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} per call.</p>")
+            date = datetime.strptime(step["date"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+            entries.append(feed.FeedEntry(title, date, f"regressions.html#{quote(anchor(machine, step, case))}",
+                                          content, [machine, case["name"], step["base"], step["head"]], date))
+    entries.sort(key=lambda e: e.updated, reverse=True)
+    feed.write_atom(str(html_dir / "regressions.xml"), entries, title=f"{project} performance regressions",
+                    author="cuda-python-bench", address=f"{project}.cuda-python-bench")
 
 
-def pages(config, results_dir, html_dir):
-    """overview.html/.json, steps.html and the paired regressions, into a published ``html_dir``."""
+# --- the whole site -----------------------------------------------------------------------------------------
+def finish(conf, results_dir, html_dir):
+    """Make asv's published ``html_dir`` the project's site (``conf``: asv's config, for the project's name):
+    self-contained, asv's app at asv.html, the project's pages, and asv's list, regressions and feed fed by the
+    paired steps. Returns (operation rows, asv regressions entries)."""
+    html_dir, results_dir = Path(html_dir), Path(results_dir)
+    vendor(html_dir)
+    asv_app(html_dir)
+    known = results.commits(results_dir)
     index = json.loads((html_dir / "index.json").read_text())
     revisions = {commit: int(rev) for rev, commit in index.get("revision_to_hash", {}).items()}
     runs = results.load_all(results_dir)
@@ -395,16 +801,31 @@ def pages(config, results_dir, html_dir):
     steps = {m: history.steps(results_dir, m) for m in machines}
     suite = results.suite(results_dir)
     param_names = {name: b.get("param_names", []) for name, b in suite.items()}
-    rows = overview.overview_rows(runs, steps, release_commits(index), param_names,
-                                {m: records.read(Path(results_dir) / m, "over-cpp") for m in machines}, overview.suite_differs(),
-                                {name: b.get("version") for name, b in suite.items()})
+    rows = overview.overview_rows(runs, steps, known, param_names,
+                                  {m: records.read(results_dir / m, "over-cpp") for m in machines},
+                                  overview.suite_differs(), {name: b.get("version") for name, b in suite.items()})
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
-    title = "cuda-python: latency per call"
-    (html_dir / "overview.html").write_text(HEAD.format(title=title) + OVERVIEW + render(rows) + "\n</body></html>\n")
-    (html_dir / "steps.html").write_text(HEAD.format(title="cuda-python: paired steps") + STEPS
-                                         + render_steps(steps) + "\n</body></html>\n")
+    by_machine = {m: [d for n, d in runs if n == m] for m in machines}
+    order = sorted(machines, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
+    told = {m: summary.landing(m, by_machine[m], steps[m], known) for m in order}
+    (html_dir / "index.html").write_text(page(
+        "cuda-python: is main fine?", HOW_TO_READ + "\n".join(
+            render_landing(told[m], [r for r in rows if r["machine"] == m], known) for m in order), "index.html"))
+    found = {m: summary.releases(steps[m], known, (told[m]["head"] or {}).get("commit")) for m in order}
+    (html_dir / "releases.html").write_text(page(
+        "cuda-core releases, each against the one before",
+        RELEASES + "\n".join(render_releases(m, found[m], known) for m in order), "releases.html"))
+    flagged = {m: summary.regressions(steps[m], known) for m in order}
+    (html_dir / "regressions.html").write_text(page("Regressions", REGRESSIONS + "\n".join(
+        render_regressions(m, flagged[m], known) for m in order), "regressions.html"))
+    (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known), "steps.html"))
+    (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html"))
+    write_graphs(html_dir, {m: graph_data(m, by_machine[m], steps[m], suite, known) for m in order})
+    paired_summaries(html_dir, runs, steps, revisions, known)
     entries = asv_regressions(steps, suite, revisions, html_dir)
-    write_regressions(config, html_dir, entries, revisions)
+    (html_dir / "regressions.json").write_text(json.dumps({"regressions": entries}, separators=(",", ":")))
+    write_feed(html_dir, getattr(conf, "project", "cuda-python"), flagged, known)
+    shutil.copy2(DASHBOARD / "html-README.md", html_dir / "README.md")
     return rows, entries
 
 
@@ -452,7 +873,7 @@ def publish(config=CONF):
     html_dir.parent.mkdir(parents=True, exist_ok=True)
     WORK.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="publish-", dir=WORK))
-    # next to the given config: asv finds its clone of the project relative to its config file
+    # next to the given config: asv imports the project's plugin relative to its working directory
     temp_config = config.parent / f".publish-{os.getpid()}.conf.json"
     try:
         new_html = work / "html"
@@ -462,21 +883,17 @@ def publish(config=CONF):
             conf[key] = str((base / conf[key]).resolve())
         temp_config.write_text(json.dumps(conf))
         proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(temp_config)], cwd=base,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=dict(os.environ, **{ASV_PAGES_ONLY: "1"}))
         if proc.returncode != 0:
             lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
-            raise DashboardError(f"asv publish exited {proc.returncode} ({lines[-1].strip() if lines else 'no output'}); "
-                                 f"{html_dir} is as it was")
-        vendor(new_html)
-        add_nav_links(new_html)
-        readable_graphs(new_html)
-        rows, entries = pages(temp_config, used, new_html)
-        shutil.copy2(DASHBOARD / "html-README.md", new_html / "README.md")
+            said = lines[-1].strip() if lines else "no output"
+            raise DashboardError(f"asv publish exited {proc.returncode} ({said}); {html_dir} is as it was")
+        rows, entries = finish(argparse.Namespace(project=conf.get("project", "cuda-python")), used, new_html)
         swap_in(new_html, html_dir, work / "old")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         temp_config.unlink(missing_ok=True)
-    print(f"publish: {html_dir} ({len(rows)} overview rows, {len(entries)} flagged by paired steps). "
+    print(f"publish: {html_dir} ({len(rows)} operation rows, {len(entries)} open regressions from paired steps). "
           "Open it with `cuda-bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
           file=sys.stderr)
 

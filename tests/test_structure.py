@@ -148,8 +148,8 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # leave, results, before the stages that read it, and the pure statistics before that reader, which combines
 # a history step's measurements by them); a module imports only modules before it
 FLOW = ["paths", "names", "text", "stats", "machine", "suite", "build", "results", "records", "history", "asvrun",
-        "worker", "paired", "compare", "steps", "overcpp", "overview", "report", "publish", "asv_plugin", "apis",
-        "commands", "cli"]
+        "worker", "paired", "compare", "steps", "overcpp", "summary", "overview", "report", "publish", "asv_plugin",
+        "apis", "commands", "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
@@ -186,16 +186,16 @@ def test_build_and_worker_need_only_the_standard_library():
 
 
 def test_one_rule_names_a_release():
-    """names.is_release_tag: the ladder (asvrun.release_ladder) and the overview's previous release
-    (publish.release_commits) take the same tags: releases, not release candidates nor other tags."""
-    from cuda_bench import publish
+    """names.is_release_tag: the ladder (asvrun.release_ladder) and the pages' names of a commit
+    (results.release_name) take the same tags: releases, not release candidates nor other tags."""
+    from cuda_bench import results
     from cuda_bench.names import is_release_tag
 
     assert is_release_tag("cuda-core-v0.3.2") and is_release_tag("cuda-core-v1.10.0")
     assert not any(map(is_release_tag, ["cuda-core-v0.4.0rc1", "v13.0.0", "cuda-pathfinder-v1.3.0", "cuda-core-v0.3"]))
-    index = {"revision_to_hash": {"1": "a" * 40, "2": "b" * 40},
-             "tags": {"cuda-core-v0.3.2": 1, "cuda-core-v0.4.0rc1": 2}}
-    assert publish.release_commits(index) == {"a" * 40: "cuda-core-v0.3.2"}
+    assert results.release_name({"tags": ["cuda-core-v0.4.0rc1", "cuda-core-v0.3.2", "v13.0.0"]}) == "cuda-core-v0.3.2"
+    assert results.release_name({"tags": ["cuda-core-v0.4.0rc1"]}) is None
+    assert results.commit_name("c" * 40, {"c" * 40: {"tags": ["cuda-core-v0.4.0rc1"]}}) == "c" * 9
 
 
 

@@ -1,0 +1,230 @@
+/* cuda-python-bench: graph.html. Per case, one line per library: the paired chain (the product of the paired
+   steps' ratios since the first commit of the run of steps that reach it, with its band), a marker where a step
+   flagged the case; below, asv's medians per call and the C++ twin's, as context. Data: paired/<machine>/<op>.json
+   (cuda_bench.publish.graph_data). */
+'use strict';
+$(function () {
+    var COLORS = {core: '#5d9200', bindings: '#1f77b4', cupy: '#9467bd', cpp: '#444444'};
+    var NAMES = {core: 'cuda.core', bindings: 'cuda.bindings', cupy: 'CuPy', cpp: 'C++ twin'};
+    var ORDER = ['core', 'bindings', 'cupy', 'cpp'];
+    var MARKS = {regression: '#c9302c', improvement: '#2d8a2d', 'not reproduced': '#999999'};
+    var index = null;
+    window.cudaBenchGraph = {ready: false};
+
+    function parseHash() {
+        var out = {};
+        window.location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+            var i = kv.indexOf('=');
+            if (i > 0) {
+                out[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1).replace(/\+/g, ' '));
+            }
+        });
+        return out;
+    }
+
+    function setHash(state) {
+        var parts = [];
+        ['machine', 'benchmark', 'case'].forEach(function (key) {
+            if (state[key] !== undefined && state[key] !== null) {
+                parts.push(key + '=' + encodeURIComponent(state[key]));
+            }
+        });
+        var hash = '#' + parts.join('&');
+        if (hash !== window.location.hash) {
+            window.location.hash = hash;
+        }
+    }
+
+    function time(seconds) {
+        var ns = seconds * 1e9, a = Math.abs(ns);
+        if (a < 1e3) { return (Math.round(ns * 10) / 10) + ' ns'; }
+        if (a < 1e6) { return +(ns / 1e3).toPrecision(3) + ' µs'; }
+        return +(ns / 1e6).toPrecision(3) + ' ms';
+    }
+
+    function options(select, values, chosen) {
+        select.empty();
+        values.forEach(function (v) {
+            select.append($('<option/>').attr('value', v[0]).text(v[1]).prop('selected', v[0] === chosen));
+        });
+    }
+
+    function load() {
+        var state = parseHash();
+        var machines = Object.keys(index);
+        if (!machines.length) {
+            $('#graph-notes').text('Nothing measured yet.');
+            return;
+        }
+        var machine = index[state.machine] ? state.machine : machines[0];
+        var list = index[machine];
+        var entry = list.filter(function (e) { return e[0] === state.benchmark; })[0]
+            || list.filter(function (e) { return e[0] === 'bench_device.SetCurrent.time_set_current'; })[0] || list[0];
+        var label = entry[2].indexOf(state.case) >= 0 ? state.case : entry[2][0];
+        options($('#machine'), machines.map(function (m) { return [m, m]; }), machine);
+        options($('#benchmark'), list.map(function (e) { return [e[0], e[1]]; }), entry[0]);
+        options($('#case'), entry[2].map(function (c) { return [c, c || '(one case)']; }), label);
+        $('#case').prop('disabled', entry[2].length < 2);
+        window.cudaBenchGraph.ready = false;
+        $.getJSON('paired/' + encodeURIComponent(machine) + '/' + encodeURIComponent(entry[0]) + '.json')
+            .done(function (data) { draw(data, label); });
+    }
+
+    function downTriangle(ctx, x, y, radius) {
+        var size = radius * Math.sqrt(Math.PI) / 2;
+        ctx.moveTo(x - size, y - size);
+        ctx.lineTo(x + size, y - size);
+        ctx.lineTo(x, y + size);
+        ctx.lineTo(x - size, y - size);
+    }
+
+    function envMarkings(commits) {
+        var marks = [], changes = [];
+        for (var i = 1; i < commits.length; ++i) {
+            if (commits[i].env !== commits[i - 1].env) {
+                marks.push({xaxis: {from: i - 0.5, to: i - 0.5}, color: '#bbbbbb', lineWidth: 1});
+                changes.push([i - 0.5, commits[i - 1].env, commits[i].env]);
+            }
+        }
+        return {marks: marks, changes: changes};
+    }
+
+    function labelEnv(plot, placeholder, changes) {
+        changes.forEach(function (c) {
+            var at = plot.pointOffset({x: c[0], y: plot.getAxes().yaxis.max});
+            placeholder.append($('<div class="env-mark"/>').css({left: at.left + 4, top: at.top + 2})
+                .text('cuda-bindings ' + (c[1] || '?') + ' \u2192 ' + (c[2] || '?')));
+        });
+    }
+
+    function draw(data, label) {
+        var per = data.cases[label] || {};
+        var commits = data.commits;
+        var ticks = commits.map(function (c, i) { return [i, c.name]; });
+        var env = envMarkings(commits);
+        var chain = [], medians = [], notes = [], legend = [], restarts = {};
+        ORDER.forEach(function (api) {
+            var s = per[api];
+            if (!s) {
+                return;
+            }
+            legend.push(api);
+            if (s.chain.length) {
+                var line = [], low = [], high = [], root = null, roots = [];
+                s.chain.forEach(function (p) {  // [x, value, low, high, the commit its run of steps starts at]
+                    if (root !== null && p[4] !== root) {
+                        line.push(null); low.push(null); high.push(null);
+                    }
+                    if (p[4] !== root) {
+                        roots.push(p[4]);
+                    }
+                    root = p[4];
+                    line.push([p[0], p[1]]); low.push([p[0], p[2]]); high.push([p[0], p[3]]);
+                });
+                chain.push({id: api + '-low', data: low, color: COLORS[api], lines: {show: true, lineWidth: 0},
+                            cb: {api: api, kind: 'low'}});
+                chain.push({id: api + '-high', data: high, color: COLORS[api], fillBetween: api + '-low',
+                            lines: {show: true, lineWidth: 0, fill: 0.15}, cb: {api: api, kind: 'high'}});
+                chain.push({data: line, color: COLORS[api], lines: {show: true, lineWidth: 2},
+                            points: {show: true, radius: 2.5}, cb: {api: api, kind: 'chain'}});
+                var at = {};
+                s.chain.forEach(function (p) { at[p[0]] = p[1]; });
+                ['regression', 'improvement', 'not reproduced'].forEach(function (verdict) {
+                    var points = s.flags.filter(function (f) { return f[1] === verdict && at[f[0]] !== undefined; })
+                        .map(function (f) { return [f[0], at[f[0]]]; });
+                    if (points.length) {
+                        chain.push({data: points, color: MARKS[verdict], lines: {show: false},
+                                    points: {show: true, radius: 7, fill: verdict !== 'not reproduced',
+                                             fillColor: MARKS[verdict], lineWidth: 2,
+                                             symbol: verdict === 'improvement' ? downTriangle
+                                                 : verdict === 'regression' ? 'triangle' : 'circle'},
+                                    cb: {api: api, kind: 'flag', verdict: verdict}});
+                    }
+                });
+                roots.slice(1).forEach(function (r) {
+                    restarts[r] = (restarts[r] || []).concat([NAMES[api]]);
+                });
+            }
+            if (s.median.length) {
+                medians.push({data: s.median, color: COLORS[api], lines: {show: true, lineWidth: 1.5},
+                              points: {show: true, radius: 2}, cb: {api: api, kind: 'median'}});
+            }
+        });
+        var xaxis = {ticks: ticks, min: -0.5, max: commits.length - 0.5, labelHeight: 70};
+        var grid = {hoverable: true, markings: env.marks, borderWidth: 1, borderColor: '#ccc'};
+        var chainPlot = $.plot('#chain', chain, {
+            xaxis: xaxis, grid: grid, legend: {show: false},
+            yaxis: {tickFormatter: function (v) { return '×' + v.toFixed(3); }}
+        });
+        var medianPlot = $.plot('#medians', medians, {
+            xaxis: xaxis, grid: grid, legend: {show: false},
+            yaxis: {min: 0, tickFormatter: time}
+        });
+        labelEnv(chainPlot, $('#chain'), env.changes);
+        labelEnv(medianPlot, $('#medians'), env.changes);
+        $('#graph-legend').empty().append(legend.map(function (api) {
+            return $('<span class="lib"/>').attr('data-api', api)
+                .append($('<span class="swatch"/>').css('background', COLORS[api]))
+                .append(document.createTextNode(NAMES[api] + (api === 'cpp' ? ' (' + per.cpp.twin + ')' : '')));
+        }));
+        Object.keys(restarts).forEach(function (r) {
+            notes.push('The chain of ' + restarts[r].join(', ') + ' starts again at ×1.000 at ' + r
+                       + ': no paired step links ' + r + ' to the commits before it.');
+        });
+        if (!chain.length) {
+            notes.push('No paired step measured this case yet.');
+        }
+        if (env.changes.length) {
+            notes.push('The grey line marks where the cuda-bindings the commits were built with changes: one line '
+                       + 'per library still runs across it.');
+        }
+        $('#graph-notes').empty().append(notes.map(function (n) { return $('<p/>').text(n); }));
+        var table = $('#graph-commits').empty();
+        table.append('<thead><tr><th>#</th><th>commit</th><th>title</th><th>date</th><th>cuda-bindings</th></tr></thead>');
+        var body = $('<tbody/>');
+        commits.forEach(function (c, i) {
+            body.append($('<tr/>').attr('data-commit', c.hash).append(
+                $('<td/>').text(i), $('<td class="name"/>').text(c.name), $('<td/>').text(c.title),
+                $('<td/>').text(c.date ? new Date(c.date).toISOString().slice(0, 10) : ''), $('<td/>').text(c.env)));
+        });
+        table.append(body);
+        tooltips($('#chain'), data, per, 'chain');
+        tooltips($('#medians'), data, per, 'median');
+        window.cudaBenchGraph = {ready: true, chain: chainPlot, medians: medianPlot, data: data, label: label};
+    }
+
+    function tooltips(placeholder, data, per, kind) {
+        var tip = $('#graph-tip');
+        if (!tip.length) {
+            tip = $('<div id="graph-tip"/>').appendTo('body');
+        }
+        placeholder.off('plothover').on('plothover', function (event, pos, item) {
+            if (!item || !item.series.cb || (item.series.cb.kind !== kind && item.series.cb.kind !== 'flag')) {
+                tip.hide();
+                return;
+            }
+            var x = item.datapoint[0], commit = data.commits[x], api = item.series.cb.api;
+            var lines = [commit.name + (commit.tag ? '' : ''), commit.title, NAMES[api]];
+            if (kind === 'chain') {
+                var p = per[api].chain.filter(function (q) { return q[0] === x; })[0];
+                lines.push('×' + p[1].toFixed(3) + ' [' + p[2].toFixed(3) + ', ' + p[3].toFixed(3) + '] since ' + p[4]);
+                per[api].flags.filter(function (f) { return f[0] === x; }).forEach(function (f) {
+                    lines.push(f[6] + ' → ' + f[7] + ': ×' + f[3].toFixed(3) + ' [' + f[4].toFixed(3) + ', '
+                               + f[5].toFixed(3) + '] ' + f[2]);
+                });
+            } else {
+                lines.push(time(item.datapoint[1]) + " (asv's median)");
+            }
+            tip.empty().append(lines.filter(Boolean).map(function (l) { return $('<div/>').text(l); }))
+                .css({left: item.pageX + 12, top: item.pageY + 12}).show();
+        });
+    }
+
+    $('#machine').on('change', function () { setHash({machine: this.value}); });
+    $('#benchmark').on('change', function () { setHash({machine: $('#machine').val(), benchmark: this.value}); });
+    $('#case').on('change', function () {
+        setHash({machine: $('#machine').val(), benchmark: $('#benchmark').val(), case: this.value});
+    });
+    $(window).on('hashchange', function () { if (index) { load(); } });
+    $.getJSON('paired/index.json').done(function (data) { index = data; load(); });
+});
