@@ -1,58 +1,49 @@
-"""Stage 5, publish: the history as Markdown: the overview's rows, the paired steps, the release ladder across
-commits, and the nightly issue (``cuda-bench report``).
+"""Stage 5, publish: the history as Markdown (``cuda-bench report``): the front page (main's head, its paired
+verdicts, the open regressions, each operation), each release against the one before, the paired steps, the
+release ladder's medians across commits, and the nightly issue.
 """
 
 from __future__ import annotations
 
-from cuda_bench import history, overcpp, results, stats
+from cuda_bench import history, overcpp, results, stats, summary
 from cuda_bench.names import HARNESS, short_name
 from cuda_bench.overview import APIS, TITLES
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, last_line, measurements, number, standing
-
+from cuda_bench.text import TARGET_NS, fmt, fmt_ns, interval, last_line, measurements, number, standing
 
 # --- Markdown ----------------------------------------------------------------------------------------
+MARKS = {"regression": " ▲", "improvement": " ▼"}
+
+
 def cell_text(row, api):
+    """One number per cell, asv's median at the commit, and ▲ (slower) or ▼ (faster) where the paired step to the
+    commit judged the case so."""
     c = row["cells"].get(api)
     if c is None:
         return ""
     if not number(c["value"]):
         return "failed" if c["value"] is None else "n/a"
-    text = fmt(c["value"]) + (f" (net {fmt_net(c['net'])})" if number(c.get("net")) else "")
-    if c.get("index"):
-        text += f" ×{c['index'][0]:.3f}"
-    return text
+    step = c.get("step") or {}
+    return fmt(c["value"]) + MARKS.get(step.get("verdict"), "")
 
 
 def markdown(rows):
+    """The operations table of one machine's rows (``overview.overview_rows``): asv's median per call at the commit
+    per library, a mark where the paired step to it judged the case, and each Python form over its C++ twin."""
     first = rows[0]
-    params = first["params"]
     usual = overcpp.usual_runs(rows)
-    ranges = f"; here a range is over {overcpp.usual_runs_text(usual)} unless its cell names a count" if usual else ""
+    paired = any("over_cpp" in c for r in rows for c in r["cells"].values())
+    how = "timed in turn in one process (`cuda-bench over-cpp`)" if paired else "net of the floor against the twin"
+    ranges = f" Where a range follows, it is over {overcpp.usual_runs_text(usual)} of this commit." if usual else ""
     lines = [
-        f"Machine `{first['machine']}`: {params.get('gpu', 'no GPU')}, driver {params.get('driver', '-')} "
-        f"(CUDA {params.get('cuda_driver', '-')}), {params.get('cpu')}, {params.get('num_cpu')} CPUs; "
-        f"cuda-python commit `{first['commit'][:9]}`.",
+        f"asv's median time per call at `{first['commit'][:9]}` (one unpaired run: context, not a verdict); ▲ slower, "
+        "▼ faster: the paired step to this commit says so. Harness floor (what the timing loop itself costs per call): "
+        f"{fmt(first['floor']) if number(first['floor']) else 'n/a'}. \"over C++\": the Python form against its C++ "
+        f"twin, per call and as a ratio, {how}"
+        f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.{ranges} ★: the sides "
+        "do different work (below).",
         "",
-        f"Harness floor (`bench_harness.Floor.time_noop`: the same timed body, the call written out "
-        f"many times per asv loop turn (`benchmarks/_op.py` `UNROLL`), around `gc.isenabled()`, a C function that does nothing, measured in the same run): "
-        f"**{fmt(first['floor']) if number(first['floor']) else 'n/a'}**. Every Python number is raw (floor "
-        f"included) and, in parentheses, net (raw − floor; `<0` is noise); where the history's paired steps "
-        f"reach this commit, ×N is the chained index (product of the paired ratios since the first commit they "
-        f"reach). C++ is timed in-process without the harness: already net. \"cuda.core over C++\" compares the "
-        f"net number with C++{'' if number(first['floor']) else ' (no floor in this run: the raw number)'}.",
-        "",
-        f"\"Over C++\" is {'paired (Python and its C++ twin timed in turn in one process, `scripts/bench overhead`)' if any('over_cpp' in c for r in rows for c in r['cells'].values()) else 'unpaired'}: "
-        f"the difference per call and the ratio, ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ "
-        f"(#1580), ✗ above. Where this commit has more than one recorded run of the same twins timed and read "
-        f"the same way, the number is the run nearest the fast state (whose C++ twins ran fastest) and, in "
-        f"parentheses, the lowest and highest ratio over the runs (runs on other machine starts move a ratio "
-        f"more than one run's interval says), less those in the slow state (C++ twins more than ×{overcpp.SLOW_STATE} "
-        f"slower than their fastest recorded run on the machine: their ratios read high; such a run is "
-        f"marked ⚠ where no other measured the case){ranges}. ★: the sides do different work "
-        f"(the reason under the table).",
-        "",
-        "| operation | case | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
-        "|---|---|" + "---:|" * (len(APIS) + 2),
+        "| operation | " + " | ".join(TITLES[a] for a in APIS) + " | cuda.core over C++ | cuda.bindings over C++ |",
+        "|---|" + "---:|" * (len(APIS) + 2),
     ]
     marked = {}
     for row in rows:
@@ -60,13 +51,112 @@ def markdown(rows):
         star = " ★" if row.get("differs") else ""
         if star:
             marked[short] = row["differs"]
-        lines.append(f"| `{short}`{star} | {' '.join(row['case'])} | "
-                     + " | ".join(cell_text(row, a) for a in APIS)
-                     + f" | {overcpp.over_text(row['cells'].get('core', {}), usual)} | {overcpp.over_text(row['cells'].get('bindings', {}), usual)} |")
+        case = " ".join(row["case"])
+        core, bindings = (overcpp.over_text(row["cells"].get(a, {}), usual) for a in ("core", "bindings"))
+        lines.append(f"| `{short}`{star}{' ' + case if case else ''} | "
+                     + " | ".join(cell_text(row, a) for a in APIS) + f" | {core} | {bindings} |")
     if marked:
         lines += ["", *(f"★ `{name}`: {reason}." for name, reason in marked.items())]
     if first.get("older"):
         lines += ["", OLDER.format(names=", ".join(f"`{n}`" for n in first["older"]))]
+    return "\n".join(lines)
+
+
+def _date(ms):
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if ms else "not recorded"
+
+
+def _counts(found):
+    text = f"{found['regression']} slower · {found['improvement']} faster · {found['same']} same"
+    if found["not reproduced"]:
+        text += f" · {found['not reproduced']} not reproduced"
+    if found["not measured"]:
+        text += f" · {found['not measured']} not measured"
+    return text
+
+
+def _case_rows(cases):
+    return [f"| `{c['name']}` | {interval(c)} | {summary.status_word(c)} | {fmt_ns(c['base_ns'])} → "
+            f"{fmt_ns(c['head_ns'])} |" for c in cases]
+
+
+CASE_HEAD = [f"| case | ratio [{stats.CONFIDENCE:.0%} interval] | status | per call |", "|---|--:|---|--:|"]
+
+
+def landing_markdown(told, rows, known):
+    """The front page of one machine as Markdown: main's head, its paired verdicts against the previous measured
+    commit and against the newest release, the open regressions, then each operation (:func:`markdown`)."""
+    head = told["head"]
+    lines = [f"## {told['machine']}", ""]
+    if head is None:
+        return "\n".join([*lines, "No commit of main measured on this machine yet."])
+    title = f" “{head['title']}”" if head["title"] else ""
+    lines += [f"Main's head: `{head['name']}`{title}, committed {_date(head['date'])[:10]}; asv measured it "
+              f"{_date(head['measured'])}.", "", "| against | paired verdict |", "|---|---|"]
+    previous, release = told["previous"] or {}, told["release"]
+    if previous.get("step"):
+        lines.append(f"| `{previous['name']}`, the previous measured commit | "
+                     f"{_counts(previous['described']['counts'])} |")
+    elif previous.get("commit"):
+        lines.append(f"| `{previous['name']}`, the previous measured commit | no paired step yet "
+                     "(`cuda-bench steps`) |")
+    if release and release.get("step"):
+        lines.append(f"| {release['name']}, the newest release | {_counts(release['described']['counts'])} |")
+    elif release:
+        lines.append(f"| {release['name']}, the newest release | not measured yet: the history has no paired step "
+                     f"from {release['name']} to `{head['name']}` (`cuda-bench ladder` on a GPU machine) |")
+    opened = told["open"]
+    confirmed = sum(bool(c.get("confirmed")) for _, c in opened)
+    ladder = (f"; {told['release_open']} between releases (`cuda-bench report --releases`)"
+              if told["release_open"] else "")
+    lines.append(f"| regressions still open on main | "
+                 f"{f'{confirmed} confirmed · {len(opened) - confirmed} not yet confirmed' if opened else 'none'}"
+                 f"{ladder} |")
+    for part, heading in ((previous, "Changed since the previous measured commit"),
+                          (release or {}, "Changed since the newest release")):
+        if part.get("step") and part["described"]["changed"]:
+            lines += ["", f"### {heading}", "", *CASE_HEAD, *_case_rows(part["described"]["changed"])]
+    if opened:
+        lines += ["", "### Open regressions on main", "",
+                  *(f"- `{c['name']}` {interval(c)} at `{summary.name(s['base'], known)}` → "
+                    f"`{summary.name(s['head'], known)}`: {summary.status(c)}" for s, c in opened)]
+    if rows:
+        lines += ["", f"### Each operation at `{head['name']}`", "", markdown(rows)]
+    return "\n".join(lines)
+
+
+def landing(told_by_machine, rows, known):
+    """:func:`landing_markdown` of every machine (``cuda-bench report --markdown``: docs/results.md)."""
+    return "\n\n".join(landing_markdown(told, [r for r in rows if r["machine"] == machine], known)
+                        for machine, told in told_by_machine.items())
+
+
+def releases_markdown(machine, found, known):
+    """Each release against the one before it, newest first (``summary.releases``): counts, the geometric mean of
+    the ratios per library, the changed cases slower first; and the newest release against main's head, or that
+    the history lacks that step (``cuda-bench report --releases``)."""
+    lines = [f"## {machine}"]
+    newest, head = found["newest"], found["head"]
+    told = found["to_head"]
+    if newest and head and told is None:
+        lines += ["", f"### {summary.name(newest, known)} → main's head `{summary.name(head, known)}`", "",
+                  f"Not measured yet: the history has no paired step from {summary.name(newest, known)} to main's "
+                  "head. `cuda-bench ladder` on a GPU machine measures every release, then main's head, and pairs each "
+                  "with the one before it."]
+    for told in ([found["to_head"]] if found["to_head"] else []) + found["ladder"]:
+        means = " · ".join(f"{TITLES[api]} ×{told['geomean'][api][0]:.3f} ({told['geomean'][api][1]})"
+                           for api in ("core", "bindings", "cupy", "cpp") if api in told["geomean"])
+        lines += ["", f"### {told['base_name']} → {told['head_name']}", "",
+                  f"{_counts(told['counts'])}. Geometric mean of the ratios per library (cases): {means}.", ""]
+        if told["changed"]:
+            lines += [*CASE_HEAD, *_case_rows(told["changed"])]
+        if told["not_reproduced"]:
+            lines += ["", "Not reproduced on another machine start: " + ", ".join(
+                f"`{c['name']}` {interval(c)}" for c in told["not_reproduced"]) + "."]
+    if not found["ladder"]:
+        lines += ["", "No release measured against the one before it on this machine."]
     return "\n".join(lines)
 
 
@@ -132,26 +222,38 @@ def steps_markdown(machine_name, steps):
 MARKER = "<!-- cuda-python-bench:regressions -->"
 
 
-def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-python/commit/"):
-    """The nightly issue: every case a paired step of main's history flagged, newest first (the release
-    ladder's steps, ``results.release_step``, are history: counted in one line, listed on steps.html).
+def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-python/commit/", known=None):
+    """The nightly issue: every case a paired step of main's history flagged and another start did not clear,
+    newest first. The release ladder's steps, and the newest release against main's head (``summary.step_kind``,
+    with ``known``: ``results.commits``), are counted in a line each, as the Releases page lists them.
     (text, count)"""
-    rows, releases = [], 0
+    known = known or {}
+    rows, other = [], {"release": 0, "since release": 0}
     for machine_name, steps in sorted(steps_by_machine.items()):
-        releases += len(history.flagged_steps([s for s in steps if history.release_step(s)]))
-        for step, case in history.flagged_steps([s for s in steps if not history.release_step(s)]):
+        kinds = {(s["base"], s["head"]): summary.step_kind(s, known) for s in steps}
+        for kind in other:
+            other[kind] += len(history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == kind]))
+        for step, case in history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == "main"]):
             base, head = step["base"], step["head"]
-            rows.append(f"| {machine_name} | `{case['name']}` | [`{base[:9]}`]({commit_url}{base}) → "
-                        f"[`{head[:9]}`]({commit_url}{head}) | {measurements(case)} | {case['threshold']:.1%} | "
-                        f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | {standing(case, step.get('versions'))} |")
+            rows.append(f"| {machine_name} | `{case['name']}` | [`{summary.name(base, known)}`]({commit_url}{base}) → "
+                        f"[`{summary.name(head, known)}`]({commit_url}{head}) | {measurements(case)} | "
+                        f"{case['threshold']:.1%} | {fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | "
+                        f"{standing(case, step.get('versions'))} |")
     lines = [MARKER, f"The history's paired comparisons flag **{len(rows)} regression{'s' if len(rows) != 1 else ''}** "
-             "on main: a newly measured commit against the previous one, interleaved on one core; a flag needs "
-             f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold, and it is confirmed once a second "
-             "machine start flags it too, one of the two with a layout per process (`scripts/bench steps --recheck`); one that another start measured without "
-             "a flag is not listed. Updated by the nightly benchmark run.", ""]
-    if releases:
-        lines += [f"Not counted here: {releases} regression{'s' if releases != 1 else ''} between cuda-core releases "
-                  "(the release ladder's paired steps), on the dashboard's steps page.", ""]
+             "on main: a newly measured commit against the previous one, timed in turn on one core; a flag needs "
+             f"the whole {stats.CONFIDENCE:.0%} interval beyond the case's threshold, and it is confirmed once a "
+             "second machine start flags it too, one of the two with a memory layout per process (`cuda-bench steps "
+             "--recheck`); one that another start measured without a flag is not listed. Updated by the nightly "
+             "benchmark run.", ""]
+    if other["since release"]:
+        newest = sorted({s["base"] for steps in steps_by_machine.values() for s in steps
+                         if summary.step_kind(s, known) == "since release"})
+        names = ", ".join(summary.name(c, known) for c in newest)
+        lines += [f"Not counted here: {other['since release']} case{'s' if other['since release'] != 1 else ''} "
+                  f"slower at main's head than at the newest release ({names}), on the dashboard's front page.", ""]
+    if other["release"]:
+        lines += [f"Not counted here: {other['release']} regression{'s' if other['release'] != 1 else ''} between "
+                  "cuda-core releases (the release ladder's paired steps), on the dashboard's Releases page.", ""]
     if rows:
         lines += [f"| machine | case | commits | ratio [{stats.CONFIDENCE:.0%} interval], each measurement | threshold "
                   "| per call | standing |", "|---|---|---|--:|--:|--:|---|", *rows]

@@ -28,7 +28,7 @@ from conftest import (
 
 from cuda_bench import compare, history, overcpp, overview, publish, records, report, results, stats
 from cuda_bench.paths import machine_dirs, result_files
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, signed, standing, unchanged
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, number, signed, standing, unchanged
 
 RESULTS = ROOT / "results"
 FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
@@ -76,7 +76,7 @@ def test_overview_rows_have_the_net_of_every_python_number(machine):
 def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
     names = suite_names()
     data = json.loads(newest(machine).read_text())
-    assert 'class="net"' in publish.render(overview.overview_rows([(machine, data)], {}, {}, names))
+    assert "data-net=" in publish.render(overview.overview_rows([(machine, data)], {}, {}, names))
     del data["results"][FLOOR[0]]
     rows = overview.overview_rows([(machine, data)], {}, {}, names)
     row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
@@ -85,7 +85,7 @@ def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
     assert core["over_cpp_of"] == "raw"
     assert core["over_cpp_ns"] == pytest.approx((core["value"] - cpp["value"]) * 1e9)
     page = publish.render(rows)
-    assert 'class="net"' not in page and "data-net" not in page and 'class="floor">n/a' in page
+    assert "data-net" not in page and "net of the harness floor" not in page and 'class="floor">n/a' in page
 
 
 def test_negative_net_is_shown_as_below_zero_not_as_a_time():
@@ -93,27 +93,30 @@ def test_negative_net_is_shown_as_below_zero_not_as_a_time():
     assert fmt_net(209e-9) == fmt(209e-9) == "209 ns"
 
 
-def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
+def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(machine):
+    """`cuda-bench report` (the front page as Markdown): per operation asv's median per library, one number per cell
+    with ▲ or ▼ only where the paired step to the commit judged the case, and each Python form over its C++ twin."""
     out = run_module("cuda_bench", "report").stdout
+    assert out == run_module("cuda_bench", "report", "--markdown").stdout
     measured = asv_results(newest(machine))
     floor = measured[FLOOR]
     raw = measured[("bench_event.EventCreate.time_event_create", ("core",))]
     cpp = measured[("bench_cpp.Cpp.track_latency", ("event_create",))]
-    assert f"**{fmt(floor)}**" in out
-    assert "net (raw − floor" in out
+    assert f"Harness floor (what the timing loop itself costs per call): {fmt(floor)}." in out
     line = next(li for li in out.splitlines() if li.startswith("| `event.EventCreate` |"))
     cells = [c.strip() for c in line.strip("|").split("|")]
-    # operation, case, C++, cuda.bindings, cuda.core, CuPy, cuda.core over C++, cuda.bindings over C++
+    # operation, C++, cuda.bindings, cuda.core, CuPy, cuda.core over C++, cuda.bindings over C++
     cpp_version = results.suite(RESULTS)["bench_cpp.Cpp.track_latency"]["version"]
     if results.versions(json.loads(newest(machine).read_text()))["bench_cpp.Cpp.track_latency"] == cpp_version:
-        assert cells[2] == fmt(cpp)  # C++: no harness, no net
+        assert cells[1] == fmt(cpp)  # C++: no harness, no net
     else:  # the twins changed after this commit's asv run: their numbers there are left out, and said so
-        assert cells[2] == "" and "Not in the table: `bench_cpp.Cpp.track_latency`" in out
+        assert cells[1] == "" and "Not in the table: `bench_cpp.Cpp.track_latency`" in out
     commit = json.loads(newest(machine).read_text())["commit_hash"]
-    # where the history's paired steps reach the commit, the chained index of the case follows
-    path = history.chains(history.steps(RESULTS, machine)).get(commit, [])
-    index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
-    assert cells[4] == f"{fmt(raw)} (net {fmt(raw - floor)})" + (f" ×{index[0]:.3f}" if index else "")
+    # the paired step to the commit marks the case only when it judged it slower or faster
+    step = next((s for s in history.steps(RESULTS, machine) if s["head"] == commit), None)
+    verdict = next((c["verdict"] for c in (step or {}).get("cases", [])
+                    if c["name"] == "bench_event.EventCreate.time_event_create('core')"), None)
+    assert cells[3] == fmt(raw) + {"regression": " ▲", "improvement": " ▼"}.get(verdict, "")
     paired = overcpp.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
                                      if r["commit"] == commit])
     over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
@@ -124,14 +127,14 @@ def test_report_shows_raw_and_net_and_cuda_core_over_cpp_on_the_net(machine):
             assert runs["low"] <= x <= runs["high"]
             spread = f"×{runs['low']:.2f}–{runs['high']:.2f}"
             counts = runs["runs"], runs.get("left_out", 0)
-            if f"here a range is over {overcpp.usual_runs_text(counts)} unless" not in out:  # said once, or here
+            if f"Where a range follows, it is over {overcpp.usual_runs_text(counts)}" not in out:  # said once, or here
                 spread += f" in {runs['runs']} runs"
                 if runs.get("left_out"):  # runs in the slow state, left out of the range: said
                     spread += f", {runs['left_out']} in the slow state left out"
             spread = f" ({spread})"
     else:
         diff, x = raw - floor - cpp, (raw - floor) / cpp
-    assert cells[6] == f"{signed(diff)} ×{x:.2f}{spread} {'✓' if diff * 1e9 < TARGET_NS else '✗'}"
+    assert cells[5] == f"{signed(diff)} ×{x:.2f}{spread} {'✓' if diff * 1e9 < TARGET_NS else '✗'}"
 
 
 def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_why(machine):
@@ -233,21 +236,20 @@ def test_chained_index_is_the_product_of_the_paired_ratios():
     assert history.chained_ratio(history.chains(steps)["y"], case) is None
 
 
-def test_changes_since_the_previous_commit_compare_only_the_same_benchmark_version(machine):
-    """After a benchmark's timed body changes (a new asv version), its numbers at older commits measured
-    something else: the overview's unpaired "vs prev. commit" leaves them out."""
+def test_no_cell_holds_a_difference_of_medians_between_commits(machine):
+    """Only a paired step says what changed: a commit before the newest, measured twice as slow, changes no cell of
+    the rows (no unpaired "vs previous commit" or "vs release"), nor the page, nor the Markdown."""
     names = suite_names()
     newest_data = json.loads(newest(machine).read_text())
+    alone = overview.overview_rows([(machine, newest_data)], {}, {}, names)
     older = json.loads(newest(machine).read_text())
     older["commit_hash"] = "0" * 40
+    for row in older["results"].values():
+        row[0] = [v * 2 if isinstance(v, float) else v for v in row[0]] if isinstance(row[0], list) else row[0]
     rows = overview.overview_rows([(machine, older), (machine, newest_data)], {}, {}, names)
-    assert any(c["vs_commit"] == 0 for r in rows for c in r["cells"].values() if "vs_commit" in c)
-    stale = json.loads(json.dumps(older))
-    column = stale["result_columns"].index("version")
-    for row in stale["results"].values():
-        row[column] = "an earlier version"
-    rows = overview.overview_rows([(machine, stale), (machine, newest_data)], {}, {}, names)
-    assert all(c.get("vs_commit") is None for r in rows for c in r["cells"].values())
+    assert rows == alone
+    assert not any(key.startswith("vs_") for r in rows for c in r["cells"].values() for key in c)
+    assert publish.render(rows) == publish.render(alone) and report.markdown(rows) == report.markdown(alone)
 
 
 def in_auto_env(path, hours=0.0, scale=1.0):
@@ -263,11 +265,9 @@ def in_auto_env(path, hours=0.0, scale=1.0):
     return data
 
 
-def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_with_the_commit_before(machine, tmp_path):
+def test_the_newest_commit_measured_in_a_second_environment_shows_the_run_measured_last(machine, tmp_path):
     """A ladder (cuda-bindings auto) and a run (13.3.1) of the same main head give that commit two results
-    files: the overview shows the one measured last, whatever asv's file names, and "vs prev. commit" is
-    against the commit before it, in that run's environment where that commit has one; never the commit
-    against itself."""
+    files: the overview shows the one measured last, whatever asv's file names."""
     folder = tmp_path / machine
     shutil.copytree(RESULTS / machine, folder)
     head = newest(machine)
@@ -275,8 +275,8 @@ def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_wi
     names = suite_names()
     expected = overview.overview_rows(results.load_all(RESULTS), {}, {}, names)
 
-    def changes(rows):
-        return [c.get("vs_commit") for r in rows for c in r["cells"].values()]
+    def values(rows):
+        return [c["value"] for r in rows for c in r["cells"].values()]
 
     def write(path, data):
         (folder / path.name.replace("BINDINGS13.3.1", "BINDINGSauto")).write_text(json.dumps(data))
@@ -287,13 +287,12 @@ def test_the_newest_commit_measured_in_a_second_environment_is_still_compared_wi
     assert results.load_machine(folder)[-1]["env_name"].find("BINDINGS13.3.1") > 0
     rows = overview.overview_rows(results.load_all(tmp_path), {}, {}, names)
     assert {r["commit"] for r in rows} == {json.loads(head.read_text())["commit_hash"]}
-    assert changes(rows) == changes(expected)  # against c278ecb3d's 13.3.1 run
-    assert sum(1 for c in changes(rows) if c) > 50  # not 0.0 against itself
-    # measured an hour after: shown, and compared with the commit before in its own environment
+    assert values(rows) == values(expected)  # the 13.3.1 run's numbers
+    # measured an hour after: that run is shown
     write(head, in_auto_env(head, hours=1, scale=3.0))
     rows = overview.overview_rows(results.load_all(tmp_path), {}, {}, names)
-    moved = [(c, e) for c, e in zip(changes(rows), changes(expected), strict=True) if c is not None and e is not None]
-    assert len(moved) > 50 and all(abs((1 + c) - 1.5 * (1 + e)) < 1e-9 for c, e in moved)  # ×3 over ×2
+    moved = [(v, e) for v, e in zip(values(rows), values(expected), strict=True) if number(v) and number(e)]
+    assert len(moved) > 50 and all(v == pytest.approx(3 * e) for v, e in moved)
 
 
 def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine):

@@ -1,20 +1,25 @@
-"""``cuda-bench report``: the history as Markdown: the overview, the paired steps, releases across, how over-C++
-runs agree, and the nightly issue."""
+"""``cuda-bench report``: the history as Markdown: the front page (``--markdown``, the default), each release
+against the one before, the paired steps, the release ladder's medians across, how over-C++ runs agree, and the
+nightly issue."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, history, overcpp, overview, records, report, results
+from cuda_bench import asvrun, compare, history, overcpp, overview, records, report, results, summary
 from cuda_bench.paths import RESULTS, machine_dirs
 
 
 def add(sub):
-    p = sub.add_parser("report", description="the history in results/ as Markdown: each machine's newest commit "
-                       "(the overview's rows), or what an option names")
+    p = sub.add_parser("report", description="the history in results/ as Markdown: the dashboard's front page "
+                       "(main's head, its paired verdicts, the open regressions, each operation), or what an option "
+                       "names")
     p.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default results/)")
-    p.add_argument("--commit", help="report this commit (a prefix) instead of the newest")
+    p.add_argument("--commit", help="each operation at this commit (a prefix) instead of the front page")
     what = p.add_mutually_exclusive_group()
+    what.add_argument("--markdown", action="store_true", help="the front page (the default): docs/results.md")
+    what.add_argument("--releases", action="store_true", help="each cuda-core release against the one before it, "
+                      "and the newest release against main's head")
     what.add_argument("--across", nargs="+", metavar="[LABEL=]COMMIT",
                       help="one column per commit (a release ladder) for one api")
     what.add_argument("--steps", action="store_true", help="the history's paired steps")
@@ -30,14 +35,19 @@ def main(args, argv):
     runs = results.load_all(args.results)
     machines = sorted({m for m, _ in runs})
     steps = {m: history.steps(args.results, m) for m in machines}
+    known = results.commits(args.results)
     status = compare.OK
     if args.issue:
-        text, count = report.issue_body(steps)
+        text, count = report.issue_body(steps, known=known)
         status = compare.REGRESSION if count else compare.OK
     elif args.steps:
         text = "\n\n".join(report.steps_markdown(m, s) for m, s in steps.items() if s) or "No paired steps yet."
     elif args.across:
         text = report.across(runs, args.across, args.api)
+    elif args.releases:
+        heads = {m: summary.main_head([d["commit_hash"] for n, d in runs if n == m], known) for m in machines}
+        text = "\n\n".join(report.releases_markdown(m, summary.releases(steps[m], known, heads[m]), known)
+                           for m in machines) or "No results yet."
     elif args.agreement:
         found = [overcpp.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)]
         text = "\n\n".join(t for t in found if t)
@@ -50,11 +60,15 @@ def main(args, argv):
             raise asvrun.RunError(f"no results in {args.results}" + (f" of {args.commit}" if args.commit else "")
                                   + " (cuda-bench run makes some)")
         described = results.suite(args.results)  # asv's benchmarks.json (not the `suite` module)
-        rows = overview.overview_rows(runs, steps, {}, {n: b.get("param_names", []) for n, b in described.items()},
+        rows = overview.overview_rows(runs, steps, known, {n: b.get("param_names", []) for n, b in described.items()},
                                       {m: records.read(Path(args.results) / m, "over-cpp") for m in machines},
                                       overview.suite_differs(), {n: b.get("version") for n, b in described.items()})
-        text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m])
-                           for m in dict.fromkeys(r["machine"] for r in rows))
+        order = list(dict.fromkeys(r["machine"] for r in rows))
+        if args.commit:
+            text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m]) for m in order)
+        else:
+            told = {m: summary.landing(m, [d for n, d in runs if n == m], steps[m], known) for m in order}
+            text = report.landing(told, rows, known)
     print(text)
     if args.output:
         args.output.write_text(text + "\n")
