@@ -1,401 +1,583 @@
-"""The published dashboard in a real browser: Debian's chromium, driven by Playwright.
+"""The published dashboard in a real browser (Debian's chromium, driven by Playwright), on a history with known
+answers: tests/fixtures/site (``make.py`` there says what it holds): a confirmed regression, one not yet
+confirmed, one another machine start did not reproduce, a release step with an improvement, a clean head whose
+asv median doubles without any paired step saying so, the newest release against main's head, and the
+cuda-bindings environment changing between the releases and main.
 
-The pages are published from the real results under ``results/`` (``conftest.real_results_in_a_repo``:
-with ``CUDA_BENCH_REPO`` set to a cuda-python clone, as for the screenshots in docs/, or re-keyed onto a
-throwaway repository in CI, every number kept). The history's paired steps there are the records of two real
-paired runs on the H200 (an A/A and the injected slowdown of ``Device.set_current``), placed on the two
-newest steps of that history: what the publisher does with steps, on real paired data.
+Every badge, list entry, Regressions row, feed item and chain point is checked against the paired records; every
+release is named by its tag; one line per library runs across the environment change. Without chromium the
+browser tests skip, saying why; with ``CUDA_BENCH_REQUIRE_BROWSER=1`` (``.ci/run`` sets it) they fail instead.
+``CUDA_BENCH_SCREENSHOTS=DIR`` also publishes the committed H200 history and writes the pages' screenshots there.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import threading
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, asv_conf, run_asv, run_module
 
-from conftest import ROOT, asv_conf, asv_results, real_results_in_a_repo, run_module, read_lines
-from cuda_bench import history, overcpp, overview, records, report
-from cuda_bench import results as results_mod
-from cuda_bench.paths import machine_dirs, result_files
+from cuda_bench import history, publish, report, results, summary
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-if CHROMIUM is None and not os.environ.get("CI"):  # in CI (.ci/run installs it) a missing browser fails
-    pytest.skip("no chromium here (apt-get install chromium); CI installs it", allow_module_level=True)
-import playwright.sync_api as playwright  # noqa: E402  (requirements-test.txt)
+FIXTURE = Path(__file__).parent / "fixtures" / "site"
+_spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.py")
+known_answers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(known_answers)
+SHA, MACHINE = known_answers.SHA, known_answers.MACHINE
+SET_CORE, SET_BINDINGS = known_answers.SET_CORE, known_answers.SET_BINDINGS
+EVENT_CORE, LAUNCH_16 = known_answers.EVENT_CORE, known_answers.LAUNCH_16
+TAGS = {"v010": "cuda-core-v0.1.0", "v020": "cuda-core-v0.2.0"}
+
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 
 
-SLOWED = "bench_device.SetCurrent.time_set_current('core')"
-PROGRAM_OPTIONS = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
+def find_chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
-def place_steps(results):
-    """The three newest steps of the history get the records of real paired runs: the H200's step that
-    flagged ProgramOptionsCreate('core') on one machine start with its recheck on another (not reproduced),
-    then an A/A, then the injected slowdown; returns the records."""
-    machine = results / "nvidia-h200"
-    commits = [json.loads(p.read_text()) for p in result_files(machine)]
-    commits = [d["commit_hash"] for d in sorted(commits, key=lambda d: d["date"]) if "13.3.1" in d["env_name"]]
-    recorded = read_lines(ROOT / "results" / "nvidia-h200" / "steps.jsonl")
-    flagged = [r for r in recorded if (r["base"][:9], r["head"][:9]) == ("76bac4e11", "c278ecb3d")][:2]
-    runs = [flagged] + [[json.loads((ROOT / "measurements" / "nvidia-h200" / run / "summary.json").read_text())]
-                        for run in ("paired-aa-cb56ab9f9", "paired-injected-spin24")]
-    steps = []
-    for (base, head), records in zip(zip(commits[-4:], commits[-3:]), runs):
-        steps += [dict(record, base=base, head=head, kind="step") for record in records]
-    (machine / "steps.jsonl").write_text("".join(json.dumps(step) + "\n" for step in steps))
-    return steps
+def browser_or_why():
+    """(chromium's path, None), or (None, why the browser tests cannot run)."""
+    chromium = find_chromium()
+    if chromium is None:
+        return None, "no chromium on this machine (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401  (requirements: the test extra)
+    except ImportError:
+        return None, "chromium is here but Playwright is not (pip install -e '.[test]')"
+    return chromium, None
+
+
+def need_browser():
+    """Chromium's path; where there is none, a skip that says why, or a failure with CUDA_BENCH_REQUIRE_BROWSER=1."""
+    chromium, why = browser_or_why()
+    if chromium is None:
+        if os.environ.get("CUDA_BENCH_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"CUDA_BENCH_REQUIRE_BROWSER=1 and {why}: the dashboard tests need chromium", pytrace=False)
+        pytest.skip(why)
+    return chromium
+
+
+def test_a_missing_browser_fails_when_one_is_required(monkeypatch):
+    """Without chromium the browser tests skip, saying so; with CUDA_BENCH_REQUIRE_BROWSER=1 (CI) they fail and name
+    chromium."""
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("CUDA_BENCH_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no chromium"):
+        need_browser()
+    monkeypatch.setenv("CUDA_BENCH_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="chromium"):
+        need_browser()
+    assert "CUDA_BENCH_REQUIRE_BROWSER=1" in (ROOT / ".ci" / "run").read_text()
+
+
+# --- the fixture history, published ---------------------------------------------------------------------
+def serve(folder):
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def publish_history(tmp, source, **overrides):
+    """``source`` (a results folder) copied into ``tmp`` and published by ``cuda_bench.publish`` with a repository
+    that does not exist: results/ alone must do."""
+    results_dir = tmp / "results"
+    shutil.copytree(source, results_dir)
+    conf = asv_conf(tmp, tmp / "no-clone-here", sys.executable, results_dir=str(results_dir), **overrides)
+    run_module("cuda_bench.publish", "--config", conf)
+    return conf, results_dir, tmp / "html"
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("dashboard")
-    repo, results, _ = real_results_in_a_repo(tmp)
-    place_steps(results)
-    conf = asv_conf(tmp, repo, sys.executable, results_dir=str(results))
-    run_module("cuda_bench.publish", "--config", conf)
-    html = tmp / "html"
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield html, results, f"http://127.0.0.1:{server.server_address[1]}"
+def site(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("site")
+    conf, results_dir, html = publish_history(tmp, FIXTURE / "results")
+    server, origin = serve(html)
+    yield html, results_dir, origin
     server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def steps(site):
+    return history.steps(site[1], MACHINE)
+
+
+@pytest.fixture(scope="module")
+def known(site):
+    return results.commits(site[1])
 
 
 @pytest.fixture
-def page(published):
-    html, results, origin = published
+def page(site):
+    chromium = need_browser()
+    import playwright.sync_api as playwright
+
+    html, results_dir, origin = site
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.problems, page.outside = [], []
-        page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
-        page.on("pageerror", lambda e: page.problems.append(str(e)))
-        page.on("request", lambda r: r.url.startswith(origin) or page.outside.append(r.url))
-        yield page
+        browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+        tab = browser.new_page(viewport={"width": 1400, "height": 900})
+        tab.problems, tab.outside = [], []
+        tab.on("console", lambda m: m.type == "error" and tab.problems.append(m.text))
+        tab.on("pageerror", lambda e: tab.problems.append(str(e)))
+        tab.on("request", lambda r: r.url.startswith(origin) or tab.outside.append(r.url))
+        tab.origin = origin
+        yield tab
         browser.close()
-    assert page.problems == [], f"console errors: {page.problems}"
-    assert page.outside == [], f"requests outside html/: {page.outside}"
+    assert tab.problems == [], f"console errors: {tab.problems}"
+    assert tab.outside == [], f"requests outside html/: {tab.outside}"
 
 
-def shoot(page, name):
-    folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
-    if folder:
-        page.screenshot(path=str(Path(folder) / name), full_page=name.startswith("overview"))
+def step_of(steps, base, head):
+    return next(s for s in steps if s["base"] == SHA[base] and s["head"] == SHA[head])
 
 
-def expected_cells(results_dir):
-    """{(machine, benchmark, case, api): value} of each machine's newest results file, time_ benchmarks."""
+def case_of(step, name):
+    return next(c for c in step["cases"] if c["name"] == name)
+
+
+def changed_in(step):
+    """{case: verdict} of what a step judged slower or faster (controls never count)."""
+    return {c["name"]: c["verdict"] for c in step["cases"]
+            if c["verdict"] in ("regression", "improvement") and not c.get("control")}
+
+
+def test_the_fixture_holds_the_known_answers(steps):
+    """The records say what make.py says they say: the answers every page below is checked against."""
+    assert changed_in(step_of(steps, "v010", "v020")) == {SET_CORE: "improvement"}
+    event = case_of(step_of(steps, "m1", "m2"), EVENT_CORE)
+    assert (event["verdict"], event["confirmed"]) == ("regression", True)
+    launch = case_of(step_of(steps, "m2", "m3"), LAUNCH_16)
+    assert (launch["verdict"], launch["confirmed"]) == ("regression", False)
+    assert case_of(step_of(steps, "m2", "m3"), SET_BINDINGS)["verdict"] == "not reproduced"
+    assert changed_in(step_of(steps, "m3", "m4")) == {}
+    assert changed_in(step_of(steps, "v020", "m4")) == {EVENT_CORE: "regression", LAUNCH_16: "regression"}
+
+
+# --- the front page -------------------------------------------------------------------------------------
+def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps, known, page):
+    """Main's head, its verdict against the previous measured commit and against the newest release (each a paired
+    step: counts and every changed case with its ratio and interval), the open regressions with their status: all
+    as the records hold them; a badge on an operation only where the step to the head judged it."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/index.html")
+    assert page.get_attribute("p.head", "data-commit") == SHA["m4"]
+    assert "Docs: the launch guide" in page.inner_text("p.head")
+    rows = page.eval_on_selector_all("table.verdicts tr", "trs => trs.map(tr => [tr.dataset.against, "
+                                     "tr.dataset.base || '', tr.dataset.head || '', tr.innerText])")
+    by = {r[0]: r for r in rows}
+    previous, release = step_of(steps, "m3", "m4"), step_of(steps, "v020", "m4")
+    for key, step in (("previous", previous), ("release", release)):
+        assert by[key][1:3] == [step["base"], step["head"]]
+        count = summary.counts(step)
+        assert f'{count["regression"]} slower · {count["improvement"]} faster · {count["same"]} same' in by[key][3]
+    assert "cuda-core-v0.2.0 (the newest release)" in by["release"][3] and "2 slower" in by["release"][3]
+    assert "no change" in by["previous"][3]
+    shown = page.eval_on_selector_all(
+        "h3.changed[data-against='release'] + table tr.case",
+        "trs => trs.map(tr => [tr.dataset.case, +tr.dataset.ratio, +tr.dataset.low, +tr.dataset.high, "
+        "tr.dataset.status])")
+    assert shown == [[c["name"], c["ratio"], c["low"], c["high"], summary.status(c)]
+                     for c in summary.changed(release)]
+    assert [s[0] for s in shown] == [EVENT_CORE, LAUNCH_16]  # slower first, the largest first
+    assert page.locator("h3.changed[data-against='previous']").count() == 0  # the head changed nothing
+    opened = page.eval_on_selector_all("ul.open li", "lis => lis.map(li => [li.dataset.case, li.dataset.head, "
+                                       "li.innerText])")
+    flagged = history.flagged_steps([s for s in steps if summary.step_kind(s, known) == "main"])
+    assert [o[:2] for o in opened] == [[c["name"], s["head"]] for s, c in flagged]
+    assert [o[2].rsplit(": ", 1)[1] for o in opened] == ["not yet confirmed", "confirmed"]
+    assert "1 confirmed · 1 not yet confirmed" in by["open"][3]
+    # the badges: exactly what the step to the head judged (nothing), whatever asv's medians did
+    badges = page.eval_on_selector_all("table.overview td[data-verdict]:not([data-verdict=''])",
+                                       "tds => tds.map(td => td.dataset.verdict)")
+    assert badges == [] == list(changed_in(previous))
+    cell = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
+    assert cell.inner_text().strip() == "620 ns"  # asv's median doubled (310 -> 620 ns): one number, no badge
+    assert "×1.004 [0.996, 1.012]" in cell.get_attribute("title")  # the paired step, on hover
+    words = len(page.inner_text("body").split())
+    assert words < 400, words
+    shoot(page, "landing-fixture.png")
+
+
+def test_a_badge_marks_exactly_the_cases_the_step_to_the_head_judged(site, steps, known):
+    """Where the step to the head flags cases, the operations table badges those, slower or faster, and no other."""
+    html, results_dir, origin = site
+    runs = [(m, d) for m, d in results.load_all(results_dir) if d["commit_hash"] != SHA["m4"]]  # m3 is the head
+    from cuda_bench import overview
+
+    names = {n: b.get("param_names", []) for n, b in results.suite(results_dir).items()}
+    rows = overview.overview_rows(runs, {MACHINE: steps}, known, names)
+    page_html = publish.render(rows)
+    marked = re.findall(r'<tr data-benchmark="([^"]+)" data-case="([^"]*)">|<td class="(\w+)[^"]*" data-value="[^"]*"'
+                        r'(?: data-net="[^"]*")? data-verdict="(\w+)"', page_html)
+    found, current = set(), None
+    for benchmark, case, api, verdict in marked:
+        if benchmark:
+            current = (benchmark, case)
+        elif verdict:
+            found.add((current[0], current[1], api, verdict))
+    from cuda_bench.names import split_case
+
+    expected = set()
+    for name, verdict in changed_in(step_of(steps, "m2", "m3")).items():
+        benchmark, combo = split_case(name)
+        expected.add((benchmark, " ".join(c.strip("'") for c in combo[1:]), combo[0].strip("'"), verdict))
+    assert found == expected == {("bench_launch.Launch.time_launch", "16 ptr", "core", "regression")}
+
+
+def test_the_newest_release_to_mains_head_is_said_missing_where_the_history_lacks_it(site, tmp_path):
+    """Without a paired step from the newest release to main's head, the front page and the Releases page say
+    plainly that it was not measured and which command measures it; no number stands in for it."""
+    html, results_dir, origin = site
+    copy = tmp_path / "results"
+    shutil.copytree(results_dir, copy)
+    records = [json.loads(line) for line in (copy / MACHINE / "steps.jsonl").read_text().splitlines()]
+    (copy / MACHINE / "steps.jsonl").write_text("".join(
+        json.dumps(r) + "\n" for r in records if (r["base"], r["head"]) != (SHA["v020"], SHA["m4"])))
+    known = results.commits(copy)
+    steps = history.steps(copy, MACHINE)
+    told = summary.landing(MACHINE, [d for _, d in results.load_all(copy)], steps, known)
+    assert told["release"]["commit"] == SHA["v020"] and told["release"]["step"] is None
+    text = publish.render_landing(told, [], known)
+    assert 'data-against="release" class="missing"' in text and "not measured yet" in text
+    assert "cuda-bench ladder" in text and "2 slower" not in text
+    found = summary.releases(steps, known, SHA["m4"])
+    assert found["to_head"] is None and found["newest"] == SHA["v020"]
+    text = publish.render_releases(MACHINE, found, known)
+    assert "release-step missing" in text and "Not measured yet" in text and "cuda-core-v0.2.0" in text
+
+
+# --- releases -------------------------------------------------------------------------------------------
+def test_the_releases_page_pairs_each_release_with_the_one_before(site, steps, page):
+    """Each release step by name, its changed cases slower first with ratio, interval and status, and a geometric
+    mean per library of the step's ratios; then the newest release against main's head."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/releases.html")
+    sections = page.eval_on_selector_all("section.release-step", "ss => ss.map(s => [s.dataset.base, s.dataset.head, "
+                                         "s.querySelector('h3').innerText])")
+    assert sections == [[SHA["v020"], SHA["m4"], "cuda-core-v0.2.0 → 0e5bc0a68 2 slower"],
+                        [SHA["v010"], SHA["v020"], "cuda-core-v0.1.0 → cuda-core-v0.2.0 1 faster"]]
+    step = step_of(steps, "v010", "v020")
+    rows = page.eval_on_selector_all(
+        f"section.release-step[data-head='{SHA['v020']}'] tr.case",
+        "trs => trs.map(tr => [tr.dataset.case, +tr.dataset.ratio, +tr.dataset.low, +tr.dataset.high, "
+        "tr.dataset.status])")
+    assert rows == [[SET_CORE, 0.8, 0.79, 0.81, "improvement"]]
+    means = page.eval_on_selector_all(f"section.release-step[data-head='{SHA['v020']}'] .gm",
+                                      "ss => ss.map(s => [s.dataset.api, +s.dataset.value, +s.dataset.cases])")
+    for api, value, count in means:
+        ratios = [c["ratio"] for c in step["cases"] if f"('{api}'" in c["name"]]
+        assert count == len(ratios) and value == pytest.approx(math.exp(sum(map(math.log, ratios)) / len(ratios)))
+    assert [m[0] for m in means] == ["core", "bindings", "cupy"]
+    shoot(page, "releases-fixture.png")
+
+
+# --- asv's own pages, fed by the paired steps -------------------------------------------------------------
+def newest_changes(steps, known):
+    """{case: (verdict, base, head)}: per case, the paired flag (slower or faster) of the step whose head is newest."""
+    order = summary.order([c for c in SHA.values()], known)
     out = {}
-    for machine in machine_dirs(results_dir):
-        files = result_files(machine)
-        newest = max(files, key=lambda p: json.loads(p.read_text())["date"])
-        for (name, combo), value in asv_results(newest).items():
-            if name.split(".")[-1].startswith("time_") and not name.startswith("bench_harness"):
-                out[(machine.name, name, " ".join(combo[1:]), combo[0])] = value
+    for step in steps:
+        for name, verdict in changed_in(step).items():
+            key = (order.index(step["head"]), order.index(step["base"]))
+            if name not in out or key >= out[name][0]:
+                out[name] = (key, verdict, step["base"], step["head"])
+    return {name: found[1:] for name, found in out.items()}
+
+
+def test_asvs_benchmark_list_shows_only_what_paired_steps_judged(site, steps, known, page):
+    """asv's Benchmark list: a change only where a paired step judged one (its ratio and interval, the commits by
+    name), never asv's own step detection on medians (SetCurrent('core') doubles at the head, unpaired)."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/asv.html#summarylist")
+    page.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
+    rows = page.eval_on_selector_all(
+        "#summarylist-body table tbody tr",
+        "trs => trs.map(tr => [tr.querySelector('td').innerText.replace(/\\s+/g, ''), "
+        "tr.querySelector('td.change').innerText.trim(), tr.querySelector('td.change').className, "
+        "tr.querySelector('td.change-date').innerText.trim()])")
+    shown = {name: (change, cls, where) for name, change, cls, where in rows if change}
+    expected = newest_changes(steps, known)
+    assert {n.replace(" ", "") for n in expected} == set(shown)
+    for name, (verdict, base, head) in expected.items():
+        change, cls, where = shown[name.replace(" ", "")]
+        step = next(s for s in steps if (s["base"], s["head"]) == (base, head))
+        case = case_of(step, name)
+        assert change.startswith(f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"), change
+        assert ("positive-change" if verdict == "regression" else "negative-change") in cls
+        assert where.endswith(f"{summary.name(base, known)} → {summary.name(head, known)}")
+    assert shown["bench_device.SetCurrent.time_set_current('core')"][2].endswith(
+        "cuda-core-v0.1.0 → cuda-core-v0.2.0")  # the release step's improvement, by name
+    shoot(page, "summarylist-fixture.png")
+
+
+def test_asvs_graph_draws_one_line_per_library_across_the_environment_change(site, page):
+    """asv's graph of SetCurrent: three lines (core, bindings, CuPy), one colour each, every one through all six
+    commits although the releases were measured with cuda-bindings auto and main with 13.3.1; the legend has no
+    environment in it, the release tags are drawn by name, times read in ns or µs; one line of navigation."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/asv.html#bench_device.SetCurrent.time_set_current?machine={MACHINE}")
+    page.wait_for_selector("#cuda-bench-legend table", timeout=20000)
+    series = page.evaluate("""() => $('#main-graph').data('plot').getData().map(s => [s.label, s.color,
+        s.data.filter(p => p[1] !== null).length, s.data.length])""")
+    assert sorted(s[0] for s in series) == ["api-bindings", "api-core", "api-cupy"]
+    assert all(s[2] == s[3] == 6 for s in series), series
+    assert len({s[1] for s in series}) == 3
+    legend = page.inner_text("#cuda-bench-legend")
+    assert "env" not in legend and "CUDA_BENCH" not in legend
+    tags = page.eval_on_selector_all("#main-graph div", "ds => ds.map(d => d.innerText.trim()).filter(Boolean)")
+    assert {"cuda-core-v0.1.0", "cuda-core-v0.2.0"} <= set(tags)
+    ticks = page.eval_on_selector_all("#main-graph .flot-y-axis .flot-tick-label", "ds => ds.map(d => d.innerText)")
+    assert ticks and all(re.fullmatch(r"0|[\d.]+ (ns|µs|ms)", t) for t in ticks), ticks
+    nav = page.locator("#nav").bounding_box()
+    graph = page.locator("#main-graph").bounding_box()
+    assert nav["height"] <= 60 and graph["y"] >= nav["y"] + nav["height"], (nav, graph)
+    shoot(page, "asv-graph-fixture.png")
+
+
+def test_the_regressions_page_feed_and_json_say_what_the_records_hold(site, steps, known, page):
+    """Every row: a case a step flagged, with its ratio, interval, status and the commits by name; the open ones
+    (confirmed, not yet confirmed) apart from the one another start did not reproduce; nothing the engine calls the
+    same. The Atom feed has one item per open regression; asv's regressions.json the same flags; asv's own
+    Regressions route opens this page."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/asv.html#/regressions")
+    page.wait_for_url(re.compile(r".*/regressions\.html$"), timeout=20000)
+    rows = page.eval_on_selector_all(
+        "table.regressions tr.case",
+        "trs => trs.map(tr => [tr.closest('table').dataset.table, tr.dataset.case, tr.dataset.base, tr.dataset.head, "
+        "+tr.dataset.ratio, +tr.dataset.low, +tr.dataset.high, tr.dataset.status, tr.children[1].innerText])")
+    expected = []
+    for step in steps:
+        for case in step["cases"]:
+            if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
+                expected.append(["open" if case["verdict"] == "regression" else "not reproduced", case["name"],
+                                 step["base"], step["head"], case["ratio"], case["low"], case["high"],
+                                 summary.status(case)])
+    assert sorted(r[:8] for r in rows) == sorted(expected)
+    assert len(rows) == 5 and {r[7] for r in rows} == {"confirmed", "not yet confirmed", "not reproduced"}
+    for row in rows:
+        base = next(n for n, sha in SHA.items() if sha == row[2])
+        assert row[8].startswith(TAGS.get(base, row[2][:9]))  # a release by its name
+    assert "cuda-core-v0.2.0 → 0e5bc0a68" in page.inner_text("table.regressions")
+    assert all(abs(r[4] - 1) > 0.02 for r in rows if r[0] == "open")  # nothing the engine called the same
+    shoot(page, "regressions-fixture.png")
+
+    feed = ET.parse(html / "regressions.xml").getroot()
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    titles = [e.find("a:title", ns).text for e in feed.findall("a:entry", ns)]
+    opened = [r for r in expected if r[0] == "open"]
+    assert len(titles) == len(opened)
+    for _, name, base, head, ratio, low, high, state in opened:
+        where = f"{summary.name(base, known)} → {summary.name(head, known)}"
+        assert f"×{ratio:.3f} [{low:.3f}, {high:.3f}] {name} at {where} ({state})" in titles
+    listed = json.loads((html / "regressions.json").read_text())["regressions"]
+    assert sorted(e[0] for e in listed) == sorted(r[1] for r in opened)
+    for name, _, _, _, _, _, ((_, _, before, after),) in listed:
+        assert any(after / before == pytest.approx(r[4]) for r in opened if r[1] == name)
+
+
+# --- the graph of what the engine knows --------------------------------------------------------------------
+def expected_chain(steps, name):
+    """A case's paired chain at each fixture commit, from the records: v0.1.0 is ×1; v0.2.0 one release step on;
+    main's head m4 the newest release's step on from there; m3, m2, m1 back from m4, one main step at a time."""
+    ratio = {k: case_of(step_of(steps, *k), name)["ratio"]
+             for k in (("v010", "v020"), ("v020", "m4"), ("m3", "m4"), ("m2", "m3"), ("m1", "m2"))}
+    out = {"v010": 1.0, "v020": ratio[("v010", "v020")]}
+    out["m4"] = out["v020"] * ratio[("v020", "m4")]
+    out["m3"] = out["m4"] / ratio[("m3", "m4")]
+    out["m2"] = out["m3"] / ratio[("m2", "m3")]
+    out["m1"] = out["m2"] / ratio[("m1", "m2")]
     return out
 
 
-def test_overview_has_a_row_per_operation_with_the_results_numbers(published, page):
-    html, results, origin = published
-    page.goto(f"{origin}/overview.html")
-    cells = page.eval_on_selector_all(
-        "table.overview td[data-value]",
-        """tds => tds.map(td => [td.closest('table').dataset.machine, td.parentElement.dataset.benchmark,
-                                 td.parentElement.dataset.case, td.className.split(' ')[0], td.dataset.value])""",
-    )
-    shown = {tuple(c[:4]): c[4] for c in cells}
-    expected = expected_cells(results)
-    assert {k for k in shown if k[3] != "cpp"} == set(expected)
-    for key, value in expected.items():
-        if value is None or math.isnan(value):
-            assert shown[key] == "", key
-        else:
-            assert float(shown[key]) == pytest.approx(value, rel=1e-12), key
-    rows = page.eval_on_selector_all("table.overview tbody tr", "trs => trs.length")
-    assert rows == len({k[:3] for k in expected})
-    shoot(page, "overview.png")
+@pytest.mark.parametrize("benchmark,case", [("bench_device.SetCurrent.time_set_current", ""),
+                                            ("bench_event.EventCreate.time_event_create", ""),
+                                            ("bench_launch.Launch.time_launch", "16 ptr")])
+def test_each_chain_point_is_the_product_of_the_paired_ratios_across_the_environment_change(
+        site, steps, known, page, benchmark, case):
+    """graph.html: per library one unbroken chain through all six commits (the environment changes between v0.2.0
+    and m1), each point the product of the records' ratios, a marker exactly where a step flagged the case; asv's
+    medians one line per library below, the C++ twin's too; the x axis names the releases."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark={benchmark}&case={case.replace(' ', '%20')}")
+    page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+    drawn = page.evaluate("""() => ({chain: cudaBenchGraph.chain.getData().map(s => [s.cb, s.data]),
+                                     medians: cudaBenchGraph.medians.getData().map(s => [s.cb, s.data]),
+                                     ticks: cudaBenchGraph.chain.getAxes().xaxis.ticks.map(t => t.label)})""")
+    order = ["v010", "v020", "m1", "m2", "m3", "m4"]
+    assert drawn["ticks"] == [TAGS.get(n, SHA[n][:9]) for n in order]
+    lines = {s[0]["api"]: s[1] for s in drawn["chain"] if s[0]["kind"] == "chain"}
+    assert sorted(lines) == ["bindings", "core", "cupy"]
+    for api, points in lines.items():
+        name = f"{benchmark}('{api}'{', ' + repr(case) if case else ''})"
+        want = expected_chain(steps, name)
+        assert None not in points and [p[0] for p in points] == list(range(6))  # no break anywhere
+        assert [p[1] for p in points] == pytest.approx([want[n] for n in order], rel=1e-9)
+        marks = sorted((s[0]["verdict"], p[0]) for s in drawn["chain"] if s[0]["kind"] == "flag"
+                       and s[0]["api"] == api for p in s[1])
+        recorded = sorted((c["verdict"], order.index(next(n for n, sha in SHA.items() if sha == st["head"])))
+                          for st in steps for c in st["cases"] if c["name"] == name
+                          and c["verdict"] in ("regression", "improvement", "not reproduced"))
+        assert marks == recorded
+    medians = {s[0]["api"]: s[1] for s in drawn["medians"]}
+    assert sorted(medians) == ["bindings", "core", "cpp", "cupy"]
+    assert all(len(points) == 6 and None not in points for points in medians.values())
+    assert "cuda-bindings auto → 13.3.1" in page.inner_text("#chain")
+    if benchmark.endswith("time_event_create"):
+        shoot(page, "graph-fixture.png")
 
 
-CPP = "bench_cpp.Cpp.track_latency"
+def test_every_page_names_a_release_by_its_tag(site, page):
+    """No page shows a release commit by its hash: the tag names it on every page and in asv's list."""
+    html, results_dir, origin = site
+    for url in ("index.html", "releases.html", "regressions.html", "steps.html",
+                f"graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create",
+                "asv.html#summarylist"):
+        page.goto(f"{origin}/{url}")
+        page.wait_for_timeout(300)
+        if url.startswith("graph"):
+            page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+        if url.startswith("asv"):
+            page.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
+        text = page.inner_text("body")
+        for name in TAGS:
+            assert SHA[name][:7] not in text, (url, name)
+        assert any(tag in text for tag in TAGS.values()), url
 
 
-def newest_results(results_dir, machine):
-    files = result_files(results_dir / machine)
-    return max(files, key=lambda p: json.loads(p.read_text())["date"])
+# --- publishing -----------------------------------------------------------------------------------------
+def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(site, tmp_path):
+    """The fixture's commits exist in no repository: cuda-bench publish (above) and plain ``asv publish``, through
+    the project's plugin, both publish from results/ alone, and say the same."""
+    html, results_dir, origin = site
+    conf = asv_conf(tmp_path, tmp_path / "no-clone-here", sys.executable, results_dir=str(results_dir),
+                    html_dir=str(tmp_path / "html"))
+    run_asv(conf, "publish")
+    for name in ("regressions.json", "overview.json", "index.html", "releases.html", "regressions.html"):
+        assert (tmp_path / "html" / name).read_text() == (html / name).read_text(), name
+    index = json.loads((html / "index.json").read_text())
+    assert index["tags"] == {"cuda-core-v0.1.0": 0, "cuda-core-v0.2.0": 1}
+    assert [index["revision_to_hash"][str(i)] for i in range(6)] == list(SHA.values())
+    for page_file in html.glob("*.html"):
+        text = page_file.read_text()
+        assert 'src="http' not in text and "cdn" not in text.lower(), page_file.name
 
 
-def test_overview_shows_the_net_of_the_harness_floor_next_to_the_raw_number(published, page):
-    html, results, origin = published
-    from cuda_bench.text import TARGET_NS, fmt, signed
-
-    page.goto(f"{origin}/overview.html")
-    machine = page.get_attribute("table.overview", "data-machine")
-    measured = asv_results(newest_results(results, machine))
-    floor = measured[("bench_harness.Floor.time_noop", ("noop",))]
-    raw = measured[("bench_event.EventCreate.time_event_create", ("core",))]
-    cpp = measured[(CPP, ("event_create",))]
-    td = page.locator(f"table.overview[data-machine='{machine}'] "
-                      "tr[data-benchmark='bench_event.EventCreate.time_event_create'] td.core")
-    assert float(td.get_attribute("data-net")) == pytest.approx(raw - floor, rel=1e-12)
-    text = td.inner_text()
-    assert text.startswith(f"{fmt(raw)} net {fmt(raw - floor)}"), text
-    commit = json.loads(newest_results(results, machine).read_text())["commit_hash"]
-    paired, runs = overcpp.over_cpp_cases([r for r in records.read(Path(results) / machine, "over-cpp")
-                                          if r["commit"] == commit]).get(
-        "bench_event.EventCreate.time_event_create('core')", (None, None))
-    cpp_current = (results_mod.versions(json.loads(newest_results(results, machine).read_text()))[CPP]
-                   == results_mod.suite(results)[CPP]["version"])
-    spread = ""
-    if paired:  # real commits (CUDA_BENCH_REPO) with an over-C++ record: the paired numbers
-        diff, x, of = paired["over_ns"] * 1e-9, paired["ratio"], "paired"
-        if runs and runs["runs"] > 1:  # the range over the commit's comparable runs, in the text and the title
-            overview = [r for r in json.loads((html / "overview.json").read_text()) if r["machine"] == machine]
-            usual = overcpp.usual_runs(overview)  # the count most ranges share: said once above the table
-            if (runs["runs"], runs.get("left_out", 0)) == usual:
-                spread = f" (×{runs['low']:.2f}–{runs['high']:.2f})"
-                assert f"over this commit's {overcpp.usual_runs_text(usual)}" in page.inner_text("p.ranges")
-            else:
-                spread = f" (×{runs['low']:.2f}–{runs['high']:.2f} in {runs['runs']} runs"
-                spread += f", {runs['left_out']} in the slow state left out)" if runs.get("left_out") else ")"
-            assert f"over {runs['runs']} runs of this commit" in td.locator("span.target-ok, span.target-over").get_attribute("title")
-    elif cpp_current:  # vs C++: the net number
-        diff, x, of = raw - floor - cpp, (raw - floor) / cpp, "net"
-    else:  # the twins changed after this commit's asv run: no C++ number there, and the page says why
-        diff = None
-        assert "C++" not in text and CPP in page.inner_text("p.older")
-    if diff is not None:
-        mark = "✓" if diff * 1e9 < TARGET_NS else "✗"
-        assert f"{signed(diff)} ×{x:.2f}{spread} {mark} C++ ({of})" in text, text
-    if cpp_current:
-        assert page.inner_text(f"table.overview[data-machine='{machine}'] td.cpp >> nth=0").count("net") == 0
-    assert "harness floor" in page.inner_text("body > p")
-
-    rows = json.loads((html / "overview.json").read_text())
-    for row in rows:
-        for api, cell in row["cells"].items():
-            if api == "cpp":
-                assert "net" not in cell
-            elif cell["value"] is None or math.isnan(cell["value"]):
-                assert cell["net"] is None
-            else:
-                assert cell["net"] == pytest.approx(cell["value"] - row["floor"], rel=1e-12)
-    assert {row["floor"] for row in rows if row["machine"] == machine} == {floor}
-
-
-def test_every_cell_links_to_a_graph_that_draws(published, page):
-    html, results, origin = published
-    page.goto(f"{origin}/overview.html")
-    link = page.get_attribute("tr[data-benchmark='bench_event.EventCreate.time_event_create'] td.core a", "href")
-    page.goto(f"{origin}/{link}")
-    page.wait_for_selector("#graph-display canvas.flot-base", timeout=20000)
-    legend = page.inner_text("#graph-display")
-    assert "core" in legend
-    # flot drew something: the base canvas is not blank
-    painted = page.evaluate("""() => { const c = document.querySelector('#graph-display canvas.flot-base');
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true; return false; }""")
-    assert painted
-    shoot(page, "graph.png")
-
-
-def test_regressions_page_lists_what_the_paired_steps_flag(published, page):
-    html, results, origin = published
-    flagged = json.loads((html / "regressions.json").read_text())["regressions"]
-    assert [entry[0] for entry in flagged] == [SLOWED]  # the injected slowdown, nothing the A/A step measured
-    ((rev_a, rev_b, before, after),) = flagged[0][6]
-    step = json.loads((results / "nvidia-h200" / "steps.jsonl").read_text().splitlines()[-1])
-    case = next(c for c in step["cases"] if c["name"] == SLOWED)
-    assert after / before == pytest.approx(case["ratio"])  # asv's factor column shows the paired ratio
-    page.goto(f"{origin}/index.html#regressions")
-    page.wait_for_selector("#regressions-body .regression-div", state="attached", timeout=20000)
-    listed = page.eval_on_selector_all(
-        "#regressions-body .regression-div > table:not(.ignored) > tbody > tr",
-        "trs => trs.map(tr => tr.querySelector('a').textContent)",
-    )
-    assert listed == [SLOWED]
-    shoot(page, "regressions.png")
-
-
-def test_overview_marks_what_the_paired_steps_flag_with_interval_and_index(published, page):
-    html, results, origin = published
-    page.goto(f"{origin}/overview.html")
-    marked = page.eval_on_selector_all(
-        "td .label-danger", "spans => spans.map(s => s.closest('td').querySelector('a').getAttribute('href'))")
-    assert marked == ["index.html#bench_device.SetCurrent.time_set_current?machine=nvidia-h200&p-api=%27core%27"]
-    steps = history.steps(results, "nvidia-h200")  # one per (base, head): the recheck joins its step
-    ratios = [next(c["ratio"] for c in step["cases"] if c["name"] == SLOWED) for step in steps]
-    td = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
-    text = td.inner_text()
-    last = next(c for c in steps[-1]["cases"] if c["name"] == SLOWED)
-    assert f"×{last['ratio']:.3f} [{last['low']:.3f}, {last['high']:.3f}] vs prev." in text
-    assert len(steps) == 3 and f"index ×{math.prod(ratios):.3f} since {steps[0]['base'][:9]}" in text
-
-
-def test_steps_page_lists_every_step_and_what_it_flagged(published, page):
-    html, results, origin = published
-    page.goto(f"{origin}/steps.html")
-    rows = page.eval_on_selector_all("table.steps tr[data-head]", "trs => trs.map(tr => tr.dataset.head)")
-    steps = history.steps(results, "nvidia-h200")
-    assert rows == [step["head"] for step in reversed(steps)]
-    cases = page.eval_on_selector_all("table.steps tr.case", "trs => trs.map(tr => [tr.dataset.case, "
-                                      "tr.dataset.verdict, tr.innerText])")
-    assert [c[:2] for c in cases] == [[SLOWED, "regression"], [PROGRAM_OPTIONS, "not reproduced"]]
-    assert "flagged on one machine start only, not yet confirmed" in cases[0][2]
-    assert "×1.053 [1.048, 1.056] (start not recorded)" in cases[0][2]  # a record that names no boot time
-    # the flag and the measurement that did not reproduce it, each with its interval and machine start
-    assert "×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35)" in cases[1][2]
-    assert "×0.999 [0.993, 1.004] same (start 2026-12-04T15:55)" in cases[1][2]
-    text, count = report.issue_body({"nvidia-h200": steps})  # the nightly issue lists the same regressions
-    assert count == 1 and f"`{SLOWED}`" in text and PROGRAM_OPTIONS not in text
-    shoot(page, "steps.png")
-
-
-@pytest.fixture(scope="module")
-def published_history(tmp_path_factory):
-    """The real results, published: main's five newest commits at the current benchmark versions."""
-    tmp = tmp_path_factory.mktemp("history")
-    repo, results, _ = real_results_in_a_repo(tmp)
-    conf = asv_conf(tmp, repo, sys.executable, results_dir=str(results))
-    run_module("cuda_bench.publish", "--config", conf)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp / "html"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield tmp / "html", results, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-def test_graph_default_view_is_readable(published_history):
-    """Commits evenly spaced (not squeezed against the right edge behind years of release tags), and the
-    legend beside the plot, not over it."""
-    html, results, origin = published_history
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            check_graph(browser.new_page(viewport={"width": 1400, "height": 900}), origin)
-        finally:
-            browser.close()
-
-
-def check_graph(page, origin):
-    page.goto(f"{origin}/index.html#bench_launch.Launch.time_launch?machine=nvidia-h200")
-    page.wait_for_selector("#graph-display canvas.flot-base", timeout=20000)
-    page.wait_for_selector("#cuda-bench-legend table", timeout=20000)
-    assert "active" in page.get_attribute("#even-spacing", "class")
-    plot = page.locator("#main-graph canvas.flot-base").bounding_box()
-    legend = page.locator("#cuda-bench-legend table").bounding_box()
-    assert legend["x"] >= plot["x"] + plot["width"] - 1  # entirely to the right of the plot
-    assert page.locator("#main-graph .legend").count() == 0  # nothing drawn on the plot itself
-    # the measured commits spread over the plot: every series' neighbouring points are far apart, not a pixel
-    series = page.evaluate("""() => { const p = $('#main-graph').data('plot');
-        return p.getData().filter(s => s.data.length > 1).map(s => s.data.map(d => p.getAxes().xaxis.p2c(d[0]))); }""")
-    assert series
-    everything = [x for xs in series for x in xs]
-    assert max(everything) - min(everything) > 0.8 * plot["width"]
-    for xs in series:
-        xs = sorted(xs)
-        assert min(b - a for a, b in zip(xs, xs[1:])) > 0.03 * plot["width"], xs
-    shoot(page, "graph.png")
-
-
-def test_no_page_loads_anything_from_outside(published):
-    html, results, origin = published
-    for page in html.glob("*.html"):
-        text = page.read_text()
-        assert "cdn" not in text.lower(), page.name
-        assert 'src="http' not in text and 'href="https://cdn' not in text, page.name
-
-
-def test_a_corrupt_results_file_is_skipped_with_its_name(published, tmp_path):
+def test_a_corrupt_results_file_is_skipped_with_its_name(site, tmp_path):
     """A results file cut off mid-write, JSON that is no asv results, or asv's keys holding the wrong shapes:
     publishing goes on without it, one line naming it, exit 0."""
-    html, results, origin = published
+    html, results_dir, origin = site
     copy = tmp_path / "results"
-    shutil.copytree(results, copy)
-    newest = newest_results(copy, "nvidia-h200")
+    shutil.copytree(results_dir, copy)
+    newest = next((copy / MACHINE).glob(f"{SHA['m4'][:8]}-*.json"))
     bad = newest.with_name("deadbeef-" + newest.name.split("-", 1)[1])
     bad.write_text(newest.read_text()[: len(newest.read_text()) // 2])
     stray = newest.with_name("cafebabe-" + newest.name.split("-", 1)[1])
     stray.write_text('{"not": "asv"}')
-    shapeless = newest.with_name("0badf00d-" + newest.name.split("-", 1)[1])  # asv's keys, not its shapes
-    shapeless.write_text('{"commit_hash": "0badf00d", "result_columns": ["result"], "results": {"x": null}}')
-    conf = asv_conf(tmp_path, Path(json.loads((html.parent / "asv.conf.json").read_text())["repo"]), sys.executable,
-                    results_dir=str(copy))
+    conf = asv_conf(tmp_path, tmp_path / "no-clone-here", sys.executable, results_dir=str(copy))
     proc = run_module("cuda_bench.publish", "--config", conf)
     assert f"publish: skipping {bad}: not a readable results file" in proc.stderr
     assert f"publish: skipping {stray}: not a readable results file" in proc.stderr
-    assert f"publish: skipping {shapeless}: not a readable results file" in proc.stderr
-    stray.unlink()
-    assert json.loads((tmp_path / "html" / "overview.json").read_text())  # published from the rest
+    assert json.loads((tmp_path / "html" / "overview.json").read_text())
     assert (tmp_path / "html" / "README.md").exists()
-    only_bad = tmp_path / "only-bad"
-    (only_bad / "nvidia-h200").mkdir(parents=True)
-    shutil.copy2(copy / "nvidia-h200" / "machine.json", only_bad / "nvidia-h200")
-    shutil.copy2(bad, only_bad / "nvidia-h200")
-    proc = run_module("cuda_bench.publish", "--config", asv_conf(tmp_path, tmp_path, sys.executable,
-                                                                 results_dir=str(only_bad)), check=False)
-    assert proc.returncode == 1 and "publish: no results in" in proc.stderr  # nothing left: a failure
 
 
-def test_a_failed_publish_keeps_the_dashboard_that_was_there(published, page, tmp_path):
-    """asv publish fails (here: the project is no git repository): html/ is left as it was, README and all,
-    and still serves the dashboard."""
-    html, results, origin = published
-    before = sorted(str(p.relative_to(html)) for p in html.rglob("*"))
-    assert "README.md" in before
-    broken = tmp_path / "not-a-repo"
-    broken.mkdir()
-    conf = asv_conf(tmp_path, broken, sys.executable, results_dir=str(results), html_dir=str(html))
+def test_a_failed_publish_keeps_the_dashboard_that_was_there(site, tmp_path):
+    """asv publish fails (here: results without asv's benchmarks.json): html/ is left as it was, README and all."""
+    html, results_dir, origin = site
+    target = tmp_path / "html"
+    shutil.copytree(html, target)
+    before = sorted(str(p.relative_to(target)) for p in target.rglob("*"))
+    broken = tmp_path / "results"
+    shutil.copytree(results_dir, broken)
+    (broken / "benchmarks.json").unlink()
+    conf = asv_conf(tmp_path, tmp_path / "no-clone-here", sys.executable, results_dir=str(broken),
+                    html_dir=str(target))
     proc = run_module("cuda_bench.publish", "--config", conf, check=False)
     assert proc.returncode == 1 and proc.stderr.strip().splitlines()[-1].startswith("publish: asv publish exited")
-    assert sorted(str(p.relative_to(html)) for p in html.rglob("*")) == before
-    assert not list(html.parent.glob(".html-new-*"))  # the half-built folder is gone
-    page.goto(f"{origin}/overview.html")
-    assert page.locator("table.overview tbody tr").count() > 10
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == before
 
 
-def test_the_real_history_lists_the_release_ladders_steps_after_mains(published_history):
-    """The committed history published as it is: steps.html shows main's steps, then the release ladder's
-    under their own heading, each flag with its standing; the Regressions page lists every confirmed or
-    unconfirmed flag of both (asv lists old regressions too) and none that another start did not reproduce;
-    the nightly issue about main lists only main's."""
-    html, results, origin = published_history
-    steps = history.steps(results, "nvidia-h200")
-    ladder = [s for s in steps if history.release_step(s)]
-    main = [s for s in steps if s not in ladder]
-    assert len(ladder) >= 5 and main  # the ladder's five, and any a later release adds
-    flagged = [(s["head"], c["name"]) for s, c in history.flagged_steps(steps)]
+def test_the_nightly_issue_lists_mains_open_regressions_as_the_pages_do(steps, known):
+    """report.issue_body: main's open regressions (the confirmed one and the one not yet confirmed), not the one
+    another start did not reproduce; the newest release against main's head is counted in a line of its own."""
+    text, count = report.issue_body({MACHINE: steps}, known=known)
+    assert count == 2
+    assert f"`{EVENT_CORE}`" in text and f"`{LAUNCH_16}`" in text and SET_BINDINGS not in text
+    assert "cuda-core-v0.2.0" in text
+
+
+# --- the committed H200 history ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def h200(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("h200")
+    conf, results_dir, html = publish_history(tmp, ROOT / "results")
+    server, origin = serve(html)
+    yield html, results_dir, origin
+    server.shutdown()
+
+
+def test_the_h200_history_publishes_from_results_alone(h200):
+    """The committed history (23 commits, no clone): main's head cb56ab9f9 against c278ecb3d (no change), the step
+    from cuda-core-v0.5.1 to it missing and said so, no regression open on main, the release ladder's flags on the
+    Releases page by name."""
+    html, results_dir, origin = h200
+    text = (html / "index.html").read_text()
+    assert 'data-commit="cb56ab9f9' in text and 'data-against="release" class="missing"' in text
+    assert "cuda-core-v0.5.1</a> (the newest release)" in text
+    releases = (html / "releases.html").read_text()
+    for tag in ("cuda-core-v0.1.0", "cuda-core-v0.1.1", "cuda-core-v0.2.0", "cuda-core-v0.3.2", "cuda-core-v0.4.2",
+                "cuda-core-v0.5.1"):
+        assert tag in releases
+    assert releases.count('class="release-step"') == 5
+
+
+def test_screenshots_of_the_h200_history(h200):
+    """With CUDA_BENCH_SCREENSHOTS=DIR: the landing page, a release step, a graph and the Regressions page of the
+    committed H200 history, 1400 px wide (docs/*.png)."""
+    folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
+    if not folder:
+        pytest.skip("CUDA_BENCH_SCREENSHOTS is not set")
+    chromium = need_browser()
+    import playwright.sync_api as playwright
+
+    html, results_dir, origin = h200
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(f"{origin}/steps.html")
-            heads = page.eval_on_selector_all("table.steps tr[data-head]", "trs => trs.map(tr => tr.dataset.head)")
-            assert heads == [s["head"] for s in reversed(main)] + [s["head"] for s in reversed(ladder)]
-            groups = page.eval_on_selector_all("table.steps tr.group", "trs => trs.map(tr => tr.innerText.trim())")
-            assert groups == ["main's history", "between cuda-core releases: the release ladder's steps"]
-            rows = page.eval_on_selector_all("table.steps tr.case[data-verdict='regression']",
-                                             "trs => trs.map(tr => [tr.dataset.case, tr.innerText])")
-            assert sorted(name for name, _ in rows) == sorted(name for _, name in flagged)
-            memory = [text for name, text in rows if "MemoryResourceCreate" in name]
-            assert memory and all("flagged on 2 machine starts, each with one layout per build (ASLR off), not "
-                                  "yet confirmed" in text for text in memory)
-            shoot(page, "steps-ladder.png")
-            page.goto(f"{origin}/index.html#regressions")
-            page.wait_for_selector("#regressions-body .regression-div", state="attached", timeout=20000)
-            listed = page.eval_on_selector_all(
-                "#regressions-body .regression-div > table:not(.ignored) > tbody > tr",
-                "trs => trs.map(tr => tr.querySelector('a').textContent)")
-            assert sorted(listed) == sorted(name for _, name in flagged)
-        finally:
-            browser.close()
-    assert report.issue_body({"nvidia-h200": steps})[1] == len(history.flagged_steps(main))
+        browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+        tab = browser.new_page(viewport={"width": 1400, "height": 900})
+        tab.goto(f"{origin}/index.html")
+        tab.screenshot(path=str(Path(folder) / "landing.png"))
+        print("landing page words:", len(tab.inner_text("body").split()))
+        tab.goto(f"{origin}/releases.html")
+        tab.locator("section.release-step").nth(1).scroll_into_view_if_needed()
+        tab.evaluate("() => window.scrollTo(0, document.querySelectorAll('section.release-step')[1].offsetTop - 50)")
+        tab.screenshot(path=str(Path(folder) / "release-step.png"))
+        tab.goto(f"{origin}/graph.html#machine=nvidia-h200&benchmark=bench_device.SetCurrent.time_set_current")
+        tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+        tab.screenshot(path=str(Path(folder) / "graph.png"))
+        tab.goto(f"{origin}/regressions.html")
+        tab.screenshot(path=str(Path(folder) / "regressions.png"))
+        browser.close()
+
+
+def shoot(page, name):
+    folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
+    if folder and os.environ.get("CUDA_BENCH_FIXTURE_SCREENSHOTS"):
+        page.screenshot(path=str(Path(folder) / name))
