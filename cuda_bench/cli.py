@@ -30,9 +30,9 @@ commands:
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
   over-cpp   each Python form against its C++ twin, sample by sample in one process, at one commit
-  publish    html/ from results/ (self-contained, no network)
+  publish    html/ from results/ alone (self-contained: no network, no clone)
   serve      html/ on http://127.0.0.1:8080
-  report     the history as Markdown (the overview, --steps, --across, --agreement, --issue)
+  report     the history as Markdown (the front page, --releases, --steps, --across, --agreement, --issue)
   prebuild   build several commits into the wheel cache at once, before a run
   upgrade    the records in results/ brought to the current schema
 

@@ -63,8 +63,8 @@ def test_asv_reads_the_history_from_results_alone(tmp_path):
     from results/commits.json, a measured commit it lacks placed by its results file's date (and on main), ranges
     as git rev-list --first-parent gives them; no clone, no network."""
     from asv.repo import NoSuchNameError
-
     from conftest import ROOT
+
     from cuda_bench import asv_plugin
 
     results_dir = tmp_path / "results"
@@ -91,3 +91,26 @@ def test_asv_reads_the_history_from_results_alone(tmp_path):
     assert repo.get_name_from_hash(a) == "cuda-core-v0.1.0" and repo.get_name_from_hash(b) is None
     with pytest.raises(NoSuchNameError):
         repo.get_hash_from_name("cuda-core-v9.9.9")
+
+
+def test_publish_with_a_clone_records_the_commits_results_lack(tmp_path, git_repo):
+    """`cuda-bench publish --repo PATH` first adds to results/commits.json the measured commits it lacks (measured
+    before it existed), from the clone; without --repo nothing is written and the pages name them by hash."""
+    from conftest import ROOT, git
+
+    from cuda_bench import results
+    from cuda_bench.commands import publish as command
+
+    git(git_repo, "tag", "cuda-core-v0.9.0")
+    head = git(git_repo, "rev-parse", "HEAD")
+    results_dir = tmp_path / "results"
+    (results_dir / "m").mkdir(parents=True)
+    (results_dir / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
+    data = json.loads(next((ROOT / "results" / "nvidia-h200").glob("cb56ab9f*.json")).read_text())
+    (results_dir / "m" / f"{head[:8]}-env.json").write_text(json.dumps(data | {"commit_hash": head}))
+    assert results.commits(results_dir)[head]["recorded"] is False
+    assert results.commit_name(head, results.commits(results_dir)) == head[:9]
+    command.record_missing(git_repo, results_dir)
+    known = results.commits(results_dir)
+    assert known[head]["recorded"] and known[head]["title"] == "init" and known[head]["tags"] == ["cuda-core-v0.9.0"]
+    assert results.commit_name(head, known) == "cuda-core-v0.9.0"

@@ -5,18 +5,21 @@ from __future__ import annotations
 import errno
 import functools
 import http.server
+import json
+from pathlib import Path
 
-from cuda_bench import asvrun, compare, publish
+from cuda_bench import asvrun, compare, publish, results
 from cuda_bench.commands.common import log
-from cuda_bench.paths import ROOT
+from cuda_bench.paths import COMMITS, ROOT
 
 
 def add(sub):
     p = sub.add_parser("publish", description="asv publish into a new folder, made self-contained, with the pages "
-                       "of the paired engine; it replaces html/ only when complete. Needs no network: what the "
-                       "pages say of each commit is recorded in results/ when it is measured.")
-    p.add_argument("--repo", metavar="PATH", help="a local clone of cuda-python (default: the one `cuda-bench init` "
-                   "set, else what results/commits.json recorded)")
+                       "of the paired engine; it replaces html/ only when complete. Needs no network and no clone: "
+                       "commit order, dates and release tags come from results/commits.json, recorded when each "
+                       "commit is measured.")
+    p.add_argument("--repo", metavar="PATH", help="a local clone of cuda-python: first add to results/commits.json "
+                   "the measured commits it lacks (commits measured before it existed)")
     p.add_argument("--results-dir", metavar="DIR", help="publish these results instead of results/")
     p = sub.add_parser("serve", description="html/ on http://127.0.0.1:PORT (browsers refuse asv's data from "
                        "file://); Ctrl-C stops it")
@@ -26,8 +29,21 @@ def add(sub):
 def main(args, argv):
     if args.command == "serve":
         return serve(args.port)
-    publish.publish(asvrun.derived_conf(args.repo, None, args.results_dir, None))
+    conf = asvrun.derived_conf(args.repo, None, args.results_dir, None)
+    if args.repo:
+        record_missing(args.repo, Path(json.loads(conf.read_text())["results_dir"]))
+    publish.publish(conf)
     return compare.OK
+
+
+def record_missing(repo, results_dir):
+    """Add to ``results_dir/commits.json`` what the pages say of each measured commit it lacks, from ``repo``."""
+    known = results.commits(results_dir)
+    missing = sorted(commit for commit, info in known.items() if not info["recorded"])
+    if missing:
+        found = asvrun.record_commits(repo, missing, results_dir / COMMITS.name)
+        log(f"results/commits.json: {sum(c in found for c in missing)} of {len(missing)} measured commit(s) it lacked "
+            f"recorded from {repo}")
 
 
 def serve(port, html=ROOT / "html"):
