@@ -80,6 +80,22 @@ MUTATIONS = [
     ("a command's error exits 1, as a regression does", "cuda_bench/compare.py",
      "OK, REGRESSION, INCOMPLETE, ERROR = 0, 1, 2, 3", "OK, REGRESSION, INCOMPLETE, ERROR = 0, 1, 2, 1",
      ["tests/test_bench_cli.py"]),
+    ("asv's step detection on medians feeds its Benchmark list", "cuda_bench/publish.py",
+     "    paired_summaries(html_dir, runs, steps, revisions, known)\n", "", ["tests/test_dashboard.py"]),
+    ("a release appears by its hash", "cuda_bench/results.py",
+     "return release_name(known.get(commit) or {}) or commit[:9]", "return commit[:9]", ["tests/test_dashboard.py"]),
+    ("asv's graphs break where the cuda-bindings environment changes", "cuda_bench/asv_plugin.py",
+     "                found._env_vars = {}\n", "                pass\n", ["tests/test_dashboard.py"]),
+    ("a paired step walked backwards multiplies the chain", "cuda_bench/summary.py",
+     'links.setdefault(head, []).append((base, 1 / case["ratio"],',
+     'links.setdefault(head, []).append((base, case["ratio"],', ["tests/test_dashboard.py"]),
+    ("the front page's badges come from the newest release's step to the head", "cuda_bench/overview.py",
+     'main_steps = [s for s in steps_by_machine.get(machine_name, []) if summary.step_kind(s, known) == "main"]',
+     "main_steps = steps_by_machine.get(machine_name, [])", ["tests/test_dashboard.py"]),
+    ("a flag another machine start did not reproduce stays open", "cuda_bench/summary.py",
+     '    if case["verdict"] == "regression":\n        return "confirmed"',
+     '    if case["verdict"] in ("regression", "not reproduced"):\n        return "confirmed"',
+     ["tests/test_dashboard.py"]),
 ]
 
 
