@@ -235,7 +235,7 @@ def changed_table(machine, cases, kind="changed"):
            'interval]</th><th>status</th><th>per call, base → head</th></tr></thead><tbody>']
     for case in cases:
         state = summary.status(case)
-        word = {"improvement": "faster"}.get(state, state)
+        word = summary.status_word(case)
         out.append(f'<tr class="case" data-case="{esc(case["name"])}" data-verdict="{esc(case["verdict"])}" '
                    f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
                    f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
@@ -454,7 +454,7 @@ def geomean_text(found):
 def render_release_step(machine, told, known):
     body = [f'<section class="release-step" data-base="{told["base"]}" data-head="{told["head"]}" '
             f'data-kind="{told["kind"]}"><h3>{commit_link(told["base"], known)} → {commit_link(told["head"], known)}'
-            f' <small>{verdict_badge(told["counts"])}</small></h3>',
+            f' {verdict_badge(told["counts"])}</h3>',
             f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
             f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired {esc(told["step"]["date"][:10])}, '
             f'each side with cuda-bindings {esc(told["step"].get("bindings", ""))}.</small></p>',
@@ -498,33 +498,39 @@ KIND_WORDS = {"main": "main", "release": "between releases", "since release": "s
 
 
 def render_regressions(machine, found, known):
+    """One machine's flags: the open ones on main, since the newest release and between releases, then those another
+    machine start did not reproduce; each with its ratio, interval, status and the commits by name."""
     out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)}</h2>']
-    for title, wanted in (("Open", ("regression",)), ("Not reproduced", ("not reproduced",))):
-        chosen = [(s, c, k) for s, c, k in found if c["verdict"] in wanted]
-        if title == "Open":
-            out.append(f"<h3>Open <small>({len(chosen)})</small></h3>")
-        elif chosen:
-            out.append(f"<h3>Not reproduced <small>({len(chosen)}): another machine start measured it without a "
-                       "flag</small></h3>")
-        if not chosen:
-            if title == "Open":
-                out.append("<p>None.</p>")
+    groups = [("open", "main", "Open on main"), ("open", "since release", "Open since the newest release"),
+              ("open", "release", "Open between releases"), ("not reproduced", None, "Not reproduced")]
+    for table, kind, title in groups:
+        verdict = "regression" if table == "open" else "not reproduced"
+        chosen = [(s, c, k) for s, c, k in found if c["verdict"] == verdict and kind in (None, k)]
+        if not chosen and kind != "main":
             continue
-        out.append(f'<table class="table table-condensed regressions" data-table="{title.lower()}"><thead><tr>'
+        note = (' <small>another machine start measured it without a flag</small>' if table != "open" else "")
+        out.append(f'<h3>{title} <small>({len(chosen)})</small>{note}</h3>')
+        if not chosen:
+            out.append("<p>None.</p>")
+            continue
+        out.append(f'<table class="table table-condensed regressions" data-table="{table}"><thead><tr>'
                    f"<th>case</th><th>where</th><th>ratio [{CONFIDENCE:.0%} interval]</th><th>status</th>"
-                   "<th>threshold</th><th>per call</th><th>measurements</th></tr></thead><tbody>")
-        for step, case, kind in chosen:
+                   "<th>threshold</th><th>per call</th><th>measured</th></tr></thead><tbody>")
+        for step, case, kind_of in chosen:
             state = summary.status(case)
             note = standing(case, step.get("versions"))
+            runs = case.get("measurements") or [case]
+            starts = len({m.get("start") for m in runs})
             out.append(f'<tr class="case" id="{esc(anchor(machine, step, case))}" data-case="{esc(case["name"])}" '
-                       f'data-base="{step["base"]}" data-head="{step["head"]}" data-kind="{kind}" '
+                       f'data-base="{step["base"]}" data-head="{step["head"]}" data-kind="{kind_of}" '
                        f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
                        f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
                        f'{esc(case_label(case["name"]))}</a></td><td>{commit_link(step["base"], known)} → '
-                       f'{commit_link(step["head"], known)} <small class="text-muted">{KIND_WORDS[kind]}</small></td>'
-                       f'<td>{ratio_text(case)}</td><td class="text-{STATUS_CLASS[state]}" title="{esc(note)}">'
-                       f'{esc(state)}</td><td>{case["threshold"]:.1%}</td><td>{fmt_ns(case["base_ns"])} → '
-                       f'{fmt_ns(case["head_ns"])}</td><td><small>{esc(measurements(case))}</small></td></tr>')
+                       f'{commit_link(step["head"], known)}</td><td>{ratio_text(case)}</td>'
+                       f'<td class="text-{STATUS_CLASS[state]}" title="{esc(note)}">{esc(state)}</td>'
+                       f'<td>{case["threshold"]:.1%}</td><td>{fmt_ns(case["base_ns"])} → {fmt_ns(case["head_ns"])}'
+                       f'</td><td title="{esc(measurements(case))}">{len(runs)} time{"s" if len(runs) != 1 else ""}, '
+                       f'{starts} machine start{"s" if starts != 1 else ""}</td></tr>')
         out.append("</tbody></table>")
     out.append("</section>")
     return "\n".join(out)

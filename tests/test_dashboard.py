@@ -375,7 +375,7 @@ def test_the_regressions_page_feed_and_json_say_what_the_records_hold(site, step
     for row in rows:
         base = next(n for n, sha in SHA.items() if sha == row[2])
         assert row[8].startswith(TAGS.get(base, row[2][:9]))  # a release by its name
-    assert "cuda-core-v0.2.0 → 0e5bc0a68" in page.inner_text("table.regressions")
+    assert "cuda-core-v0.2.0 → 0e5bc0a68" in page.inner_text("main")
     assert all(abs(r[4] - 1) > 0.02 for r in rows if r[0] == "open")  # nothing the engine called the same
     shoot(page, "regressions-fixture.png")
 
@@ -566,8 +566,7 @@ def test_screenshots_of_the_h200_history(h200):
         tab.screenshot(path=str(Path(folder) / "landing.png"))
         print("landing page words:", len(tab.inner_text("body").split()))
         tab.goto(f"{origin}/releases.html")
-        tab.locator("section.release-step").nth(1).scroll_into_view_if_needed()
-        tab.evaluate("() => window.scrollTo(0, document.querySelectorAll('section.release-step')[1].offsetTop - 50)")
+        tab.evaluate("() => window.scrollTo(0, document.querySelectorAll('section.release-step')[1].offsetTop - 60)")
         tab.screenshot(path=str(Path(folder) / "release-step.png"))
         tab.goto(f"{origin}/graph.html#machine=nvidia-h200&benchmark=bench_device.SetCurrent.time_set_current")
         tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)

@@ -78,6 +78,29 @@ $(function () {
         ctx.lineTo(x - size, y - size);
     }
 
+    function ratioTicks(axis) {
+        /* ratios on a log scale: round ratios over a wide range, even steps over a narrow one */
+        var lo = axis.min, hi = axis.max, out = [];
+        if (hi / lo >= 1.5) {
+            var gap = Math.log(hi / lo) / 9;  // labels at least a ninth of the axis apart
+            [1, 0.9, 1.1, 0.8, 1.25, 0.7, 1.5, 0.5, 2, 0.3, 3, 0.2, 5, 0.1, 10, 0.05, 20, 0.02, 50, 0.01, 100]
+                .forEach(function (v) {
+                    var far = out.every(function (u) { return Math.abs(Math.log(v / u)) >= gap; });
+                    if (v >= lo && v <= hi && far) { out.push(v); }
+                });
+            out.sort(function (a, b) { return a - b; });
+            if (out.length >= 3) {
+                return out;
+            }
+        }
+        var raw = (hi - lo) / 6, step = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10));
+        step *= raw / step > 5 ? 10 : raw / step > 2 ? 5 : raw / step > 1 ? 2 : 1;
+        for (var v = Math.ceil(lo / step) * step; v <= hi + 1e-12; v += step) {
+            out.push(+v.toFixed(6));
+        }
+        return out;
+    }
+
     function envMarkings(commits) {
         var marks = [], changes = [];
         for (var i = 1; i < commits.length; ++i) {
@@ -152,13 +175,19 @@ $(function () {
         });
         var xaxis = {ticks: ticks, min: -0.5, max: commits.length - 0.5, labelHeight: 70};
         var grid = {hoverable: true, markings: env.marks, borderWidth: 1, borderColor: '#ccc'};
+        var values = [];
+        chain.forEach(function (s) { s.data.forEach(function (p) { if (p) { values.push(p[1]); } }); });
+        var low = values.length ? Math.min.apply(null, values) : 0.9, high = values.length ? Math.max.apply(null, values) : 1.1;
+        var pad = Math.max(Math.pow(high / low, 0.06), 1.01);
         var chainPlot = $.plot('#chain', chain, {
             xaxis: xaxis, grid: grid, legend: {show: false},
-            yaxis: {tickFormatter: function (v) { return '×' + v.toFixed(3); }}
+            yaxis: {labelWidth: 56, transform: Math.log, inverseTransform: Math.exp, ticks: ratioTicks,
+                    min: low / pad, max: high * pad,
+                    tickFormatter: function (v) { return '×' + (+v.toPrecision(3)).toFixed(v < 10 ? 3 : 1); }}
         });
         var medianPlot = $.plot('#medians', medians, {
             xaxis: xaxis, grid: grid, legend: {show: false},
-            yaxis: {min: 0, tickFormatter: time}
+            yaxis: {labelWidth: 56, min: 0, tickFormatter: time}
         });
         labelEnv(chainPlot, $('#chain'), env.changes);
         labelEnv(medianPlot, $('#medians'), env.changes);
