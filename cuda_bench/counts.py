@@ -13,8 +13,9 @@ How a case is counted (:func:`count_work`, in a ``cuda_bench.worker`` after the 
   size runs uncounted, so that what a first call fills (a library loaded, a cache, an interned string) is not
   counted. The first calls are left out, not counted separately.
 * each count is taken over ``calls`` calls (whole bodies of ``unroll`` calls; for a ``queued`` operation whole
-  batches of its sample, drained between batches outside the count, as a timed sample is), **twice**: ``steady``
-  says whether both runs counted the same. Per call is the second run's total divided by its calls: an integer,
+  batches of its sample, drained between batches outside the count, as a timed sample is), **twice**: ``unsteady``
+  names the counts that the two runs did not agree on (work that depends on where memory lies, say), which a
+  comparison leaves out. Per call is the second run's total divided by its calls: an integer,
   or an exact fraction (given to 6 decimals) for work that recurs every few calls.
 * what the counting harness itself does (its loop, its own calls, the integers it keeps) is counted too, by
   the same harness around a body that does nothing, and subtracted.
@@ -54,7 +55,7 @@ from cuda_bench.names import split_case
 
 CALLS = 100  # calls counted per run (whole bodies): the unrolled body's 100, or a queued operation's batch
 SLOW_CALLS = 10  # for an operation the suite times one call per body (unroll = 1: tens of microseconds or more)
-RUNS = 2  # counted runs per count; ``steady`` when they agree
+RUNS = 2  # counted runs per count; a count on which they disagree is ``unsteady``
 NVRTC_WHY = ("calls of cuda.bindings.nvrtc functions looked up on that module when called (from Python, or from "
              "Cython as Python functions), counted in a setup of their own; NVRTC calls made from Cython through "
              "cynvrtc, and functions bound before counting began, are not seen")
@@ -321,8 +322,9 @@ def _count(make, body, bodies, batch, drain, runs, baseline):
 
 def count_work(body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS, warmup=True, cuda=True):
     """The work per call of ``body`` (a function of no arguments that makes ``unroll`` calls of the operation):
-    {"calls", "python_calls", "c_calls", "mechanism", "net_blocks", "cuda", "cuda_why", "steady"}. Module
-    docstring: the warm-up, the runs, the baseline that is subtracted."""
+    {"calls", "python_calls", "c_calls", "mechanism", "net_blocks", "cuda", "cuda_why", "unsteady"}. Module
+    docstring: the warm-up, the runs, the baseline that is subtracted (the call of ``body`` itself is the
+    baseline's too: what it calls is counted)."""
     bodies, batch = plan(unroll, calls, batch)
     counted = bodies * int(unroll)
     enabled = gc.isenabled()
@@ -348,7 +350,7 @@ def count_work(body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS
     finally:
         if enabled:
             gc.enable()
-    steady = all(found[0] == found[-1] for found in runs_of.values())
+    unsteady = sorted(key for found in runs_of.values() for key in found[-1] if found[0][key] != found[-1][key])
     last = {key: value for found in runs_of.values() for key, value in found[-1].items()}
     return {
         "calls": counted,
@@ -358,13 +360,13 @@ def count_work(body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS
         "net_blocks": per_call(last["net_blocks"], counted),
         "cuda": per_call_map(last["cuda"], counted) if "cuda" in last else None,
         "cuda_why": cupti.how if why is None else why,
-        "steady": steady,
+        "unsteady": unsteady,
     }
 
 
 def count_nvrtc(body, counted, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS, warmup=True):
     """NVRTC calls per call of ``body``, set up inside :func:`nvrtc_counted` (``counted``: what it yielded):
-    ({name: per call}, steady)."""
+    ({name: per call}, ["nvrtc"] where the two runs disagreed, else [])."""
     bodies, batch = plan(unroll, calls, batch)
     enabled = gc.isenabled()
     gc.disable()
@@ -375,7 +377,7 @@ def count_nvrtc(body, counted, *, unroll=1, calls=CALLS, batch=None, drain=None,
     finally:
         if enabled:
             gc.enable()
-    return per_call_map(found[-1]["nvrtc"], bodies * int(unroll)), found[0] == found[-1]
+    return per_call_map(found[-1]["nvrtc"], bodies * int(unroll)), [] if found[0] == found[-1] else ["nvrtc"]
 
 
 def per_call_map(totals, calls):
@@ -414,20 +416,22 @@ def _sub(a, b):
 
 def changes(base_case, head_case, base_record=None, head_record=None):
     """What changed between one case's two counts, as [(what, change)]: CUDA calls by name (where both sides
-    counted them), NVRTC calls, Python and C calls (where both counted them the same way), net blocks."""
+    counted them), NVRTC calls, Python and C calls (where both counted them the same way), net blocks; a count
+    that either side found unsteady is left out."""
+    unsteady = set(base_case.get("unsteady") or ()) | set(head_case.get("unsteady") or ())
     out = []
-    if base_case.get("cuda") is not None and head_case.get("cuda") is not None:
+    if base_case.get("cuda") is not None and head_case.get("cuda") is not None and "cuda" not in unsteady:
         out += list(_delta(base_case["cuda"], head_case["cuda"]).items())
-    out += list(_delta(base_case.get("nvrtc") or {}, head_case.get("nvrtc") or {}).items())
+    if "nvrtc" not in unsteady:
+        out += list(_delta(base_case.get("nvrtc") or {}, head_case.get("nvrtc") or {}).items())
     mechanism = (base_record or {}).get("mechanism", base_case.get("mechanism"))
-    if mechanism == (head_record or {}).get("mechanism", head_case.get("mechanism")):
-        for key, what in (("python_calls", "Python calls"), ("c_calls", "C calls")):
-            change = _sub(head_case[key], base_case[key])
-            if change:
-                out.append((what, change))
-    change = _sub(head_case["net_blocks"], base_case["net_blocks"])
-    if change:
-        out.append(("net blocks", change))
+    same_way = mechanism == (head_record or {}).get("mechanism", head_case.get("mechanism"))
+    for key, what in (("python_calls", "Python calls"), ("c_calls", "C calls"), ("net_blocks", "net blocks")):
+        if key in unsteady or (key != "net_blocks" and not same_way):
+            continue
+        change = _sub(head_case[key], base_case[key])
+        if change:
+            out.append((what, change))
     return out
 
 
@@ -448,12 +452,25 @@ def diff(base, head):
 
 
 def caveats(base, head):
-    """What the differences leave out, one sentence each: CUDA calls not counted on a side, Python calls
-    counted by two mechanisms."""
+    """What the differences leave out, one sentence each: CUDA calls not counted on a side, NVRTC calls seen on
+    one side only, unsteady counts, Python calls counted by two mechanisms."""
     out = []
     for side, record in (("base", base), ("head", head)):
         if record.get("cuda_counted") is False:
             out.append(f"CUDA calls were not counted on the {side} side ({record.get('cuda_why')}).")
+    heads = {c["name"]: c for c in head["cases"]}
+    vanished = [c["name"] for c in base["cases"] if c["name"] in heads
+                and bool(c.get("nvrtc")) != bool(heads[c["name"]].get("nvrtc"))]
+    if vanished:
+        out.append(f"NVRTC calls are those seen from Python: where a case's fall to none or rise from none "
+                   f"(`{case_label(vanished[0])}`{' and others' if len(vanished) > 1 else ''}), its NVRTC calls may "
+                   "have moved into Cython or out of it, where they are not seen, rather than changed.")
+    unsteady = [(c["name"], c["unsteady"]) for record in (base, head) for c in record["cases"]
+                if c.get("unsteady") and c["name"] in heads]
+    if unsteady:
+        name, which = unsteady[0]
+        out.append(f"Counts that two runs in one process did not agree on are left out (`{case_label(name)}`: "
+                   f"{', '.join(which)}{'; and others' if len(unsteady) > 1 else ''}).")
     if base.get("mechanism") != head.get("mechanism"):
         out.append(f"Python and C calls were counted by {base.get('mechanism')} on one side and "
                    f"{head.get('mechanism')} on the other, which count differently: not compared.")
@@ -469,13 +486,13 @@ def markdown(record):
     cuda, settings = record.get("cuda_counted"), record["settings"]
     out = [f"### Work per call at `{record['rev']}` ({record['commit'][:12]})", "",
            f"Counted over {settings['calls']} calls of each case's timed body ({settings['slow_calls']} "
-           f"for the operations timed one call per body), after a warm-up that is not counted, twice (a case "
-           f"marked ≠ counted differently the second time). Python and C calls: {record['mechanism']}. Net blocks: "
+           "for the operations timed one call per body), after a warm-up that is not counted, twice (≠ marks the "
+           f"counts the second run counted differently). Python and C calls: {record['mechanism']}. Net blocks: "
            "sys.getallocatedblocks() after less before, with the garbage collector off. CUDA calls: "
            f"{record['cuda_why']}. NVRTC calls: {record['nvrtc_why']}.", "",
            "| case | CUDA calls | NVRTC calls | Python calls | C calls | net blocks |", "|---|---|---|--:|--:|--:|"]
     for case in record["cases"]:
-        mark = "" if case["steady"] else " ≠"
+        mark = f" ≠ {', '.join(case['unsteady'])}" if case["unsteady"] else ""
         cuda_text = _calls_text(case["cuda"]) if case["cuda"] is not None else ("n/a" if cuda is False else "—")
         out.append(f"| `{case_label(case['name'])}`{mark} | {cuda_text} | {_calls_text(case['nvrtc'])} | "
                    f"{case['python_calls']} | {case['c_calls']} | {case['net_blocks']} |")

@@ -55,9 +55,9 @@ OVER_CPP_CASE = {"name": TEXT, "twin": TEXT, "ratio": NUMBER, "low": NUMBER, "hi
                  "over_ns": NUMBER, "over_low": NUMBER, "over_high": NUMBER, "py_ns": NUMBER, "cpp_ns": NUMBER,
                  "processes": NUMBER, "groups": NUMBER, "version": TEXT + OPTIONAL, "fast": NUMBER + OPTIONAL}
 #: one case's work per call (cuda_bench.counts): ``cuda`` None where CUDA calls could not be counted (the record's
-#: ``cuda_why`` says why); ``steady``: two counted runs agreed
+#: ``cuda_why`` says why); ``unsteady``: the counts ("net_blocks", "cuda", ...) that two counted runs did not agree on
 COUNTS_CASE = {"name": TEXT, "calls": NUMBER, "cuda": MAPPING + OPTIONAL, "nvrtc": MAPPING, "python_calls": NUMBER,
-               "c_calls": NUMBER, "net_blocks": NUMBER, "steady": FLAG}
+               "c_calls": NUMBER, "net_blocks": NUMBER, "unsteady": LIST}
 
 #: per record type: {field: kind}, a kind being a CHECKS key (OPTIONAL at the end: None allowed too), a tuple of
 #: the values allowed, or a nested shape (a dict, for a mapping; in a list, for each item of a list)

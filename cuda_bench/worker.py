@@ -20,7 +20,7 @@ stdout: file descriptor 1 is pointed at stderr, so a library that prints cannot 
     {"op": "count", "case": NAME, "calls": N, "slow_calls": M}
                                    -> {"ok": true, "calls", "cuda": {name: per call} | null, "cuda_why",
                                        "nvrtc": {name: per call}, "nvrtc_why", "python_calls", "c_calls",
-                                       "mechanism", "net_blocks", "steady"} | {"skip": reason} | {"error": text}
+                                       "mechanism", "net_blocks", "unsteady"} | {"skip": reason} | {"error": text}
     {"op": "over_cpp", "case": NAME, "twin": ID, "seconds": S, "sample_ns": T, "min_groups": G}
                                    -> {"ok": true, "groups": [[c1, p1, p2, c2], ...], "calls": [py, cpp]}
                                       | {"skip": reason} | {"error": text}
@@ -173,12 +173,12 @@ class Worker:
                 return {"error": f"{case.name}: set up again with NVRTC counted, it did not: {again}"}
             instance, case, drain, unroll = self.current
             try:
-                nvrtc, steady = counts.count_nvrtc(instance.body, wrapped, unroll=unroll, calls=calls, batch=batch,
+                nvrtc, unsteady = counts.count_nvrtc(instance.body, wrapped, unroll=unroll, calls=calls, batch=batch,
                                                    drain=drain)
             finally:
                 self.teardown({})
         return {"ok": True, **found, "nvrtc": nvrtc, "nvrtc_why": counts.NVRTC_WHY,
-                "steady": found["steady"] and steady}
+                "unsteady": sorted(found["unsteady"] + unsteady)}
 
     def over_cpp(self, request):
         if self.cpp is None:

@@ -36,11 +36,11 @@ def add(sub):
         "(sys.monitoring on Python 3.12+, sys.setprofile before: the record names which), and net memory blocks "
         "(sys.getallocatedblocks). Each case is set up in a worker process of its commit's environment (built as "
         "`compare` builds it), warmed up (the first calls are not counted), then counted twice over --calls "
-        "calls of its timed body (a case whose two counts differ is marked unsteady); per call is the total "
-        "over the calls. Writes .asv/counts/REV/counts.json and counts.md, appends a record per commit to "
-        "results/<machine>/counts.jsonl (not without a GPU), and with two revisions prints what changed, case by "
-        "case (\"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 net blocks\"). Exit status 2 "
-        "when a case could not be counted.")
+        "calls of its timed body (a count that differs between the two is marked unsteady and left out of the "
+        "diff); per call is the total over the calls. Writes .asv/counts/REV/counts.json and counts.md, appends a "
+        "record per commit to results/<machine>/counts.jsonl (not without a GPU), and with two revisions prints "
+        "what changed, case by case (\"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 net "
+        "blocks\"). Exit status 2 when a case could not be counted.")
     p.add_argument("rev", help="commit, tag or branch")
     p.add_argument("rev2", nargs="?", help="a second one: what changed from REV to REV2 is printed")
     asv_options(p, results_dir=False)
@@ -92,7 +92,7 @@ def count_side(side, names, *, calls=counts.CALLS, slow_calls=counts.SLOW_CALLS,
                 cases.append({"name": name, "calls": answer["calls"], "cuda": answer["cuda"],
                               "nvrtc": answer["nvrtc"], "python_calls": answer["python_calls"],
                               "c_calls": answer["c_calls"], "net_blocks": answer["net_blocks"],
-                              "steady": answer["steady"]})
+                              "unsteady": answer["unsteady"]})
             if (i + 1) % 25 == 0:
                 progress(f"counts at {side.rev}: {i + 1}/{len(names)} cases")
     finally:
