@@ -480,3 +480,63 @@ def test_the_worker_answers_a_count_request(stand_in):
     answer = json.loads(proc.stdout.splitlines()[0])
     assert answer["ok"] and (answer["calls"], answer["python_calls"], answer["net_blocks"]) == (14, 2, 0)
     assert {"cuda", "cuda_why", "nvrtc", "nvrtc_why", "c_calls", "mechanism", "unsteady"} <= set(answer)
+
+
+# --- the commands ---------------------------------------------------------------------------------------------
+def test_the_counts_command_writes_each_commits_table_and_prints_the_diff_and_keeps_no_gpu_runs_out(
+        tmp_path, git_repo, monkeypatch, capsys):
+    """``cuda-bench counts REV REV2`` in the environments compare builds (here the two releases' environments):
+    .asv/counts/REV/counts.json and counts.md for each, the diff printed; without a GPU nothing goes into
+    results/, with one a record per commit is appended to results/<machine>/counts.jsonl."""
+    from cuda_bench import cli, machine
+    from cuda_bench.commands import common
+
+    envs = {"v0.3.2": {"commit": "3" * 40, "python": str(make_env(OLD + RUNNER))},
+            "v1.2.2": {"commit": "4" * 40, "python": str(make_env(NEWEST_WITH_NVRTC + RUNNER))}}
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
+    monkeypatch.setattr(counting, "RESULTS", tmp_path / "results")
+    argv = ["counts", "v0.3.2", "v1.2.2", "--repo", str(git_repo), "--machine", "m", "--out", str(tmp_path / "out"),
+            "-b", "ProgramOptionsCreate|Floor"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "- `ProgramOptionsCreate('core')`: -1 Python calls" in out and "Floor" not in out.split("→")[-1]
+    for rev in envs:
+        record = json.loads((tmp_path / "out" / rev / "counts.json").read_text())
+        assert [c["name"] for c in record["cases"]] == [FLOOR, OPTIONS] and record["rev"] == rev
+        assert "| `ProgramOptionsCreate('core')` |" in (tmp_path / "out" / rev / "counts.md").read_text()
+    assert not (tmp_path / "results").exists()  # no GPU here: not the history
+    monkeypatch.setattr(common.machine, "has_gpu", lambda info: True)
+    assert machine.has_gpu({}) and cli.main(argv) == 0
+    written = records.read(tmp_path / "results" / "m", "counts")
+    assert [r["rev"] for r in written] == ["v0.3.2", "v1.2.2"] and written[0]["commit"] == "3" * 40
+
+
+def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_changed(
+        stand_in, tmp_path, git_repo, monkeypatch):
+    """``cuda-bench compare`` runs the counting pass in both builds after the timing (here the stand-in suite, the
+    head with one more Python call in one case): summary.json keeps both records, the comment names the case
+    beside its timing verdict; ``--no-counts`` skips the pass."""
+    from types import SimpleNamespace
+
+    from cuda_bench import cli
+    from cuda_bench.commands import compare as compare_command
+
+    injected = names_of("Injected")[0]
+    sides = [paired.Side("base", "a", "a" * 40, sys.executable, {"QUEUE_LOG": str(tmp_path / "q"), "INJECT": "0"}),
+             paired.Side("head", "b", "b" * 40, sys.executable, {"QUEUE_LOG": str(tmp_path / "q"), "INJECT": "1"})]
+    timed = [{"name": injected, "ratio": 1.013, "low": 1.004, "high": 1.02, "verdict": "same", "threshold": 0.026,
+              "coverage": 0.96, "base_ns": 50, "head_ns": 51, "control": False}]
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (SimpleNamespace(sides=sides, seconds=1.0), 0.0))
+    monkeypatch.setattr(compare, "summary", lambda *a: paired_data(timed))
+    real = compare_command.settings_of
+    monkeypatch.setattr(compare_command, "settings_of", lambda args: real(args).__class__(benchmark_dir=stand_in))
+    argv = ["compare", "a", "b", "--repo", str(git_repo), "--machine", "m", "-b", "Injected|Known"]
+    assert cli.main([*argv, "--out", str(tmp_path / "with")]) == 0
+    data = json.loads((tmp_path / "with" / "summary.json").read_text())
+    assert [c["name"] for c in data["counts"]["head"]["cases"]] == names_of("Known", "Injected")
+    comment = (tmp_path / "with" / "summary.md").read_text()
+    assert "- `Injected('py')`: +1 Python calls (×1.013 [1.004, 1.020] same)" in comment
+    assert cli.main([*argv, "--out", str(tmp_path / "without"), "--no-counts"]) == 0
+    assert "counts" not in json.loads((tmp_path / "without" / "summary.json").read_text())
