@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import NEWEST_WITH_NVRTC, ROOT, RUNNER, make_env
@@ -460,15 +461,25 @@ def test_the_counts_of_a_release_are_the_same_in_another_process(releases, tmp_p
     assert again["cases"] == releases["head"]["cases"]
 
 
-def test_with_cupti_installed_and_no_driver_cuda_calls_are_none_with_the_reason(tmp_path):
-    """cupti-python installed in the benchmark environment, no libcuda: CUPTI cannot start; everything else is
-    counted as without it."""
-    python = make_env(NEWEST_WITH_NVRTC + RUNNER + ["cupti-python==13.0.1"])
-    side = paired.Side("head", "1.2.2", "1.2.2", str(python))
+def test_with_cupti_carried_as_wheels_and_no_driver_cuda_calls_are_none_with_the_reason(tmp_path):
+    """cupti-python and libcupti's wheel, as a GPU box without network gets them (``--cupti WHEEL``): installed with
+    --no-deps into a folder only the counting workers see (no other package comes with them; the environment itself
+    is left as built). No libcuda here: CUPTI cannot start, and says so; everything else is counted as without it."""
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
+                    "-d", str(wheels), "cupti-python==13.0.1", "nvidia-cuda-cupti==13.*"], check=True)
+    python = make_env(NEWEST_WITH_NVRTC + RUNNER)
+    (side,) = counting.with_cupti([paired.Side("head", "1.2.2", "1.2.2", str(python))], [wheels], tmp_path / "cupti",
+                                  progress=lambda m: None)
+    (overlay,) = side.env["PYTHONPATH"].split(":")
+    installed = sorted(p.name.split("-")[0] for p in Path(overlay).glob("*.dist-info"))
+    assert installed == ["cupti_python", "nvidia_cuda_cupti"]  # not cuda-bindings nor numpy, which it requires
     record = counting.count_side(side, [FLOOR, OPTIONS], log_dir=tmp_path, progress=lambda m: None)
     assert record["cuda_counted"] is False and record["cuda_why"].startswith("CUPTI could not start")
     assert "libcuda" in record["cuda_why"] or "driver" in record["cuda_why"]
     assert [(c["python_calls"], c["cuda"]) for c in record["cases"]] == [(0, None), (2, None)]
+    assert not (python.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" /
+                "site-packages" / "cupti").exists()
 
 
 def test_the_worker_answers_a_count_request(stand_in):
@@ -528,7 +539,8 @@ def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_chan
     timed = [{"name": injected, "ratio": 1.013, "low": 1.004, "high": 1.02, "verdict": "same", "threshold": 0.026,
               "coverage": 0.96, "base_ns": 50, "head_ns": 51, "control": False}]
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (SimpleNamespace(sides=sides, seconds=1.0), 0.0))
+    report = SimpleNamespace(sides=sides, seconds=1.0)
+    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (report, 0.0))
     monkeypatch.setattr(compare, "summary", lambda *a: paired_data(timed))
     real = compare_command.settings_of
     monkeypatch.setattr(compare_command, "settings_of", lambda args: real(args).__class__(benchmark_dir=stand_in))

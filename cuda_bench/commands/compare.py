@@ -38,6 +38,7 @@ def add(sub):
                            help="skip the counting pass after the timing: each case's work per call in both builds "
                            "(CUDA API calls, NVRTC calls, Python and C calls, net memory blocks; `cuda-bench counts "
                            "--help`), kept in summary.json and named in the comment where it changed")
+            counting.cupti_option(p)
             for side in ("base", "head"):
                 p.add_argument(f"--{side}-env", action="append", default=[], metavar="KEY=VALUE",
                                type=key_value, help=f"an environment variable for the {side} side's workers only "
@@ -78,7 +79,7 @@ def main(args, argv):
                            command_line(argv), info)
     text = compare.write(out, data)  # first: the measurement is kept whatever happens next
     if not aa and not args.no_counts:
-        data["counts"] = count_both(report, settings, args.bench, out)
+        data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
         text = compare.write(out, data)
     print(text)
     if args.output:
@@ -96,14 +97,14 @@ def main(args, argv):
     return compare.exit_status(data)
 
 
-def count_both(report, settings, bench, out):
+def count_both(report, settings, bench, out, cupti=()):
     """The counting pass after the timing: {"base": record, "head": record} of both builds' work per call, or
     {"error": why} when it could not run (the timing stands either way)."""
     names = compare.case_names(bench, settings.benchmark_dir)
     log(f"counts: {len(names)} cases in both builds, one worker process each")
     try:
-        return counting.measure(report.sides, names, log_dir=out / "logs", progress=log,
-                                benchmark_dir=settings.benchmark_dir)
-    except (paired.WorkerError, OSError) as exc:
+        sides = counting.with_cupti(report.sides, cupti, WORK / "cupti")
+        return counting.measure(sides, names, log_dir=out / "logs", progress=log, benchmark_dir=settings.benchmark_dir)
+    except (paired.WorkerError, OSError, compare.CompareError) as exc:
         log(f"counts: not counted ({exc})")
         return {"error": str(exc)}

@@ -4,7 +4,11 @@ two, what changed. :func:`measure` is also the counting pass of ``cuda-bench com
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import os
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -51,9 +55,55 @@ def add(sub):
     p.add_argument("--slow-calls", type=at_least(1), default=counts.SLOW_CALLS,
                    help="for the operations the suite times one call per body (tens of microseconds or more, "
                    "compilation) (default %(default)s)")
+    cupti_option(p)
     p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/counts.jsonl")
     p.add_argument("--out", metavar="DIR", help="where REV/counts.json, REV/counts.md and the worker logs go "
                    "(default .asv/counts)")
+
+
+def cupti_option(parser):
+    parser.add_argument("--cupti", action="append", default=[], metavar="WHEEL", type=Path,
+                        help="a wheel (or a folder of wheels) to count CUDA calls with: cupti-python and the "
+                        "nvidia-cuda-cupti that carries libcupti (e.g. `pip download --no-deps cupti-python==13.0.1 "
+                        "nvidia-cuda-cupti==13.0.*`); installed with --no-deps, from these files only, into a folder "
+                        "of their own per environment that only the counting workers see (the timed environments "
+                        "stay as built, and no newer cuda-bindings comes with them). Repeatable")
+
+
+def wheels_of(paths):
+    """The wheel files ``paths`` name (a folder: every wheel in it)."""
+    found = []
+    for path in map(Path, paths):
+        found += sorted(path.glob("*.whl")) if path.is_dir() else [path]
+    missing = [str(p) for p in found if not p.is_file()]
+    if missing or not found:
+        raise compare.CompareError(f"--cupti: no wheel at {', '.join(missing) or ', '.join(map(str, paths))}")
+    return found
+
+
+def with_cupti(sides, wheels, folder, progress=log):
+    """``sides`` whose counting workers also see ``wheels`` (cupti-python, libcupti's wheel): each environment's
+    Python installs them with ``--no-deps --no-index`` into a folder of their own (once per environment and set
+    of wheels), put on the workers' PYTHONPATH. No wheels: ``sides`` as they are."""
+    if not wheels:
+        return list(sides)
+    files = wheels_of(wheels)
+    out = []
+    for side in sides:
+        key = hashlib.sha256(json.dumps([side.python, *map(str, files)]).encode()).hexdigest()[:12]
+        target = Path(folder) / key
+        if not (target / ".installed").exists():
+            progress(f"counts: {', '.join(f.name for f in files)} -> {target} (for {side.python})")
+            done = subprocess.run([side.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                                   "--no-deps", "--no-index", "--upgrade", "--target", str(target), *map(str, files)],
+                                  capture_output=True, text=True)
+            if done.returncode:
+                raise compare.CompareError(f"--cupti: {side.python} could not install {', '.join(map(str, files))}: "
+                                           f"{(done.stderr or done.stdout).strip().splitlines()[-1:]}")
+            (target / ".installed").write_text(json.dumps([f.name for f in files]) + "\n")
+        paths = [str(target), *filter(None, [side.env.get("PYTHONPATH")])]
+        out.append(dataclasses.replace(side, env={**side.env, "PYTHONPATH": os.pathsep.join(paths)}))
+    return out
 
 
 def _mechanism(hello):
@@ -136,8 +186,8 @@ def main(args, argv):
     envs = compare.environments(repo, revs, asvrun.bindings_of(conf), asvrun.requirements(conf),
                                 asvrun.system_site_of(conf), out / "logs", log)
     built = round(time.monotonic() - start, 1)
-    sides = [paired.Side(f"rev{i}", rev, envs[rev]["commit"], envs[rev]["python"], record=envs[rev])
-             for i, rev in enumerate(revs)]
+    sides = with_cupti([paired.Side(f"rev{i}", rev, envs[rev]["commit"], envs[rev]["python"], record=envs[rev])
+                        for i, rev in enumerate(revs)], args.cupti, WORK / "cupti")
     log(f"counts: {len(names)} cases at {', '.join(revs)}, one worker process per commit")
     found = measure(sides, names, log_dir=out / "logs", progress=log, calls=args.calls, slow_calls=args.slow_calls,
                     command=command_line(argv), machine_info=info, build_seconds=built)
