@@ -89,8 +89,10 @@ def _run(body, bodies, batch, drain, begin, end):
     while done < bodies:
         k = min(batch, bodies - done)
         begin()
-        _bodies(k, body)
-        end()
+        try:
+            _bodies(k, body)
+        finally:  # a call that raises leaves no profiler, monitoring or CUPTI counting behind
+            end()
         if drain is not None:
             drain()
         done += k

@@ -552,3 +552,20 @@ def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_chan
     assert "- `Injected('py')`: +1 Python calls (×1.013 [1.004, 1.020] same)" in comment
     assert cli.main([*argv, "--out", str(tmp_path / "without"), "--no-counts"]) == 0
     assert "counts" not in json.loads((tmp_path / "without" / "summary.json").read_text())
+
+
+def test_a_call_that_raises_leaves_no_counting_behind():
+    def counting_python_calls():
+        if hasattr(sys, "monitoring"):
+            return sys.monitoring.get_tool(sys.monitoring.PROFILER_ID) is not None
+        return sys.getprofile() is not None
+
+    def body():  # fails while its Python calls are counted
+        if counting_python_calls():
+            raise ValueError("the operation failed")
+
+    with pytest.raises(ValueError):
+        counts.count_work(body, calls=3, cuda=False, warmup=False)
+    assert sys.getprofile() is None
+    if hasattr(sys, "monitoring"):
+        assert all(sys.monitoring.get_tool(i) is None for i in (sys.monitoring.PROFILER_ID, 3, 4, 5))
