@@ -203,9 +203,20 @@ class _Cupti:
         except Exception as exc:  # noqa: BLE001 -- CUPTI's own errors: no driver, another subscriber (a profiler)
             self.why = f"CUPTI could not start: {type(exc).__name__}: {exc}"
             return
+        import atexit
+
+        atexit.register(self.close)
         version = _dist_version("cupti-python")
         self.how = (f"CUPTI callback API (cupti-python {version}): every CUDA driver and runtime API entry, "
                     "however cuda.bindings resolved it")
+
+    def close(self):
+        """Unsubscribe at the worker's exit."""
+        try:
+            self.enable(False)
+            self.cupti.unsubscribe(self.subscriber)
+        except Exception:  # noqa: BLE001 -- CUPTI at exit: nothing left to count
+            pass
 
     def enable(self, on):
         for domain in self.domains:
