@@ -468,9 +468,13 @@ def caveats(base, head):
     """What the differences leave out, one sentence each: CUDA calls not counted on a side, NVRTC calls seen on
     one side only, unsteady counts, Python calls counted by two mechanisms."""
     out = []
-    for side, record in (("base", base), ("head", head)):
-        if record.get("cuda_counted") is False:
-            out.append(f"CUDA calls were not counted on the {side} side ({record.get('cuda_why')}).")
+    missing = [(side, record) for side, record in (("base", base), ("head", head))
+               if record.get("cuda_counted") is False]
+    if len(missing) == 2 and base.get("cuda_why") == head.get("cuda_why"):
+        out.append(f"CUDA calls were not counted on either side ({base.get('cuda_why')}).")
+    else:
+        out += [f"CUDA calls were not counted on the {side} side ({record.get('cuda_why')})."
+                for side, record in missing]
     heads = {c["name"]: c for c in head["cases"]}
     vanished = [c["name"] for c in base["cases"] if c["name"] in heads
                 and bool(c.get("nvrtc")) != bool(heads[c["name"]].get("nvrtc"))]
@@ -510,8 +514,9 @@ def markdown(record):
         out.append(f"| `{case_label(case['name'])}`{mark} | {cuda_text} | {_calls_text(case['nvrtc'])} | "
                    f"{case['python_calls']} | {case['c_calls']} | {case['net_blocks']} |")
     if record["skipped"]:
-        out += ["", f"{len(record['skipped'])} cases skipped (e.g. `{next(iter(record['skipped']))}`: "
-                f"{next(iter(record['skipped'].values()))})."]
+        skipped = record["skipped"]
+        out += ["", f"{len(skipped)} case{'s' if len(skipped) != 1 else ''} skipped (e.g. `{next(iter(skipped))}`: "
+                f"{next(iter(skipped.values()))})."]
     if record["errors"]:
         out += ["", "Not counted:", ""] + [f"- `{name}`: {(text or '?').strip().splitlines()[-1]}"
                                           for name, text in sorted(record["errors"].items())]
