@@ -190,11 +190,12 @@ def stop_group(proc, grace=30):
             continue
 
 
-def record_builds(machine_name, conf_path):
+def record_builds(machine_name, conf_path, results_dir=None):
     """Keep what each commit was built from (package versions, bindings, build times) next to the results:
-    ``results/<machine>/builds.jsonl``, one record per commit and environment."""
+    ``results/<machine>/builds.jsonl`` (``results_dir``, where asv wrote them, else the config's), one record per
+    commit and environment."""
     conf = json.loads(Path(conf_path).read_text())
-    env_dir, folder = Path(conf["env_dir"]), Path(conf["results_dir"]) / machine_name
+    env_dir, folder = Path(conf["env_dir"]), Path(results_dir or conf["results_dir"]) / machine_name
     seen = {(row["commit"], row["env"]): row for row in records.read(folder, "build")}
     for made in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
         env_path = made.parents[3]

@@ -100,7 +100,7 @@ def main(args, rest, argv):
         asv_status = asvrun.asv("run", "--machine", name, "--show-stderr", *bench, *rest, config=config, timed=True,
                                 affinity=args.cpu_affinity, env=progress_env)
     try:
-        asvrun.record_builds(name, config)
+        asvrun.record_builds(name, config, results_dir)  # beside asv's results: outside the history without a GPU
     except OSError as exc:  # what asv measured is still paired and published
         log(f"what each commit was built from not recorded: {exc}")
     measured = history.newly_measured(results_dir, name, before)
