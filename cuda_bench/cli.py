@@ -94,6 +94,8 @@ def main(argv=None):
         traceback.print_exc()
         print("bench: stopped on an internal error (above)", file=sys.stderr)
         return compare.ERROR
+    finally:
+        asvrun.remove_temporary()
 
 
 if __name__ == "__main__":

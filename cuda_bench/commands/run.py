@@ -22,7 +22,7 @@ from cuda_bench.commands.common import (
     steps_hint,
     this_machine,
 )
-from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results
+from cuda_bench.paths import COMMITS, RESULTS, no_gpu_results
 
 
 def add(sub):
@@ -86,8 +86,7 @@ def main(args, rest, argv):
         commits, newest = ladder_commits(args, conf, name)
         if commits is None:
             return compare.OK
-        hashfile = WORK / "ladder.txt"
-        hashfile.write_text("".join(sha + "\n" for _, sha in commits))
+        hashfile = asvrun.temporary_file("ladder-", "".join(sha + "\n" for _, sha in commits))
         log("ladder " + ", ".join(tag for tag, _ in commits))
         rest = [f"HASHFILE:{hashfile}", *rest]
     measuring = asvrun.check_revisions(repo, asvrun.range_of(rest))  # before anything is built
