@@ -175,6 +175,38 @@ def write(out_dir, record):
     return compare.write_files(out_dir, record, "counts", counts.markdown)
 
 
+def record_commits(repo, commits, *, conf, machine_name, info, results_dir, cupti=(), command=None):
+    """The counting pass of ``cuda-bench run``: each of ``commits`` counted in its own environment (the ones the
+    paired steps use) and recorded in ``results_dir/<machine>/counts.jsonl``. Its exit status: INCOMPLETE when a
+    commit could not be counted or recorded, else OK."""
+    from cuda_bench import steps
+
+    out = WORK / "counts"
+    try:
+        envs = compare.environments(repo, list(commits), asvrun.bindings_of(conf), asvrun.requirements(conf),
+                                    asvrun.system_site_of(conf), out / "logs", log)
+        sides = with_cupti([paired.Side(f"rev{i}", c, envs[c]["commit"], envs[c]["python"], record=envs[c])
+                            for i, c in enumerate(commits)], cupti, WORK / "cupti") if cupti else \
+            [paired.Side(f"rev{i}", c, envs[c]["commit"], envs[c]["python"], record=envs[c])
+             for i, c in enumerate(commits)]
+    except steps.MEASURE_ERRORS as exc:
+        log(f"counts not made: {exc}")
+        return compare.INCOMPLETE
+    status = compare.OK
+    names = compare.case_names([], BENCHMARKS)
+    for side in sides:  # one commit at a time: the counts of one do not wait on the others' builds
+        record = count_side(side, names, log_dir=out / "logs", progress=log, command=command, machine_info=info)
+        write(out / label(side.rev[:12]), record)
+        if not steps.record_or_say(Path(results_dir) / machine_name, "counts", record,
+                                   out / label(side.rev[:12]) / "counts.json", f"counts at {side.rev[:9]}"):
+            status = compare.INCOMPLETE
+        elif record["errors"]:
+            status = compare.INCOMPLETE
+        log(f"counts at {side.rev[:9]}: {len(record['cases'])} counted, {len(record['skipped'])} skipped, "
+            f"{len(record['errors'])} not counted")
+    return status
+
+
 def main(args, argv):
     name, info = this_machine(args)
     keep_out_of_the_history(args, info, "the counts are")

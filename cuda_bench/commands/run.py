@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from cuda_bench import asvrun, compare, history, machine, overcpp, publish, steps
+from cuda_bench.commands import counts as counting
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
@@ -37,6 +38,9 @@ def add(sub):
         p.add_argument("--no-steps", action="store_true", help="skip the paired steps after asv run")
         p.add_argument("--no-over-cpp", action="store_true", help="skip the paired over-C++ measurement of the "
                        "newest measured commit after asv run (made only on a machine with a GPU)")
+        p.add_argument("--no-counts", action="store_true", help="skip the counting pass of each newly measured "
+                       "commit (the work each call does: cuda-bench counts; made only on a machine with a GPU)")
+        counting.cupti_option(p)
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", type=regex, help="only ladder names (tags, 'main') that match")
             p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
@@ -124,6 +128,9 @@ def main(args, rest, argv):
                                        later=steps_hint(args, results_dir, "--bindings", bindings)))
         else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
+    if not args.no_counts and gpu and measured:
+        statuses.append(counting.record_commits(repo, measured, conf=conf, machine_name=name, info=info,
+                                                results_dir=results_dir, cupti=args.cupti, command=command))
     newest_commit = history.newest_measured(results_dir, name, before)
     if not args.no_over_cpp and gpu and newest_commit:
         from cuda_bench import paired
