@@ -69,8 +69,42 @@ def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None):
         conf[key] = [cmd.replace("{conf_dir}", str(ROOT)) for cmd in conf.get(key, [])]
     path = local_conf()
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale()
     path.write_text(json.dumps(conf, indent=1))
-    atexit.register(path.unlink, missing_ok=True)  # once per write: unlinking twice is harmless
+    TEMPORARY.append(path)
+    return path
+
+
+#: the files a command writes for its own life (derived configs, hash files): removed when it ends
+TEMPORARY = []
+
+
+def remove_stale():
+    """Temporary files of commands that were killed outright (SIGKILL): those whose process is gone."""
+    import re
+
+    for path in list(WORK.glob("asv.conf.local-*.json")) + list(WORK.glob("ladder-*.txt")):
+        found = re.search(r"-(\d+)\.\w+$", path.name)
+        if found and not os.path.exists(f"/proc/{found.group(1)}"):
+            path.unlink(missing_ok=True)
+
+
+def remove_temporary():
+    """Remove this command's temporary files (``cuda_bench.cli`` does when a command ends, however it ends; at
+    the latest, at interpreter exit)."""
+    while TEMPORARY:
+        TEMPORARY.pop().unlink(missing_ok=True)
+
+
+atexit.register(remove_temporary)
+
+
+def temporary_file(prefix, text):
+    """A file in .asv/ holding ``text`` for the life of this command."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / f"{prefix}{os.getpid()}.txt"
+    path.write_text(text)
+    TEMPORARY.append(path)
     return path
 
 
@@ -190,11 +224,12 @@ def stop_group(proc, grace=30):
             continue
 
 
-def record_builds(machine_name, conf_path):
+def record_builds(machine_name, conf_path, results_dir=None):
     """Keep what each commit was built from (package versions, bindings, build times) next to the results:
-    ``results/<machine>/builds.jsonl``, one record per commit and environment."""
+    ``results/<machine>/builds.jsonl`` (``results_dir``, where asv wrote them, else the config's), one record per
+    commit and environment."""
     conf = json.loads(Path(conf_path).read_text())
-    env_dir, folder = Path(conf["env_dir"]), Path(conf["results_dir"]) / machine_name
+    env_dir, folder = Path(conf["env_dir"]), Path(results_dir or conf["results_dir"]) / machine_name
     seen = {(row["commit"], row["env"]): row for row in records.read(folder, "build")}
     for made in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
         env_path = made.parents[3]

@@ -30,6 +30,8 @@ commands:
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
   over-cpp   each Python form against its C++ twin, sample by sample in one process, at one commit
+  counts     the work per call of every case at one commit or two (CUDA API calls by name, NVRTC calls,
+             Python and C calls, net memory blocks), counted, not timed; with two, what changed
   publish    html/ from results/ alone (self-contained: no network, no clone)
   serve      html/ on http://127.0.0.1:8080
   report     the history as Markdown (the front page, --releases, --steps, --across, --agreement, --issue)
@@ -42,6 +44,7 @@ examples:
   cuda-bench run HEAD~20..HEAD                    # the last 20 commits (anything `asv run` takes)
   cuda-bench compare main my-branch               # the pull-request gate
   cuda-bench aa main                              # thresholds for this machine
+  cuda-bench counts cuda-core-v0.3.2 main         # what each call does, and what changed
 
 exit status: 0 done; 1 a regression; 2 something could not be measured; 3 could not start; 130 interrupted
 """
@@ -91,6 +94,8 @@ def main(argv=None):
         traceback.print_exc()
         print("bench: stopped on an internal error (above)", file=sys.stderr)
         return compare.ERROR
+    finally:
+        asvrun.remove_temporary()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Three uses of one engine (``cuda_bench.paired``):
   the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from.
 
 Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio, the
-interval and the verdict.
+interval and the verdict; after a pull-request comparison, both commits' work per call (``counts``: counted in a
+pass of its own, ``cuda_bench.counts``), and the comment names each case whose work changed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import build, machine, paired, stats
+from cuda_bench import build, counts, machine, paired, stats
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.text import fmt_ns, interval, last_line, unchanged
@@ -209,6 +210,7 @@ def comment(data):
                 "same version in both builds (" + "; ".join(sorted(set(same_code.values()))) + "): what moved "
                 f"{'them' if many else 'it'} lies outside that code, in what else the process holds or in the "
                 "machine start (docs/method.md, rule 6)."]
+    out += work_section(data)
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
         out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(
@@ -234,6 +236,45 @@ def comment(data):
         out += ["", "Builds: " + "; ".join(f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
                                           for side, found in versions.items() if found)]
     return "\n".join(out) + "\n"
+
+
+def timing_of(data, name):
+    """A case's timing verdict in a paired record, as the comment names it beside its change of work."""
+    found = next((c for c in data["cases"] if c["name"] == name), None)
+    if found is not None:
+        return f"{interval(found)} {'control' if found.get('control') else found['verdict']}"
+    if name in data["errors"]:
+        return "not timed (an error, below)"
+    if name in data.get("only", {}):
+        return f"timed on the {data['only'][name][0]} side only"
+    return "skipped by both builds" if name in data["skipped"] else "not timed"
+
+
+def work_section(data):
+    """The comment's lines on the work per call that changed, where ``data`` carries both commits' counts
+    (``data["counts"]``: {"base": record, "head": record}, ``cuda_bench.counts``): each case whose counts differ,
+    beside its timing verdict, flagged or not."""
+    found = data.get("counts") or {}
+    base, head = found.get("base"), found.get("head")
+    if not base or not head:
+        return ["", "#### Work per call that changed", "", f"Not counted: {found['error']}"] if found.get("error") \
+            else []
+    changed = counts.diff(base, head)
+    both = len({c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]})
+    out = ["", "#### Work per call that changed", "",
+           f"Counted, not timed, in a pass of its own after the timing: per call of each case's timed body, after "
+           f"a warm-up; CUDA driver and runtime API calls ({'CUPTI' if head['cuda_counted'] else 'not counted'}), "
+           f"NVRTC calls seen from Python (not those made from Cython), Python and C calls ({head['mechanism']}), "
+           "net memory blocks. Counts have no noise: any change is a change of work, whatever the timing says.", ""]
+    if changed:
+        out += [f"- {text} ({timing_of(data, name)})" for name, text in changed.items()]
+    else:
+        out += [f"No case's work per call changed ({both} cases counted in both builds)."]
+    notes = counts.caveats(base, head)
+    errors = sorted(set(base["errors"]) | set(head["errors"]))
+    if errors:
+        notes.append(f"{len(errors)} cases could not be counted (e.g. `{errors[0]}`; summary.json has why).")
+    return out + (["", " ".join(notes)] if notes else [])
 
 
 def write_files(out_dir, data, stem, markdown):

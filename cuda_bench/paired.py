@@ -92,12 +92,13 @@ class WorkerError(RuntimeError):
 
 
 class Worker:
-    """A ``cuda_bench.worker`` process of one side, pinned to one core; its stderr goes to ``log``."""
+    """A ``cuda_bench.worker`` process of one side, pinned to one core (``core`` None: not pinned); its stderr goes
+    to ``log``."""
 
     def __init__(self, side, core, settings, log):
         self.side, self.core, self.log, self.timeout = side, core, Path(log), settings.timeout
         fixed = machine.no_aslr_prefix() if settings.layouts == "fixed" else []
-        cmd = [*fixed, side.python, "-m", "cuda_bench.worker", "--core", str(core),
+        cmd = [*fixed, side.python, "-m", "cuda_bench.worker", *(["--core", str(core)] if core is not None else []),
                "--benchmark-dir", str(settings.benchmark_dir)]
         env = machine.timed_env()
         env.update(side.env)

@@ -54,7 +54,10 @@ STEP_CASE = {"name": TEXT, "ratio": NUMBER, "low": NUMBER, "high": NUMBER, "verd
 OVER_CPP_CASE = {"name": TEXT, "twin": TEXT, "ratio": NUMBER, "low": NUMBER, "high": NUMBER, "coverage": NUMBER,
                  "over_ns": NUMBER, "over_low": NUMBER, "over_high": NUMBER, "py_ns": NUMBER, "cpp_ns": NUMBER,
                  "processes": NUMBER, "groups": NUMBER, "version": TEXT + OPTIONAL, "fast": NUMBER + OPTIONAL}
-COUNTS_CASE = {"name": TEXT, "calls": NUMBER, "cuda": MAPPING, "python_calls": NUMBER, "allocations": NUMBER}
+#: one case's work per call (cuda_bench.counts): ``cuda`` None where CUDA calls could not be counted (the record's
+#: ``cuda_why`` says why); ``unsteady``: the counts ("net_blocks", "cuda", ...) that two counted runs did not agree on
+COUNTS_CASE = {"name": TEXT, "calls": NUMBER, "cuda": MAPPING + OPTIONAL, "nvrtc": MAPPING, "python_calls": NUMBER,
+               "c_calls": NUMBER, "net_blocks": NUMBER, "unsteady": LIST}
 
 #: per record type: {field: kind}, a kind being a CHECKS key (OPTIONAL at the end: None allowed too), a tuple of
 #: the values allowed, or a nested shape (a dict, for a mapping; in a list, for each item of a list)
@@ -71,8 +74,11 @@ SHAPES = {
                  "settings": {"layouts": ("random", "fixed"), "state": ("fast", "all"), "processes": NUMBER},
                  "versions": MAPPING + OPTIONAL, "twins": TEXT + OPTIONAL, "cases": [OVER_CPP_CASE],
                  "skipped": MAPPING, "errors": MAPPING, "lost": MAPPING},
-    "counts": {"commit": TEXT, "rev": TEXT, "date": TEXT, "seconds": NUMBER, "host": HOST, "versions": MAPPING,
-               "cases": [COUNTS_CASE], "skipped": MAPPING, "errors": MAPPING},
+    "counts": {"commit": TEXT, "rev": TEXT, "date": TEXT, "seconds": NUMBER, "build_seconds": NUMBER + OPTIONAL,
+               "command": TEXT + OPTIONAL, "machine": MAPPING, "host": HOST, "versions": MAPPING,
+               "settings": {"calls": NUMBER, "slow_calls": NUMBER, "runs": NUMBER, "warmup": TEXT},
+               "mechanism": ("sys.monitoring", "sys.setprofile"), "cuda_counted": FLAG, "cuda_why": TEXT,
+               "nvrtc_why": TEXT, "cases": [COUNTS_CASE], "skipped": MAPPING, "errors": MAPPING},
 }
 
 

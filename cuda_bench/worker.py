@@ -17,10 +17,19 @@ stdout: file descriptor 1 is pointed at stderr, so a library that prints cannot 
                                       | {"error": text}
     {"op": "sample", "n": N}       -> {"ns": time of N calls}; then the drain, untimed (queued operations)
     {"op": "teardown"}             -> {"ok": true} | {"error": text}
+    {"op": "count", "case": NAME, "calls": N, "slow_calls": M}
+                                   -> {"ok": true, "calls", "cuda": {name: per call} | null, "cuda_why",
+                                       "nvrtc": {name: per call}, "nvrtc_why", "python_calls", "c_calls",
+                                       "mechanism", "net_blocks", "unsteady"} | {"skip": reason} | {"error": text}
     {"op": "over_cpp", "case": NAME, "twin": ID, "seconds": S, "sample_ns": T, "min_groups": G}
                                    -> {"ok": true, "groups": [[c1, p1, p2, c2], ...], "calls": [py, cpp]}
                                       | {"skip": reason} | {"error": text}
     {"op": "quit"}                 -> (exits)
+
+``count`` counts the work per call of a case's timed body instead of timing it (``cuda_bench.counts``): N calls
+(M for an operation the suite times one call per body), after a warm-up; then the case is set up a second time
+with cuda.bindings' NVRTC functions wrapped, to count the NVRTC calls seen from Python. It sets the case up and
+tears it down itself.
 
 ``over_cpp`` times a Python case against its C++ twin in this one process (the suite's ``bench_cpp.twins()``,
 a shared library): ABBA groups of C++, Python, Python, C++ samples, each about ``sample_ns`` long, for
@@ -141,6 +150,36 @@ class Worker:
             drain()
         return {"ns": elapsed}
 
+    def count(self, request):
+        from cuda_bench import counts
+
+        answer = self.setup(request)
+        if "ok" not in answer:
+            return answer
+        instance, case, drain, unroll = self.current
+        calls = int(request.get("calls", counts.CALLS)) if unroll > 1 else int(request.get("slow_calls",
+                                                                                          counts.SLOW_CALLS))
+        batch = int(getattr(case.cls, "number", 1)) if drain is not None else None
+        try:
+            found = counts.count_work(instance.body, unroll=unroll, calls=calls, batch=batch, drain=drain,
+                                      cuda=request.get("cuda", True))
+        finally:
+            self.teardown({})
+        with counts.nvrtc_counted() as wrapped:
+            if wrapped is None:
+                return {"ok": True, **found, "nvrtc": {}, "nvrtc_why": "cuda.bindings has no nvrtc module here"}
+            again = self.setup(request)
+            if "ok" not in again:
+                return {"error": f"{case.name}: set up again with NVRTC counted, it did not: {again}"}
+            instance, case, drain, unroll = self.current
+            try:
+                nvrtc, unsteady = counts.count_nvrtc(instance.body, wrapped, unroll=unroll, calls=calls, batch=batch,
+                                                   drain=drain)
+            finally:
+                self.teardown({})
+        return {"ok": True, **found, "nvrtc": nvrtc, "nvrtc_why": counts.NVRTC_WHY,
+                "unsteady": sorted(found["unsteady"] + unsteady)}
+
     def over_cpp(self, request):
         if self.cpp is None:
             return {"skip": "this suite has no bench_cpp module (C++ twins)"}
@@ -188,7 +227,7 @@ class Worker:
 
 def serve(worker, requests, reply):
     handlers = {"hello": worker.hello, "setup": worker.setup, "sample": worker.sample, "teardown": worker.teardown,
-                "over_cpp": worker.over_cpp}
+                "over_cpp": worker.over_cpp, "count": worker.count}
     for line in requests:
         request = json.loads(line)
         if request.get("op") == "quit":

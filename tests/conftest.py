@@ -268,3 +268,41 @@ def write_records(folder, kind, found):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(records.check(records.stamped(r, kind), kind)) + "\n" for r in found))
     return path
+
+
+# --- the tests leave nothing behind --------------------------------------------------------------------
+#: what tests may add to the checkout: caches of their own environments and of Python's tools
+MAY_CHANGE = (".asv/test-envs", ".pytest_cache", ".ruff_cache", "__pycache__")
+
+
+def what_is_here():
+    """What the tests must leave as they found it: the checkout's changed and untracked files (git), the files in
+    .asv/ and html/ (ignored), the entries of $HOME and asv's machine file there."""
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
+                            capture_output=True, text=True).stdout.splitlines()
+
+    def files(folder, depth):
+        base = ROOT / folder
+        return {str(p.relative_to(ROOT)) for p in base.glob("/".join(["*"] * depth))} if base.is_dir() else set()
+
+    work = {p for d in (1, 2) for p in files(".asv", d) if not p.startswith(MAY_CHANGE)}
+    home = Path.home()
+    machine_file = home / ".asv-machine.json"
+    return {"git status": sorted(s for s in status if not any(k in s for k in MAY_CHANGE)),
+            ".asv/": sorted(work), "html/": sorted(files("html", 1)),
+            "$HOME": sorted(p.name for p in home.iterdir()),
+            "~/.asv-machine.json": machine_file.read_text() if machine_file.exists() else None}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def leaves_nothing_behind():
+    """Every test writes into its own temporary folders: the checkout and $HOME are as they were when the tests end
+    (a test that writes there fails the last test's teardown, with what it left)."""
+    before = what_is_here()
+    yield
+    after = what_is_here()
+    changed = {key: {"added": sorted(set(after[key] or []) - set(before[key] or [])),
+                     "gone": sorted(set(before[key] or []) - set(after[key] or []))}
+               if isinstance(after[key], list) else {"was": before[key], "now": after[key]}
+               for key in after if after[key] != before[key]}
+    assert not changed, f"the tests left these behind: {changed}"

@@ -46,9 +46,10 @@ MUTATIONS = [
      "if not _number(threshold) or not MIN_THRESHOLD <= threshold <= MAX_THRESHOLD:",
      "if threshold is None or isinstance(threshold, str) or threshold < MIN_THRESHOLD:",
      ["tests/test_records.py"]),
-    ("a threshold below the floor is clamped up instead of refused", "cuda_bench/records.py",
-     "out[name] = max(threshold, out.get(name, 0))",
-     "out[name] = max(threshold, out.get(name, 0), MIN_THRESHOLD)",
+    ("a threshold below the floor (-0.5) is clamped up to it instead of refused", "cuda_bench/records.py",
+     "            if not _number(threshold) or not MIN_THRESHOLD <= threshold <= MAX_THRESHOLD:",
+     "            threshold = max(threshold, MIN_THRESHOLD) if _number(threshold) else threshold\n"
+     "            if not _number(threshold):",
      ["tests/test_records.py"]),
     ("summary.json drops the lost pairs", "cuda_bench/compare.py",
      '"errors": report.errors, "lost": report.lost,', '"errors": report.errors, "lost": {},',

@@ -108,8 +108,8 @@ def test_an_unreachable_repository_is_one_line_with_the_ways_on(monkeypatch, cap
 def test_help_names_every_command_and_says_where_the_rest_goes():
     top = run_module("cuda_bench", "--help").stdout
     commands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
-    assert set(commands) == {"init", "run", "ladder", "steps", "compare", "aa", "over-cpp", "publish", "serve",
-                             "report", "prebuild", "upgrade"}
+    assert {"init", "run", "ladder", "steps", "compare", "aa", "over-cpp", "publish", "serve", "report", "prebuild",
+            "upgrade"} <= set(commands)
     for command in commands:
         assert f"\n  {command} " in top, command
         own = run_module("cuda_bench", command, "--help").stdout
@@ -439,22 +439,33 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
 
 
 def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path, git_repo, monkeypatch, capsys):
-    """Without a GPU, run's results stay out of the history (.asv/results-no-gpu); html/ then shows the
-    history (results/), not a page of skipped cases in place of it."""
+    """Without a GPU, run's results stay out of the history (results-no-gpu beside asv's environments, for the
+    project's configuration .asv/results-no-gpu), and so does the record of what each commit was built from;
+    html/ then shows the history (results/), not a page of skipped cases in place of it."""
     from cuda_bench import publish
 
     monkeypatch.setenv("HOME", str(tmp_path))
     if machine.has_gpu(machine.record("probe")[1]):
         pytest.skip("this machine has a GPU: its runs go into the history")
+    assert no_gpu_results(ROOT / asvrun.load_conf()["env_dir"]) == WORK / "results-no-gpu"
+    conf = asvrun.load_conf()
+    conf["env_dir"] = str(tmp_path / "env")  # asv's environments, here with one build in its cache
+    monkeypatch.setattr(asvrun, "load_conf", lambda path=None: json.loads(json.dumps(conf)))
+    wheels = tmp_path / "env" / "env-a" / "asv-build-cache" / "key" / "wheels"
+    wheels.mkdir(parents=True)
+    (wheels / "build.json").write_text(json.dumps(
+        {"commit": "a" * 40, "ok": True, "bindings": "13.3.1", "packages": {}, "seconds": 1.0}))
+    name = f"no-gpu-run-{os.getpid()}"
     published = []
     monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: 0)
     monkeypatch.setattr(publish, "publish", lambda config: published.append(json.loads(Path(config).read_text())))
-    assert cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--no-steps"]) == 0
-    (conf,) = published
-    assert Path(conf["results_dir"]).resolve() == RESULTS.resolve()
-    elsewhere = no_gpu_results(ROOT / asvrun.load_conf()["env_dir"])
-    assert elsewhere == WORK / "results-no-gpu"
+    assert cli.main(["run", "--repo", str(git_repo), "--machine", name, "--no-steps"]) == 0
+    (published_conf,) = published
+    assert Path(published_conf["results_dir"]).resolve() == RESULTS.resolve()
+    elsewhere = tmp_path / "results-no-gpu"
     assert f"this run's results stay in {elsewhere}" in capsys.readouterr().err
+    assert [r["env"] for r in records.read(elsewhere / name, "build")] == ["env-a"]
+    assert not (RESULTS / name).exists()
 
 
 def test_cpu_affinity_choices(monkeypatch):

@@ -470,6 +470,9 @@ def test_a_case_one_process_pair_lost_is_measured_from_the_others_and_the_loss_i
     assert report.lost[once].startswith("1 of 8 process pairs lost, measured from the other 7; the first: ")
     assert "head worker (b) died (exit 7) during setup" in report.lost[once]
     assert report.lost[once].endswith(" (empty)")  # it wrote nothing: its log is named, not quoted (as on the H200)
+    data = compare.summary(report, "pr")  # the record keeps the loss, and the run is not a pass
+    assert data["lost"] == report.lost and compare.exit_status(data) == 2
+    assert "#### Measured without some process pairs" in compare.comment(data)
     (tmp_path / "crashed").unlink()
     report, _ = probe_run(probe, tmp_path, 200, [once], pairs=6)
     assert report.cases == [] and not report.lost
@@ -902,3 +905,23 @@ def test_a_threshold_read_from_calibration_decides_the_comparison_end_to_end(tmp
                            "#### Regressions" in compare.comment(data))
         assert 1.04 < case["ratio"] < 1.06
     assert said == {0.02: ("regression", 0.02, 1, True), 0.10: ("same", 0.10, 0, False)}
+
+
+def test_a_case_some_pairs_skip_and_others_measure_is_an_error_not_a_skip(tmp_path):
+    """Process pairs that disagree whether a case runs (one pair's build skips it, the others measure it) do not
+    make it "skipped by both builds": it is an error that says so, and the run exits 2."""
+    def scripted(side, core, settings, log):
+        pair = int(Path(log).name[4:6])  # pairNN-side.log
+        worker = ScriptedWorker(side.name, clocks.setdefault(core, Core(core)), CASES, 1.0)
+        worker.side, worker.hello, worker.close = side, {"versions": {}, "aslr_off": False}, lambda: None
+        if pair == 0 and side.name == "head":
+            worker.setup = lambda name: {"skip": "this build has no such call"}
+        return worker
+
+    clocks = {}
+    sides = [paired.Side(n, n, n, "python") for n in ("base", "head")]
+    report = paired.run(sides, [INJECTED], paired.Settings(pairs=8, seconds=0.02), tmp_path, {},
+                        progress=lambda m: None, cores=[0, 1], make_worker=scripted)
+    assert report.skipped == {} and report.cases == []
+    assert "process pairs disagree whether it runs" in report.errors[INJECTED]
+    assert compare.exit_status(compare.summary(report, "pr")) == 2

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, records, stats
+from cuda_bench import asvrun, compare, paired, records, stats
+from cuda_bench.commands import counts as counting
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
@@ -33,6 +34,11 @@ def add(sub):
                            help="recorded in summary.json (default pr)")
             p.add_argument("--expected", nargs="*", default=[], metavar="CASE",
                            help="cases an injected change should slow (recorded in summary.json)")
+            p.add_argument("--no-counts", action="store_true",
+                           help="skip the counting pass after the timing: each case's work per call in both builds "
+                           "(CUDA API calls, NVRTC calls, Python and C calls, net memory blocks; `cuda-bench counts "
+                           "--help`), kept in summary.json and named in the comment where it changed")
+            counting.cupti_option(p)
             for side in ("base", "head"):
                 p.add_argument(f"--{side}-env", action="append", default=[], metavar="KEY=VALUE",
                                type=key_value, help=f"an environment variable for the {side} side's workers only "
@@ -73,6 +79,9 @@ def main(args, argv):
     data = compare.summary(report, "aa" if aa else args.kind, getattr(args, "expected", []), built,
                            command_line(argv), info)
     text = compare.write(out, data)  # first: the measurement is kept whatever happens next
+    if not aa and not args.no_counts:
+        data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
+        text = compare.write(out, data)
     print(text)
     if args.output:
         Path(args.output).write_text(text)
@@ -88,3 +97,15 @@ def main(args, argv):
         log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/{records.FILES['calibration']}")
     return compare.exit_status(data)
 
+
+def count_both(report, settings, bench, out, cupti=()):
+    """The counting pass after the timing: {"base": record, "head": record} of both builds' work per call, or
+    {"error": why} when it could not run (the timing stands either way)."""
+    names = compare.case_names(bench, settings.benchmark_dir)
+    log(f"counts: {len(names)} cases in both builds, one worker process each")
+    try:
+        sides = counting.with_cupti(report.sides, cupti, WORK / "cupti")
+        return counting.measure(sides, names, log_dir=out / "logs", progress=log, benchmark_dir=settings.benchmark_dir)
+    except (paired.WorkerError, OSError, compare.CompareError) as exc:
+        log(f"counts: not counted ({exc})")
+        return {"error": str(exc)}

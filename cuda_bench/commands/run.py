@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from cuda_bench import asvrun, compare, history, machine, overcpp, publish, steps
+from cuda_bench.commands import counts as counting
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
@@ -22,7 +23,7 @@ from cuda_bench.commands.common import (
     steps_hint,
     this_machine,
 )
-from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results
+from cuda_bench.paths import COMMITS, RESULTS, no_gpu_results
 
 
 def add(sub):
@@ -37,6 +38,9 @@ def add(sub):
         p.add_argument("--no-steps", action="store_true", help="skip the paired steps after asv run")
         p.add_argument("--no-over-cpp", action="store_true", help="skip the paired over-C++ measurement of the "
                        "newest measured commit after asv run (made only on a machine with a GPU)")
+        p.add_argument("--no-counts", action="store_true", help="skip the counting pass of each newly measured "
+                       "commit (the work each call does: cuda-bench counts; made only on a machine with a GPU)")
+        counting.cupti_option(p)
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", type=regex, help="only ladder names (tags, 'main') that match")
             p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
@@ -86,8 +90,7 @@ def main(args, rest, argv):
         commits, newest = ladder_commits(args, conf, name)
         if commits is None:
             return compare.OK
-        hashfile = WORK / "ladder.txt"
-        hashfile.write_text("".join(sha + "\n" for _, sha in commits))
+        hashfile = asvrun.temporary_file("ladder-", "".join(sha + "\n" for _, sha in commits))
         log("ladder " + ", ".join(tag for tag, _ in commits))
         rest = [f"HASHFILE:{hashfile}", *rest]
     measuring = asvrun.check_revisions(repo, asvrun.range_of(rest))  # before anything is built
@@ -100,7 +103,7 @@ def main(args, rest, argv):
         asv_status = asvrun.asv("run", "--machine", name, "--show-stderr", *bench, *rest, config=config, timed=True,
                                 affinity=args.cpu_affinity, env=progress_env)
     try:
-        asvrun.record_builds(name, config)
+        asvrun.record_builds(name, config, results_dir)  # beside asv's results: outside the history without a GPU
     except OSError as exc:  # what asv measured is still paired and published
         log(f"what each commit was built from not recorded: {exc}")
     measured = history.newly_measured(results_dir, name, before)
@@ -125,6 +128,9 @@ def main(args, rest, argv):
                                        later=steps_hint(args, results_dir, "--bindings", bindings)))
         else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
+    if not args.no_counts and gpu and measured:
+        statuses.append(counting.record_commits(repo, measured, conf=conf, machine_name=name, info=info,
+                                                results_dir=results_dir, cupti=args.cupti, command=command))
     newest_commit = history.newest_measured(results_dir, name, before)
     if not args.no_over_cpp and gpu and newest_commit:
         from cuda_bench import paired
