@@ -269,10 +269,10 @@ def verdict_badge(found):
 HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
 <p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case a ratio (head over
 base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> only when its whole interval lies
-beyond the case's threshold (1–2.6 %, calibrated on the machine); a slowdown is <b>confirmed</b> once a second
-boot of the machine flags it too, <b>not yet confirmed</b> before that, and <b>not reproduced</b> when another boot
-measured it without a flag. The table's numbers are asv's medians per call at main's head: context, since they move
-with the machine's state (up to 2× on the H200), never a change. The rules and the evidence:
+beyond the case's threshold (a percent or two, calibrated per case on the machine); a slowdown is <b>confirmed</b>
+once a second boot of the machine flags it too, <b>not yet confirmed</b> before that, and <b>not reproduced</b> when
+another boot measured it without a flag. The table's numbers are asv's medians per call at main's head: context,
+since they move with the machine's state (up to 2× on the H200), never a change. The rules and the evidence:
 <a href="{METHOD}">docs/method.md</a>.</p></details>"""
 
 

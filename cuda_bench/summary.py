@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from cuda_bench import history, results
-from cuda_bench.names import is_control, library_of
+from cuda_bench.names import is_control, library_of, release_version
 
 LIBRARIES = ("core", "bindings", "cupy")
 CHANGES = ("regression", "improvement")
@@ -28,10 +28,15 @@ def tag(commit, known):
     return results.release_name(known.get(commit) or {})
 
 
+def place(commit, known):
+    """Where a commit stands in the history: by commit date, then by place on main."""
+    info = known.get(commit) or {}
+    return info.get("date") or 0, info.get("position") or 0, commit
+
+
 def order(commits, known):
-    """``commits`` in the history's order: by commit date, then by place on main."""
-    return sorted(set(commits), key=lambda c: ((known.get(c) or {}).get("date") or 0,
-                                               (known.get(c) or {}).get("position") or 0, c))
+    """``commits`` in the history's order (:func:`place`)."""
+    return sorted(set(commits), key=lambda c: place(c, known))
 
 
 def on_main(commit, known):
@@ -157,24 +162,18 @@ def landing(machine, runs_of, steps, known):
     line = [c for c in order(measured, known) if on_main(c, known) and not tag(c, known)]
     before = line[:line.index(head)] if head in line else []
     into = [s for s in main_steps if s["head"] == head]
-    step = max(into, key=lambda s: order(measured + [s["base"]], known).index(s["base"])) if into else None
+    step = max(into, key=lambda s: place(s["base"], known)) if into else None
     out["previous"] = {"commit": step["base"] if step else (before[-1] if before else None), "step": step,
                        **({"described": described(step, known)} if step else {})}
     if out["previous"]["commit"]:
         out["previous"]["name"] = name(out["previous"]["commit"], known)
     released = [c for c in order(measured, known) if tag(c, known) and c != head]
     if released:
-        newest = max(released, key=lambda c: _version(tag(c, known)))
+        newest = max(released, key=lambda c: release_version(tag(c, known)))
         step = next((s for s in steps if s["base"] == newest and s["head"] == head), None)
         out["release"] = {"commit": newest, "name": name(newest, known), "step": step,
                           **({"described": described(step, known)} if step else {})}
     return out
-
-
-def _version(tag_name):
-    from cuda_bench.names import release_version
-
-    return release_version(tag_name)
 
 
 # --- releases ---------------------------------------------------------------------------------------------
@@ -183,9 +182,9 @@ def releases(steps, known, head=None):
     as :func:`described`; and the step from the newest release to main's ``head`` (``to_head``: described, or
     None where the history does not have it; ``newest``: that release's commit, or None)."""
     ladder = [described(s, known) for s in steps if step_kind(s, known) == "release"]
-    ladder.sort(key=lambda d: _version(tag(d["head"], known)), reverse=True)
+    ladder.sort(key=lambda d: release_version(tag(d["head"], known)), reverse=True)
     tagged = {s["head"] for s in steps if tag(s["head"], known)} | {s["base"] for s in steps if tag(s["base"], known)}
-    newest = max(tagged, key=lambda c: _version(tag(c, known))) if tagged else None
+    newest = max(tagged, key=lambda c: release_version(tag(c, known))) if tagged else None
     to_head = next((s for s in steps if s["base"] == newest and s["head"] == head), None) if head else None
     return {"ladder": ladder, "newest": newest, "head": head,
             "to_head": described(to_head, known) if to_head else None}
@@ -196,12 +195,10 @@ def regressions(steps, known):
     """Every case a history step flagged: [(step, case, kind)], newest step first, the open ones (confirmed, not
     yet confirmed) before the ones another start did not reproduce. Controls never count."""
     found = [(s, c) for s in steps for c in counted(s) if c["verdict"] in ("regression", "not reproduced")]
-    found.sort(key=lambda sc: (sc[1]["verdict"] != "regression", _negdate(sc[0]["date"]), -sc[1]["ratio"]))
+    found.sort(key=lambda sc: -sc[1]["ratio"])
+    found.sort(key=lambda sc: sc[0]["date"], reverse=True)  # stable: the largest first within a step
+    found.sort(key=lambda sc: sc[1]["verdict"] != "regression")
     return [(s, c, step_kind(s, known)) for s, c in found]
-
-
-def _negdate(date):
-    return tuple(-ord(ch) for ch in date)
 
 
 # --- paired chains ---------------------------------------------------------------------------------------
