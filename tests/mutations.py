@@ -102,9 +102,12 @@ MUTATIONS = [
 
 def run(tree, tests, timeout=900):
     """pytest on ``tests`` in ``tree`` (the project's venv, the tree first on the path): whether any failed."""
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                          cwd=tree, capture_output=True, text=True, timeout=timeout,
-                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                              cwd=tree, capture_output=True, text=True, timeout=timeout, start_new_session=True,
+                              env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+    except subprocess.TimeoutExpired:  # a hang is a failure too
+        return True, f"no answer in {timeout} s"
     return proc.returncode != 0, (proc.stdout.strip().splitlines() or ["?"])[-1]
 
 

@@ -53,10 +53,15 @@ def interrupt_once(tmp_path, signum, after):
         proc.send_signal(signum)
     try:
         _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+    except subprocess.TimeoutExpired:  # it hangs: stop it and whatever it started, which may hold its pipes
+        left = marked(mark)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         _, err = proc.communicate()
-        return None, 60.0, marked(mark), err
+        return None, 60.0, left, err
     took = time.monotonic() - sent
     time.sleep(0.5)  # children killed by their parent's death go with it
     return proc.returncode, took, marked(mark), err
