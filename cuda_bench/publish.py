@@ -565,7 +565,7 @@ def render_steps(steps_by_machine, known=None):
                              (ladder, "between cuda-core releases")):
             if group and title:
                 out.append(f'<tr class="group"><th colspan="9">{esc(title)}</th></tr>')
-            for step in reversed(group):
+            for step in newest_first(group, known):
                 counted = summary.counted(step)
                 count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
                 rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
@@ -600,6 +600,16 @@ def render_steps(steps_by_machine, known=None):
         out.append("</tbody></table>")
     return "\n".join(out) or "<p>No paired steps yet: <code>cuda-bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"
+
+
+def newest_first(steps, known):
+    """Steps by their head's place in the history, newest first; where commits.json does not place them, the step
+    made last first."""
+    def key(found):
+        i, step = found
+        return (*summary.place(step["head"], known)[:2], i)
+
+    return [step for _, step in sorted(enumerate(steps), key=key, reverse=True)]
 
 
 STEPS = f"""<p>Every paired step of the history, newest first: a newly measured commit against the previous measured

@@ -462,6 +462,16 @@ def test_every_page_names_a_release_by_its_tag(site, page):
         assert any(tag in text for tag in TAGS.values()), url
 
 
+def test_the_steps_page_lists_the_newest_step_first(site):
+    """steps.html: main's steps (and the newest release's to main's head) newest head first, then the release
+    ladder's, newest release first: the step that decides whether main's head is fine is the first row."""
+    html, results_dir, origin = site
+    rows = re.findall(r'<tr data-base="(\w+)" data-head="(\w+)"', (html / "steps.html").read_text())
+    name = {sha: n for n, sha in SHA.items()}
+    assert [(name[b], name[h]) for b, h in rows] == [("v020", "m4"), ("m3", "m4"), ("m2", "m3"), ("m1", "m2"),
+                                                     ("v010", "v020")]
+
+
 # --- publishing -----------------------------------------------------------------------------------------
 def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(site, tmp_path):
     """The fixture's commits exist in no repository: cuda-bench publish (above) and plain ``asv publish``, through
