@@ -37,8 +37,15 @@ from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_file
 
 def a_gpu_here(monkeypatch):
     """This machine taken for one with a GPU: run and steps then read and write the --results-dir they are given
-    (without one, asv's results go to .asv/results-no-gpu whatever --results-dir says)."""
+    (without one, asv's results go to .asv/results-no-gpu whatever --results-dir says). Run's counting pass is
+    recorded instead of made (it builds environments; tests/test_counts.py tests it): returns the commits it was
+    asked to count."""
+    from cuda_bench.commands import counts as counting
+
     monkeypatch.setattr(machine, "has_gpu", lambda info: True)
+    counted = []
+    monkeypatch.setattr(counting, "record_commits", lambda repo, commits, **kw: counted.extend(commits) or 0)
+    return counted
 
 
 def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
@@ -371,13 +378,14 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
         raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    a_gpu_here(monkeypatch)
+    counted = a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", asv)
     monkeypatch.setattr(compare, "measure", measure)
     history_commits = COMMITS.read_text() if COMMITS.exists() else None
     status = cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
                        "--no-publish", "--no-over-cpp"])
     assert status == 2 and measured == [("a", "b"), ("b", "c")]
+    assert sorted(counted) == ["a" * 40, "b" * 40, "c" * 40]  # each newly measured commit is counted
     err = capsys.readouterr().err
     assert "asv run exited 2; pairing and publishing what it measured" in err
     assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed (`cuda-bench steps " \
