@@ -176,14 +176,19 @@ def append(folder, kind, record):
 def calibration(folder):
     """{case: threshold} from every A/A calibration of the machine: for each case the highest, so that none of
     those A/A runs would have flagged it ({} before any; delete a line to forget a run). A threshold that is not
-    a finite number from :data:`MIN_THRESHOLD` to :data:`MAX_THRESHOLD` is left out with a line naming it."""
+    a finite number of at least :data:`MIN_THRESHOLD` is left out with a line naming it; one above
+    :data:`MAX_THRESHOLD` is read as that, with a line."""
     out = {}
     for record in read(folder, "calibration"):
         for name, threshold in record["thresholds"].items():
-            if not _number(threshold) or not MIN_THRESHOLD <= threshold <= MAX_THRESHOLD:
+            if not _number(threshold) or threshold < MIN_THRESHOLD:
                 warn(f"{Path(folder) / CALIBRATION}: {name}'s threshold {threshold!r} is not a number from "
-                     f"{MIN_THRESHOLD} to {MAX_THRESHOLD}; left out")
+                     f"{MIN_THRESHOLD} up; left out")
                 continue
+            if threshold > MAX_THRESHOLD:  # a case so noisy that its A/A reached this far: the most any case needs
+                warn(f"{Path(folder) / CALIBRATION}: {name}'s threshold {threshold!r} is above {MAX_THRESHOLD}; "
+                     f"read as {MAX_THRESHOLD}")
+                threshold = MAX_THRESHOLD
             out[name] = max(threshold, out.get(name, 0))
     return out
 
@@ -197,11 +202,10 @@ def upgrade(folder):
 
     folder = Path(folder)
     old = folder / "overhead.jsonl"
-    if old.exists() and not (folder / OVER_CPP).exists():
-        old.rename(folder / OVER_CPP)
-    done = {}
+    renamed = old.exists() and not (folder / OVER_CPP).exists()
+    upgraded, done = {}, {}
     for kind, name in FILES.items():
-        path = folder / name
+        path = old if renamed and name == OVER_CPP else folder / name
         found = lines(path)
         if not found:
             continue
@@ -217,8 +221,12 @@ def upgrade(folder):
             except RecordError as exc:
                 raise RecordError(f"{path}:{number}: {exc}") from None
         if count:
-            write_whole(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in new))
+            upgraded[name] = new
         done[name] = count
+    if renamed:
+        old.rename(folder / OVER_CPP)
+    for name, new in upgraded.items():
+        write_whole(folder / name, "".join(json.dumps(r, sort_keys=True) + "\n" for r in new))
     return done
 
 

@@ -210,5 +210,6 @@ def calibrate(cases, margin=MARGIN, floor=MIN_THRESHOLD):
         if case.get("control"):
             continue
         reach = max(case["high"] - 1, 1 / case["low"] - 1, 0)
-        out[case["name"]] = max(floor, math.ceil(round(margin * reach * 1000, 6)) / 1000)  # 1.012: 1.2%, not 1.3%
+        # 1.012: 1.2%, not 1.3%; never above MAX_THRESHOLD, which a reader takes as the most a case can need
+        out[case["name"]] = min(MAX_THRESHOLD, max(floor, math.ceil(round(margin * reach * 1000, 6)) / 1000))
     return out

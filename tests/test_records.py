@@ -105,9 +105,9 @@ def test_a_record_of_the_wrong_shape_is_left_out_with_a_line_and_a_good_one_is_r
     assert "cuda-bench upgrade" in said[3] and ":7: does not parse" in said[5]
 
 
-@pytest.mark.parametrize("threshold", [float("nan"), float("inf"), -0.5, 0, 0.004, 0.9, "2%", None])
+@pytest.mark.parametrize("threshold", [float("nan"), float("inf"), -0.5, 0, 0.004, "2%", None])
 def test_a_threshold_that_is_not_a_sane_number_is_left_out_and_the_others_taken(tmp_path, threshold, capsys):
-    """NaN, infinite, negative, zero, below the 1% floor, above 50%: never a threshold. The highest sane
+    """NaN, infinite, negative, zero, below the 1% floor, not a number: never a threshold. The highest sane
     threshold of a case over every calibration wins, not the newest."""
     base = {"base": "a", "head": "a", "date": "2026-12-05T00:00:00Z",
             "settings": {"layouts": "random", "confidence": 0.95, "cores": [1]}}
@@ -115,6 +115,20 @@ def test_a_threshold_that_is_not_a_sane_number_is_left_out_and_the_others_taken(
         records.append(tmp_path, "calibration", {**base, "thresholds": thresholds})
     assert records.calibration(tmp_path) == {"x": 0.03, "y": 0.02}
     assert "'s threshold" in capsys.readouterr().err
+
+
+def test_a_case_noisier_than_any_threshold_keeps_the_widest_not_the_default(tmp_path, capsys):
+    """An A/A interval that reaches past 50% calibrates to the 50% cap, and a threshold above it (written by hand)
+    reads as the cap: the noisiest case never falls back to the 2% every uncalibrated case gets."""
+    from cuda_bench import stats
+
+    wide = {"name": "y", "ratio": 1.1, "low": 0.7, "high": 1.6, "control": False}
+    assert stats.calibrate([wide]) == {"y": stats.MAX_THRESHOLD}
+    base = {"base": "a", "head": "a", "date": "2026-12-05T00:00:00Z",
+            "settings": {"layouts": "random", "confidence": 0.95, "cores": [1]}}
+    records.append(tmp_path, "calibration", {**base, "thresholds": {"y": 0.9}})
+    assert records.calibration(tmp_path) == {"y": stats.MAX_THRESHOLD}
+    assert "read as 0.5" in capsys.readouterr().err
 
 
 def test_upgrade_brings_schema_1_records_to_the_current_schema_and_keeps_their_numbers(tmp_path):
@@ -145,6 +159,15 @@ def test_upgrade_brings_schema_1_records_to_the_current_schema_and_keeps_their_n
     assert run["cases"][0]["ratio"] == 2.0 and run["cases"][0]["version"] is None
     assert not (tmp_path / "overhead.jsonl").exists()
     assert records.upgrade(tmp_path) == {records.FILES["step"]: 0, records.FILES["over-cpp"]: 0}
+
+    # a line that is no record in any file: nothing is written, in that file or any other
+    (tmp_path / records.FILES["step"]).write_text(json.dumps(step) + "\n")
+    (tmp_path / records.FILES["over-cpp"]).rename(tmp_path / "overhead.jsonl")
+    (tmp_path / "overhead.jsonl").write_text((tmp_path / "overhead.jsonl").read_text() + "{not json\n")
+    with pytest.raises(records.RecordError, match=r"overhead\.jsonl:2 does not parse"):
+        records.upgrade(tmp_path)
+    assert (tmp_path / records.FILES["step"]).read_text() == json.dumps(step) + "\n"
+    assert (tmp_path / "overhead.jsonl").exists() and not (tmp_path / records.FILES["over-cpp"]).exists()
 
 
 def test_a_results_file_that_does_not_parse_is_left_out_with_a_line_naming_it(tmp_path, capsys):
