@@ -102,7 +102,7 @@ _VERSIONS = {"core": CORE_VERSION, "bindings": BINDINGS_VERSION, "cupy": CUPY_VE
 # cuda_bench.build writes {distribution: version} into the environment's site-packages when it installs a
 # build (asv's install step, a reinstall from asv's cache, the paired engine's environments). A library listed
 # there that is missing or another version is a broken environment: its cases fail instead of skipping.
-_DISTRIBUTIONS = {"core": "cuda-core", "bindings": "cuda-bindings"}
+_DISTRIBUTIONS = {"core": "cuda-core", "bindings": "cuda-bindings", "pathfinder": "cuda-pathfinder"}
 
 
 def _built():
@@ -193,6 +193,8 @@ def require_gpu():
         if _gpu_problem[0]:
             raise Unavailable(_gpu_problem[0])
         return
+    if BROKEN:  # what the environment's build installed is not all here: every case fails, none skips
+        raise BrokenEnvironment("; ".join(BROKEN.values()))
     problem = ""
     if driver is None:
         problem = "no GPU check possible: cuda.bindings is not importable"

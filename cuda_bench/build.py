@@ -94,6 +94,46 @@ def progress(message):
             f.write(message + "\n")
 
 
+# The build processes this process started for its environments (each a process group of its own: the build step
+# and the pip and compilers it runs), which an interrupt stops at once (:func:`stop_builds`)
+CHILDREN = set()
+STOPPING = []
+
+
+def stop_builds():
+    """Kill every build this process runs (their process groups), and start no more: what ``in_builds`` does when it
+    is interrupted, so that Ctrl-C or SIGTERM never waits minutes for a compile to end."""
+    import signal
+
+    STOPPING.append(True)
+    for proc in list(CHILDREN):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def in_builds(task, items, workers):
+    """``task`` over ``items``, ``workers`` at a time in threads (builds, which run in processes of their own); on
+    an interrupt or an error the builds still running are killed before it propagates."""
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(workers)
+    try:
+        futures = [pool.submit(task, item) for item in items]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)  # the first failure, not the first item, ends it
+        failed = next((f.exception() for f in done if f.exception() is not None), None)
+        if failed is not None:
+            raise failed
+        return [f.result() for f in futures]
+    except BaseException:
+        stop_builds()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        STOPPING.clear()
+
+
 def run(cmd, cwd=None, env=None):
     log("$ " + " ".join(map(str, cmd)))
     proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -349,7 +389,12 @@ def build(src, out):
                     pip("install", f"cuda-python=={bindings_spec}")
                     record["packages"][package]["action"] += f" + cuda-python=={bindings_spec}"
                     wanted.append(f"cuda-python=={bindings_spec}")
-                wanted += keep_pathfinder_the_wheel_needs(out, bindings_spec, record)
+                kept = keep_pathfinder_the_wheel_needs(out, bindings_spec, record)
+                if not kept and not record["packages"].get("cuda_pathfinder", {}).get("wheels"):
+                    # no cuda_pathfinder of the commit's own (before it had one): the one pip installed for the wheel
+                    have = installed_version("cuda-pathfinder")
+                    kept = [f"cuda-pathfinder=={have}"] if have else []
+                wanted += kept
                 # every wheel the environment holds goes into OUT: asv reinstalls a cached build from OUT alone
                 record["packages"][package]["wheels"] = download(out, wanted)
                 continue
@@ -547,8 +592,15 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
             run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements])
         with open(log_path, "w") as log_file:
             for step in (["build", str(path / "src"), str(path / "wheels")], ["install", str(path / "wheels")]):
-                proc = subprocess.run([str(python), "-m", "cuda_bench.build", *step], stdout=log_file,
-                                      stderr=subprocess.STDOUT, env=env)
+                if STOPPING:
+                    raise BuildError(f"{rev} ({sha[:9]}): stopped")
+                proc = subprocess.Popen([str(python), "-m", "cuda_bench.build", *step], stdout=log_file,
+                                        stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                CHILDREN.add(proc)
+                try:
+                    proc.wait()
+                finally:
+                    CHILDREN.discard(proc)
                 if proc.returncode != 0:
                     raise BuildError(f"{rev} ({sha[:9]}): {step[0]} failed; log: {log_path}\n"
                                      + "\n".join(log_path.read_text().splitlines()[-15:]))
@@ -565,7 +617,6 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
 def prebuild(repo, revs, parallel, log_dir, bindings):
     """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time, with ``bindings`` (a
     ``CUDA_BENCH_BINDINGS`` value); returns the records, in order."""
-    from concurrent.futures import ThreadPoolExecutor
 
     work = Path(tempfile.mkdtemp(prefix="cuda-bench-prebuild-"))
     log_dir = Path(log_dir or work)
@@ -591,8 +642,7 @@ def prebuild(repo, revs, parallel, log_dir, bindings):
     progress(f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each, cuda-bindings "
              f"{bindings}; logs in {log_dir}")
     try:
-        with ThreadPoolExecutor(parallel) as pool:
-            return list(pool.map(one, range(len(revs)), revs))
+        return in_builds(lambda item: one(*item), list(enumerate(revs)), parallel)
     finally:  # also on an interrupt: the checkouts and venvs of the builds go
         shutil.rmtree(work, ignore_errors=True)
 

@@ -21,7 +21,6 @@ import json
 import re
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cuda_bench import build, counts, machine, paired, stats
@@ -67,8 +66,7 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
             progress(f"compare: environment for {commit[:9]} ready in {record['seconds']} s")
         return commit, record
 
-    with ThreadPoolExecutor(len(unique)) as pool:
-        built = dict(pool.map(one, unique))
+    built = dict(build.in_builds(one, unique, len(unique)))
     return {rev: built[commit] for rev, commit in commits.items()}
 
 

@@ -390,3 +390,48 @@ def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         build_module.write_whole(path, "new\n")
     assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["builds.jsonl", "shared.json"]
+
+
+def test_places_on_main_from_a_shallow_clone_join_the_recorded_scale_or_are_left_out(tmp_path, repo):
+    """results/commits.json places each measured commit on main's first-parent line (the dashboard orders by it).
+    A GPU box often has a shallow clone, whose count starts at its own oldest commit: a commit both know puts its
+    places on the recorded scale; with none in common they are left out, never mixed in."""
+    from cuda_bench import asvrun
+
+    shas = []
+    for i in range(5):
+        (repo / "f").write_text(str(i))
+        shas.append(commit(repo, f"c{i}"))
+    side = tmp_path / "commits.json"
+    asvrun.record_commits(repo, [shas[1], shas[3]], path=side)
+    assert [json.loads(side.read_text())[s]["position"] for s in (shas[1], shas[3])] == [2, 4]
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "2", "-b", "main", f"file://{repo}", str(shallow))
+    assert asvrun.record_commits(shallow, [shas[4]], path=side)[shas[4]]["position"] == 5  # by shas[3], known at 4
+    alone = tmp_path / "alone.json"
+    found = asvrun.record_commits(shallow, [shas[4]], path=alone)
+    assert found[shas[4]]["position"] is None and found[shas[4]]["title"] == "c4"
+
+
+def test_a_build_that_fails_or_is_interrupted_stops_the_builds_beside_it(tmp_path):
+    """Builds run in threads, each in a process group of its own: when one fails (here) or the command is
+    interrupted, in_builds kills those still running and returns at once, instead of waiting minutes for their
+    compiles."""
+    import time
+
+    def task(item):
+        if item == "fails":
+            time.sleep(0.5)
+            raise build_module.BuildError("this build failed")
+        proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        build_module.CHILDREN.add(proc)
+        try:
+            proc.wait()
+        finally:
+            build_module.CHILDREN.discard(proc)
+        return proc.returncode
+
+    start = time.monotonic()
+    with pytest.raises(build_module.BuildError, match="this build failed"):
+        build_module.in_builds(task, ["sleeps", "fails"], 2)
+    assert time.monotonic() - start < 10 and not build_module.CHILDREN and not build_module.STOPPING

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -122,6 +123,8 @@ def count_side(side, names, *, calls=counts.CALLS, slow_calls=counts.SLOW_CALLS,
     cases, skipped, errors, hello, worker, answers = [], {}, {}, {}, None, []
     try:
         for i, name in enumerate(names):
+            if STOP.is_set():
+                break
             try:
                 if worker is None:
                     worker = paired.Worker(side, None, settings, log_file)
@@ -163,11 +166,23 @@ def count_side(side, names, *, calls=counts.CALLS, slow_calls=counts.SLOW_CALLS,
     }
 
 
+#: set when the command is interrupted: every side stops before its next case
+STOP = threading.Event()
+
+
 def measure(sides, names, *, log_dir, progress=None, **options):
-    """Each side (paired.Side) counted at once, one worker process per commit: {side name: record}."""
-    with ThreadPoolExecutor(len(sides)) as pool:
+    """Each side (paired.Side) counted at once, one worker process per commit: {side name: record}. An interrupt
+    stops every side before its next case (its worker closed) instead of waiting for the pass to end."""
+    pool = ThreadPoolExecutor(len(sides))
+    try:
         found = pool.map(lambda side: count_side(side, names, log_dir=log_dir, progress=progress, **options), sides)
         return {side.name: record for side, record in zip(sides, found, strict=True)}
+    except BaseException:
+        STOP.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        STOP.clear()
 
 
 def write(out_dir, record):
