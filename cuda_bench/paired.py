@@ -360,7 +360,8 @@ def _driver(task, i, args, core, messages):
 def in_parallel(task, args, count, cores, total, progress, label, threads=False):
     """``task(i, *args, core, done)`` for i in range(count), one per core of ``cores`` at a time, each in a
     process forked from this one (threads for tests); a progress line every 15 s from the cases the tasks
-    report with ``done(name)``. The tasks' results, in order.
+    report with ``done(name)``. The tasks' results, in order; a task that failed (it raised, or its process died)
+    is a RuntimeError in its place.
 
     An interrupt (Ctrl-C, or SIGTERM after :func:`stop_on_sigterm`) or any error here kills every task's
     process group (its driver and the workers it started) before it propagates: nothing is left running and
@@ -434,10 +435,7 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
             for worker, _ in running.values():
                 worker.join(timeout=10)
         raise
-    failed = [r for r in results.values() if isinstance(r, BaseException)]
-    if failed:
-        raise failed[0]
-    return [results[i] for i in range(count)]
+    return [results[i] for i in range(count)]  # a task that failed is its exception: the caller decides
 
 
 def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=None, make_worker=Worker):
@@ -455,6 +453,9 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
     task = one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
     outcomes = in_parallel(task, (sides, names, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "paired", threads=make_worker is not Worker)
+    # a pair whose driver failed lost every case it had not reported: its cases are errors of that pair, which
+    # the other pairs can make up for (kept)
+    outcomes = [({n: ("error", str(o)) for n in names}, {}) if isinstance(o, BaseException) else o for o in outcomes]
     hello = {}
     for _, pair_hello in outcomes:
         for side, answer in pair_hello.items():
@@ -530,6 +531,8 @@ def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
     start = time.monotonic()
     outcomes = in_parallel(one_process, (side, items, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "over C++")
+    outcomes = [({n: {"error": str(o)} for n, _ in items}, {}) if isinstance(o, BaseException) else o
+                for o in outcomes]  # a process that failed: its cases are its errors, the others make up for it
     cases, skipped, errors, lost, groups = [], {}, {}, {}, {}
     for name, twin in items:
         every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]

@@ -59,8 +59,9 @@ def record_or_say(folder, kind, data, kept_at, what):
 
 def make(todo, *, conf, machine_name, info, results_dir, settings, command, later):
     """Measure each :class:`Step` of ``todo`` with the paired engine and append it to steps.jsonl. ``later``: the
-    command that makes a step that could not be measured. The exit status: INCOMPLETE when a step was not
-    measured, not recorded, or measured without some cases; else REGRESSION when one flagged a case; else OK."""
+    command that makes a step that could not be measured. The exit status (``compare.worst``): REGRESSION when a
+    step flagged a case; else INCOMPLETE when a step was not measured, not recorded, or measured without some cases;
+    else OK."""
     repo = asvrun.local_repo(conf)
     folder = Path(results_dir) / machine_name
     thresholds = records.calibration(folder)
@@ -98,9 +99,8 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
         flagged_any = flagged_any or bool(flagged)
         log(f"step {where}: {len(flagged)} regression(s)" + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged))
         incomplete = incomplete or compare.incomplete(data)
-    if incomplete:
-        return compare.INCOMPLETE
-    return compare.REGRESSION if flagged_any else compare.OK
+    return compare.worst([compare.REGRESSION if flagged_any else compare.OK,
+                          compare.INCOMPLETE if incomplete else compare.OK])
 
 
 def missing(results_dir, machine_name, bindings):

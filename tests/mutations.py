@@ -97,6 +97,15 @@ MUTATIONS = [
      '    if case["verdict"] == "regression":\n        return "confirmed"',
      '    if case["verdict"] in ("regression", "not reproduced"):\n        return "confirmed"',
      ["tests/test_dashboard.py"]),
+    ("asv compare gives a verdict when no case was measured on both sides", "cuda_bench/asv_plugin.py",
+     "        if not both:\n            say(", "        if False:\n            say(", ["tests/test_environments.py"]),
+    ("a step's summary is not written before its record", "cuda_bench/steps.py",
+     "compare.write(out, data)  # first:", "pass  # first:", ["tests/test_bench_cli.py"]),
+    ("run does not check its revisions before it builds", "cuda_bench/commands/run.py",
+     "measuring = asvrun.check_revisions(repo, asvrun.range_of(rest))", "measuring = None",
+     ["tests/test_bench_cli.py"]),
+    ("an interrupt waits for the builds instead of killing them", "cuda_bench/build.py",
+     "            os.killpg(proc.pid, signal.SIGKILL)\n", "            proc.wait()\n", ["tests/test_build.py"]),
 ]
 
 

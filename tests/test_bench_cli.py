@@ -24,6 +24,7 @@ from conftest import (
     ROOT,
     aslr_can_be_switched_off,
     over_cpp_record,
+    paired_run,
     read_lines,
     run_module,
     step_case,
@@ -818,7 +819,7 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     monkeypatch.setattr(compare, "summary", summary)
     monkeypatch.setattr(compare, "write", lambda out, data: None)
     monkeypatch.setattr(compare, "measure", measure)
-    assert cli.main(argv) == 2  # the other four still fail to build
+    assert cli.main(argv) == 1  # g -> h confirmed: a regression outranks the four that still fail to build
     err = capsys.readouterr().err
     assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start "
             "2026-12-01T00:00); ×0.999 [0.993, 1.004] same (start 2026-12-03T00:00)") in err
@@ -860,3 +861,40 @@ def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_rep
     assert first["release_tags"] == ["cuda-core-v0.1.0", "cuda-core-v0.1.1"] and history.release_step(first)
     assert second["release_tags"] is None and not history.release_step(second)
     assert first["bindings"] == second["bindings"] == "auto"
+
+
+@pytest.mark.parametrize("spec", ["mian", "deadbeef^!"])
+def test_run_checks_its_revisions_before_it_builds_anything(tmp_path, git_repo, monkeypatch, capsys, spec):
+    """`cuda-bench run mian` (a typo) or a SHA the clone lacks says in one line that it names no commit and
+    exits 3, before asv builds or measures anything (no traceback, no "pairing and publishing")."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    a_gpu_here(monkeypatch)
+    monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: pytest.fail(f"asv ran: {args}"))
+    assert cli.main(["run", spec, "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
+                     "--no-publish"]) == 3
+    err = capsys.readouterr().err
+    assert f"{spec!r} names no commit of {git_repo}" in err
+    assert "Traceback" not in err and "pairing" not in err
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_step_measured_but_not_recorded_is_kept_and_said(tmp_path, git_repo, monkeypatch, capsys):
+    """A step measured while results/ cannot take its record (read-only, full) is not lost: its summary is
+    written to the step's folder first, the command says "measured, not recorded" and where the record is, and
+    the exit status is 2 (incomplete), not 0."""
+    from cuda_bench import steps
+
+    monkeypatch.setattr(steps, "WORK", tmp_path / "work")
+    data = paired_run("release-v0.3.1-v0.3.2")  # a step measured on the H200
+    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: ((base, head), 60.0))
+    monkeypatch.setattr(compare, "summary", lambda report, *args: data)
+    folder = tmp_path / "res" / "m"
+    (folder / records.FILES["step"]).mkdir(parents=True)  # a steps.jsonl that cannot be appended to
+    status = steps.make([steps.Step("a" * 40, "b" * 40, "13.3.1")], conf={"repo": str(git_repo)}, machine_name="m",
+                        info={}, results_dir=tmp_path / "res", settings=None, command="cuda-bench steps",
+                        later="cuda-bench steps")
+    assert status == compare.INCOMPLETE
+    kept = tmp_path / "work" / "steps" / f"{'a' * 12}-{'b' * 12}" / "summary.json"
+    err = capsys.readouterr().err
+    assert f"measured, not recorded in {folder / records.FILES['step']}" in err and f"its record is in {kept}" in err
+    assert json.loads(kept.read_text())["cases"] == data["cases"]

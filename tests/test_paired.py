@@ -925,3 +925,22 @@ def test_a_case_some_pairs_skip_and_others_measure_is_an_error_not_a_skip(tmp_pa
     assert report.skipped == {} and report.cases == []
     assert "process pairs disagree whether it runs" in report.errors[INJECTED]
     assert compare.exit_status(compare.summary(report, "pr")) == 2
+
+
+def test_a_pair_whose_driver_fails_is_made_up_for_by_the_others(tmp_path):
+    """A pair driver that raises (or dies) loses that pair's cases, as a dead worker does: the case is measured
+    from the other pairs and the loss is named; nothing else stops."""
+    def scripted(side, core, settings, log):
+        if int(Path(log).name[4:6]) == 3:
+            raise MemoryError("the driver of pair 3 ran out of memory")
+        worker = ScriptedWorker(side.name, clocks.setdefault(core, Core(core)), CASES, 1.0)
+        worker.side, worker.hello, worker.close = side, {"versions": {}, "aslr_off": False}, lambda: None
+        return worker
+
+    clocks = {}
+    sides = [paired.Side(n, n, n, "python") for n in ("base", "head")]
+    report = paired.run(sides, [INJECTED], paired.Settings(pairs=8, seconds=0.02), tmp_path, {},
+                        progress=lambda m: None, cores=[0, 1], make_worker=scripted)
+    (case,) = report.cases
+    assert len(case.pairs) == 7 and "1 of 8 process pairs lost" in report.lost[INJECTED]
+    assert "ran out of memory" in report.lost[INJECTED]
