@@ -18,7 +18,7 @@ are behave as the project needs. asv imports this module because ``asv.conf.json
   pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain ``asv publish`` shows what
   ``cuda-bench publish`` shows.
 
-asv 0.6.6 (pinned in requirements.txt) calls a command as ``Command.run_from_conf_args(conf, args)`` after it
+asv 0.6.6 (pinned in pyproject.toml) calls a command as ``Command.run_from_conf_args(conf, args)`` after it
 imports the plugins, so wrapping that classmethod reaches the command that is about to run.
 """
 
@@ -94,15 +94,10 @@ def keep_measured(old, new):
         if not before or before[at["version"]] != row[at["version"]]:
             continue
         params = row[at["params"]] if "params" in at else []
-        if not params:  # one case: its whole row
-            if measured(before[at["result"]]) and not measured(row[at["result"]]):
-                new["results"][name] = before
-                kept.append(name)
-            continue
         if before[at["params"]] != params:
             continue
-        combos = _combos(params)
-        row, before = _padded(row, columns), _padded(before, columns)
+        combos = _combos(params)  # asv keeps every result as a list, one per combination ([()] without params)
+        row, before = _padded(row, columns, len(combos)), _padded(before, columns, len(combos))
         for i, combo in enumerate(combos):
             if measured(before[at["result"]][i]) and not measured(row[at["result"]][i]):
                 for column, j in at.items():  # every per-case column: result, the stats, the samples
@@ -111,16 +106,21 @@ def keep_measured(old, new):
                     if not isinstance(row[j], list):  # asv writes None for a column no case of this run has
                         row[j] = [None] * len(combos)
                     row[j][i] = before[j][i]
-                kept.append(f"{name}({', '.join(combo)})")
+                kept.append(f"{name}({', '.join(combo)})" if combo else name)
         while row and row[-1] is None:  # as asv writes a row: without trailing empty columns
             row.pop()
         new["results"][name] = row
     return kept
 
 
-def _padded(row, columns):
-    """A results row as long as ``columns`` (asv leaves trailing empty columns out)."""
-    return list(row) + [None] * (len(columns) - len(row))
+def _padded(row, columns, combos):
+    """A results row as long as ``columns`` (asv leaves trailing empty columns out), its result a list of one value
+    per combination (asv writes None for a benchmark that failed in every one)."""
+    row = list(row) + [None] * (len(columns) - len(row))
+    at = columns.index("result")
+    if row[at] is None:
+        row[at] = [None] * combos
+    return row
 
 
 def _combos(params):
@@ -271,39 +271,61 @@ def wrap(cls):
     def run_from_conf_args(klass, conf, args):
         apply_settings(klass.__name__, conf, args)
         before = snapshot(conf.results_dir) if klass.__name__ in WRITERS else {}
-        status = original(klass, conf, args)
-        if klass.__name__ == "Publish" and not status and not os.environ.get(ASV_PAGES_ONLY):
-            from cuda_bench import publish
+        status = 0
+        try:
+            status = original(klass, conf, args)
+            if klass.__name__ == "Publish" and not status and not os.environ.get(ASV_PAGES_ONLY):
+                from cuda_bench import publish
 
-            publish.finish(conf, conf.results_dir, conf.html_dir)
-        lost = restore_measured(conf.results_dir, before) if before else []
-        for path, case in lost:
-            say(f"{case} at {path.name[:8]}: measured before, skipped or failed now; the measured value is kept")
-        if lost:
-            say(f"{len(lost)} measured case(s) this run did not measure again (above); results are as they were")
-            return status or 2
-        return status
+                publish.finish(conf, conf.results_dir, conf.html_dir)
+        except SystemExit as stop:  # asv continuous on nothing measured; the measured values still go back
+            status = stop.code if isinstance(stop.code, int) and stop.code else 2
+        finally:  # also when the command stops on an error or an interrupt, after some results were written
+            lost = restore_measured(conf.results_dir, before) if before else []
+            for path, case in lost:
+                say(f"{case} at {path.name[:8]}: measured before, skipped or failed now; the measured value is kept")
+            if lost:
+                say(f"{len(lost)} measured case(s) this run did not measure again (above); results are as they were")
+        return (status or 2) if lost else status
 
     cls.run_from_conf_args = classmethod(run_from_conf_args)
 
 
 def no_verdict_on_nothing(compare):
-    """``Compare.print_table`` that stops with exit status 2 when no case has a measured value on both sides."""
+    """``Compare.print_table`` (``asv compare``, and ``asv continuous`` after its runs) that stops with exit status
+    2 when no case has a measured value on both sides."""
     original = compare.__dict__["print_table"].__func__
 
     def print_table(klass, conf, hash_1, hash_2, factor, split, resultset_1=None, resultset_2=None, **kwargs):
-        if resultset_1 is not None and resultset_2 is not None:
-            resultset_1, resultset_2 = list(resultset_1), list(resultset_2)
-            first = {(r[0], r[6], r[7]): r[2] for r in resultset_1}
-            both = [r for r in resultset_2 if _any_measured(first.get((r[0], r[6], r[7]))) and _any_measured(r[2])]
-            if not both:
-                say(f"no case has a measured value at both {hash_1[:9]} and {hash_2[:9]} (every one skipped or failed, "
-                    "or not run): nothing to compare")
-                raise SystemExit(2)
+        machine_name, env_names = kwargs.get("machine"), kwargs.get("env_names")
+        resultset_1 = list(_results_of(conf, hash_1, machine_name, env_names) if resultset_1 is None else resultset_1)
+        resultset_2 = list(_results_of(conf, hash_2, machine_name, env_names) if resultset_2 is None else resultset_2)
+        first = {(r[0], r[6], r[7]): r[2] for r in resultset_1}
+        both = [r for r in resultset_2 if _any_measured(first.get((r[0], r[6], r[7]))) and _any_measured(r[2])]
+        if not both:
+            say(f"no case has a measured value at both {hash_1[:9]} and {hash_2[:9]} (every one skipped or failed, "
+                "or not run): nothing to compare")
+            raise SystemExit(2)
         return original(klass, conf, hash_1, hash_2, factor, split, resultset_1=resultset_1,
                         resultset_2=resultset_2, **kwargs)
 
     compare.print_table = classmethod(print_table)
+
+
+def _results_of(conf, commit_hash, machine_name, env_names):
+    """The rows ``asv compare`` reads of one commit when it is given none, as asv 0.6.6 reads them."""
+    from asv.results import iter_results_for_machine_and_hash
+
+    rows = []
+    for result in iter_results_for_machine_and_hash(conf.results_dir, machine_name, commit_hash):
+        if env_names is not None and result.env_name not in env_names:
+            continue
+        for key in result.get_all_result_keys():
+            params = result.get_result_params(key)
+            rows.append((key, params, result.get_result_value(key, params), result.get_result_stats(key, params),
+                         result.get_result_samples(key, params), result.benchmark_version.get(key),
+                         result.params["machine"], result.env_name))
+    return rows
 
 
 def _any_measured(value):

@@ -159,3 +159,31 @@ def test_the_suite_calls_a_library_that_is_not_what_the_build_installed_broken(n
     assert list(other) == ["bindings"]
     assert "installed cuda-bindings 0.0.1, but cuda-bindings 13." in other["bindings"]
     assert "the environment is broken" in other["bindings"]
+
+
+def test_asv_compare_with_no_case_measured_on_both_commits_gives_no_verdict(project):
+    """`asv compare` (and `asv continuous`, which ends in it) on two commits that share no measured case says so and
+    exits 2, never a table of n/a (or, from `asv continuous`, "BENCHMARKS NOT SIGNIFICANTLY CHANGED"); with cases
+    measured on both, asv's table as ever."""
+    conf, env, repo, results, data, _ = project
+    (results_file,) = result_files(results)
+    measured = data["commit_hash"]
+    failed = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "every case failed here")  # no ref moves
+    at = data["result_columns"].index("result")
+    nothing = json.loads(results_file.read_text())
+    nothing["commit_hash"] = failed
+    for row in nothing["results"].values():
+        row[at] = None if row[at] is None else [None] * len(row[at])
+    copy = results / results_file.name.replace(measured[:8], failed[:8])
+    copy.write_text(json.dumps(nothing))
+    try:
+        none = asv(conf, "compare", measured, failed, "--machine", "cpu-test", env=env)
+        same = asv(conf, "compare", measured, measured, "--machine", "cpu-test", env=env)
+    finally:
+        copy.unlink()
+    assert none.returncode == 2, none.stdout[-3000:] + none.stderr[-3000:]
+    assert (f"no case has a measured value at both {measured[:9]} and {failed[:9]} (every one skipped or failed, or "
+            "not run): nothing to compare") in none.stderr
+    assert "All benchmarks" not in none.stdout
+    assert same.returncode == 0 and "All benchmarks" in same.stdout, same.stderr[-3000:]
+    assert f"{CORE_CASE}('core')" in same.stdout
