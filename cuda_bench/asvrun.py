@@ -41,15 +41,19 @@ def asv_mirror(conf):
     return WORK / conf["project"]
 
 
-def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None):
-    """asv.conf.json with this run's overrides, written to .asv/ with every path made absolute."""
+def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None, need_repo=True):
+    """asv.conf.json with this run's overrides, written to .asv/ with every path made absolute. ``need_repo``
+    False (publish): the clone that ``cuda-bench init`` recorded may be gone, since nothing reads it."""
     conf = load_conf()
+    where = "--repo" if repo else f"the clone in {LOCAL_SETTINGS}"
     repo = repo or local_settings().get("repo")
     if repo:
         path = Path(repo).expanduser().resolve()
-        if not (path / ".git").exists() and not (path / "HEAD").exists():
-            raise RunError(f"--repo {path} is not a git repository")
-        conf["repo"] = str(path)
+        if (path / ".git").exists() or (path / "HEAD").exists():
+            conf["repo"] = str(path)
+        elif need_repo or where == "--repo":
+            raise RunError(f"{where} {path} is not a git repository"
+                           + ("" if where == "--repo" else ": `cuda-bench init --repo PATH` names another"))
     matrix = conf.setdefault("matrix", {})
     env = matrix.setdefault("env", {})
     if bindings:
@@ -220,7 +224,7 @@ def stop_group(proc, grace=30):
         try:
             proc.wait(timeout=wait)
             return
-        except subprocess.TimeoutExpired:
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):  # a second Ctrl-C: no more grace
             continue
 
 
@@ -230,7 +234,13 @@ def record_builds(machine_name, conf_path, results_dir=None):
     commit and environment."""
     conf = json.loads(Path(conf_path).read_text())
     env_dir, folder = Path(conf["env_dir"]), Path(results_dir or conf["results_dir"]) / machine_name
-    seen = {(row["commit"], row["env"]): row for row in records.read(folder, "build")}
+    path = folder / BUILDS
+    lines = path.read_text().splitlines() if path.exists() else []
+    at = {}  # (commit, env) -> the line of its record; a line that is no record of this schema stays as it is
+    for number, found in records.lines(path):
+        if isinstance(found, dict) and found.get("schema") == records.SCHEMA and "commit" in found and "env" in found:
+            at[(found["commit"], found["env"])] = number - 1
+    changed = False
     for made in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
         env_path = made.parents[3]
         try:
@@ -240,14 +250,22 @@ def record_builds(machine_name, conf_path, results_dir=None):
             info = env_path / "asv-env-info.json"
             info = json.loads(info.read_text()) if info.exists() else {}
             row.update(python=info.get("python"), env_vars=info.get("build_env_vars"), env=env_path.name)
-            seen[(row["commit"], row["env"])] = records.check(records.stamped(row, "build"), "build")
+            line = json.dumps(records.check(records.stamped(row, "build"), "build"), sort_keys=True)
         except (OSError, ValueError) as exc:
             print(f"bench: {made.parent}: {exc}; that build is not recorded in {BUILDS}", file=sys.stderr)
-    if seen:
+            continue
+        key = (row["commit"], row["env"])
+        if key in at:
+            changed = changed or lines[at[key]] != line
+            lines[at[key]] = line
+        else:
+            at[key] = len(lines)
+            lines.append(line)
+            changed = True
+    if changed:
         folder.mkdir(parents=True, exist_ok=True)
-        # the old rows stay whole until the new ones are; rows another run wrote meanwhile come back next time,
-        # from the build caches
-        build.write_whole(folder / BUILDS, "".join(json.dumps(row, sort_keys=True) + "\n" for row in seen.values()))
+        # whole or not at all; the lines of other records, and lines that are no record, stay as they were
+        build.write_whole(path, "".join(line + "\n" for line in lines if line.strip()))
 
 
 def release_ladder(repo, branch="main"):
@@ -351,12 +369,16 @@ def resolve_one(repo, name):
 # --- what the pages say of a commit ----------------------------------------------------------------------
 def describe_commits(repo, commits, branch="main"):
     """{commit: {"title", "date" (ms, as asv dates a commit), "tags" (cuda-core release tags), "position" (its
-    place in ``branch``'s first-parent history, oldest 1, or None)}}: what the dashboard shows of a measured
-    commit, from results/ alone."""
+    place in ``branch``'s first-parent history, oldest 1, or None for a commit off it)}}: what the dashboard shows
+    of a measured commit, from results/ alone. In a shallow clone the places count from its oldest commit:
+    :func:`record_commits` puts them on the same scale as the ones recorded before."""
     tags = {}
     for tag, sha in release_ladder(repo, branch):
         if is_release_tag(tag):
             tags.setdefault(sha, []).append(tag)
+    line = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "--reverse", branch, "--"],
+                          capture_output=True, text=True).stdout.split()
+    place = {sha: i for i, sha in enumerate(line, 1)}  # main's own commits, oldest 1: not those merged into it
     out = {}
     for sha in commits:
         proc = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%H%x00%ct%x00%s", sha],
@@ -364,20 +386,27 @@ def describe_commits(repo, commits, branch="main"):
         if proc.returncode != 0:
             continue
         full, date, title = proc.stdout.strip().split("\0", 2)
-        count = subprocess.run(["git", "-C", str(repo), "rev-list", "--first-parent", "--count", f"{full}"],
-                               capture_output=True, text=True)
-        on_branch = subprocess.run(["git", "-C", str(repo), "merge-base", "--is-ancestor", full, branch],
-                                   capture_output=True).returncode == 0
-        out[full] = {"title": title, "date": int(date) * 1000, "tags": tags.get(full, []),
-                     "position": int(count.stdout) if on_branch and count.returncode == 0 else None}
-    return out
+        out[full] = {"title": title, "date": int(date) * 1000, "tags": tags.get(full, []), "position": place.get(full)}
+    return out, place
 
 
 def record_commits(repo, commits, path=COMMITS, branch="main"):
-    """Add what the pages say of ``commits`` to ``results/commits.json`` (:func:`describe_commits`)."""
+    """Add what the pages say of ``commits`` to ``results/commits.json`` (:func:`describe_commits`). Places on main
+    counted in a shallow clone are moved onto the recorded scale by a commit both know; with none in common, a
+    shallow clone's places are left out (None) rather than mixed with the recorded ones."""
     path = Path(path)
     known = json.loads(path.read_text()) if path.exists() else {}
-    known.update(describe_commits(repo, commits, branch))
+    found, place = describe_commits(repo, commits, branch)
+    shallow = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True).stdout.strip() == "true"
+    if shallow:
+        anchors = [known[sha]["position"] - i for sha, i in place.items()
+                   if known.get(sha, {}).get("position") is not None]
+        offset = anchors[0] if anchors and len(set(anchors)) == 1 else None
+        for entry in found.values():
+            if entry["position"] is not None:
+                entry["position"] = None if offset is None else entry["position"] + offset
+    known.update(found)
     path.parent.mkdir(parents=True, exist_ok=True)
     build.write_whole(path, json.dumps(dict(sorted(known.items())), indent=1) + "\n")
     return known

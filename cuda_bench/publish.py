@@ -39,7 +39,7 @@ from urllib.parse import quote, urlencode
 from cuda_bench import history, overcpp, overview, records, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
-from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, WORK
+from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, WORK
 from cuda_bench.report import OLDER
 from cuda_bench.stats import CONFIDENCE, VERDICTS
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
@@ -889,8 +889,7 @@ def publish(config=CONF):
     html_dir.parent.mkdir(parents=True, exist_ok=True)
     WORK.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="publish-", dir=WORK))
-    # next to the given config: asv imports the project's plugin relative to its working directory
-    temp_config = config.parent / f".publish-{os.getpid()}.conf.json"
+    temp_config = work / "asv.conf.json"  # in .asv/: nothing of a publish is left in the checkout, killed or not
     try:
         new_html = work / "html"
         used = clean_results(results_dir, work)
@@ -898,8 +897,10 @@ def publish(config=CONF):
         for key in ("env_dir", "benchmark_dir"):
             conf[key] = str((base / conf[key]).resolve())
         temp_config.write_text(json.dumps(conf))
+        path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])  # the project's plugin
         proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(temp_config)], cwd=base,
-                              capture_output=True, text=True, env=dict(os.environ, **{ASV_PAGES_ONLY: "1"}))
+                              capture_output=True, text=True,
+                              env=dict(os.environ, PYTHONPATH=path, **{ASV_PAGES_ONLY: "1"}))
         if proc.returncode != 0:
             lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
             said = lines[-1].strip() if lines else "no output"
@@ -908,7 +909,6 @@ def publish(config=CONF):
         swap_in(new_html, html_dir, work / "old")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        temp_config.unlink(missing_ok=True)
     print(f"publish: {html_dir} ({len(rows)} operation rows, {len(entries)} open regressions from paired steps). "
           "Open it with `cuda-bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
           file=sys.stderr)
@@ -922,7 +922,7 @@ def main(argv=None):
         publish(args.config)
     except DashboardError as exc:
         print(f"publish: {exc}", file=sys.stderr)
-        return 1
+        return 3  # as every command that could not do its job (cuda_bench.cli); 1 means a regression
     return 0
 
 

@@ -15,15 +15,16 @@ MARKS = {"regression": " ▲", "improvement": " ▼"}
 
 
 def cell_text(row, api):
-    """One number per cell, asv's median at the commit, and ▲ (slower) or ▼ (faster) where the paired step to the
-    commit judged the case so."""
+    """One number per cell, asv's median at the commit, and ▲ (slower) or ▼ (faster) with the paired step's ratio
+    and interval where that step to the commit judged the case so."""
     c = row["cells"].get(api)
     if c is None:
         return ""
     if not number(c["value"]):
         return "failed" if c["value"] is None else "n/a"
     step = c.get("step") or {}
-    return fmt(c["value"]) + MARKS.get(step.get("verdict"), "")
+    mark = MARKS.get(step.get("verdict"))
+    return fmt(c["value"]) + (f"{mark} {interval(step)}" if mark else "")
 
 
 def markdown(rows):
@@ -36,7 +37,8 @@ def markdown(rows):
     ranges = f" Where a range follows, it is over {overcpp.usual_runs_text(usual)} of this commit." if usual else ""
     lines = [
         f"asv's median time per call at `{first['commit'][:9]}` (one unpaired run: context, not a verdict); ▲ slower, "
-        "▼ faster: the paired step to this commit says so. Harness floor (what the timing loop itself costs per call): "
+        "▼ faster: the paired step to this commit says so, with its ratio and interval. Harness floor (what the timing "
+        "loop itself costs per call): "
         f"{fmt(first['floor']) if number(first['floor']) else 'n/a'}. \"over C++\": the Python form against its C++ "
         f"twin, per call and as a ratio, {how}"
         f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.{ranges} ★: the sides "

@@ -521,7 +521,7 @@ def test_a_failed_publish_keeps_the_dashboard_that_was_there(site, tmp_path):
     conf = asv_conf(tmp_path, tmp_path / "no-clone-here", sys.executable, results_dir=str(broken),
                     html_dir=str(target))
     proc = run_module("cuda_bench.publish", "--config", conf, check=False)
-    assert proc.returncode == 1 and proc.stderr.strip().splitlines()[-1].startswith("publish: asv publish exited")
+    assert proc.returncode == 3 and proc.stderr.strip().splitlines()[-1].startswith("publish: asv publish exited")
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*")) == before
 
 

@@ -114,3 +114,21 @@ def test_publish_with_a_clone_records_the_commits_results_lack(tmp_path, git_rep
     known = results.commits(results_dir)
     assert known[head]["recorded"] and known[head]["title"] == "init" and known[head]["tags"] == ["cuda-core-v0.9.0"]
     assert results.commit_name(head, known) == "cuda-core-v0.9.0"
+
+
+def test_publish_needs_no_clone_when_the_one_init_recorded_is_gone(tmp_path, monkeypatch):
+    """The pages come from results/ alone: a clone that `cuda-bench init` recorded and that was removed since stops
+    the commands that build (one line naming it and the fix), not publish."""
+    from cuda_bench import asvrun
+
+    monkeypatch.setattr(asvrun, "local_settings", lambda: {"repo": str(tmp_path / "gone")})
+    try:
+        conf = json.loads(asvrun.derived_conf(need_repo=False).read_text())
+    finally:
+        asvrun.remove_temporary()  # what a command removes when it ends
+    assert conf["repo"] != str(tmp_path / "gone")
+    with pytest.raises(asvrun.RunError, match=r"the clone in .*local\.json .*gone is not a git repository: "
+                                              r"`cuda-bench init --repo PATH` names another"):
+        asvrun.derived_conf()
+    with pytest.raises(asvrun.RunError, match=r"^--repo .*gone is not a git repository$"):
+        asvrun.derived_conf(str(tmp_path / "gone"), need_repo=False)

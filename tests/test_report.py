@@ -28,7 +28,7 @@ from conftest import (
 
 from cuda_bench import compare, history, overcpp, overview, publish, records, report, results, stats
 from cuda_bench.paths import machine_dirs, result_files
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, measurements, number, signed, standing, unchanged
+from cuda_bench.text import TARGET_NS, fmt, fmt_net, interval, measurements, number, signed, standing, unchanged
 
 RESULTS = ROOT / "results"
 FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
@@ -114,9 +114,10 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
     commit = json.loads(newest(machine).read_text())["commit_hash"]
     # the paired step to the commit marks the case only when it judged it slower or faster
     step = next((s for s in history.steps(RESULTS, machine) if s["head"] == commit), None)
-    verdict = next((c["verdict"] for c in (step or {}).get("cases", [])
-                    if c["name"] == "bench_event.EventCreate.time_event_create('core')"), None)
-    assert cells[3] == fmt(raw) + {"regression": " ▲", "improvement": " ▼"}.get(verdict, "")
+    case = next((c for c in (step or {}).get("cases", [])
+                 if c["name"] == "bench_event.EventCreate.time_event_create('core')"), {})
+    mark = {"regression": " ▲", "improvement": " ▼"}.get(case.get("verdict"))
+    assert cells[3] == fmt(raw) + (f"{mark} {interval(case)}" if mark else "")
     paired = overcpp.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
                                      if r["commit"] == commit])
     over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
@@ -1248,3 +1249,18 @@ def test_a_fresh_start_in_the_fast_state_joins_the_agreement(machine):
     (pair,) = overcpp.agreement(new)
     assert (pair["same_start"], pair["agree"], pair["cases"]) == (True, 89, 91)
     assert {r["date"][:10] for r in kept} == {"2026-12-04"}
+
+
+def test_a_mark_in_the_operations_table_comes_with_the_interval_it_rests_on():
+    """▲ and ▼ are verdicts of the paired step to the commit: each is printed with that step's ratio and interval;
+    a step that judged the case the same, or no step, adds nothing to asv's number."""
+    step = {"ratio": 1.053, "low": 1.048, "high": 1.056}
+    row = {"cells": {"core": {"value": 4.2e-7, "step": step | {"verdict": "regression"}},
+                     "bindings": {"value": 1.1e-7, "step": step | {"verdict": "same"}},
+                     "cupy": {"value": 3e-7,
+                              "step": {"ratio": 0.9, "low": 0.88, "high": 0.92, "verdict": "improvement"}},
+                     "cpp": {"value": 5e-8}}}
+    assert report.cell_text(row, "core") == f"{fmt(4.2e-7)} ▲ ×1.053 [1.048, 1.056]"
+    assert report.cell_text(row, "bindings") == fmt(1.1e-7)
+    assert report.cell_text(row, "cupy") == f"{fmt(3e-7)} ▼ ×0.900 [0.880, 0.920]"
+    assert report.cell_text(row, "cpp") == fmt(5e-8)

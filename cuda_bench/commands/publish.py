@@ -29,7 +29,7 @@ def add(sub):
 def main(args, argv):
     if args.command == "serve":
         return serve(args.port)
-    conf = asvrun.derived_conf(args.repo, None, args.results_dir, None)
+    conf = asvrun.derived_conf(args.repo, None, args.results_dir, None, need_repo=False)
     if args.repo:
         record_missing(args.repo, Path(json.loads(conf.read_text())["results_dir"]))
     publish.publish(conf)
@@ -58,9 +58,6 @@ def serve(port, html=ROOT / "html"):
                 from None
         raise asvrun.RunError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     log(f"serving {html} on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    with server:
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
+    with server:  # Ctrl-C: exit status 130, as for every command (cuda_bench.cli)
+        server.serve_forever()
     return compare.OK

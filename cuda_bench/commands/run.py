@@ -1,8 +1,9 @@
 """``cuda-bench run [RANGE]``: the main job; ``cuda-bench ladder``: every cuda-core release, then main's head.
 
 asv runs the suite over the commits (each built from source through the wheel cache), then each newly measured
-commit is paired with the previous measured one (``cuda_bench.steps``), the newest is timed against C++
-(``cuda_bench.overcpp``), and the dashboard is published. The revisions are checked before anything is built.
+commit is paired with the previous measured one (``cuda_bench.steps``), its work per call is counted
+(``cuda_bench.counts``), the newest is timed against C++ (``cuda_bench.overcpp``), and the dashboard is
+published. The revisions are checked before anything is built; the steps, counts and over-C++ need a GPU.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from cuda_bench.paths import COMMITS, RESULTS, no_gpu_results
 
 
 def add(sub):
-    for name, text in (("run", "asv run, then paired steps, then publish"),
+    for name, text in (("run", "asv run, then paired steps, work counts and over-C++ (with a GPU), then publish"),
                        ("ladder", "asv run over every cuda-core release tag and main's head, then as run")):
         p = sub.add_parser(name, description=f"{text}. Everything after the options goes to `asv run` unchanged "
                            "(a range such as HEAD~20..HEAD, --quick ...); with none, main's newest commit.")
@@ -143,5 +144,6 @@ def main(args, rest, argv):
         if not gpu:
             log(f"publish: html/ from the history (results/); this run's results stay in {results_dir} (asv's "
                 "tables above)")
-        publish.publish(asvrun.derived_conf(args.repo, None, RESULTS, args.system_site))
+        # the history this run added to (results/, or --results-dir); a machine without a GPU adds to none
+        publish.publish(asvrun.derived_conf(args.repo, None, results_dir if gpu else RESULTS, args.system_site))
     return compare.worst(statuses)
