@@ -498,6 +498,14 @@ def _calls_text(found):
     return ", ".join(f"{name} {value}" for name, value in sorted(found.items())) if found else "none"
 
 
+def work_line(case):
+    """One case's work per call in a line: ``"CUDA cuCtxSetCurrent 1; 6 Python calls, 2 C calls, 0 net blocks"``."""
+    cuda = f"CUDA {_calls_text(case['cuda'])}" if case["cuda"] is not None else "CUDA calls not counted"
+    nvrtc = f"; NVRTC {_calls_text(case['nvrtc'])}" if case["nvrtc"] else ""
+    return (f"{cuda}{nvrtc}; {case['python_calls']} Python calls, {case['c_calls']} C calls, {case['net_blocks']} net "
+            "blocks")
+
+
 def markdown(record):
     """One commit's counts as a Markdown table."""
     cuda, settings = record.get("cuda_counted"), record["settings"]

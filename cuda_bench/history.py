@@ -2,7 +2,8 @@
 
 What was measured in which environment, which measured commits follow each other (the steps the history has
 and lacks), a step's measurements merged into one verdict per case (``stats.repeated_verdict``), the chain of
-paired ratios from a commit back to the first one the steps reach, and the release ladder's steps.
+paired ratios from a commit back to the first one the steps reach, the release ladder's steps, and the work
+each call does at each counted commit.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ def release_step(step):
     """Whether a history step pairs two cuda-core releases (the release ladder's steps): its ``release_tags``
     name both commits' tags."""
     return bool(step.get("release_tags"))
+
+
+def work(results_dir, machine_name):
+    """{commit: its newest counts record} of one machine: the work each call does, counted per commit
+    (``cuda-bench counts``; ``run`` counts each newly measured commit)."""
+    return {found["commit"]: found for found in records.read(Path(results_dir) / machine_name, "counts")}
 
 
 def steps(results_dir, machine_name):

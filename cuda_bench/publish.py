@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
+from cuda_bench import counts as counting
 from cuda_bench import history, overcpp, overview, records, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
@@ -246,6 +247,28 @@ def changed_table(machine, cases, kind="changed"):
     return "".join(out)
 
 
+def work_html(told):
+    """What changed in the work per call over a step (``summary.work_changed``): each changed case, as counted;
+    that nothing changed; or, where a side was not counted, nothing at all."""
+    work = told.get("work")
+    if work is None:
+        return ""
+    notes = "".join(f" <small class=\"text-muted\">{code_text(note)}</small>" for note in work["caveats"])
+    if not work["changed"]:
+        return (f'<p class="work" data-changed="0">Work per call: the same in all {work["common"]} cases counted at '
+                f"both commits.{notes}</p>")
+    items = "".join(f'<li data-case="{esc(name)}">{code_text(text)}</li>' for name, text in work["changed"].items())
+    return (f'<div class="work" data-changed="{len(work["changed"])}"><b>Work per call changed</b> in '
+            f'{len(work["changed"])} of {work["common"]} cases counted at both commits (exact counts, no interval '
+            f"needed):{notes}<ul>{items}</ul></div>")
+
+
+def code_text(text):
+    """``text`` escaped, its `backticked` parts as code."""
+    parts = esc(text).split("`")
+    return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
+
+
 def counts_text(found):
     parts = [f'{found["regression"]} slower', f'{found["improvement"]} faster', f'{found["same"]} same']
     if found["not reproduced"]:
@@ -327,9 +350,11 @@ def render_landing(told, rows, known):
     for key, heading in (("previous", "Changed since the previous measured commit"),
                          ("release", "Changed since the newest release")):
         part = told.get(key) or {}
-        if part.get("step") and part["described"]["changed"]:
+        if part.get("step") and (part["described"]["changed"] or (part["described"]["work"] or {}).get("changed")):
             out.append(f'<h3 class="changed" data-against="{key}">{heading}</h3>'
-                       + changed_table(machine, part["described"]["changed"]))
+                       + changed_table(machine, part["described"]["changed"]) + work_html(part["described"]))
+        elif part.get("step") and part["described"]["work"] is not None:
+            out.append(f'<div data-against="{key}">{work_html(part["described"])}</div>')
     if opened:
         out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
             f'<li data-case="{esc(c["name"])}" data-head="{s["head"]}"><a href="{esc(case_href(machine, c["name"]))}">'
@@ -355,6 +380,8 @@ def cell_title(cell, row, usual):
     if cell.get("index"):
         product, base, count = cell["index"]
         lines.append(f"paired chain ×{product:.3f} since {base[:9]} ({count} step{'s' if count != 1 else ''})")
+    if cell.get("work"):
+        lines.append(f"work per call, counted: {cell['work']}")
     if "over_cpp_ns" in cell:
         over = cell.get("over_cpp")
         text = f"over its C++ twin: {overcpp.over_text(cell, usual)} ({cell.get('over_cpp_of', 'raw')})"
@@ -376,6 +403,20 @@ def cell_title(cell, row, usual):
             text += ". Measured apart from the median above, in the fast state: the two need not agree"
         lines.append(text + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above")
     return "\n".join(lines)
+
+
+def add_work(rows, work):
+    """Each Python cell of ``rows`` gets ``work``: its case's work per call at the row's commit, in a line, where
+    that commit was counted (``work``: {machine: {commit: counts record}}, ``history.work``)."""
+    for row in rows:
+        counted = work.get(row["machine"], {}).get(row["commit"])
+        if counted is None:
+            continue
+        cases = {c["name"]: c for c in counted["cases"]}
+        for api, cell in row["cells"].items():
+            found = cases.get(f'{cell["benchmark"]}({", ".join(cell["params"].values())})') if api != "cpp" else None
+            if found:
+                cell["work"] = counting.work_line(found)
 
 
 def render(rows):
@@ -458,7 +499,7 @@ def render_release_step(machine, told, known):
             f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
             f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired {esc(told["step"]["date"][:10])}, '
             f'each side with cuda-bindings {esc(told["step"].get("bindings", ""))}.</small></p>',
-            changed_table(machine, told["changed"])]
+            changed_table(machine, told["changed"]), work_html(told)]
     if told["not_reproduced"]:
         body.append('<p class="text-muted">Not reproduced on another machine start: '
                     + ", ".join(f'{esc(case_label(c["name"]))} {ratio_text(c)}' for c in told["not_reproduced"])
@@ -548,8 +589,10 @@ same are never listed. Also as a feed: <a href="regressions.xml">regressions.xml
 
 
 # --- steps --------------------------------------------------------------------------------------------
-def render_steps(steps_by_machine, known=None):
-    known = known or {}
+def render_steps(steps_by_machine, known=None, work=None):
+    """The Steps page: each machine's paired steps, newest first, with the cases each judged and, where both
+    commits were counted (``work``: {machine: {commit: counts record}}), the cases whose work per call changed."""
+    known, work = known or {}, work or {}
     out = []
     for machine, steps in steps_by_machine.items():
         if not steps:
@@ -593,6 +636,11 @@ def render_steps(steps_by_machine, known=None):
                     out.append(f'<tr class="active case" data-case="{esc(name)}" data-verdict="not measured"><td '
                                f'colspan="2"><code>{esc(name)}</code></td><td colspan="7">not measured: '
                                f'{esc(last_line(text))}</td></tr>')
+                changed = (summary.work_changed(step, work.get(machine)) or {}).get("changed", {})
+                for name, text in changed.items():
+                    out.append(f'<tr class="case work" data-case="{esc(name)}" data-work="1"><td colspan="2"><code>'
+                               f'{esc(name)}</code></td><td colspan="7">work per call: '
+                               f'{code_text(text.split(": ", 1)[1])}</td></tr>')
                 for name, text in sorted((step.get("lost") or {}).items()):
                     out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2"><code>'
                                f'{esc(name)}</code></td><td colspan="7">measured from fewer process pairs: '
@@ -820,21 +868,23 @@ def finish(conf, results_dir, html_dir):
     rows = overview.overview_rows(runs, steps, known, param_names,
                                   {m: records.read(results_dir / m, "over-cpp") for m in machines},
                                   overview.suite_differs(), {name: b.get("version") for name, b in suite.items()})
+    work = {m: history.work(results_dir, m) for m in machines}
+    add_work(rows, work)
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     by_machine = {m: [d for n, d in runs if n == m] for m in machines}
     order = sorted(machines, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
-    told = {m: summary.landing(m, by_machine[m], steps[m], known) for m in order}
+    told = {m: summary.landing(m, by_machine[m], steps[m], known, work[m]) for m in order}
     (html_dir / "index.html").write_text(page(
         "cuda-python: is main fine?", HOW_TO_READ + "\n".join(
             render_landing(told[m], [r for r in rows if r["machine"] == m], known) for m in order), "index.html"))
-    found = {m: summary.releases(steps[m], known, (told[m]["head"] or {}).get("commit")) for m in order}
+    found = {m: summary.releases(steps[m], known, (told[m]["head"] or {}).get("commit"), work[m]) for m in order}
     (html_dir / "releases.html").write_text(page(
         "cuda-core releases, each against the one before",
         RELEASES + "\n".join(render_releases(m, found[m], known) for m in order), "releases.html"))
     flagged = {m: summary.regressions(steps[m], known) for m in order}
     (html_dir / "regressions.html").write_text(page("Regressions", REGRESSIONS + "\n".join(
         render_regressions(m, flagged[m], known) for m in order), "regressions.html"))
-    (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known), "steps.html"))
+    (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work), "steps.html"))
     (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html"))
     write_graphs(html_dir, {m: graph_data(m, by_machine[m], steps[m], suite, known) for m in order})
     paired_summaries(html_dir, runs, steps, revisions, known)

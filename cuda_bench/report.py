@@ -79,6 +79,19 @@ def _counts(found):
     return text
 
 
+def _work(told):
+    """What changed in the work per call over a step (``summary.work_changed``), as Markdown lines; none where a
+    side was not counted."""
+    work = told.get("work")
+    if work is None:
+        return []
+    notes = [f" {note}" for note in work["caveats"]]
+    if not work["changed"]:
+        return ["", f"Work per call: the same in all {work['common']} cases counted at both commits.{''.join(notes)}"]
+    return ["", f"Work per call changed in {len(work['changed'])} of {work['common']} cases counted at both commits"
+            f" (exact counts):{''.join(notes)}", "", *(f"- {text}" for text in work["changed"].values())]
+
+
 def _case_rows(cases):
     return [f"| `{c['name']}` | {interval(c)} | {summary.status_word(c)} | {fmt_ns(c['base_ns'])} → "
             f"{fmt_ns(c['head_ns'])} |" for c in cases]
@@ -118,8 +131,13 @@ def landing_markdown(told, rows, known):
                  f"{ladder} |")
     for part, heading in ((previous, "Changed since the previous measured commit"),
                           (release or {}, "Changed since the newest release")):
-        if part.get("step") and part["described"]["changed"]:
-            lines += ["", f"### {heading}", "", *CASE_HEAD, *_case_rows(part["described"]["changed"])]
+        if part.get("step") and (part["described"]["changed"] or (part["described"]["work"] or {}).get("changed")):
+            lines += ["", f"### {heading}"]
+            if part["described"]["changed"]:
+                lines += ["", *CASE_HEAD, *_case_rows(part["described"]["changed"])]
+            lines += _work(part["described"])
+        elif part.get("step"):
+            lines += _work(part["described"])
     if opened:
         lines += ["", "### Open regressions on main", "",
                   *(f"- `{c['name']}` {interval(c)} at `{summary.name(s['base'], known)}` → "
@@ -156,6 +174,7 @@ def releases_markdown(machine, found, known):
                   f"{_counts(told['counts'])}. Geometric mean of the ratios per library (cases): {means}.", ""]
         if told["changed"]:
             lines += [*CASE_HEAD, *_case_rows(told["changed"])]
+        lines += _work(told)
         if told["not_reproduced"]:
             lines += ["", "Not reproduced on another machine start: " + ", ".join(
                 f"`{c['name']}` {interval(c)}" for c in told["not_reproduced"]) + "."]

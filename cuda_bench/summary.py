@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from cuda_bench import counts as counting
 from cuda_bench import history, results
 from cuda_bench.names import is_control, library_of, release_version
 
@@ -123,18 +124,32 @@ def geomean(step):
     return {api: (math.exp(sum(xs) / len(xs)), len(xs)) for api, xs in logs.items()}
 
 
-def described(step, known):
+def work_changed(step, work):
+    """What changed in the work per call from a step's base to its head (``work``: {commit: counts record},
+    ``history.work``): ``changed`` {case name: "`EventCreate('core')`: +1 cuCtxGetCurrent, ..."}
+    (``counts.diff``), ``common`` the cases counted at both, ``caveats`` what the differences leave out; None
+    where either commit was not counted. Counts are exact: a change needs no interval."""
+    base, head = (work or {}).get(step["base"]), (work or {}).get(step["head"])
+    if base is None or head is None:
+        return None
+    common = {c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]}
+    return {"changed": counting.diff(base, head), "common": len(common), "caveats": counting.caveats(base, head)}
+
+
+def described(step, known, work=None):
     """A step as the pages show it: base and head with their names, the step itself, its counts, the changed
-    cases (slower first), the flags another start did not reproduce, and a geometric mean per library."""
+    cases (slower first), the flags another start did not reproduce, a geometric mean per library, and what
+    changed in the work per call (:func:`work_changed`, None where a side was not counted)."""
     return {"base": step["base"], "head": step["head"], "base_name": name(step["base"], known),
             "head_name": name(step["head"], known), "kind": step_kind(step, known), "step": step,
             "counts": counts(step), "changed": changed(step), "not_reproduced": not_reproduced(step),
-            "geomean": geomean(step)}
+            "geomean": geomean(step), "work": work_changed(step, work)}
 
 
 # --- the landing page --------------------------------------------------------------------------------------
-def landing(machine, runs_of, steps, known):
-    """What the landing page says of one machine (``runs_of``: its results files, oldest first):
+def landing(machine, runs_of, steps, known, work=None):
+    """What the landing page says of one machine (``runs_of``: its results files, oldest first; ``work``: its
+    counts records by commit, ``history.work``):
 
     * ``head``: main's newest measured commit (``commit``, ``name``, ``title``, ``date``), ``measured``: when
       asv last measured it (ms);
@@ -164,7 +179,7 @@ def landing(machine, runs_of, steps, known):
     into = [s for s in main_steps if s["head"] == head]
     step = max(into, key=lambda s: place(s["base"], known)) if into else None
     out["previous"] = {"commit": step["base"] if step else (before[-1] if before else None), "step": step,
-                       **({"described": described(step, known)} if step else {})}
+                       **({"described": described(step, known, work)} if step else {})}
     if out["previous"]["commit"]:
         out["previous"]["name"] = name(out["previous"]["commit"], known)
     released = [c for c in order(measured, known) if tag(c, known) and c != head]
@@ -172,22 +187,23 @@ def landing(machine, runs_of, steps, known):
         newest = max(released, key=lambda c: release_version(tag(c, known)))
         step = next((s for s in steps if s["base"] == newest and s["head"] == head), None)
         out["release"] = {"commit": newest, "name": name(newest, known), "step": step,
-                          **({"described": described(step, known)} if step else {})}
+                          **({"described": described(step, known, work)} if step else {})}
     return out
 
 
 # --- releases ---------------------------------------------------------------------------------------------
-def releases(steps, known, head=None):
+def releases(steps, known, head=None, work=None):
     """Each release step of the history (a cuda-core release against the one before it), newest release first,
-    as :func:`described`; and the step from the newest release to main's ``head`` (``to_head``: described, or
-    None where the history does not have it; ``newest``: that release's commit, or None)."""
-    ladder = [described(s, known) for s in steps if step_kind(s, known) == "release"]
+    as :func:`described` (with ``work``, the counts records by commit); and the step from the newest release to
+    main's ``head`` (``to_head``: described, or None where the history does not have it; ``newest``: that
+    release's commit, or None)."""
+    ladder = [described(s, known, work) for s in steps if step_kind(s, known) == "release"]
     ladder.sort(key=lambda d: release_version(tag(d["head"], known)), reverse=True)
     tagged = {s["head"] for s in steps if tag(s["head"], known)} | {s["base"] for s in steps if tag(s["base"], known)}
     newest = max(tagged, key=lambda c: release_version(tag(c, known))) if tagged else None
     to_head = next((s for s in steps if s["base"] == newest and s["head"] == head), None) if head else None
     return {"ladder": ladder, "newest": newest, "head": head,
-            "to_head": described(to_head, known) if to_head else None}
+            "to_head": described(to_head, known, work) if to_head else None}
 
 
 # --- the Regressions page ----------------------------------------------------------------------------------

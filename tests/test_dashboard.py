@@ -288,6 +288,56 @@ def test_the_releases_page_pairs_each_release_with_the_one_before(site, steps, p
     shoot(page, "releases-fixture.png")
 
 
+# --- the work per call, counted --------------------------------------------------------------------------
+def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_hold(site, page):
+    """Where both commits of a step were counted, the pages list each case whose work per call changed (exactly
+    what ``counts.diff`` of the two records says) or say that none did; where one was not, they say nothing."""
+    html, results_dir, origin = site
+    work = history.work(results_dir, MACHINE)
+    assert sorted(work) == sorted(SHA[c] for c in known_answers.COUNTED)
+
+    def shown(selector):
+        return page.eval_on_selector_all(f"{selector} .work li",
+                                         "lis => lis.map(li => [li.dataset.case, li.innerText])")
+
+    def expected(base, head):
+        from cuda_bench import counts
+
+        return [[name, text.replace("`", "")] for name, text in counts.diff(work[SHA[base]], work[SHA[head]]).items()]
+
+    page.goto(f"{origin}/releases.html")
+    assert shown(f"section.release-step[data-head='{SHA['v020']}']") == expected("v010", "v020") == [
+        [SET_CORE, "SetCurrent('core'): -1 cuCtxGetCurrent, -9 Python calls"]]
+    assert shown(f"section.release-step[data-head='{SHA['m4']}']") == expected("v020", "m4") == [
+        [EVENT_CORE, "EventCreate('core'): +1 cuCtxGetCurrent, +14 Python calls"]]
+    page.goto(f"{origin}/index.html")
+    same = page.inner_text("[data-against='previous'] .work[data-changed='0']")  # m3 -> m4: counted, unchanged
+    assert expected("m3", "m4") == [] and f"the same in all {len(work[SHA['m4']]['cases'])} cases" in same
+    assert shown("section.machine") == expected("v020", "m4")  # against the newest release
+    # each case's work per call beside its time, at main's head: on hover, as the cell's other figures
+    title = page.get_attribute(f"tr[data-benchmark='{EVENT_CORE.split('(')[0]}'] td.core", "title")
+    event = next(c for c in work[SHA["m4"]]["cases"] if c["name"] == EVENT_CORE)
+    assert f"work per call, counted: CUDA cuCtxGetCurrent 1, cuEventCreate 1, cuEventDestroy_v2 1; " \
+           f"{event['python_calls']} Python calls" in title and event["python_calls"] == 20
+    page.goto(f"{origin}/steps.html")
+    rows = page.eval_on_selector_all("tr.work", "trs => trs.map(tr => tr.dataset.case)")
+    assert sorted(rows) == sorted([*(n for n, _ in expected("v010", "v020")), *(n for n, _ in expected("v020", "m4"))])
+    text = report.releases_markdown(MACHINE, summary.releases(history.steps(results_dir, MACHINE),
+                                                              results.commits(results_dir), SHA["m4"], work),
+                                    results.commits(results_dir))
+    assert "- `SetCurrent('core')`: -1 cuCtxGetCurrent, -9 Python calls" in text
+    assert "- `EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls" in text
+
+
+def test_a_step_whose_commits_were_not_both_counted_says_nothing_of_their_work(site):
+    """m1 -> m2: neither commit was counted; the step is described without any work (None), not as unchanged."""
+    html, results_dir, origin = site
+    steps, known = history.steps(results_dir, MACHINE), results.commits(results_dir)
+    work = history.work(results_dir, MACHINE)
+    assert summary.described(step_of(steps, "m1", "m2"), known, work)["work"] is None
+    assert summary.described(step_of(steps, "m3", "m4"), known, work)["work"]["changed"] == {}
+
+
 # --- asv's own pages, fed by the paired steps -------------------------------------------------------------
 def newest_changes(steps, known):
     """{case: (verdict, base, head)}: per case, the paired flag (slower or faster) of the step whose head is newest."""

@@ -46,7 +46,8 @@ def main(args, argv):
         text = report.across(runs, args.across, args.api)
     elif args.releases:
         heads = {m: summary.main_head([d["commit_hash"] for n, d in runs if n == m], known) for m in machines}
-        text = "\n\n".join(report.releases_markdown(m, summary.releases(steps[m], known, heads[m]), known)
+        text = "\n\n".join(report.releases_markdown(m, summary.releases(steps[m], known, heads[m],
+                                                                           history.work(args.results, m)), known)
                            for m in machines) or "No results yet."
     elif args.agreement:
         found = [overcpp.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)]
@@ -67,7 +68,8 @@ def main(args, argv):
         if args.commit:
             text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m]) for m in order)
         else:
-            told = {m: summary.landing(m, [d for n, d in runs if n == m], steps[m], known) for m in order}
+            told = {m: summary.landing(m, [d for n, d in runs if n == m], steps[m], known,
+                                       history.work(args.results, m)) for m in order}
             text = report.landing(told, rows, known)
     print(text)
     if args.output:
