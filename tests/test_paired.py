@@ -907,14 +907,15 @@ def test_a_threshold_read_from_calibration_decides_the_comparison_end_to_end(tmp
     assert said == {0.02: ("regression", 0.02, 1, True), 0.10: ("same", 0.10, 0, False)}
 
 
-def test_a_case_some_pairs_skip_and_others_measure_is_an_error_not_a_skip(tmp_path):
-    """Process pairs that disagree whether a case runs (one pair's build skips it, the others measure it) do not
-    make it "skipped by both builds": it is an error that says so, and the run exits 2."""
+@pytest.mark.parametrize("skipping", [("head",), ("base", "head")], ids=["one side", "both sides"])
+def test_a_case_some_pairs_skip_and_others_measure_is_an_error_not_a_skip(tmp_path, skipping):
+    """Process pairs that disagree whether a case runs (in one pair one build or both skip it, the other pairs
+    measure it) do not make it "skipped by both builds": it is an error that says so, and the run exits 2."""
     def scripted(side, core, settings, log):
         pair = int(Path(log).name[4:6])  # pairNN-side.log
         worker = ScriptedWorker(side.name, clocks.setdefault(core, Core(core)), CASES, 1.0)
         worker.side, worker.hello, worker.close = side, {"versions": {}, "aslr_off": False}, lambda: None
-        if pair == 0 and side.name == "head":
+        if pair == 0 and side.name in skipping:
             worker.setup = lambda name: {"skip": "this build has no such call"}
         return worker
 
