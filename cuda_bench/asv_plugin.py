@@ -278,8 +278,12 @@ def wrap(cls):
                 from cuda_bench import publish
 
                 publish.finish(conf, conf.results_dir, conf.html_dir)
-        except SystemExit as stop:  # asv continuous on nothing measured; the measured values still go back
-            status = stop.code if isinstance(stop.code, int) and stop.code else 2
+        except SystemExit as stop:  # asv continuous on nothing measured, sys.exit(0) in asv: values still go back
+            if stop.code is None or isinstance(stop.code, int):
+                status = stop.code or 0
+            else:  # sys.exit("message"): the message, exit status 1, as Python gives it
+                say(str(stop.code))
+                status = 1
         finally:  # also when the command stops on an error or an interrupt, after some results were written
             lost = restore_measured(conf.results_dir, before) if before else []
             for path, case in lost:

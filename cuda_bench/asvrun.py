@@ -235,7 +235,8 @@ def record_builds(machine_name, conf_path, results_dir=None):
     conf = json.loads(Path(conf_path).read_text())
     env_dir, folder = Path(conf["env_dir"]), Path(results_dir or conf["results_dir"]) / machine_name
     path = folder / BUILDS
-    lines = path.read_text().splitlines() if path.exists() else []
+    # split as records.lines splits, so that a line number names the same line
+    lines = [line.decode("utf-8", "replace") for line in path.read_bytes().splitlines()] if path.exists() else []
     at = {}  # (commit, env) -> the line of its record; a line that is no record of this schema stays as it is
     for number, found in records.lines(path):
         if isinstance(found, dict) and found.get("schema") == records.SCHEMA and "commit" in found and "env" in found:

@@ -56,6 +56,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -98,6 +99,7 @@ def progress(message):
 # and the pip and compilers it runs), which an interrupt stops at once (:func:`stop_builds`)
 CHILDREN = set()
 STOPPING = []
+_STARTING = threading.Lock()  # a build starts, or the builds are stopped: never both at once
 
 
 def stop_builds():
@@ -105,7 +107,8 @@ def stop_builds():
     is interrupted, so that Ctrl-C or SIGTERM never waits minutes for a compile to end."""
     import signal
 
-    STOPPING.append(True)
+    with _STARTING:
+        STOPPING.append(True)
     for proc in list(CHILDREN):
         try:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -592,11 +595,12 @@ def environment(repo, rev, path, bindings, requirements=(), system_site=None, jo
             run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements])
         with open(log_path, "w") as log_file:
             for step in (["build", str(path / "src"), str(path / "wheels")], ["install", str(path / "wheels")]):
-                if STOPPING:
-                    raise BuildError(f"{rev} ({sha[:9]}): stopped")
-                proc = subprocess.Popen([str(python), "-m", "cuda_bench.build", *step], stdout=log_file,
-                                        stderr=subprocess.STDOUT, env=env, start_new_session=True)
-                CHILDREN.add(proc)
+                with _STARTING:  # stop_builds either sees this build or stops it from starting
+                    if STOPPING:
+                        raise BuildError(f"{rev} ({sha[:9]}): stopped")
+                    proc = subprocess.Popen([str(python), "-m", "cuda_bench.build", *step], stdout=log_file,
+                                            stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                    CHILDREN.add(proc)
                 try:
                     proc.wait()
                 finally:

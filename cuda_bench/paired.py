@@ -454,7 +454,9 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
     outcomes = in_parallel(task, (sides, names, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "paired", threads=make_worker is not Worker)
     # a pair whose driver failed lost every case it had not reported: its cases are errors of that pair, which
-    # the other pairs can make up for (kept)
+    # the other pairs can make up for (kept); when every driver failed, nothing was measured: that error stops it
+    if outcomes and all(isinstance(o, BaseException) for o in outcomes):
+        raise WorkerError(f"every one of the {len(outcomes)} process pairs failed; the first: {outcomes[0]}")
     outcomes = [({n: ("error", str(o)) for n in names}, {}) if isinstance(o, BaseException) else o for o in outcomes]
     hello = {}
     for _, pair_hello in outcomes:
@@ -531,6 +533,8 @@ def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
     start = time.monotonic()
     outcomes = in_parallel(one_process, (side, items, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "over C++")
+    if outcomes and all(isinstance(o, BaseException) for o in outcomes):
+        raise WorkerError(f"every one of the {len(outcomes)} processes failed; the first: {outcomes[0]}")
     outcomes = [({n: {"error": str(o)} for n, _ in items}, {}) if isinstance(o, BaseException) else o
                 for o in outcomes]  # a process that failed: its cases are its errors, the others make up for it
     cases, skipped, errors, lost, groups = [], {}, {}, {}, {}

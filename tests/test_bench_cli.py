@@ -898,3 +898,18 @@ def test_a_step_measured_but_not_recorded_is_kept_and_said(tmp_path, git_repo, m
     err = capsys.readouterr().err
     assert f"measured, not recorded in {folder / records.FILES['step']}" in err and f"its record is in {kept}" in err
     assert json.loads(kept.read_text())["cases"] == data["cases"]
+
+
+@pytest.mark.parametrize("code, status", [(0, 0), (None, 0), (3, 3), ("asv: nothing to remove", 1)])
+def test_an_asv_command_that_exits_keeps_its_exit_status(tmp_path, code, status, capsys):
+    """An asv command wrapped by the plugin that calls sys.exit (asv rm when the user declines: 0) exits as it
+    asked; a message is said, with exit status 1, as Python gives it."""
+    class Rm:
+        @classmethod
+        def run_from_conf_args(cls, conf, args):
+            sys.exit(code)
+
+    asv_plugin.wrap(Rm)
+    conf = SimpleNamespace(repo=str(tmp_path), results_dir=str(tmp_path / "results"), env_dir=str(tmp_path / "env"))
+    assert Rm.run_from_conf_args(conf, SimpleNamespace()) == status
+    assert (str(code) in capsys.readouterr().err) == isinstance(code, str)

@@ -945,3 +945,15 @@ def test_a_pair_whose_driver_fails_is_made_up_for_by_the_others(tmp_path):
     (case,) = report.cases
     assert len(case.pairs) == 7 and "1 of 8 process pairs lost" in report.lost[INJECTED]
     assert "ran out of memory" in report.lost[INJECTED]
+
+
+def test_when_every_pair_driver_fails_the_run_stops_with_that_error(tmp_path):
+    """Nothing measured is no step: when every pair's driver raises, the run raises a WorkerError naming the first
+    (a step is then reported not measured, and `cuda-bench steps` makes it later), not a record of errors only."""
+    def scripted(side, core, settings, log):
+        raise MemoryError("out of memory")
+
+    sides = [paired.Side(n, n, n, "python") for n in ("base", "head")]
+    with pytest.raises(paired.WorkerError, match="every one of the 4 process pairs failed; the first: .*out of memory"):
+        paired.run(sides, [INJECTED], paired.Settings(pairs=4, seconds=0.02), tmp_path, {}, progress=lambda m: None,
+                   cores=[0, 1], make_worker=scripted)
