@@ -448,9 +448,9 @@ def changes(base_case, head_case, base_record=None, head_record=None):
     return out
 
 
-def diff(base, head):
-    """{case name: text} for every case counted in both records whose work per call changed:
-    ``"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 net blocks"``."""
+def changed_work(base, head):
+    """{case name: what changed} for every case counted in both records whose work per call changed:
+    ``"+1 cuCtxGetCurrent, +14 Python calls, +2 net blocks"``."""
     base_cases = {c["name"]: c for c in base["cases"]}
     out = {}
     for case in head["cases"]:
@@ -459,9 +459,14 @@ def diff(base, head):
             continue
         changed = changes(found, case, base, head)
         if changed:
-            out[case["name"]] = f"`{case_label(case['name'])}`: " + ", ".join(
-                f"{signed(value)} {what}" for what, value in changed)
+            out[case["name"]] = ", ".join(f"{signed(value)} {what}" for what, value in changed)
     return out
+
+
+def diff(base, head):
+    """{case name: text} for every case counted in both records whose work per call changed:
+    ``"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 net blocks"``."""
+    return {name: f"`{case_label(name)}`: {text}" for name, text in changed_work(base, head).items()}
 
 
 def caveats(base, head):
@@ -476,6 +481,11 @@ def caveats(base, head):
         out += [f"CUDA calls were not counted on the {side} side ({record.get('cuda_why')})."
                 for side, record in missing]
     heads = {c["name"]: c for c in head["cases"]}
+    one_side = [c["name"] for c in base["cases"] if c["name"] in heads
+                and (c.get("cuda") is None) != (heads[c["name"]].get("cuda") is None)]
+    if one_side and not missing:
+        out.append(f"CUDA calls of `{case_label(one_side[0])}`{' and others' if len(one_side) > 1 else ''} were "
+                   "counted on one side only: not compared.")
     vanished = [c["name"] for c in base["cases"] if c["name"] in heads
                 and bool(c.get("nvrtc")) != bool(heads[c["name"]].get("nvrtc"))]
     if vanished:

@@ -22,9 +22,13 @@ def release_step(step):
 
 
 def work(results_dir, machine_name):
-    """{commit: its newest counts record} of one machine: the work each call does, counted per commit
-    (``cuda-bench counts``; ``run`` counts each newly measured commit)."""
-    return {found["commit"]: found for found in records.read(Path(results_dir) / machine_name, "counts")}
+    """{commit: its counts records, oldest first} of one machine: the work each call does, counted per commit
+    (``cuda-bench counts``; ``run`` counts each newly measured commit), perhaps in several environments or for
+    some cases only (``summary.counted_at`` picks and merges)."""
+    out = {}
+    for found in records.read(Path(results_dir) / machine_name, "counts"):
+        out.setdefault(found["commit"], []).append(found)
+    return out
 
 
 def steps(results_dir, machine_name):

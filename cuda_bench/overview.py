@@ -45,7 +45,7 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
     A cell:
 
     - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params`` (for asv's
-      graph link);
+      graph link), ``case`` (Python cells: the case's full name, as the paired steps and the counts name it);
     - Python cells only: ``net`` (``value - floor``), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of`` (with a
       C++ twin: net Python over C++), ``step`` (the paired step of main that ends at this commit, for this case:
       ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
@@ -119,7 +119,7 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
                     net = value - floor if number(value) and number(floor) else None
                     full = case_name(name, combo)
                     step = last_step.get(full)
-                    cell = {"value": value, "net": net, "benchmark": name,
+                    cell = {"value": value, "net": net, "benchmark": name, "case": full,
                             "params": dict(zip(param_names.get(name, []), combo)),
                             "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")} | {
                                 "base": path[-1]["base"],

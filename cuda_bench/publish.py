@@ -247,20 +247,24 @@ def changed_table(machine, cases, kind="changed"):
     return "".join(out)
 
 
-def work_html(told):
-    """What changed in the work per call over a step (``summary.work_changed``): each changed case, as counted;
-    that nothing changed; or, where a side was not counted, nothing at all."""
+def work_html(told, where=""):
+    """What changed in the work per call over a step (``summary.work_changed``; ``where``: which step, where the
+    page shows more than one): each changed case, as counted; that nothing changed in what both commits counted;
+    or, where a side was not counted, nothing at all."""
     work = told.get("work")
     if work is None:
         return ""
-    notes = "".join(f" <small class=\"text-muted\">{code_text(note)}</small>" for note in work["caveats"])
+    notes = "".join(f' <small class="text-muted">{code_text(note)}</small>' for note in work["caveats"])
+    lead = f"Work per call{where}"
     if not work["changed"]:
-        return (f'<p class="work" data-changed="0">Work per call: the same in all {work["common"]} cases counted at '
-                f"both commits.{notes}</p>")
-    items = "".join(f'<li data-case="{esc(name)}">{code_text(text)}</li>' for name, text in work["changed"].items())
-    return (f'<div class="work" data-changed="{len(work["changed"])}"><b>Work per call changed</b> in '
-            f'{len(work["changed"])} of {work["common"]} cases counted at both commits (exact counts, no interval '
-            f"needed):{notes}<ul>{items}</ul></div>")
+        said = (f"no change in what both commits counted ({work['common']} cases)" if work["caveats"]
+                else f"the same in all {work['common']} cases counted at both commits")
+        return f'<p class="work" data-changed="0">{lead}: {said}.{notes}</p>'
+    items = "".join(f'<li data-case="{esc(name)}"><code>{esc(counting.case_label(name))}</code>: {esc(text)}</li>'
+                    for name, text in work["changed"].items())
+    return (f'<div class="work" data-changed="{len(work["changed"])}"><b>{lead} changed</b> in '
+            f'{len(work["changed"])} of the {work["common"]} cases counted at both commits (exact counts, no '
+            f"interval needed):{notes}<ul>{items}</ul></div>")
 
 
 def code_text(text):
@@ -354,7 +358,8 @@ def render_landing(told, rows, known):
             out.append(f'<h3 class="changed" data-against="{key}">{heading}</h3>'
                        + changed_table(machine, part["described"]["changed"]) + work_html(part["described"]))
         elif part.get("step") and part["described"]["work"] is not None:
-            out.append(f'<div data-against="{key}">{work_html(part["described"])}</div>')
+            where = " since the previous measured commit" if key == "previous" else " since the newest release"
+            out.append(f'<div data-against="{key}">{work_html(part["described"], where)}</div>')
     if opened:
         out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
             f'<li data-case="{esc(c["name"])}" data-head="{s["head"]}"><a href="{esc(case_href(machine, c["name"]))}">'
@@ -409,12 +414,12 @@ def add_work(rows, work):
     """Each Python cell of ``rows`` gets ``work``: its case's work per call at the row's commit, in a line, where
     that commit was counted (``work``: {machine: {commit: counts record}}, ``history.work``)."""
     for row in rows:
-        counted = work.get(row["machine"], {}).get(row["commit"])
+        counted = summary.counted_at(work.get(row["machine"], {}).get(row["commit"]))
         if counted is None:
             continue
         cases = {c["name"]: c for c in counted["cases"]}
-        for api, cell in row["cells"].items():
-            found = cases.get(f'{cell["benchmark"]}({", ".join(cell["params"].values())})') if api != "cpp" else None
+        for cell in row["cells"].values():
+            found = cases.get(cell.get("case"))  # Python cells only: the C++ twin's cell names no case
             if found:
                 cell["work"] = counting.work_line(found)
 
@@ -639,8 +644,7 @@ def render_steps(steps_by_machine, known=None, work=None):
                 changed = (summary.work_changed(step, work.get(machine)) or {}).get("changed", {})
                 for name, text in changed.items():
                     out.append(f'<tr class="case work" data-case="{esc(name)}" data-work="1"><td colspan="2"><code>'
-                               f'{esc(name)}</code></td><td colspan="7">work per call: '
-                               f'{code_text(text.split(": ", 1)[1])}</td></tr>')
+                               f'{esc(name)}</code></td><td colspan="7">work per call: {esc(text)}</td></tr>')
                 for name, text in sorted((step.get("lost") or {}).items()):
                     out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2"><code>'
                                f'{esc(name)}</code></td><td colspan="7">measured from fewer process pairs: '

@@ -6,6 +6,7 @@ release ladder's medians across commits, and the nightly issue.
 from __future__ import annotations
 
 from cuda_bench import history, overcpp, results, stats, summary
+from cuda_bench.counts import case_label
 from cuda_bench.names import HARNESS, short_name
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.text import TARGET_NS, fmt, fmt_ns, interval, last_line, measurements, number, standing
@@ -79,17 +80,20 @@ def _counts(found):
     return text
 
 
-def _work(told):
-    """What changed in the work per call over a step (``summary.work_changed``), as Markdown lines; none where a
-    side was not counted."""
+def _work(told, where=""):
+    """What changed in the work per call over a step (``summary.work_changed``; ``where``: which step), as
+    Markdown lines; none where a side was not counted."""
     work = told.get("work")
     if work is None:
         return []
-    notes = [f" {note}" for note in work["caveats"]]
+    notes = "".join(f" {note}" for note in work["caveats"])
     if not work["changed"]:
-        return ["", f"Work per call: the same in all {work['common']} cases counted at both commits.{''.join(notes)}"]
-    return ["", f"Work per call changed in {len(work['changed'])} of {work['common']} cases counted at both commits"
-            f" (exact counts):{''.join(notes)}", "", *(f"- {text}" for text in work["changed"].values())]
+        said = (f"no change in what both commits counted ({work['common']} cases)" if work["caveats"]
+                else f"the same in all {work['common']} cases counted at both commits")
+        return ["", f"Work per call{where}: {said}.{notes}"]
+    return ["", f"Work per call{where} changed in {len(work['changed'])} of the {work['common']} cases counted at "
+            f"both commits (exact counts):{notes}", "",
+            *(f"- `{case_label(name)}`: {text}" for name, text in work["changed"].items())]
 
 
 def _case_rows(cases):
@@ -137,7 +141,8 @@ def landing_markdown(told, rows, known):
                 lines += ["", *CASE_HEAD, *_case_rows(part["described"]["changed"])]
             lines += _work(part["described"])
         elif part.get("step"):
-            lines += _work(part["described"])
+            lines += _work(part["described"], " since the previous measured commit" if part is previous
+                           else " since the newest release")
     if opened:
         lines += ["", "### Open regressions on main", "",
                   *(f"- `{c['name']}` {interval(c)} at `{summary.name(s['base'], known)}` → "

@@ -124,16 +124,47 @@ def geomean(step):
     return {api: (math.exp(sum(xs) / len(xs)), len(xs)) for api, xs in logs.items()}
 
 
+#: the packages whose versions make an environment: counts made in another are not this step's
+ENVIRONMENT = ("python", "cuda-bindings", "cuda-core", "cuda-pathfinder")
+
+
+def counted_at(found, versions=None):
+    """One commit's work per call in the environment of ``versions`` (a step side's package versions; None: any):
+    its counts records (``found``, oldest first) whose versions agree with those, merged, each case from the
+    newest record that counted it (one that counted its CUDA calls before one that did not: a later pass without
+    CUPTI, or of a few cases only, hides nothing). None where no record fits."""
+    versions = versions or {}
+    fits = [r for r in found or () if all(r["versions"].get(k) == versions[k] for k in ENVIRONMENT
+                                             if r["versions"].get(k) and versions.get(k))]
+    if not fits:
+        return None
+    cases = {}
+    for record in fits:
+        for case in record["cases"]:
+            kept = cases.get(case["name"])
+            if kept is None or case["cuda"] is not None or kept["cuda"] is None:
+                cases[case["name"]] = case
+    merged = dict(fits[-1], cases=list(cases.values()))
+    merged["cuda_counted"] = any(c["cuda"] is not None for c in merged["cases"])
+    if merged["cuda_counted"] and not fits[-1]["cuda_counted"]:
+        merged["cuda_why"] = next(r["cuda_why"] for r in reversed(fits) if r["cuda_counted"])
+    return merged
+
+
 def work_changed(step, work):
-    """What changed in the work per call from a step's base to its head (``work``: {commit: counts record},
-    ``history.work``): ``changed`` {case name: "`EventCreate('core')`: +1 cuCtxGetCurrent, ..."}
-    (``counts.diff``), ``common`` the cases counted at both, ``caveats`` what the differences leave out; None
-    where either commit was not counted. Counts are exact: a change needs no interval."""
-    base, head = (work or {}).get(step["base"]), (work or {}).get(step["head"])
+    """What changed in the work per call from a step's base to its head, each side counted in the step's own
+    environment (``work``: {commit: counts records}, ``history.work``; :func:`counted_at`): ``changed`` {case
+    name: "+1 cuCtxGetCurrent, +14 Python calls"} (``counts.changed_work``), ``common`` the cases counted at both,
+    ``caveats`` what the differences leave out; None where either side was not counted. Counts are exact: a
+    change needs no interval."""
+    versions = step.get("versions") or {}
+    base = counted_at((work or {}).get(step["base"]), versions.get("base"))
+    head = counted_at((work or {}).get(step["head"]), versions.get("head"))
     if base is None or head is None:
         return None
     common = {c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]}
-    return {"changed": counting.diff(base, head), "common": len(common), "caveats": counting.caveats(base, head)}
+    return {"changed": counting.changed_work(base, head), "common": len(common),
+            "caveats": counting.caveats(base, head)}
 
 
 def described(step, known, work=None):

@@ -358,6 +358,42 @@ def work(name, cuda=None, python=3, blocks=0, c=1):
             "python_calls": python, "c_calls": c, "net_blocks": blocks, "unsteady": []}
 
 
+def test_a_step_diffs_the_counts_made_in_its_own_environment_merged_per_case():
+    """The pages' diff of a step (summary.work_changed) takes each side's counts made with that side's package
+    versions, never a count of the same commit in another cuda-bindings; and a later pass of a few cases, or one
+    without CUPTI, hides nothing of an earlier whole one."""
+    from cuda_bench import summary
+
+    event = "bench_event.EventCreate.time_event_create('core')"
+    query = "bench_event.EventQuery.time_event_query('core')"
+    old, new = {"cuda-bindings": "12.9.10", "python": "3.12.3"}, {"cuda-bindings": "13.3.1", "python": "3.12.3"}
+    step = {"base": "a" * 12, "head": "b" * 12, "versions": {"base": old, "head": new}}
+    base_in_new = counts_record("a", [work(event, {"cuEventCreate": 1, "cuCtxGetCurrent": 1}), work(query)],
+                                versions=new)
+    head = counts_record("b", [work(event), work(query)], versions=new)
+    assert summary.work_changed(step, {"a" * 12: [base_in_new], "b" * 12: [head]}) is None  # base: 12.9.10 only
+    base = counts_record("a", [work(event), work(query, python=5)], versions=old)
+    found = summary.work_changed(step, {"a" * 12: [base, base_in_new], "b" * 12: [head]})
+    assert found == {"changed": {query: "-2 Python calls"}, "common": 2, "caveats": []}
+    later = counts_record("b", [work(event, {}, python=4) | {"cuda": None}], versions=new, cuda_counted=False,
+                          cuda_why="cupti-python is not installed in this environment")
+    merged = summary.counted_at([head, later], new)
+    assert merged["cuda_counted"] and merged["cuda_why"] == "CUPTI"
+    assert {c["name"]: (c["cuda"], c["python_calls"]) for c in merged["cases"]} == {
+        event: ({"cuEventCreate": 1}, 3), query: ({"cuEventCreate": 1}, 3)}
+
+
+def test_a_case_counted_without_cuda_on_one_side_is_named_in_the_caveats():
+    """A case whose CUDA calls one side did not count (a worker that ran without CUPTI) is not compared on
+    them, and the caveats say so: its work is not read as unchanged."""
+    event = "bench_event.EventCreate.time_event_create('core')"
+    base = counts_record("a", [work(event)])
+    head = counts_record("b", [work(event, {"cuEventCreate": 2}) | {"cuda": None}])
+    assert counts.changed_work(base, head) == {}
+    assert counts.caveats(base, head) == ["CUDA calls of `EventCreate('core')` were counted on one side only: not "
+                                          "compared."]
+
+
 def test_the_comment_names_each_case_whose_work_changed_beside_its_timing():
     event = "bench_event.EventCreate.time_event_create('core')"
     query = "bench_event.EventQuery.time_event_query('core')"

@@ -303,7 +303,8 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
     def expected(base, head):
         from cuda_bench import counts
 
-        return [[name, text.replace("`", "")] for name, text in counts.diff(work[SHA[base]], work[SHA[head]]).items()]
+        found = counts.diff(summary.counted_at(work[SHA[base]]), summary.counted_at(work[SHA[head]]))
+        return [[name, text.replace("`", "")] for name, text in found.items()]
 
     page.goto(f"{origin}/releases.html")
     assert shown(f"section.release-step[data-head='{SHA['v020']}']") == expected("v010", "v020") == [
@@ -312,29 +313,41 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
         [EVENT_CORE, "EventCreate('core'): +1 cuCtxGetCurrent, +14 Python calls"]]
     page.goto(f"{origin}/index.html")
     same = page.inner_text("[data-against='previous'] .work[data-changed='0']")  # m3 -> m4: counted, unchanged
-    assert expected("m3", "m4") == [] and f"the same in all {len(work[SHA['m4']]['cases'])} cases" in same
+    cases = len(work[SHA["m4"]][-1]["cases"])
+    assert expected("m3", "m4") == []
+    assert same == f"Work per call since the previous measured commit: the same in all {cases} cases counted at " \
+                   "both commits."
     assert shown("section.machine") == expected("v020", "m4")  # against the newest release
     # each case's work per call beside its time, at main's head: on hover, as the cell's other figures
     title = page.get_attribute(f"tr[data-benchmark='{EVENT_CORE.split('(')[0]}'] td.core", "title")
-    event = next(c for c in work[SHA["m4"]]["cases"] if c["name"] == EVENT_CORE)
+    event = next(c for c in work[SHA["m4"]][-1]["cases"] if c["name"] == EVENT_CORE)
     assert f"work per call, counted: CUDA cuCtxGetCurrent 1, cuEventCreate 1, cuEventDestroy_v2 1; " \
            f"{event['python_calls']} Python calls" in title and event["python_calls"] == 20
     page.goto(f"{origin}/steps.html")
-    rows = page.eval_on_selector_all("tr.work", "trs => trs.map(tr => tr.dataset.case)")
-    assert sorted(rows) == sorted([*(n for n, _ in expected("v010", "v020")), *(n for n, _ in expected("v020", "m4"))])
+    rows = page.eval_on_selector_all("tr.work", "trs => trs.map(tr => [tr.dataset.case, tr.innerText])")
+    assert sorted(rows) == sorted([name, f"{name}\twork per call: {text.split(': ', 1)[1]}"]
+                                  for name, text in expected("v010", "v020") + expected("v020", "m4"))
     text = report.releases_markdown(MACHINE, summary.releases(history.steps(results_dir, MACHINE),
                                                               results.commits(results_dir), SHA["m4"], work),
                                     results.commits(results_dir))
     assert "- `SetCurrent('core')`: -1 cuCtxGetCurrent, -9 Python calls" in text
     assert "- `EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls" in text
+    told = summary.landing(MACHINE, [d for m, d in results.load_all(results_dir) if m == MACHINE],
+                           history.steps(results_dir, MACHINE), results.commits(results_dir), work)
+    front = report.landing_markdown(told, [], results.commits(results_dir))
+    assert f"Work per call since the previous measured commit: the same in all {cases} cases counted" in front
+    assert "- `EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls" in front  # since the newest release
 
 
-def test_a_step_whose_commits_were_not_both_counted_says_nothing_of_their_work(site):
-    """m1 -> m2: neither commit was counted; the step is described without any work (None), not as unchanged."""
+def test_a_step_whose_commits_were_not_both_counted_says_nothing_of_their_work(site, page):
+    """m1 -> m2 (neither commit counted) and m2 -> m3 (only m3): the step is described without any work (None),
+    not as unchanged, and the Steps page lists no work for it."""
     html, results_dir, origin = site
     steps, known = history.steps(results_dir, MACHINE), results.commits(results_dir)
     work = history.work(results_dir, MACHINE)
-    assert summary.described(step_of(steps, "m1", "m2"), known, work)["work"] is None
+    for base, head in (("m1", "m2"), ("m2", "m3")):
+        assert summary.described(step_of(steps, base, head), known, work)["work"] is None
+        assert publish.work_html(summary.described(step_of(steps, base, head), known, work)) == ""
     assert summary.described(step_of(steps, "m3", "m4"), known, work)["work"]["changed"] == {}
 
 
