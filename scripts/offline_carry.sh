@@ -4,6 +4,9 @@
 #
 #   .whl/common                       asv and its dependencies, asv_runner, cuda_core's build requirements
 #   .whl/cu13                         the cuda-bindings 13.3.1 wheel and cuda-pathfinder
+#   .whl/cupti                        cupti-python and nvidia-cuda-cupti of CUDA $CUPTI_CUDA (default 13.0, the
+#                                     driver's CUDA version: CUPTI newer than the driver does not start), with
+#                                     which the counting pass counts CUDA calls (cuda-bench counts --cupti)
 #   .carry/cuda-python.git            scripts/shallow_clone.sh of SOURCE: main's newest DEPTH commits, the tags
 #   .carry/cuda-headers-13.3.tar.xz   CUDA 13.3's headers (the cuda-toolkit wheels), for the cache the build
 #                                     looks in (~/.cache/cuda-python-bench/cuda-headers-13.3)
@@ -32,6 +35,10 @@ step "wheels for the tool and the builds -> .whl/common"
     pympler build wheel "setuptools>=80" "setuptools-scm>=8" "Cython>=3.2,<3.3" pyclibrary
 step "cuda-bindings 13.3.1 and cuda-pathfinder -> .whl/cu13"
 "${pip[@]}" --no-deps -d .whl/cu13 cuda-bindings==13.3.1 "cuda-pathfinder>=1.5,<2"
+cupti_cuda=${CUPTI_CUDA:-13.0}
+step "cupti-python and nvidia-cuda-cupti of CUDA $cupti_cuda -> .whl/cupti"
+"${pip[@]}" --platform manylinux_2_25_x86_64 --platform manylinux2014_x86_64 --no-deps -d .whl/cupti \
+    "cupti-python==$cupti_cuda.*" "nvidia-cuda-cupti==$cupti_cuda.*"
 
 mkdir -p .carry
 if [ -d .carry/cuda-python.git ]; then
@@ -74,5 +81,5 @@ root = Path(sys.argv[1]); merge_components(root, root / 'nvidia' / 'cu12')" "$tm
     du -sh .whl/cu12 .carry-cu12/*
 fi
 
-du -sh .whl/common .whl/cu13 .carry/cuda-python.git .carry/cuda-headers-13.3.tar.xz
-echo "offline_carry: in all $(du -scm .whl/common .whl/cu13 .carry | tail -1 | cut -f1) MiB (a device call carries 64)"
+du -sh .whl/common .whl/cu13 .whl/cupti .carry/cuda-python.git .carry/cuda-headers-13.3.tar.xz
+echo "offline_carry: in all $(du -scm .whl/common .whl/cu13 .whl/cupti .carry | tail -1 | cut -f1) MiB"

@@ -17,6 +17,8 @@
 # REPO         a clone of cuda-python (shallow is fine: scripts/shallow_clone.sh makes one with the tags)
 # SYSTEM_SITE  a site-packages that has CuPy and numpy (reused, not reinstalled)
 # OUT          where logs, the API table and a copy of results/ go
+# CUPTI        (environment) a folder of the cupti-python and nvidia-cuda-cupti wheels that run, ladder, compare
+#              and counts count CUDA calls with (--cupti); default .whl/cupti where offline_carry.sh made it
 #
 # It installs the tool (this checkout, with its dependencies) into a private venv from WHEELS, checks that
 # importing the suite does no CUDA work, tabulates what every benchmark resolves to in the system Python
@@ -75,12 +77,17 @@ python3 -m cuda_bench.apis --json "$out/apis.json" > "$out/apis.txt" 2>&1; tail 
 touch "$venv/.offline-run-ready"
 fi
 
-step "cuda-bench $command ${args[*]}"
+cupti=()
+case "$command" in run|ladder|compare|counts)
+    dir=${CUPTI:-$here/.whl/cupti}
+    if compgen -G "$dir/*.whl" >/dev/null; then cupti=(--cupti "$(realpath "$dir")"); fi ;;
+esac
+step "cuda-bench $command ${args[*]} ${cupti[*]}"
 case "$command" in
     prebuild) exec_args=(prebuild --repo "$repo" --logs "$out/prebuild" "${args[@]}") ;;
-    run|ladder) exec_args=("$command" --repo "$repo" --system-site "$site" --no-publish "${args[@]}") ;;
+    run|ladder) exec_args=("$command" --repo "$repo" --system-site "$site" --no-publish "${cupti[@]}" "${args[@]}") ;;
     report) exec_args=(report "${args[@]}") ;;
-    *) exec_args=("$command" --repo "$repo" --system-site "$site" "${args[@]}") ;;
+    *) exec_args=("$command" --repo "$repo" --system-site "$site" "${cupti[@]}" "${args[@]}") ;;
 esac
 ( while sleep "${SAVE_EVERY:-30}" && kill -0 $$ 2>/dev/null; do save 2>/dev/null; done ) &  # ends with this script
 saver=$!
