@@ -1264,3 +1264,13 @@ def test_a_mark_in_the_operations_table_comes_with_the_interval_it_rests_on():
     assert report.cell_text(row, "bindings") == fmt(1.1e-7)
     assert report.cell_text(row, "cupy") == f"{fmt(3e-7)} ▼ ×0.900 [0.880, 0.920]"
     assert report.cell_text(row, "cpp") == fmt(5e-8)
+
+
+def test_the_results_page_is_what_report_markdown_makes_of_the_history(capsys):
+    """docs/results.md is generated, never edited: `cuda-bench report --markdown --output docs/results.md` from the
+    committed results/. A change of the report's words or of the history without it fails here."""
+    from cuda_bench import cli
+
+    assert cli.main(["report", "--markdown"]) == 0
+    assert capsys.readouterr().out == (ROOT / "docs" / "results.md").read_text(), \
+        "docs/results.md is stale: cuda-bench report --markdown --output docs/results.md"
