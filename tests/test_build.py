@@ -234,8 +234,8 @@ class Device:
 """
 
 
-def inject_spin(repo, turns, check=True):
-    return subprocess.run(["bash", str(ROOT / "scripts" / "inject_spin.sh"), str(repo), str(turns)],
+def inject_spin(repo, turns, check=True, *kind):
+    return subprocess.run(["bash", str(ROOT / "scripts" / "inject_spin.sh"), str(repo), str(turns), *kind],
                           capture_output=True, text=True, check=check)
 
 
@@ -263,6 +263,29 @@ def test_inject_spin_adds_one_fixed_spin_before_set_current_and_nothing_else(rep
     assert git(bare, "rev-parse", "bench-inject-spin96") == branch
     inject_spin(bare, 24)
     assert git(bare, "rev-parse", "bench-inject-spin24") != branch
+
+
+def test_inject_spin_python_adds_n_python_calls_under_the_gil_before_set_current(repo):
+    """KIND python: N calls of a Python no-op (work the counts see: +N Python calls), taken with the GIL inside
+    the nogil block just before cuCtxSetCurrent; nothing else changes, and a call outside a nogil block is
+    refused rather than patched into code that would not compile."""
+    pyx = repo / "cuda_core" / "cuda" / "core" / "_device.pyx"
+    pyx.parent.mkdir(parents=True)
+    pyx.write_text(DEVICE_PYX)
+    base = commit(repo, "base")
+    inject_spin(repo, 24, True, "main", "python")
+    branch = git(repo, "rev-parse", "bench-inject-pyspin24")
+    assert git(repo, "rev-parse", "bench-inject-pyspin24^") == base
+    patched = git(repo, "show", f"{branch}:cuda_core/cuda/core/_device.pyx").splitlines()
+    call = next(i for i, line in enumerate(patched) if "cuCtxSetCurrent" in line)
+    assert [line.strip() for line in patched[call - 3:call]] == ["with nogil:", "with gil:", "cuda_bench_py_spin(24)"]
+    assert '_cuda_bench_noop = eval("lambda: None")  # a Python function: each call is one Python call' in patched
+    assert patched[patched.index("cdef void cuda_bench_py_spin(int n):") + 2].strip() == "_cuda_bench_noop()"
+    assert "bench-inject-spin24" not in git(repo, "branch")  # the C spin is another branch
+    pyx.write_text(DEVICE_PYX.replace("            with nogil:\n", "            if True:\n"))
+    commit(repo, "the call holds the GIL")
+    proc = inject_spin(repo, 8, False, "main", "python")
+    assert proc.returncode == 1 and "write the Python spin by hand" in proc.stderr
 
 
 def test_inject_spin_refuses_a_tree_without_the_call(repo):
