@@ -481,11 +481,11 @@ def caveats(base, head):
         out += [f"CUDA calls were not counted on the {side} side ({record.get('cuda_why')})."
                 for side, record in missing]
     heads = {c["name"]: c for c in head["cases"]}
-    one_side = [c["name"] for c in base["cases"] if c["name"] in heads
-                and (c.get("cuda") is None) != (heads[c["name"]].get("cuda") is None)]
-    if one_side and not missing:
-        out.append(f"CUDA calls of `{case_label(one_side[0])}`{' and others' if len(one_side) > 1 else ''} were "
-                   "counted on one side only: not compared.")
+    uncounted = [c["name"] for c in base["cases"] if c["name"] in heads
+                 and (c.get("cuda") is None or heads[c["name"]].get("cuda") is None)]
+    if uncounted and not missing:
+        out.append(f"CUDA calls of `{case_label(uncounted[0])}`{' and others' if len(uncounted) > 1 else ''} were "
+                   "not counted at both commits: not compared.")
     vanished = [c["name"] for c in base["cases"] if c["name"] in heads
                 and bool(c.get("nvrtc")) != bool(heads[c["name"]].get("nvrtc"))]
     if vanished:

@@ -22,13 +22,24 @@ TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy"
 
 
 # --- the overview ---------------------------------------------------------------------------------------
-def suite_differs():
-    """{benchmark: reason} for the suite's operations whose sides do different work (``Op.differs``);
-    {} when the suite cannot be imported here."""
+def suite_differs(versions=None):
+    """{benchmark: reason} for the suite's operations whose sides do different work (``Op.differs``); {} when the
+    suite cannot be imported here. ``versions`` ({benchmark: version} of asv's benchmarks.json, the versions the
+    history's numbers were measured with): where the suite has changed a benchmark since, its reason says that the
+    numbers predate the change, since the suite's words are about the new work."""
     try:
-        return {f"{module}.{cls.__name__}.{method}": cls.differs
-                for module, cls in suite.benchmark_classes() if getattr(cls, "differs", "")
-                for method in suite.timed_methods(cls)}
+        out = {}
+        for module, cls in suite.benchmark_classes():
+            for method in suite.timed_methods(cls):
+                name, reason = f"{module}.{cls.__name__}.{method}", getattr(cls, "differs", "")
+                measured = (versions or {}).get(name)
+                if measured is not None and measured != getattr(cls, "version", measured):
+                    out[name] = ("these numbers are of an earlier version of this benchmark, which the suite has "
+                                 "changed since (the next asv run measures it again)"
+                                 + (f"; the new version: {reason}" if reason else ""))
+                elif reason:
+                    out[name] = reason
+        return out
     except Exception as exc:  # the report still stands without the marks
         print(f"report: no marks from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
         return {}

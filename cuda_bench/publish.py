@@ -869,9 +869,10 @@ def finish(conf, results_dir, html_dir):
     steps = {m: history.steps(results_dir, m) for m in machines}
     suite = results.suite(results_dir)
     param_names = {name: b.get("param_names", []) for name, b in suite.items()}
+    versions = {name: b.get("version") for name, b in suite.items()}
     rows = overview.overview_rows(runs, steps, known, param_names,
                                   {m: records.read(results_dir / m, "over-cpp") for m in machines},
-                                  overview.suite_differs(), {name: b.get("version") for name, b in suite.items()})
+                                  overview.suite_differs(versions), versions)
     work = {m: history.work(results_dir, m) for m in machines}
     add_work(rows, work)
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))

@@ -129,13 +129,16 @@ ENVIRONMENT = ("python", "cuda-bindings", "cuda-core", "cuda-pathfinder")
 
 
 def counted_at(found, versions=None):
-    """One commit's work per call in the environment of ``versions`` (a step side's package versions; None: any):
-    its counts records (``found``, oldest first) whose versions agree with those, merged, each case from the
+    """One commit's work per call in the environment of ``versions`` (a step side's package versions; None: that of
+    the newest record): its counts records (``found``, oldest first) whose versions agree with those (a package
+    that one side names and the other does not is a disagreement), merged, each case from the
     newest record that counted it (one that counted its CUDA calls before one that did not: a later pass without
     CUPTI, or of a few cases only, hides nothing). None where no record fits."""
-    versions = versions or {}
-    fits = [r for r in found or () if all(r["versions"].get(k) == versions[k] for k in ENVIRONMENT
-                                             if r["versions"].get(k) and versions.get(k))]
+    found = list(found or ())
+    if not versions and found:  # no environment asked for: the newest record's
+        versions = found[-1]["versions"]
+    fits = [r for r in found if all(r["versions"].get(k) == versions.get(k) for k in ENVIRONMENT
+                                    if k in r["versions"] or k in versions)]
     if not fits:
         return None
     cases = {}
@@ -146,8 +149,8 @@ def counted_at(found, versions=None):
                 cases[case["name"]] = case
     merged = dict(fits[-1], cases=list(cases.values()))
     merged["cuda_counted"] = any(c["cuda"] is not None for c in merged["cases"])
-    if merged["cuda_counted"] and not fits[-1]["cuda_counted"]:
-        merged["cuda_why"] = next(r["cuda_why"] for r in reversed(fits) if r["cuda_counted"])
+    said = [r for r in fits if r["cuda_counted"] == merged["cuda_counted"]]  # why, from a record that says so
+    merged["cuda_why"] = said[-1]["cuda_why"] if said else fits[-1]["cuda_why"]
     return merged
 
 
@@ -163,6 +166,8 @@ def work_changed(step, work):
     if base is None or head is None:
         return None
     common = {c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]}
+    if not common:  # nothing counted at both: nothing to say of the work
+        return None
     return {"changed": counting.changed_work(base, head), "common": len(common),
             "caveats": counting.caveats(base, head)}
 

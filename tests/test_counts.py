@@ -383,15 +383,26 @@ def test_a_step_diffs_the_counts_made_in_its_own_environment_merged_per_case():
         event: ({"cuEventCreate": 1}, 3), query: ({"cuEventCreate": 1}, 3)}
 
 
-def test_a_case_counted_without_cuda_on_one_side_is_named_in_the_caveats():
-    """A case whose CUDA calls one side did not count (a worker that ran without CUPTI) is not compared on
-    them, and the caveats say so: its work is not read as unchanged."""
+def test_a_case_whose_cuda_calls_were_not_counted_at_both_commits_is_named_in_the_caveats():
+    """A case whose CUDA calls one side, or both, did not count (a pass without CUPTI merged with one of a few
+    cases with it) is not compared on them, and the caveats say so: its work is never read as unchanged. With no
+    case counted at both commits, a step says nothing of work."""
+    from cuda_bench import summary
+
     event = "bench_event.EventCreate.time_event_create('core')"
+    query = "bench_event.EventQuery.time_event_query('core')"
     base = counts_record("a", [work(event)])
     head = counts_record("b", [work(event, {"cuEventCreate": 2}) | {"cuda": None}])
     assert counts.changed_work(base, head) == {}
-    assert counts.caveats(base, head) == ["CUDA calls of `EventCreate('core')` were counted on one side only: not "
-                                          "compared."]
+    assert counts.caveats(base, head) == ["CUDA calls of `EventCreate('core')` were not counted at both commits: "
+                                          "not compared."]
+    both = counts_record("b", [work(event, {"cuEventCreate": 2}), work(query) | {"cuda": None}])
+    assert counts.caveats(counts_record("a", [work(event), work(query) | {"cuda": None}]), both) == [
+        "CUDA calls of `EventQuery('core')` were not counted at both commits: not compared."]
+    step = {"base": "a" * 12, "head": "b" * 12, "versions": {}}
+    only_event = counts_record("a", [work(event)], versions={})
+    only_query = counts_record("b", [work(query)], versions={})
+    assert summary.work_changed(step, {"a" * 12: [only_event], "b" * 12: [only_query]}) is None
 
 
 def test_the_comment_names_each_case_whose_work_changed_beside_its_timing():

@@ -1274,3 +1274,16 @@ def test_the_results_page_is_what_report_markdown_makes_of_the_history(capsys):
     assert cli.main(["report", "--markdown"]) == 0
     assert capsys.readouterr().out == (ROOT / "docs" / "results.md").read_text(), \
         "docs/results.md is stale: cuda-bench report --markdown --output docs/results.md"
+
+
+def test_a_benchmark_the_suite_changed_since_its_numbers_says_so_instead_of_its_new_reason():
+    """The ★ reasons come from today's suite, the numbers from the history: where asv's benchmarks.json holds
+    another version of a benchmark than the suite has now, the row says its numbers predate the change."""
+    from benchmarks.bench_memory import AllocFree
+
+    name = "bench_memory.AllocFree.time_alloc_free"
+    assert overview.suite_differs({name: AllocFree.version})[name] == AllocFree.differs
+    changed = overview.suite_differs({name: "an-older-version"})[name]
+    assert changed.startswith("these numbers are of an earlier version of this benchmark, which the suite has changed")
+    assert changed.endswith(f"; the new version: {AllocFree.differs}")
+    assert overview.suite_differs()[name] == AllocFree.differs  # no history to compare with

@@ -61,9 +61,10 @@ def main(args, argv):
             raise asvrun.RunError(f"no results in {args.results}" + (f" of {args.commit}" if args.commit else "")
                                   + " (cuda-bench run makes some)")
         described = results.suite(args.results)  # asv's benchmarks.json (not the `suite` module)
+        versions = {n: b.get("version") for n, b in described.items()}
         rows = overview.overview_rows(runs, steps, known, {n: b.get("param_names", []) for n, b in described.items()},
                                       {m: records.read(Path(args.results) / m, "over-cpp") for m in machines},
-                                      overview.suite_differs(), {n: b.get("version") for n, b in described.items()})
+                                      overview.suite_differs(versions), versions)
         order = list(dict.fromkeys(r["machine"] for r in rows))
         if args.commit:
             text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m]) for m in order)
