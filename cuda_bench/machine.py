@@ -64,8 +64,8 @@ def default_name(gpu):
 
 def stable(info):
     """asv draws one graph per distinct set of machine fields, so a field that changes when the same machine
-    restarts splits its history: a VM's kernel build tag (``Linux 6.18.44-fc-v973-gpu`` on one start of the
-    lent H200, ``-fc-v1252-gpu`` on the next) and a RAM total a few pages short. Keep the kernel's version
+    restarts splits its history: a VM's kernel build tag (``Linux 6.18.44-fc-v973-gpu`` on one start of an
+    H200 virtual machine, ``-fc-v1252-gpu`` on the next) and a RAM total a few pages short. Keep the kernel's version
     and the RAM in whole GiB."""
     out = dict(info)
     found = re.match(r"(\S+ \d+(?:\.\d+)*)", out.get("os") or "")
