@@ -41,6 +41,11 @@ def asv_mirror(conf):
     return WORK / conf["project"]
 
 
+def is_git_repo(path):
+    """Whether ``path`` is a git repository, with a work tree or bare (a shallow clone for a GPU box)."""
+    return (Path(path) / ".git").exists() or (Path(path) / "HEAD").exists()
+
+
 def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None, need_repo=True):
     """asv.conf.json with this run's overrides, written to .asv/ with every path made absolute. ``need_repo``
     False (publish): the clone that ``cuda-bench init`` recorded may be gone, since nothing reads it."""
@@ -49,7 +54,7 @@ def derived_conf(repo=None, bindings=None, results_dir=None, system_site=None, n
     repo = repo or local_settings().get("repo")
     if repo:
         path = Path(repo).expanduser().resolve()
-        if (path / ".git").exists() or (path / "HEAD").exists():
+        if is_git_repo(path):
             conf["repo"] = str(path)
         elif need_repo or where == "--repo":
             raise RunError(f"{where} {path} is not a git repository"

@@ -438,6 +438,15 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
     return [results[i] for i in range(count)]  # a task that failed is its exception: the caller decides
 
 
+def failed_as(outcomes, what, as_error):
+    """The outcomes of :func:`in_parallel`, each task that failed as ``as_error(its exception)``: it lost every case
+    it had not reported, as errors of that task, which the other tasks can make up for (:func:`kept`). When every
+    task (``what``: "process pairs", "processes") failed, nothing was measured: a WorkerError naming the first."""
+    if outcomes and all(isinstance(o, BaseException) for o in outcomes):
+        raise WorkerError(f"every one of the {len(outcomes)} {what} failed; the first: {outcomes[0]}")
+    return [as_error(o) if isinstance(o, BaseException) else o for o in outcomes]
+
+
 def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=None, make_worker=Worker):
     """Measure ``names`` (case names) with ``sides`` (base, head): a :class:`Report`. Process pairs run in
     processes of their own; with another ``make_worker`` (tests), in threads."""
@@ -453,11 +462,7 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
     task = one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
     outcomes = in_parallel(task, (sides, names, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "paired", threads=make_worker is not Worker)
-    # a pair whose driver failed lost every case it had not reported: its cases are errors of that pair, which
-    # the other pairs can make up for (kept); when every driver failed, nothing was measured: that error stops it
-    if outcomes and all(isinstance(o, BaseException) for o in outcomes):
-        raise WorkerError(f"every one of the {len(outcomes)} process pairs failed; the first: {outcomes[0]}")
-    outcomes = [({n: ("error", str(o)) for n in names}, {}) if isinstance(o, BaseException) else o for o in outcomes]
+    outcomes = failed_as(outcomes, "process pairs", lambda exc: ({n: ("error", str(exc)) for n in names}, {}))
     hello = {}
     for _, pair_hello in outcomes:
         for side, answer in pair_hello.items():
@@ -533,10 +538,7 @@ def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
     start = time.monotonic()
     outcomes = in_parallel(one_process, (side, items, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "over C++")
-    if outcomes and all(isinstance(o, BaseException) for o in outcomes):
-        raise WorkerError(f"every one of the {len(outcomes)} processes failed; the first: {outcomes[0]}")
-    outcomes = [({n: {"error": str(o)} for n, _ in items}, {}) if isinstance(o, BaseException) else o
-                for o in outcomes]  # a process that failed: its cases are its errors, the others make up for it
+    outcomes = failed_as(outcomes, "processes", lambda exc: ({n: {"error": str(exc)} for n, _ in items}, {}))
     cases, skipped, errors, lost, groups = [], {}, {}, {}, {}
     for name, twin in items:
         every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]

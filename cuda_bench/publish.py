@@ -255,16 +255,13 @@ def work_html(told, where=""):
     if work is None:
         return ""
     notes = "".join(f' <small class="text-muted">{code_text(note)}</small>' for note in work["caveats"])
-    lead = f"Work per call{where}"
-    if not work["changed"]:
-        said = (f"no change in what both commits counted ({work['common']} cases)" if work["caveats"]
-                else f"the same in all {work['common']} cases counted at both commits")
-        return f'<p class="work" data-changed="0">{lead}: {said}.{notes}</p>'
+    changed, said = summary.work_said(work)
+    if not changed:
+        return f'<p class="work" data-changed="0">Work per call{where}: {said}.{notes}</p>'
     items = "".join(f'<li data-case="{esc(name)}"><code>{esc(counting.case_label(name))}</code>: {esc(text)}</li>'
                     for name, text in work["changed"].items())
-    return (f'<div class="work" data-changed="{len(work["changed"])}"><b>{lead} changed</b> in '
-            f'{len(work["changed"])} of the {work["common"]} cases counted at both commits (exact counts, no '
-            f"interval needed):{notes}<ul>{items}</ul></div>")
+    return (f'<div class="work" data-changed="{len(work["changed"])}"><b>Work per call{where} {said}</b> (exact '
+            f"counts, no interval needed):{notes}<ul>{items}</ul></div>")
 
 
 def code_text(text):

@@ -87,12 +87,10 @@ def _work(told, where=""):
     if work is None:
         return []
     notes = "".join(f" {note}" for note in work["caveats"])
-    if not work["changed"]:
-        said = (f"no change in what both commits counted ({work['common']} cases)" if work["caveats"]
-                else f"the same in all {work['common']} cases counted at both commits")
+    changed, said = summary.work_said(work)
+    if not changed:
         return ["", f"Work per call{where}: {said}.{notes}"]
-    return ["", f"Work per call{where} changed in {len(work['changed'])} of the {work['common']} cases counted at "
-            f"both commits (exact counts):{notes}", "",
+    return ["", f"Work per call{where} {said} (exact counts):{notes}", "",
             *(f"- `{case_label(name)}`: {text}" for name, text in work["changed"].items())]
 
 

@@ -172,6 +172,17 @@ def work_changed(step, work):
             "caveats": counting.caveats(base, head)}
 
 
+def work_said(work):
+    """How the pages say what :func:`work_changed` found, after "Work per call": (whether it changed, the words).
+    "The same" only where nothing was left out of the comparison (no caveat)."""
+    cases = f"{work['common']} case{'s' if work['common'] != 1 else ''}"
+    if work["changed"]:
+        return True, f"changed in {len(work['changed'])} of the {cases} counted at both commits"
+    if work["caveats"]:
+        return False, f"no change in what both commits counted ({cases})"
+    return False, f"the same in all {cases} counted at both commits"
+
+
 def described(step, known, work=None):
     """A step as the pages show it: base and head with their names, the step itself, its counts, the changed
     cases (slower first), the flags another start did not reproduce, a geometric mean per library, and what

@@ -403,6 +403,11 @@ def test_a_case_whose_cuda_calls_were_not_counted_at_both_commits_is_named_in_th
     only_event = counts_record("a", [work(event)], versions={})
     only_query = counts_record("b", [work(query)], versions={})
     assert summary.work_changed(step, {"a" * 12: [only_event], "b" * 12: [only_query]}) is None
+    # how the pages say it: never "the same" where a caveat left something out
+    found = summary.work_changed(step, {"a" * 12: [counts_record("a", [work(event)], versions={})],
+                                        "b" * 12: [counts_record("b", [work(event) | {"cuda": None}], versions={})]})
+    assert summary.work_said(found) == (False, "no change in what both commits counted (1 case)")
+    assert summary.work_said(found | {"caveats": []}) == (False, "the same in all 1 case counted at both commits")
 
 
 def test_the_comment_names_each_case_whose_work_changed_beside_its_timing():

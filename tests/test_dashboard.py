@@ -105,13 +105,18 @@ def publish_history(tmp, source, **overrides):
     return conf, results_dir, tmp / "html"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("site")
-    conf, results_dir, html = publish_history(tmp, FIXTURE / "results")
+def served(tmp, source):
+    """``source`` published into ``tmp`` (:func:`publish_history`) and served, for a module's tests: yields (html,
+    results_dir, origin), then stops the server."""
+    conf, results_dir, html = publish_history(tmp, source)
     server, origin = serve(html)
     yield html, results_dir, origin
     server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    yield from served(tmp_path_factory.mktemp("site"), FIXTURE / "results")
 
 
 @pytest.fixture(scope="module")
@@ -604,11 +609,7 @@ def test_the_nightly_issue_lists_mains_open_regressions_as_the_pages_do(steps, k
 # --- the committed H200 history ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def h200(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("h200")
-    conf, results_dir, html = publish_history(tmp, ROOT / "results")
-    server, origin = serve(html)
-    yield html, results_dir, origin
-    server.shutdown()
+    yield from served(tmp_path_factory.mktemp("h200"), ROOT / "results")
 
 
 def test_the_h200_history_publishes_from_results_alone(h200):

@@ -25,7 +25,7 @@ def main(args, argv):
     settings = asvrun.local_settings()
     if args.repo:
         repo = Path(args.repo).expanduser().resolve()
-        if not (repo / ".git").exists() and not (repo / "HEAD").exists():
+        if not asvrun.is_git_repo(repo):
             raise asvrun.RunError(f"--repo {repo} is not a git repository")
         asvrun.resolve_one(repo, "main")  # a clone of cuda-python has main
         settings["repo"] = str(repo)
