@@ -101,6 +101,7 @@ def summary(report, kind, expected=(), build_seconds=None, command=None, machine
         "skipped": report.skipped, "only": {name: list(v) for name, v in report.only.items()},
         "errors": report.errors, "lost": report.lost,
         "env": {side.name: side.env for side in report.sides if side.env},
+        "time": report.time,
     }
 
 

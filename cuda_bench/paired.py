@@ -183,17 +183,38 @@ def calls_per_sample(a, settings, unroll=1):
     return calls_for(a.sample, settings.sample_ns, unroll, MAX_CALLS)
 
 
-def measure_case(a, b, name, settings, now=time.monotonic):
+class Clock:
+    """Where a process pair's time goes: ``clock(phase)`` adds the wall time since the last mark to ``phase`` in
+    ``into`` (seconds), which a step's record keeps (``Report.phases``) so that its cost can be cut where it is."""
+
+    def __init__(self, into=None):
+        self.into = {} if into is None else into
+        self.last = time.perf_counter()
+
+    def __call__(self, phase):
+        now = time.perf_counter()
+        self.into[phase] = self.into.get(phase, 0.0) + now - self.last
+        self.last = now
+
+
+#: the phases of a process pair, in the order they happen (:class:`Clock`)
+PHASES = ("start", "setup", "calibrate", "warm-up", "timed", "teardown")
+
+
+def measure_case(a, b, name, settings, now=time.monotonic, clock=None):
     """One case in one process pair. ("ok", calls, groups) with groups of (a1, b1, b2, a2) nanoseconds,
     ("skip", reason), ("only", side, reason) when one build has the case and the other skips it, or
-    ("error", text)."""
+    ("error", text). ``clock``: a :class:`Clock` that hears of each phase."""
+    clock = clock or Clock()
     answers = (a.setup(name), b.setup(name))
+    clock("setup")
     try:
-        outcome = _sample_case(a, b, answers, settings, now)
+        outcome = _sample_case(a, b, answers, settings, now, clock)
     except WorkerError:  # a worker died or hung: the error that says so is the one to keep, not teardown's
         _teardown(a, b, answers, quiet=True)
         raise
     _teardown(a, b, answers)
+    clock("teardown")
     return outcome
 
 
@@ -209,7 +230,7 @@ def _teardown(a, b, answers, quiet=False):
                     raise
 
 
-def _sample_case(a, b, answers, settings, now):
+def _sample_case(a, b, answers, settings, now, clock):
     """:func:`measure_case` after both setups answered."""
     errors = [f"{w.side.name}: {ans['error']}" for w, ans in zip((a, b), answers) if "error" in ans]
     if errors:
@@ -225,7 +246,9 @@ def _sample_case(a, b, answers, settings, now):
                          f"and {answers[1].get('unroll')} calls")
     number = answers[0].get("number") or answers[1].get("number")
     calls = number or calls_per_sample(a, settings, answers[0].get("unroll") or 1)
+    clock("calibrate")
     a.sample(calls), b.sample(calls)  # one turn each before the groups: both warm at this size
+    clock("warm-up")
     groups = []
     end = now() + settings.seconds
     while len(groups) < settings.min_groups or (now() < end and len(groups) < settings.max_groups):
@@ -234,6 +257,7 @@ def _sample_case(a, b, answers, settings, now):
         b2 = b.sample(calls)
         a2 = a.sample(calls)
         groups.append((a1, b1, b2, a2))
+    clock("timed")
     return ("ok", calls, groups)
 
 
@@ -249,6 +273,8 @@ class Report:
     workers: dict  # side name -> the first worker's hello (versions, ASLR, core)
     cores: list
     lost: dict = field(default_factory=dict)  # name -> text: measured, but some process pairs could not (:func:`kept`)
+    #: {"phases": {phase: seconds summed over the process pairs}, "cases": {name: seconds}}: where the time went
+    time: dict = field(default_factory=dict)
 
 
 def kept(answers, failed, confidence=stats.CONFIDENCE):
@@ -298,26 +324,31 @@ def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Work
         os.sched_setaffinity(0, {core})  # this driver takes turns with its two workers on their core
     order = list(names)
     random.Random(pair).shuffle(order)
-    found, workers, hello = {}, None, {}
+    found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
+    clock = Clock(spent["phases"])
     try:
         for name in order:
+            begun = clock.last
             try:
                 if workers is None:
                     workers = [make_worker(side, core, settings, Path(log_dir) / f"pair{pair:02d}-{side.name}.log")
                                for side in sides]
                     for worker in workers:
                         hello.setdefault(worker.side.name, worker.hello)
-                found[name] = measure_case(*workers, name, settings)
+                    clock("start")
+                found[name] = measure_case(*workers, name, settings, clock=clock)
             except WorkerError as exc:
                 found[name] = ("error", str(exc))
                 for worker in workers or []:
                     worker.close()
                 workers = None
+                clock("lost")
+            spent["cases"][name] = time.perf_counter() - begun
             done(name)
     finally:
         for worker in workers or []:
             worker.close()
-    return found, hello
+    return found, hello, spent
 
 
 def die_with_parent():
@@ -462,13 +493,20 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
     task = one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
     outcomes = in_parallel(task, (sides, names, settings, log_dir), settings.pairs, cores[:jobs], total,
                            progress, "paired", threads=make_worker is not Worker)
-    outcomes = failed_as(outcomes, "process pairs", lambda exc: ({n: ("error", str(exc)) for n in names}, {}))
+    outcomes = failed_as(outcomes, "process pairs",
+                         lambda exc: ({n: ("error", str(exc)) for n in names}, {}, {"phases": {}, "cases": {}}))
     hello = {}
-    for _, pair_hello in outcomes:
+    for _, pair_hello, _ in outcomes:
         for side, answer in pair_hello.items():
             hello.setdefault(side, answer)
+    spent = {"phases": {}, "cases": {}}
+    for _, _, pair_spent in outcomes:
+        for part in ("phases", "cases"):
+            for key, seconds in pair_spent[part].items():
+                spent[part][key] = spent[part].get(key, 0.0) + seconds
+    spent = {part: {key: round(seconds, 2) for key, seconds in found.items()} for part, found in spent.items()}
 
-    found = {name: [pair_found.get(name) or ("error", "not measured") for pair_found, _ in outcomes]
+    found = {name: [pair_found.get(name) or ("error", "not measured") for pair_found, _, _ in outcomes]
              for name in names}
     results, skipped, only, errors, lost = [], {}, {}, {}, {}
     for name in names:
@@ -490,8 +528,16 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
         if lost_note and name not in errors:
             lost[name] = lost_note
-    return Report(sides, settings, results, skipped, only, errors, round(time.monotonic() - start, 1), hello,
-                  cores[:jobs], lost)
+    seconds = round(time.monotonic() - start, 1)
+    progress(f"paired: {seconds:g} s on {jobs} cores; {time_spent(spent['phases'])}")
+    return Report(sides, settings, results, skipped, only, errors, seconds, hello, cores[:jobs], lost, spent)
+
+
+def time_spent(phases):
+    """One line: each phase's share of the process pairs' time (``Report.time["phases"]``)."""
+    total = sum(phases.values()) or 1
+    order = [p for p in PHASES if p in phases] + sorted(set(phases) - set(PHASES))
+    return ", ".join(f"{phase} {phases[phase] / total:.0%}" for phase in order) + f" of {total:.0f} core-seconds"
 
 
 def one_process(index, side, items, settings, log_dir, core, done, make_worker=Worker):
