@@ -3,6 +3,7 @@
     python -m cuda_bench.build build   SRC OUT   # wheels of SRC's packages into OUT (asv's build_command)
     python -m cuda_bench.build install OUT       # install OUT's wheels into this environment (install_command)
     python -m cuda_bench.build prebuild REPO REV [REV ...] [--parallel N]
+    python -m cuda_bench.build carry REPO DEST REV [REV ...]   # their cache entries, for a machine to reuse
 
 ``build`` builds, in order, whichever of ``cuda_pathfinder/``, ``cuda_bindings/`` and ``cuda_core/`` the
 checkout has, each one against the ones before it (``--no-build-isolation``, so ``cuda_core`` compiles
@@ -184,10 +185,48 @@ def python_tag():
 def auto_bindings(src):
     """The cuda-bindings wheel for this commit: CUDA 13's where cuda_core has a cu13 extra, else 12's."""
     pyproject = Path(src) / "cuda_core" / "pyproject.toml"
-    text = pyproject.read_text() if pyproject.is_file() else ""
-    if re.search(r"^cu13\s*=", text, re.MULTILINE):
+    return bindings_for(pyproject.read_text() if pyproject.is_file() else "")
+
+
+def bindings_for(core_pyproject):
+    """``auto``'s cuda-bindings wheel for a cuda_core whose pyproject.toml reads ``core_pyproject``."""
+    if re.search(r"^cu13\s*=", core_pyproject, re.MULTILINE):
         return os.environ.get("CUDA_BENCH_BINDINGS_13", "13.3.1")
     return os.environ.get("CUDA_BENCH_BINDINGS_12", "12.9.10")
+
+
+def trees(repo, commit):
+    """{package folder: its git tree hash} of the packages ``commit`` of ``repo`` has (:data:`PACKAGES`): what the
+    wheel cache keys its builds by."""
+    found = {}
+    for package in PACKAGES:
+        proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{commit}:{package}"],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            found[package] = proc.stdout.strip()
+    return found
+
+
+def identity(repo, commit, bindings):
+    """What an environment of ``commit`` built with ``CUDA_BENCH_BINDINGS=bindings`` is made of, read from git
+    without building anything: each package folder's tree, and where cuda-bindings is a wheel, the wheel
+    (``"cuda-bindings==13.3.1"``) in place of the folder's tree. Two commits of one identity install the same
+    wheels (the cache keys of :func:`build_one` are made of nothing else), so a step between them has nothing to
+    measure."""
+    found = trees(repo, commit)
+    spec = bindings
+    if spec == "auto":
+        proc = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:cuda_core/pyproject.toml"],
+                              capture_output=True, text=True)
+        spec = bindings_for(proc.stdout if proc.returncode == 0 else "")
+    if spec != "source":
+        found["cuda_bindings"] = f"cuda-bindings=={spec}"
+    return found
+
+
+def differs(base, head):
+    """The packages whose part of two :func:`identity` values differs, in build order."""
+    return [p for p in PACKAGES if base.get(p) != head.get(p)]
 
 
 def wants_cuda_python_metapackage(src):
@@ -323,13 +362,22 @@ COLD = {"cuda_core": "; a cold cuda_core build takes minutes",
         "cuda_bindings": "; cuda_bindings from source takes a quarter hour"}
 
 
+def cache_key(package, tree, bindings):
+    """The wheel cache's key of ``package`` built from ``tree``: the tree, the interpreter, the version scheme; for
+    cuda_core, compiled against the bindings, also ``bindings`` (an :func:`identity`'s cuda_bindings part: the
+    wheel ``cuda-bindings==X`` or the bindings' tree; "" where the commit has none)."""
+    key = f"{tree}-{python_tag()}-{VERSION_SCHEME}"
+    if package == "cuda_core" and bindings:
+        key += "-bindings" + (bindings.split("==")[1] if bindings.startswith("cuda-bindings==") else bindings[:12])
+    return key
+
+
 def build_one(src, package, out, bindings_spec, record):
-    key = f"{tree_hash(src, package)}-{python_tag()}-{VERSION_SCHEME}"
-    if package == "cuda_core":  # compiled against the bindings: the wheel's version, or this commit's tree
-        if bindings_spec != "source":
-            key += f"-bindings{bindings_spec}"
-        elif (src / "cuda_bindings").is_dir():
-            key += f"-bindings{tree_hash(src, 'cuda_bindings')[:12]}"
+    if bindings_spec != "source":
+        bindings = f"cuda-bindings=={bindings_spec}"
+    else:
+        bindings = tree_hash(src, "cuda_bindings") if (src / "cuda_bindings").is_dir() else ""
+    key = cache_key(package, tree_hash(src, package), bindings)
     cached = cache_root() / package / key
     start = time.monotonic()
     wheels = sorted(cached.glob("*.whl")) if cached.is_dir() else []
@@ -651,6 +699,30 @@ def prebuild(repo, revs, parallel, log_dir, bindings):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def cache_keys(repo, commit, bindings):
+    """[(package, key)]: the wheel cache entries an environment of ``commit`` built with ``bindings`` takes
+    (:func:`build_one`'s keys, read from git: :func:`identity`)."""
+    ident = identity(repo, commit, bindings)
+    return [(package, cache_key(package, ident[package], ident.get("cuda_bindings", ""))) for package in PACKAGES
+            if package in ident and not ident[package].startswith("cuda-bindings==")]
+
+
+def carry(repo, revs, dest, bindings):
+    """Copy the wheel cache entries that environments of ``revs`` take into ``dest`` (laid out as the cache), for a
+    machine that is to reuse them (a GPU box without network: ``scripts/offline_carry.sh``). Returns (copied,
+    missing) lists of ``package/key``."""
+    copied, missing = [], []
+    for rev in revs:
+        for package, key in cache_keys(repo, resolve(repo, rev), bindings):
+            source, target = cache_root() / package / key, Path(dest) / package / key
+            if not any(source.glob("*.whl")):
+                missing.append(f"{package}/{key}")
+            elif not target.exists():
+                shutil.copytree(source, target)
+                copied.append(f"{package}/{key}")
+    return copied, missing
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -664,8 +736,18 @@ def main(argv=None):
     p.add_argument("revs", nargs="+")
     p.add_argument("--parallel", type=int, default=4)
     p.add_argument("--logs", help="keep each build's log here")
+    c = sub.add_parser("carry", help="copy the cache entries of REVs' environments into DEST")
+    c.add_argument("repo")
+    c.add_argument("dest")
+    c.add_argument("revs", nargs="+")
     args = parser.parse_args(argv)
     try:
+        if args.command == "carry":
+            bindings = os.environ.get("CUDA_BENCH_BINDINGS", "source")
+            copied, missing = carry(Path(args.repo).resolve(), args.revs, args.dest, bindings)
+            log(f"carry: {len(copied)} cache entries copied to {args.dest}"
+                + "".join(f"\n  not in the cache (build it first: prebuild): {m}" for m in missing))
+            return 1 if missing else 0
         if args.command == "prebuild":
             records = prebuild(Path(args.repo).resolve(), args.revs, args.parallel, args.logs,
                                os.environ.get("CUDA_BENCH_BINDINGS", "source"))  # as the build step

@@ -32,6 +32,8 @@ commands:
   over-cpp   each Python form against its C++ twin, sample by sample in one process, at one commit
   counts     the work per call of every case at one commit or two (CUDA API calls by name, NVRTC calls,
              Python and C calls, net memory blocks), counted, not timed; with two, what changed
+  plan       what this machine's history lacks, most valuable first, with minutes each (--run --budget:
+             as much of it as fits)
   publish    html/ from results/ alone (self-contained: no network, no clone)
   serve      html/ on http://127.0.0.1:8080
   report     the history as Markdown (the front page, --releases, --steps, --across, --agreement, --issue)

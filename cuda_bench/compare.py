@@ -70,6 +70,45 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
     return {rev: built[commit] for rev, commit in commits.items()}
 
 
+def built_from(repo, base, head, bindings):
+    """{"base": identity, "head": identity}: what each side's environment is built from (``build.identity``), read
+    from git before anything is built; None where git cannot say (a revision it does not have: the build then says
+    why it cannot build it)."""
+    try:
+        return {side: build.identity(repo, build.resolve(repo, rev), bindings)
+                for side, rev in (("base", base), ("head", head))}
+    except build.BuildError:
+        return None
+
+
+def packages_changed(sides):
+    """The packages whose build differs between the sides of :func:`built_from`: [] for identical builds, which
+    only two cuda-python trees can be (both have ``cuda_core/``); None where it is not known."""
+    if not sides or not all("cuda_core" in sides[side] for side in ("base", "head")):
+        return None
+    return build.differs(sides["base"], sides["head"])
+
+
+def identical(sides):
+    """Whether the sides of :func:`built_from` are identical builds: nothing to measure between them."""
+    return packages_changed(sides) == []
+
+
+def identical_summary(repo, base, head, kind, sides, bindings, settings, command=None, machine_info=None):
+    """The record of a comparison between identical builds (:func:`packages_changed` is empty): nothing measured,
+    since both sides would install the same wheels and time the same code; its ``built_from`` says what they are."""
+    return {
+        "kind": kind, "base": build.resolve(repo, base), "head": build.resolve(repo, head), "base_rev": base,
+        "head_rev": head, "seconds": 0.0, "build_seconds": 0.0, "expected": [], "command": command,
+        "machine": machine_info or {}, "host": machine.host(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "settings": settings_record(settings or paired.Settings(), [], []), "versions": {}, "cases": [], "skipped": {},
+        "only": {},
+        "errors": {}, "lost": {}, "env": {}, "bindings": bindings, "identical": True, "built_from": sides,
+        "packages_changed": [],
+    }
+
+
 def measure(repo, base, head, *, bindings, requirements=(), system_site=None, settings=None, bench=(),
             thresholds=None, log_dir, progress=None, env=None):
     """Build (or reuse) both environments and run the paired engine: (paired.Report, build seconds).
@@ -86,10 +125,12 @@ def measure(repo, base, head, *, bindings, requirements=(), system_site=None, se
     return paired.run(sides, names, settings, Path(log_dir) / "workers", thresholds, progress), built
 
 
-def summary(report, kind, expected=(), build_seconds=None, command=None, machine_info=None):
-    """The record of one paired run (``summary.json``)."""
+def summary(report, kind, expected=(), build_seconds=None, command=None, machine_info=None, sides=None):
+    """The record of one paired run (``summary.json``); ``sides``: what each side is built from
+    (:func:`built_from`)."""
     base, head = report.sides
-    return {
+    built = {"identical": False, "built_from": sides, "packages_changed": packages_changed(sides)} if sides else {}
+    return built | {
         "kind": kind, "base": base.commit, "head": head.commit, "base_rev": base.rev, "head_rev": head.rev,
         "seconds": report.seconds, "build_seconds": build_seconds, "expected": list(expected),
         "command": command, "machine": machine_info or {}, "host": machine.host(),
@@ -157,8 +198,24 @@ def table_head(confidence):
             "|---|--:|--:|:-:|--:|"]
 
 
+def built_from_text(sides):
+    """What each side is built from, in one line: the packages whose trees (or wheel) differ, and those that do not."""
+    base, head = sides["base"], sides["head"]
+    changed = build.differs(base, head)
+    same = [p for p in build.PACKAGES if p not in changed and p in base]
+    parts = [f"`{p}` {str(base.get(p) or 'none')[:12]} → {str(head.get(p) or 'none')[:12]}" for p in changed]
+    return ("; ".join(parts) or "nothing differs") + (f"; the same: {', '.join(f'`{p}`' for p in same)}" if same
+                                                     else "")
+
+
 def comment(data):
     """The pull-request comment: the cases that changed first, each with the interval it rests on."""
+    if data.get("identical"):
+        return "\n".join([
+            MARKER, f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`", "",
+            "**Identical builds: nothing measured.** Both commits build the same wheels (the same trees of every "
+            "package folder, the same cuda-bindings), so every case would time the same code.", "",
+            "Built from: " + built_from_text(data["built_from"]) + "."]) + "\n"
     cases = counted(data)
     worse = sorted(regressions(data), key=lambda c: -c["low"])
     better = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["high"])
@@ -231,6 +288,8 @@ def comment(data):
     if data["skipped"]:
         out += ["", f"{len(data['skipped'])} cases skipped by both builds (e.g. `{next(iter(data['skipped']))}`: "
                 f"{next(iter(data['skipped'].values()))})."]
+    if data.get("built_from"):
+        out += ["", "Built from: " + built_from_text(data["built_from"]) + "."]
     if versions:
         out += ["", "Builds: " + "; ".join(f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
                                           for side, found in versions.items() if found)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuda_bench import records, results, stats
-from cuda_bench.names import is_control, is_release_tag
+from cuda_bench.names import is_control, is_release_tag, library_of
 from cuda_bench.paths import result_files
 
 
@@ -19,6 +19,40 @@ def release_step(step):
     """Whether a history step pairs two cuda-core releases (the release ladder's steps): its ``release_tags``
     name both commits' tags."""
     return bool(step.get("release_tags"))
+
+
+#: the packages of an environment that come from wheels, not from the commits a step pairs; cuda-bindings only where
+#: the step installed its wheel (``bindings`` not "source")
+WHEELS = ("python", "cuda-bindings", "numpy", "cupy-cuda13x", "cupy-cuda12x")
+
+
+def environment_change(step):
+    """{package: (base's version, head's version)} of what changed between a step's sides without either commit
+    changing it: a cuda-bindings wheel (``auto`` gives CUDA 12's to old releases and CUDA 13's to newer ones),
+    Python, numpy, CuPy. Each side's versions as its workers reported them (``versions``)."""
+    versions = step.get("versions") or {}
+    base, head = versions.get("base") or {}, versions.get("head") or {}
+    out = {}
+    for package in WHEELS:
+        if package == "cuda-bindings" and step.get("bindings") == "source":
+            continue  # built from each commit: its change is the commits' own
+        if base.get(package) != head.get(package) and base.get(package) and head.get(package):
+            out[package] = (base[package], head[package])
+    return out
+
+
+def attributed(step, case):
+    """What a step's case is put down to when it is not the commits' own doing: "cuda-bindings 12.9.10 → 13.3.1" for
+    a cuda.bindings case of a step across a cuda-bindings wheel change (:func:`environment_change`); else None."""
+    change = environment_change(step).get("cuda-bindings")
+    if change and library_of(case["name"]) == "bindings":
+        return f"cuda-bindings {change[0]} → {change[1]}"
+    return None
+
+
+def identical(step):
+    """Whether a step paired identical builds (nothing measured: ``compare.identical_summary``)."""
+    return bool(step.get("identical"))
 
 
 def work(results_dir, machine_name):
@@ -212,9 +246,11 @@ def chains(steps):
 def chained_ratio(path, name):
     """(product of the case's paired ratios along ``path``, the commit it starts from, steps used), or None
     when a step of the path did not measure the case: the paired chain of the case from the path's first
-    commit to its last."""
+    commit to its last. A step between identical builds is ×1 for every case: both sides are the same code."""
     product = 1.0
     for step in path:
+        if identical(step):
+            continue
         case = next((c for c in step["cases"] if c["name"] == name), None)
         if case is None:
             return None
@@ -223,7 +259,8 @@ def chained_ratio(path, name):
 
 
 def flagged_steps(steps):
-    """[(step, case)] for every case a step found to regress (controls never count), newest step first."""
+    """[(step, case)] for every case a step found to regress (controls never count, nor a case put down to a change
+    of the environment, :func:`attributed`), newest step first."""
     found = [(step, case) for step in steps for case in step["cases"]
-             if case["verdict"] == "regression" and not is_control(case["name"])]
+             if case["verdict"] == "regression" and not is_control(case["name"]) and not attributed(step, case)]
     return sorted(found, key=lambda sc: sc[0]["date"], reverse=True)

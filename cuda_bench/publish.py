@@ -271,6 +271,8 @@ def code_text(text):
 
 
 def counts_text(found):
+    if found.get("identical"):
+        return "identical builds: nothing to measure (both sides build the same wheels)"
     parts = [f'{found["regression"]} slower', f'{found["improvement"]} faster', f'{found["same"]} same']
     if found["not reproduced"]:
         parts.append(f'{found["not reproduced"]} not reproduced')
@@ -278,10 +280,14 @@ def counts_text(found):
         parts.append(f'{found["not measured"]} not measured')
     if found["one side"]:
         parts.append(f'{found["one side"]} on one side only')
+    if found.get("environment"):
+        parts.append(f'{found["put down"]} changed with {esc(found["environment"])}')
     return " · ".join(parts)
 
 
 def verdict_badge(found):
+    if found.get("identical"):
+        return '<span class="label label-info">identical builds</span>'
     if found["regression"]:
         return f'<span class="label label-danger">{found["regression"]} slower</span>'
     if found["improvement"]:
@@ -498,16 +504,47 @@ def render_release_step(machine, told, known):
     body = [f'<section class="release-step" data-base="{told["base"]}" data-head="{told["head"]}" '
             f'data-kind="{told["kind"]}"><h3>{commit_link(told["base"], known)} → {commit_link(told["head"], known)}'
             f' {verdict_badge(told["counts"])}</h3>',
+            environment_html(told),
             f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
             f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired {esc(told["step"]["date"][:10])}, '
-            f'each side with cuda-bindings {esc(told["step"].get("bindings", ""))}.</small></p>',
-            changed_table(machine, told["changed"]), work_html(told)]
+            f'each side with cuda-bindings {esc(bindings_words(told["step"]))}.</small></p>',
+            changed_table(machine, told["changed"]), put_down_html(machine, told), work_html(told)]
     if told["not_reproduced"]:
         body.append('<p class="text-muted">Not reproduced on another machine start: '
                     + ", ".join(f'{esc(case_label(c["name"]))} {ratio_text(c)}' for c in told["not_reproduced"])
                     + "</p>")
     body.append("</section>")
     return "\n".join(body)
+
+
+def bindings_words(step):
+    """Which cuda-bindings each side of a step ran: "13.3.1", "12.9.10 → 13.3.1", "built from each commit"."""
+    versions = step.get("versions") or {}
+    base, head = ((versions.get(side) or {}).get("cuda-bindings") for side in ("base", "head"))
+    if step.get("bindings") == "source":
+        return "built from each commit" + (f" ({base} → {head})" if base and head and base != head else "")
+    if base and head:
+        return base if base == head else f"{base} → {head}"
+    return step.get("bindings", "")
+
+
+def environment_html(told):
+    """The headline of a step whose environment changed between its sides (``history.environment_change``)."""
+    if not told.get("environment"):
+        return ""
+    words = ", ".join(f"{package} {base} → {head}" for package, (base, head) in told["environment"].items())
+    return (f'<p class="environment alert alert-warning"><b>The environment changed too: {esc(words)}.</b> Each side '
+            "ran the wheels named here, not built from these commits: the cuda.bindings rows are put down to that "
+            "change, listed apart and not counted as this step's; the other libraries' rows may carry some of it "
+            "too.</p>")
+
+
+def put_down_html(machine, told):
+    changed = [c for c in told.get("put_down") or [] if c["verdict"] in summary.CHANGES]
+    if not changed:
+        return ""
+    return (f'<h4 class="put-down">Changed with {esc(summary.environment_words(told["step"]))}</h4>'
+            + changed_table(machine, changed, kind="put-down"))
 
 
 def render_releases(machine, found, known):
@@ -591,15 +628,32 @@ same are never listed. Also as a feed: <a href="regressions.xml">regressions.xml
 
 
 # --- steps --------------------------------------------------------------------------------------------
-def render_steps(steps_by_machine, known=None, work=None):
+def gaps_html(machine, gaps, known):
+    """The pairs of measured commits the history has no step between (``history.missing_steps``), each with the
+    command that makes it: where a case's chain starts again."""
+    if not gaps:
+        return ""
+    items = "".join(f'<li class="gap" data-base="{base}" data-head="{head}">{commit_link(base, known)} → '
+                    f'{commit_link(head, known)} <small class="text-muted">(cuda-bindings {esc(bindings)})</small>'
+                    "</li>" for bindings, base, head in gaps)
+    many = len(gaps) != 1
+    return (f'<div class="gaps alert alert-warning" data-machine="{esc(machine)}"><b>{len(gaps)} measured '
+            f'commit{"s" if many else ""} not yet paired with the one before:</b> each chain starts again there. '
+            f"<code>cuda-bench steps</code> on a GPU machine measures {'them' if many else 'it'} "
+            f"(<code>cuda-bench plan</code> lists what the history lacks).<ul>{items}</ul></div>")
+
+
+def render_steps(steps_by_machine, known=None, work=None, gaps=None):
     """The Steps page: each machine's paired steps, newest first, with the cases each judged and, where both
-    commits were counted (``work``: {machine: {commit: counts record}}), the cases whose work per call changed."""
-    known, work = known or {}, work or {}
+    commits were counted (``work``: {machine: {commit: counts record}}), the cases whose work per call changed; the
+    measured commits not yet paired (``gaps``: {machine: [(bindings, base, head)]}) first."""
+    known, work, gaps = known or {}, work or {}, gaps or {}
     out = []
     for machine, steps in steps_by_machine.items():
-        if not steps:
+        if not steps and not gaps.get(machine):
             continue
         out.append(f"<h2>{esc(machine)}</h2>")
+        out.append(gaps_html(machine, gaps.get(machine), known))
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
                    "<th>base → head</th><th>date</th><th>slower</th><th>faster</th><th>same</th>"
                    "<th>not reproduced</th><th>not measured</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
@@ -615,13 +669,28 @@ def render_steps(steps_by_machine, known=None, work=None):
                 count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
                 rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
                                     for r in step.get("rechecks", []))
+                built = summary.built_from_words(step)
+                built = f'<br><small class="built-from">{esc(built)}</small>' if built else ""
+                if history.identical(step):
+                    out.append(f'<tr class="identical" data-base="{step["base"]}" data-head="{step["head"]}"><td>'
+                               f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
+                               f'<td>{esc(step.get("date", "")[:16])}</td><td colspan="7">identical builds: '
+                               "nothing to measure (both sides build the same wheels)</td></tr>")
+                    continue
                 out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td>'
-                           f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}</td>'
+                           f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
                            f'<td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
                            + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
                            + f'<td>{len(step.get("errors") or {})}</td>'
                            f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
                            f'<td>{step.get("seconds", 0):.0f}</td></tr>')
+                if history.environment_change(step):
+                    changed = [c for c in summary.put_down(step) if c["verdict"] in summary.CHANGES]
+                    out.append(f'<tr class="warning environment"><td colspan="9">the environment changed too: '
+                               f'{esc(summary.environment_words(step))}; {len(changed)} cuda.bindings case'
+                               f'{"s" if len(changed) != 1 else ""} changed with it, not counted as this step\'s'
+                               + "".join(f'<br><code>{esc(c["name"])}</code> {esc(interval(c))}' for c in changed)
+                               + "</td></tr>")
                 for verdict in ("regression", "not reproduced", "improvement"):
                     for case in count[verdict]:
                         kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
@@ -886,7 +955,10 @@ def finish(conf, results_dir, html_dir):
     flagged = {m: summary.regressions(steps[m], known) for m in order}
     (html_dir / "regressions.html").write_text(page("Regressions", REGRESSIONS + "\n".join(
         render_regressions(m, flagged[m], known) for m in order), "regressions.html"))
-    (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work), "steps.html"))
+    gaps = {m: [(bindings, base, head) for bindings, pairs in history.missing_steps(results_dir, m).items()
+                for base, head in pairs] for m in machines}
+    (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work, gaps),
+                                              "steps.html"))
     (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html"))
     write_graphs(html_dir, {m: graph_data(m, by_machine[m], steps[m], suite, known) for m in order})
     paired_summaries(html_dir, runs, steps, revisions, known)

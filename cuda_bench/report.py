@@ -72,11 +72,15 @@ def _date(ms):
 
 
 def _counts(found):
+    if found.get("identical"):
+        return "identical builds: nothing to measure (both sides build the same wheels)"
     text = f"{found['regression']} slower · {found['improvement']} faster · {found['same']} same"
     if found["not reproduced"]:
         text += f" · {found['not reproduced']} not reproduced"
     if found["not measured"]:
         text += f" · {found['not measured']} not measured"
+    if found.get("environment"):
+        text += f" · {found['put down']} changed with {found['environment']}"
     return text
 
 
@@ -173,10 +177,18 @@ def releases_markdown(machine, found, known):
     for told in ([found["to_head"]] if found["to_head"] else []) + found["ladder"]:
         means = " · ".join(f"{TITLES[api]} ×{told['geomean'][api][0]:.3f} ({told['geomean'][api][1]})"
                            for api in ("core", "bindings", "cupy", "cpp") if api in told["geomean"])
-        lines += ["", f"### {told['base_name']} → {told['head_name']}", "",
-                  f"{_counts(told['counts'])}. Geometric mean of the ratios per library (cases): {means}.", ""]
+        lines += ["", f"### {told['base_name']} → {told['head_name']}", ""]
+        if told["environment"]:
+            lines += [f"**The environment changed too: {summary.environment_words(told['step'])}.** Each side ran "
+                      "the wheels named here, not built from these commits: the cuda.bindings rows are put down to "
+                      "that change, listed apart and not counted as this step's.", ""]
+        lines += [f"{_counts(told['counts'])}. Geometric mean of the ratios per library (cases): {means}.", ""]
         if told["changed"]:
             lines += [*CASE_HEAD, *_case_rows(told["changed"])]
+        put_down = [c for c in told["put_down"] if c["verdict"] in summary.CHANGES]
+        if put_down:
+            lines += ["", f"Changed with {summary.environment_words(told['step'])}:", "", *CASE_HEAD,
+                      *_case_rows(put_down)]
         lines += _work(told)
         if told["not_reproduced"]:
             lines += ["", "Not reproduced on another machine start: " + ", ".join(
@@ -226,15 +238,24 @@ def steps_markdown(machine_name, steps):
              "| base → head | date | regressions | improvements | same | not reproduced | not measured | seconds |",
              "|---|---|--:|--:|--:|--:|--:|--:|"]  # VERDICTS, then the step's errors
     for step in steps:
-        counted = [c for c in step["cases"] if not c.get("control")]
-        count = {v: sum(c["verdict"] == v for c in counted) for v in stats.VERDICTS}
-        lines.append(f"| `{step['base'][:9]}` → `{step['head'][:9]}` | {step.get('date', '')[:10]} | "
+        where = f"`{step['base'][:9]}` → `{step['head'][:9]}`"
+        if history.identical(step):
+            lines.append(f"| {where} | {step.get('date', '')[:10]} | identical builds: nothing to measure |"
+                         + " |" * (len(stats.VERDICTS) + 1))
+            continue
+        count = {v: sum(c["verdict"] == v for c in summary.counted(step)) for v in stats.VERDICTS}
+        lines.append(f"| {where} | {step.get('date', '')[:10]} | "
                      + " | ".join(str(count[v]) for v in stats.VERDICTS)
                      + f" | {len(step.get('errors') or {})} | {step.get('seconds', 0):.0f} |")
     for step in steps:
         where = f"`{step['base'][:9]}` → `{step['head'][:9]}`"
-        for case in step["cases"]:
-            if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
+        if history.environment_change(step):
+            lines.append(f"- {where}: the environment changed too ({summary.environment_words(step)}); its "
+                         "cuda.bindings cases are put down to that change: "
+                         + (", ".join(f"`{c['name']}` {interval(c)}" for c in summary.put_down(step)
+                                      if c["verdict"] in summary.CHANGES) or "none changed"))
+        for case in summary.counted(step):
+            if case["verdict"] in ("regression", "not reproduced"):
                 said = standing(case, step.get("versions"))  # the versions only ever follow a regression's
                 said = said if case["verdict"] == "not reproduced" else f"regression ({said})"
                 lines.append(f"- {where} `{case['name']}`: {said}: {measurements(case)}")

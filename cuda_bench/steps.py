@@ -71,6 +71,17 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
         where = f"{step.base[:9]} -> {step.head[:9]}"
         log(f"step {i}/{len(todo)}: {where}")
         out = WORK / "steps" / f"{step.base[:12]}-{step.head[:12]}"
+        release_tags = [tags[step.base], tags[step.head]] if step.base in tags and step.head in tags else None
+        sides = compare.built_from(repo, step.base, step.head, step.bindings)
+        if compare.identical(sides) and not step.cases:
+            data = compare.identical_summary(repo, step.base, step.head, "step", sides, step.bindings, settings,
+                                             command, info) | {"release_tags": release_tags}
+            if record_or_say(folder, "step", data, "the line below", f"step {where}"):
+                log(f"step {where}: identical builds ({compare.built_from_text(sides)}): nothing to measure")
+            else:
+                print(records.json.dumps(records.stamped(data, "step")), flush=True)
+                incomplete = True
+            continue
         try:
             report, built = compare.measure(repo, step.base, step.head, bindings=step.bindings,
                                             requirements=asvrun.requirements(conf),
@@ -81,9 +92,8 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             log(f"step {where} not measured: {exc} (`{later}` makes it later)")
             incomplete = True
             continue
-        data = compare.summary(report, "step", (), built, command, info) | {
-            "bindings": step.bindings,
-            "release_tags": [tags[step.base], tags[step.head]] if step.base in tags and step.head in tags else None}
+        data = compare.summary(report, "step", (), built, command, info, sides) | {
+            "bindings": step.bindings, "release_tags": release_tags}
         try:
             compare.write(out, data)  # first: the measurement is kept whatever happens to the history
             kept_at = out / "summary.json"

@@ -85,8 +85,18 @@ def status_word(case):
 
 
 def counted(step):
-    """The cases of a step that count (not the controls: the C++ twins and the harness floor)."""
-    return [c for c in step["cases"] if not is_control(c["name"]) and not c.get("control")]
+    """The cases of a step that count (not the controls: the C++ twins and the harness floor; not the cases put down
+    to a change of the environment, :func:`put_down`)."""
+    return [c for c in step["cases"] if not is_control(c["name"]) and not c.get("control")
+            and not history.attributed(step, c)]
+
+
+def put_down(step):
+    """The cases of a step put down to a change of its environment (``history.attributed``: the cuda.bindings cases
+    of a step across a cuda-bindings wheel change), those judged slower or faster first."""
+    found = [c for c in step["cases"] if not is_control(c["name"]) and history.attributed(step, c)]
+    return sorted(found, key=lambda c: (c["verdict"] not in CHANGES, -abs(math.log(c["ratio"])) if c["ratio"] > 0
+                                        else 0))
 
 
 def counts(step):
@@ -97,7 +107,30 @@ def counts(step):
              for verdict in ("regression", "improvement", "same", "not reproduced")}
     found["not measured"] = len(step.get("errors") or {})
     found["one side"] = len(step.get("only") or {})
+    found["identical"] = history.identical(step)
+    found["put down"] = sum(c["verdict"] in CHANGES for c in put_down(step))
+    found["environment"] = environment_words(step)
     return found
+
+
+def environment_words(step):
+    """A step's change of environment in words ("cuda-bindings 12.9.10 → 13.3.1"), or ""."""
+    return ", ".join(f"{package} {base} → {head}" for package, (base, head) in history.environment_change(step).items())
+
+
+def built_from_words(step):
+    """What differs between a step's builds, in words: "cuda_core and cuda_bindings rebuilt; cuda_pathfinder the
+    same", from the step's ``built_from``; "" for a record that does not say."""
+    changed = step.get("packages_changed")
+    if changed is None:
+        return ""
+    same = [p for p in (step.get("built_from") or {}).get("base", {}) if p not in changed]
+    words = []
+    if changed:
+        words.append(f"{' and '.join(changed)} differ{'s' if len(changed) == 1 else ''}")
+    if same:
+        words.append(f"{' and '.join(same)} the same")
+    return "; ".join(words)
 
 
 def changed(step):
@@ -190,7 +223,9 @@ def described(step, known, work=None):
     return {"base": step["base"], "head": step["head"], "base_name": name(step["base"], known),
             "head_name": name(step["head"], known), "kind": step_kind(step, known), "step": step,
             "counts": counts(step), "changed": changed(step), "not_reproduced": not_reproduced(step),
-            "geomean": geomean(step), "work": work_changed(step, work)}
+            "geomean": geomean(step), "work": work_changed(step, work), "identical": history.identical(step),
+            "environment": history.environment_change(step), "put_down": put_down(step),
+            "built_from": step.get("built_from"), "packages_changed": step.get("packages_changed")}
 
 
 # --- the landing page --------------------------------------------------------------------------------------
@@ -279,6 +314,12 @@ def chains(steps, commits):
             continue
         for case in step["cases"]:
             edges.setdefault(case["name"], []).append((step["base"], step["head"], case))
+    names = {case["name"] for step in steps for case in step["cases"]}
+    for step in steps:  # identical builds: the same code on both sides, ×1 exactly for every case
+        if history.identical(step) and step["base"] in at and step["head"] in at:
+            for case_name in names:
+                edges.setdefault(case_name, []).append(
+                    (step["base"], step["head"], {"ratio": 1.0, "low": 1.0, "high": 1.0}))
     out = {}
     for case_name, found in edges.items():
         links = {}

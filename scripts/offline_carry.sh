@@ -11,6 +11,10 @@
 #   .carry/cuda-headers-13.3.tar.xz   CUDA 13.3's headers (the cuda-toolkit wheels), for the cache the build
 #                                     looks in (~/.cache/cuda-python-bench/cuda-headers-13.3)
 #
+#   .carry/wheels                     with PREBUILT="REV ...": the wheel cache entries those commits' environments take
+#                                     (cuda-bindings from source: prebuild them here first, with the Python the GPU
+#                                     box runs, PYTHON, default python3.12), which offline_run.sh puts in its cache
+#
 #   scripts/offline_carry.sh [SOURCE] [DEPTH]      # SOURCE: a URL or a local clone (default: GitHub)
 #
 # With CUDA12=1 it also makes what the CUDA 12 releases (cuda-core 0.1.0 ... 0.2.0, the release ladder's first
@@ -59,6 +63,12 @@ fi
 tar -cJf .carry/cuda-headers-13.3.tar.xz -C "$tmp" nvidia/cu13/include \
     $(cd "$tmp" && ls nvidia/cu13/lib/libcudart_static.a 2>/dev/null)
 
+if [ -n "${PREBUILT:-}" ]; then
+    step "prebuilt wheel cache entries of $PREBUILT -> .carry/wheels"
+    PYTHONPATH="$root" CUDA_BENCH_BINDINGS=${CUDA_BENCH_BINDINGS:-source} "${PYTHON:-python3.12}" -m cuda_bench.build \
+        carry .carry/cuda-python.git .carry/wheels $PREBUILT
+fi
+
 if [ "${CUDA12:-0}" = 1 ]; then
     step "cuda-bindings 12.9.10, cuda-python 12.9.10 and cuda-pathfinder -> .whl/cu12"
     "${pip[@]}" --platform manylinux_2_24_x86_64 --no-deps -d .whl/cu12 cuda-bindings==12.9.10 cuda-python==12.9.10 \
@@ -81,5 +91,6 @@ root = Path(sys.argv[1]); merge_components(root, root / 'nvidia' / 'cu12')" "$tm
     du -sh .whl/cu12 .carry-cu12/*
 fi
 
-du -sh .whl/common .whl/cu13 .whl/cupti .carry/cuda-python.git .carry/cuda-headers-13.3.tar.xz
+du -sh .whl/common .whl/cu13 .whl/cupti .carry/cuda-python.git .carry/cuda-headers-13.3.tar.xz \
+    $([ -d .carry/wheels ] && echo .carry/wheels)
 echo "offline_carry: in all $(du -scm .whl/common .whl/cu13 .whl/cupti .carry | tail -1 | cut -f1) MiB"

@@ -9,6 +9,7 @@
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT counts REV [REV]         # the work per call
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT steps [--list]           # the history's missing steps
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT prebuild REV [REV ...]   # fill the wheel cache
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT plan [--run --budget MIN] # what the history lacks; run it
 #
 # WHEELS       folders of wheels, separated by ':': asv and its dependencies (pyproject.toml), asv_runner
 #              0.2.5, the build requirements (Cython<3.3, setuptools-scm, pyclibrary, ...) and the
@@ -17,8 +18,10 @@
 # REPO         a clone of cuda-python (shallow is fine: scripts/shallow_clone.sh makes one with the tags)
 # SYSTEM_SITE  a site-packages that has CuPy and numpy (reused, not reinstalled)
 # OUT          where logs, the API table and a copy of results/ go
-# CUPTI        (environment) a folder of the cupti-python and nvidia-cuda-cupti wheels that run, ladder, compare
-#              and counts count CUDA calls with (--cupti); default .whl/cupti where offline_carry.sh made it
+# CUPTI        (environment) a folder of the cupti-python and nvidia-cuda-cupti wheels that run, ladder, compare,
+#              counts and plan count CUDA calls with (--cupti); default .whl/cupti where offline_carry.sh made it
+# CARRY        (environment) what offline_carry.sh made beside the wheels, default .carry: its wheels/ (prebuilt wheel
+#              cache entries) and cuda-headers-*.tar.xz go into the cache the build looks in, on every call
 #
 # It installs the tool (this checkout, with its dependencies) into a private venv from WHEELS, checks that
 # importing the suite does no CUDA work, tabulates what every benchmark resolves to in the system Python
@@ -29,7 +32,7 @@
 set -uo pipefail
 wheels=$1; repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
 command=run
-case "${1:-}" in run) shift ;; compare|ladder|aa|over-cpp|counts|steps|prebuild|report) command=$1; shift ;; esac
+case "${1:-}" in run) shift ;; compare|ladder|aa|over-cpp|counts|steps|prebuild|report|plan) command=$1; shift ;; esac
 if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -77,8 +80,21 @@ python3 -m cuda_bench.apis --json "$out/apis.json" > "$out/apis.txt" 2>&1; tail 
 touch "$venv/.offline-run-ready"
 fi
 
+carry=${CARRY:-$here/.carry}
+cache=${CUDA_BENCH_CACHE:-$HOME/.cache/cuda-python-bench/wheels}
+if [ -d "$carry/wheels" ]; then
+    step "prebuilt wheels from $carry/wheels -> $cache"
+    mkdir -p "$cache" && cp -rn "$carry/wheels/." "$cache/" && echo "$(ls -d "$cache"/*/*/ | wc -l) cache entries"
+fi
+for headers in "$carry"/cuda-headers-*.tar.xz; do
+    [ -f "$headers" ] || continue
+    version=$(basename "$headers" .tar.xz); dest="$(dirname "$cache")/$version"
+    step "CUDA headers $headers -> $dest"
+    mkdir -p "$dest" && tar -xJf "$headers" -C "$dest"
+done
+
 cupti=()
-case "$command" in run|ladder|compare|counts)
+case "$command" in run|ladder|compare|counts|plan)
     dir=${CUPTI:-$here/.whl/cupti}
     if compgen -G "$dir/*.whl" >/dev/null; then cupti=(--cupti "$(realpath "$dir")"); fi ;;
 esac

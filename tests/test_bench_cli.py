@@ -66,7 +66,7 @@ def test_derived_config_overrides_only_what_was_asked(tmp_path, git_repo):
     # the paired engine's environments hold what asv's do, from the same matrix
     assert asvrun.requirements(conf) == [] and asvrun.system_site_of(conf) == str(site)
     assert asvrun.requirements(original) == ["numpy", "cupy-cuda13x"]
-    assert asvrun.bindings_of(original) == "13.3.1"
+    assert asvrun.bindings_of(original) == "source"  # main and pull requests measure cuda_bindings as they ship it
 
 
 def test_two_commands_at_once_each_read_their_own_derived_config(tmp_path, git_repo):
@@ -390,7 +390,7 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
     err = capsys.readouterr().err
     assert "asv run exited 2; pairing and publishing what it measured" in err
     assert "step aaaaaaaaa -> bbbbbbbbb not measured: a -> b: the base build failed (`cuda-bench steps " \
-           f"--bindings 13.3.1 --repo {git_repo} --machine m --results-dir {results_dir}` makes it later)" in err
+           f"--bindings source --repo {git_repo} --machine m --results-dir {results_dir}` makes it later)" in err
     assert "step bbbbbbbbb -> ccccccccc not measured: [Errno 28] No space left on device (`cuda-bench" in err
     # what the pages say of the measured commits goes beside the results they were measured into, not into the
     # history's
@@ -577,8 +577,8 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
 
 def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path, git_repo, monkeypatch):
     """A wheel of cuda_core is cached per cuda-bindings it was compiled against: `cuda-bench prebuild` builds with
-    what run and compare take by default (asv.conf.json's 13.3.1), not from source (the paired engine would then
-    build every commit again); --bindings, or CUDA_BENCH_BINDINGS, names another."""
+    what run and compare take by default (asv.conf.json's: cuda_bindings from source), not another (the paired
+    engine would then build every commit again); --bindings, or CUDA_BENCH_BINDINGS, names another."""
     from cuda_bench import build
 
     asked = []
@@ -588,11 +588,11 @@ def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path
     monkeypatch.setenv("HOME", str(tmp_path))
     base = ["prebuild", "--repo", str(git_repo), "HEAD"]
     assert cli.main(base) == 0 and cli.main([*base, "--bindings", "auto"]) == 0
-    monkeypatch.setenv("CUDA_BENCH_BINDINGS", "source")
+    monkeypatch.setenv("CUDA_BENCH_BINDINGS", "13.3.1")
     assert cli.main(base) == 0
     monkeypatch.delenv("CUDA_BENCH_BINDINGS")
     args = cli.parser().parse_args(["compare", "a", "b", "--repo", str(git_repo)])
-    assert asked == [asvrun.bindings_of(common.paired_context(args)[0]), "auto", "source"] and asked[0] == "13.3.1"
+    assert asked == [asvrun.bindings_of(common.paired_context(args)[0]), "auto", "13.3.1"] and asked[0] == "source"
 
 
 def a_repo(tmp_path):
@@ -801,7 +801,7 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     # and g -> h, flagged on two starts with one fixed layout, flagged again here with a layout per process
     last = []
 
-    def summary(report, kind, expected, built, command, info):
+    def summary(report, kind, expected, built, command, info, sides=None):
         base, head = last[-1]
         record = dict(real, base=base, head=head, host={"start": "3", "boot": "2026-12-03T00:00:00Z"},
                       command=command, settings=dict(real["settings"], layouts="random", aslr_off=False))

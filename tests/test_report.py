@@ -1086,8 +1086,14 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
         assert len(twice) == len(step["cases"])  # every case measured twice on the first start
         assert sum(abs(a["ratio"] / b["ratio"] - 1) <= 0.01 for a, b in twice) >= within
 
+    # 0.2.0 -> 0.3.2 runs cuda-bindings 12.9.10 against 13.3.1: its 11 flagged cuda.bindings cases are put down to
+    # that wheel change, not counted as the release's (the 29 other flags are)
+    put_down = [c for c in counted(ladder[2], "regression") if history.attributed(ladder[2], c)]
+    assert len(put_down) == 11 and {history.attributed(ladder[2], c) for c in put_down} == {
+        "cuda-bindings 12.9.10 → 13.3.1"}
+    assert not any(history.attributed(s, c) for s in ladder if s is not ladder[2] for c in s["cases"])
     text, count = report.issue_body({machine: steps})
-    assert count == 0 and "Not counted here: 40 regressions between cuda-core releases" in text
+    assert count == 0 and "Not counted here: 29 regressions between cuda-core releases" in text
     page = publish.render_steps({machine: steps})  # steps.html: main's history first, then the ladder's
     heads = re.findall(r'<tr data-base="\w+" data-head="(\w{9})', page)
     assert heads == [s["head"][:9] for s in reversed(steps) if s not in ladder] + LADDER[:0:-1]

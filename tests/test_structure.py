@@ -149,7 +149,7 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # a history step's measurements by them; the counting of work per call, which the workers run and the comment
 # reads, before both); a module imports only modules before it
 FLOW = ["paths", "names", "text", "stats", "machine", "suite", "counts", "build", "results", "records", "history",
-        "asvrun", "worker", "paired", "compare", "steps", "overcpp", "summary", "overview", "report", "publish",
+        "asvrun", "worker", "paired", "compare", "steps", "plan", "overcpp", "summary", "overview", "report", "publish",
         "asv_plugin", "apis", "commands", "cli"]
 
 

@@ -2,9 +2,21 @@
 ``add(subparsers)`` and runs with ``main(args, argv)`` (``run`` also takes what goes to ``asv run``).
 ``common`` holds what several share."""
 
-from cuda_bench.commands import compare, counts, init, over_cpp, prebuild, publish, report, run, steps, upgrade
+from cuda_bench.commands import (
+    compare,
+    counts,
+    init,
+    over_cpp,
+    plan,
+    prebuild,
+    publish,
+    report,
+    run,
+    steps,
+    upgrade,
+)
 
 #: command name -> its module, in the order ``cuda-bench --help`` lists them
 COMMANDS = {"init": init, "run": run, "ladder": run, "steps": steps, "compare": compare, "aa": compare,
-            "over-cpp": over_cpp, "counts": counts, "publish": publish, "serve": publish, "report": report,
-            "prebuild": prebuild, "upgrade": upgrade}
+            "over-cpp": over_cpp, "counts": counts, "plan": plan, "publish": publish, "serve": publish,
+            "report": report, "prebuild": prebuild, "upgrade": upgrade}

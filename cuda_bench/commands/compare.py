@@ -71,13 +71,24 @@ def main(args, argv):
     none = f"none calibrated on {name} yet (cuda-bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case"
     log("thresholds: " + ("A/A calibration" if aa else
                           f"{len(thresholds)} calibrated on {name}" if thresholds else none))
-    report, built = compare.measure(repo, base, head, bindings=asvrun.bindings_of(conf),
+    bindings = asvrun.bindings_of(conf)
+    sides = compare.built_from(repo, base, head, bindings)
+    if not aa and compare.identical(sides) and not (args.base_env or args.head_env):
+        data = compare.identical_summary(repo, base, head, args.kind, sides, bindings, settings, command_line(argv),
+                                         info)
+        text = compare.write(out, data)
+        print(text)
+        if args.output:
+            Path(args.output).write_text(text)
+        log(f"{base} and {head}: identical builds ({compare.built_from_text(sides)}): nothing measured")
+        return compare.OK
+    report, built = compare.measure(repo, base, head, bindings=bindings,
                                     requirements=asvrun.requirements(conf), system_site=asvrun.system_site_of(conf),
                                     settings=settings,
                                     bench=args.bench, thresholds=thresholds, log_dir=out / "logs", progress=log,
                                     env={side: dict(getattr(args, f"{side}_env", [])) for side in ("base", "head")})
     data = compare.summary(report, "aa" if aa else args.kind, getattr(args, "expected", []), built,
-                           command_line(argv), info)
+                           command_line(argv), info, sides)
     text = compare.write(out, data)  # first: the measurement is kept whatever happens next
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)

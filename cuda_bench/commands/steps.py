@@ -28,6 +28,8 @@ def add(sub):
     paired_options(p)
     p.add_argument("--list", action="store_true", help="only list the missing steps (with --recheck: the "
                    "regressions to measure again)")
+    p.add_argument("--pair", nargs=2, action="append", default=[], metavar=("BASE", "HEAD"),
+                   help="only this missing step (repeatable): two measured commits, the previous and the next")
     p.add_argument("--recheck", action="store_true", help="instead, measure again the cases the history's steps "
                    "flagged but that are not yet confirmed (on one machine start only, or only with one fixed "
                    "layout per build): a second start's flag, one of the two with a layout per process, confirms "
@@ -44,6 +46,14 @@ def main(args, argv):
         return recheck(args, name, info, results_dir, conf, command_line(argv))
     bindings = asvrun.bindings_of(conf)
     todo, other = steps.missing(results_dir, name, bindings)
+    if args.pair:
+        repo = asvrun.local_repo(conf)
+        wanted = [tuple(asvrun.resolve_one(repo, rev) for rev in pair) for pair in args.pair]
+        unknown = [f"{b[:9]} -> {h[:9]}" for b, h in wanted if (b, h) not in {(s.base, s.head) for s in todo}]
+        if unknown:
+            raise asvrun.RunError(f"not a missing step of {results_dir / name} (cuda-bindings {bindings}): "
+                                  + ", ".join(unknown) + "; `cuda-bench steps --list` names them")
+        todo = [s for s in todo if (s.base, s.head) in wanted]
     log(f"steps: {len(todo)} missing in {results_dir / name} (cuda-bindings {bindings})"
         + (f"; {other} more in environments of other bindings (--bindings)" if other else "")
         + "".join(f"\n  {s.base[:9]} -> {s.head[:9]}" for s in todo))

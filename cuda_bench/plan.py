@@ -1,0 +1,312 @@
+"""Stage 4, compare: what one machine's history lacks, ordered by what it is worth, each part with the GPU time it
+is expected to take; and as much of it as fits in a budget, run (``cuda-bench plan``).
+
+What a GPU machine can add, most valuable first:
+
+1. **main's head**: measured (asv), paired with the previous measured commit, counted;
+2. **gaps**: measured commits of main with no paired step between them, newest first (the chains restart there);
+3. **main's window**: its newest commits not yet measured, newest first, each paired with its neighbours;
+4. **counts**: measured commits of main whose work per call was never counted;
+5. **releases**: the step from the newest release to main's head, then release tags not yet measured (newest
+   first), then gaps between measured releases, each release built against the cuda-bindings it supports.
+
+A step between identical builds (``build.identity``) costs nothing: it is recorded without measuring. Every
+estimate is made of parts (asv's run, the paired steps, the counting pass, the builds the wheel cache lacks),
+each from this machine's own records where it has some (seconds per case, times the suite's cases today), else
+from :data:`DEFAULTS`; the record of a run (:func:`execute`) keeps each item's estimate beside the time it took.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuda_bench import asvrun, build, compare, history, records, results, suite
+from cuda_bench.names import is_release_tag
+from cuda_bench.paths import result_files
+
+#: seconds when this machine has no record to say: per case of the suite for asv's run (H200: 75-84 s for 153
+#: cases), a whole-suite paired step (H100: 116 s for 164 cases) and the counting pass; per package build on 16 cores
+#: (cuda_core 45-55 s on the H200; cuda_bindings 377 s on 2 cores, so about a fifth of that on 16), scaled by cores
+DEFAULTS = {"asv": 0.55, "step": 0.75, "counts": 0.3,
+            "build": {"cuda_pathfinder": 3.0, "cuda_core": 50.0, "cuda_bindings": 300.0}}
+BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
+#: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say little
+WHOLE = 50
+KINDS = ("head", "gap", "commit", "counts", "release")
+
+
+@dataclass
+class Item:
+    kind: str  # one of KINDS
+    what: str  # one line, for people
+    args: list  # the cuda-bench command that does it (without the options every command of the plan shares)
+    parts: dict = field(default_factory=dict)  # {part: estimated seconds}
+    commits: list = field(default_factory=list)  # the commits it measures or pairs
+
+    @property
+    def seconds(self):
+        return round(sum(self.parts.values()), 1)
+
+
+@dataclass
+class Costs:
+    """Seconds per case of each measuring part on this machine, and where each figure comes from."""
+
+    per_case: dict
+    sources: dict
+    cases: int  # the suite's cases today
+    cores: int
+
+    def part(self, kind):
+        return round(self.per_case[kind] * self.cases, 1)
+
+    def build(self, package):
+        return round(DEFAULTS["build"][package] * BUILD_CORES / max(1, min(self.cores, BUILD_CORES)), 1)
+
+
+def _median(values):
+    values = [v for v in values if v and v > 0]
+    return statistics.median(values) if values else None
+
+
+def costs(results_dir, machine_name, cases=None, cores=None):
+    """:class:`Costs` from the machine's records: asv's run (its results files: every benchmark's duration, per
+    case measured), whole-suite paired steps (``seconds`` per case) and counting passes."""
+    folder = Path(results_dir) / machine_name
+    asv = []
+    for path in result_files(folder):
+        data = results.load(path)
+        if data is None or "duration" not in data["result_columns"]:
+            continue
+        column = data["result_columns"].index("duration")
+        spent = sum(row[column] or 0 for row in data["results"].values() if len(row) > column)
+        spent += sum((data.get("durations") or {}).values())
+        measured = sum(1 for value in results.values(data).values() if value is not None)
+        if measured >= WHOLE:
+            asv.append(spent / measured)
+
+    def per_case(record):
+        n = len(record["cases"]) + len(record["skipped"]) + len(record["errors"]) + len(record.get("only") or {})
+        return record["seconds"] / n if n >= WHOLE else None
+
+    found = {"asv": _median(asv),
+             "step": _median(per_case(r) for r in records.read(folder, "step") if not r.get("identical")),
+             "counts": _median(per_case(r) for r in records.read(folder, "counts"))}
+    per = {k: v if v is not None else DEFAULTS[k] for k, v in found.items()}
+    sources = {k: (f"{machine_name}'s records" if v is not None else "default") for k, v in found.items()}
+    return Costs(per, sources, cases if cases is not None else len(suite.cases()), cores or os.cpu_count() or 1)
+
+
+def builds_needed(repo, commit, bindings, cache=None):
+    """[(package, cache key)] of ``commit``'s packages whose wheels the cache lacks for ``bindings`` (what its
+    environment would build: ``build.cache_keys``)."""
+    cache = Path(cache or build.cache_root())
+    return [(package, key) for package, key in build.cache_keys(repo, commit, bindings)
+            if not any((cache / package / key).glob("*.whl"))]
+
+
+class Planner:
+    """The plan of one machine (``results_dir/machine_name``) for the clone ``repo``: main's ``window`` newest
+    commits in the environment of ``bindings`` (asv.conf.json's matrix), the releases in ``auto``'s."""
+
+    def __init__(self, repo, results_dir, machine_name, conf, window=20, branch="main", cost=None, cache=None):
+        self.repo, self.results_dir, self.machine_name = Path(repo), Path(results_dir), machine_name
+        self.conf, self.window, self.branch, self.cache = conf, window, branch, cache
+        self.bindings = asvrun.bindings_of(conf)
+        self.cost = cost or costs(results_dir, machine_name)
+        self.built = set()  # (package, cache key) whose build an earlier item of the plan pays for
+
+    def _env(self, bindings):
+        env = {key: values[0] for key, values in self.conf.get("matrix", {}).get("env", {}).items()}
+        return env | {"CUDA_BENCH_BINDINGS": bindings}
+
+    def measured(self, bindings):
+        """The commits this machine measured with ``bindings`` (and the same system site)."""
+        wanted = self._env(bindings)
+        found = set()
+        for path in result_files(self.results_dir / self.machine_name):
+            data = results.load(path)
+            if data is not None and (data.get("env_vars") or {}) == wanted:
+                found.add(data["commit_hash"])
+        return found
+
+    def _builds(self, commits, bindings):
+        parts = 0.0
+        for commit in commits:
+            for package, key in builds_needed(self.repo, commit, bindings, self.cache):
+                if (package, key) not in self.built:  # built once, for whichever item needs it first
+                    self.built.add((package, key))
+                    parts += self.cost.build(package)
+        return round(parts, 1)
+
+    def _step(self, base, head, bindings):
+        """(seconds, whether identical) of a paired step."""
+        if compare.identical(compare.built_from(self.repo, base, head, bindings)):
+            return 0.0, True
+        return self.cost.part("step"), False
+
+    def _parts(self, measure=(), steps=(), counts=(), bindings=None):
+        bindings = bindings or self.bindings
+        parts = {}
+        if measure:
+            parts["asv"] = round(self.cost.part("asv") * len(measure), 1)
+        paired = [self._step(b, h, bindings) for b, h in steps]
+        if any(not same for _, same in paired):
+            parts["steps"] = round(sum(s for s, _ in paired), 1)
+        if counts:
+            parts["counts"] = round(self.cost.part("counts") * len(counts), 1)
+        builds = self._builds(list(dict.fromkeys([*measure, *(c for s in steps for c in s)])), bindings)
+        if builds:
+            parts["builds"] = builds
+        return parts
+
+    def main_line(self):
+        """main's newest ``window`` commits, newest first (its first-parent history)."""
+        proc = subprocess.run(["git", "-C", str(self.repo), "rev-list", "--first-parent", f"-{self.window}",
+                               build.resolve(self.repo, self.branch), "--"], capture_output=True, text=True)
+        return proc.stdout.split()
+
+    def neighbours(self, commit, line, measured):
+        """The measured commits of ``line`` (newest first) just before and just after ``commit``."""
+        at = line.index(commit)
+        before = next((c for c in line[at + 1:] if c in measured), None)
+        after = next((c for c in reversed(line[:at]) if c in measured), None)
+        return before, after
+
+    def items(self):
+        """The plan, most valuable first (:data:`KINDS`)."""
+        self.built = set()
+        line = self.main_line()
+        if not line:
+            return []
+        head = line[0]
+        measured = self.measured(self.bindings)
+        counted = set(history.work(self.results_dir, self.machine_name))
+        out = []
+        if head not in measured:
+            before, _ = self.neighbours(head, line, measured)
+            if before is None and len(line) > 1:  # nothing to pair it with: measure the commit before it too
+                out.append(Item("head", f"main's head {head[:9]} and the commit before it, {line[1][:9]}, measured "
+                                "and paired", ["run", f"{line[1]}^..{head}"],
+                                self._parts([line[1], head], [(line[1], head)], [line[1], head]), [line[1], head]))
+            else:
+                out.append(Item("head", f"main's head {head[:9]} measured and paired with {before[:9]}",
+                                ["run", f"{head}^!"], self._parts([head], [(before, head)], [head]), [head]))
+        for base, head_ in self.gaps(self.bindings):
+            out.append(Item("gap", f"the step {base[:9]} -> {head_[:9]} of main", ["steps", "--pair", base, head_],
+                            self._parts(steps=[(base, head_)]), [base, head_]))
+        for commit in line[1:]:
+            if commit in measured:
+                continue
+            pairs = [p for p in (self.neighbours(commit, line, measured)) if p]
+            steps = [(pairs[0], commit)] if pairs and line.index(pairs[0]) > line.index(commit) else []
+            steps += [(commit, p) for p in pairs if line.index(p) < line.index(commit)]
+            out.append(Item("commit", f"main's {commit[:9]} measured and paired with its measured neighbours",
+                            ["run", f"{commit}^!"], self._parts([commit], steps, [commit]), [commit]))
+        for commit in line:
+            if commit in measured and commit not in counted:
+                out.append(Item("counts", f"the work per call at {commit[:9]} counted", ["counts", commit],
+                                self._parts(counts=[commit]), [commit]))
+        out += self.releases(head)
+        return out
+
+    def gaps(self, bindings):
+        """The history's missing steps in ``bindings``' environment, newest head first."""
+        pairs = history.missing_steps(self.results_dir, self.machine_name).get(bindings, [])
+        return list(reversed(pairs))
+
+    def releases(self, head):
+        """The releases' part of the plan, in ``auto``'s environment."""
+        try:
+            ladder = asvrun.release_ladder(self.repo, self.branch)
+        except asvrun.RunError:
+            return []
+        tags = [(tag, sha) for tag, sha in ladder if is_release_tag(tag)]
+        if not tags:
+            return []
+        measured = self.measured("auto")
+        out = []
+        newest = tags[-1]
+        if newest[1] in measured and head not in measured:
+            out.append(Item("release", f"main's head {head[:9]} against the newest release, {newest[0]}",
+                            ["ladder", "--tags", f"^{re.escape(self.branch)}$"],
+                            self._parts([head], [(newest[1], head)], bindings="auto"), [newest[1], head]))
+        done = [sha for _, sha in tags if sha in measured]
+        for tag, sha in reversed(tags):
+            if sha in measured:
+                continue
+            older = [s for _, s in tags[:tags.index((tag, sha))] if s in done]
+            steps = [(older[-1], sha)] if older else []
+            out.append(Item("release", f"release {tag} measured and paired with the release before it",
+                            ["ladder", "--tags", f"^{re.escape(tag)}$"], self._parts([sha], steps, bindings="auto"),
+                            [sha]))
+        for base, head_ in self.gaps("auto"):
+            out.append(Item("release", f"the release step {base[:9]} -> {head_[:9]}",
+                            ["steps", "--bindings", "auto", "--pair", base, head_],
+                            self._parts(steps=[(base, head_)], bindings="auto"), [base, head_]))
+        return out
+
+
+def table(items, cost=None):
+    """The plan as lines: each item with its estimate and its parts, then the total."""
+    lines = []
+    total = 0.0
+    for i, item in enumerate(items, 1):
+        total += item.seconds
+        parts = ", ".join(f"{k} {v:.0f} s" for k, v in item.parts.items()) or "nothing to measure"
+        lines.append(f"{i:3d}. [{item.kind}] {item.what}: about {item.seconds / 60:.1f} min ({parts}); "
+                     f"cuda-bench {' '.join(item.args)}")
+    lines.append(f"     in all about {total / 60:.1f} min of GPU machine time")
+    if cost is not None:
+        lines.append("     estimates per case of the suite's " + f"{cost.cases} cases: " + ", ".join(
+            f"{k} {v:.2f} s ({cost.sources[k]})" for k, v in cost.per_case.items()))
+    return lines
+
+
+def execute(planner, budget, run_one, progress=print, limit=100, clock=time.monotonic):
+    """Run the plan's items in order while each fits in what is left of ``budget`` seconds (an item that does not
+    fit is passed over for a smaller one after it), planning again after each, since one item can fill another's
+    gap. ``run_one(item)`` runs an item's command and returns its exit status. The record of the run: each item
+    with its estimate, the seconds it took and its status, and what was left."""
+    start = clock()
+    done, tried = [], set()
+    while len(done) < limit:
+        left = budget - (clock() - start)
+        todo = [i for i in planner.items() if tuple(i.args) not in tried]
+        fits = next((i for i in todo if i.seconds <= left), None)
+        if fits is None:
+            break
+        tried.add(tuple(fits.args))
+        progress(f"plan: [{fits.kind}] {fits.what}: about {fits.seconds:.0f} s, {left:.0f} s of the budget left")
+        began = clock()
+        status = run_one(fits)
+        took = round(clock() - began, 1)
+        done.append({"kind": fits.kind, "what": fits.what, "args": fits.args, "estimate": fits.seconds,
+                     "parts": fits.parts, "seconds": took, "status": status})
+        progress(f"plan: [{fits.kind}] took {took:.0f} s (estimated {fits.seconds:.0f} s), exit status {status}")
+    left = [{"kind": i.kind, "what": i.what, "args": i.args, "estimate": i.seconds}
+            for i in planner.items() if tuple(i.args) not in tried]
+    return {"budget": budget, "seconds": round(clock() - start, 1), "done": done, "left": left,
+            "costs": {"per_case": planner.cost.per_case, "sources": planner.cost.sources, "cases": planner.cost.cases,
+                      "cores": planner.cost.cores}}
+
+
+def write(path, record):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    build.write_whole(path, json.dumps(record, indent=1) + "\n")
+
+
+def run_command(args, shared, log_path=None):
+    """``cuda-bench ARGS SHARED`` in a process of its own (its console to ours); its exit status."""
+    cmd = [sys.executable, "-m", "cuda_bench", *args[:1], *shared, *args[1:]]
+    print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
+    return subprocess.run(cmd).returncode

@@ -1,0 +1,229 @@
+"""What a GPU machine is asked to spend its time on: identical builds are never measured (cuda_bench.build.identity,
+cuda_bench.steps, cuda-bench compare), and the plan (cuda_bench.plan, cuda-bench plan) lists what the history lacks,
+most valuable first, each part with an estimate, and runs what fits a budget. On real git repositories shaped like
+cuda-python (its three package folders), with asv results files and step records written as the tool writes them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import git, step_case, step_record
+
+from cuda_bench import build, cli, compare, history, machine, plan, records, steps, summary
+from cuda_bench.paths import result_files
+
+MACHINE = "m"
+
+
+def commit(repo, message, **files):
+    """A commit of ``repo`` that writes ``files`` ({"cuda_core/x.pyx": text}); its SHA."""
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def monorepo(tmp_path):
+    """cuda-python's shape, oldest first: 0 the three packages; 1 cuda_core changes; 2 docs only (an identical
+    build to 1); 3 cuda_bindings changes; 4 cuda_pathfinder changes; 5 cuda_core changes (main's head). Returns
+    (repo, [sha0 ... sha5])."""
+    repo = tmp_path / "cuda-python"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    pyproject = 'cu13 = ["cuda-bindings==13.*"]\n'
+    shas = [commit(repo, "packages", **{"cuda_pathfinder/p.py": "1", "cuda_bindings/b.pyx": "1",
+                                         "cuda_core/c.pyx": "1", "cuda_core/pyproject.toml": pyproject})]
+    shas.append(commit(repo, "core", **{"cuda_core/c.pyx": "2"}))
+    shas.append(commit(repo, "docs", **{"README.md": "docs"}))
+    shas.append(commit(repo, "bindings", **{"cuda_bindings/b.pyx": "2"}))
+    shas.append(commit(repo, "pathfinder", **{"cuda_pathfinder/p.py": "2"}))
+    shas.append(commit(repo, "core again", **{"cuda_core/c.pyx": "3"}))
+    return repo, shas
+
+
+def measured(results_dir, sha, date, bindings="source", cases=60, duration=0.5):
+    """An asv results file of ``sha`` as asv writes one: ``cases`` cases measured, each taking ``duration`` s."""
+    folder = Path(results_dir) / MACHINE
+    folder.mkdir(parents=True, exist_ok=True)
+    results = {f"bench_x.Op{i}.time_op": [1e-7, None, "v", 0, duration] for i in range(cases)}
+    (folder / f"{sha[:8]}-env-{bindings}.json").write_text(json.dumps({
+        "commit_hash": sha, "date": date, "env_name": f"env-{bindings}", "params": {},
+        "env_vars": {"CUDA_BENCH_BINDINGS": bindings}, "durations": {},
+        "result_columns": ["result", "params", "version", "started_at", "duration"], "results": results}))
+
+
+def conf(bindings="source"):
+    return {"matrix": {"env": {"CUDA_BENCH_BINDINGS": [bindings]}}}
+
+
+# --- identical builds --------------------------------------------------------------------------------------------
+def test_identity_is_read_from_git_and_names_what_a_build_is_made_of(monorepo):
+    repo, shas = monorepo
+    source = [build.identity(repo, sha, "source") for sha in shas]
+    assert set(source[0]) == {"cuda_pathfinder", "cuda_bindings", "cuda_core"}
+    assert build.differs(source[0], source[1]) == ["cuda_core"]
+    assert build.differs(source[1], source[2]) == []  # a docs-only commit builds the same wheels
+    assert build.differs(source[2], source[3]) == ["cuda_bindings"]
+    assert build.differs(source[3], source[4]) == ["cuda_pathfinder"]
+    # with a cuda-bindings wheel, the commit's cuda_bindings/ is not built: its change is not the build's
+    wheel = [build.identity(repo, sha, "13.3.1") for sha in shas]
+    assert wheel[2]["cuda_bindings"] == "cuda-bindings==13.3.1" and build.differs(wheel[2], wheel[3]) == []
+    assert build.identity(repo, shas[0], "auto")["cuda_bindings"] == "cuda-bindings==13.3.1"  # a cu13 extra
+    # the wheel cache keys the build uses: cuda_core's names the bindings it was compiled against
+    keys = dict(build.cache_keys(repo, shas[3], "source"))
+    assert keys["cuda_core"].endswith(f"-bindings{source[3]['cuda_bindings'][:12]}")
+    assert keys["cuda_bindings"].startswith(source[3]["cuda_bindings"])
+
+
+def test_a_step_between_identical_builds_is_recorded_without_measuring(monorepo, tmp_path, monkeypatch, capsys):
+    """A docs-only commit and the one before it build the same wheels: the step between them is recorded as
+    "identical builds", with what both are built from, and the paired engine never starts; a step whose builds
+    differ is measured and says which packages differ."""
+    repo, shas = monorepo
+    asked = []
+
+    def measure(repo_, base, head, **kw):
+        asked.append((base, head))
+        raise compare.CompareError("measured")
+
+    monkeypatch.setattr(compare, "measure", measure)
+    monkeypatch.setattr(steps, "WORK", tmp_path / "work")
+    status = steps.make([steps.Step(shas[1], shas[2], "source"), steps.Step(shas[2], shas[3], "source")],
+                        conf={"repo": str(repo)}, machine_name=MACHINE, info={}, results_dir=tmp_path / "res",
+                        settings=None, command="cuda-bench steps", later="cuda-bench steps")
+    assert asked == [(shas[2], shas[3])]  # only the step whose builds differ reaches the engine
+    assert status == compare.INCOMPLETE  # that one could not be measured here
+    (record,) = records.read(tmp_path / "res" / MACHINE, "step")
+    assert (record["base"], record["head"], record["identical"], record["cases"]) == (shas[1], shas[2], True, [])
+    assert record["built_from"]["base"] == record["built_from"]["head"] == build.identity(repo, shas[1], "source")
+    assert record["packages_changed"] == [] and record["seconds"] == 0
+    assert "identical builds" in capsys.readouterr().err
+    # it fills the history's gap, and a chain through it is ×1 exactly
+    step = history.steps(tmp_path / "res", MACHINE)[0]
+    assert history.identical(step) and history.chained_ratio([step], "any") == (1.0, shas[1], 1)
+    assert summary.counts(step)["identical"]
+
+
+def test_the_pull_request_gate_says_identical_builds_and_measures_nothing(monorepo, tmp_path, monkeypatch, capsys):
+    repo, shas = monorepo
+    monkeypatch.setattr(compare, "measure", lambda *a, **k: pytest.fail("identical builds were measured"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    out = tmp_path / "out"
+    status = cli.main(["compare", shas[1], shas[2], "--repo", str(repo), "--machine", MACHINE, "--out", str(out)])
+    data = json.loads((out / "summary.json").read_text())
+    assert status == compare.OK and data["identical"] and data["cases"] == []
+    text = (out / "summary.md").read_text()
+    assert "**Identical builds: nothing measured.**" in text and "the same: `cuda_pathfinder`" in text
+    assert "identical builds" in capsys.readouterr().err
+
+
+# --- the plan ----------------------------------------------------------------------------------------------------
+def planner(repo, results_dir, cache, **kw):
+    cost = plan.Costs({"asv": 1.0, "step": 2.0, "counts": 0.5}, {"asv": "t", "step": "t", "counts": "t"}, 100, 16)
+    return plan.Planner(repo, results_dir, MACHINE, conf(), window=6, cost=cost, cache=cache, **kw)
+
+
+def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monorepo, tmp_path, monkeypatch):
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
+    # nothing measured: the head with the commit before it, as one part (a step needs two measured commits)
+    items = planner(repo, res, cache).items()
+    assert items[0].kind == "head" and items[0].args == ["run", f"{shas[4]}^..{shas[5]}"]
+    assert items[0].parts["asv"] == 200 and items[0].parts["steps"] == 200 and items[0].parts["counts"] == 100
+    # builds: what the (empty) cache lacks, each once: 3 packages of the head, and commit 4's cuda_core (its other
+    # two trees are the head's)
+    assert items[0].parts["builds"] == sum(plan.DEFAULTS["build"][p] for p in build.PACKAGES) + \
+        plan.DEFAULTS["build"]["cuda_core"]
+    assert [i.kind for i in items[1:]] == ["commit"] * 5
+
+    # measured 0, 1, 3 and 5 (the head), with a step 3 -> 5 only: gaps 0 -> 1 and 1 -> 3, newest first; then the
+    # unmeasured commits 4 and 2; then the counts of the measured commits nothing counted
+    for i in (0, 1, 3, 5):
+        measured(res, shas[i], i)
+    records.append(res / MACHINE, "step", step_record(base=shas[3], head=shas[5], bindings="source"))
+    items = planner(repo, res, cache).items()
+    assert [(i.kind, i.commits) for i in items] == [
+        ("gap", [shas[1], shas[3]]), ("gap", [shas[0], shas[1]]),
+        ("commit", [shas[4]]), ("commit", [shas[2]]),
+        *[("counts", [shas[i]]) for i in (5, 3, 1, 0)]]
+    assert items[0].args == ["steps", "--pair", shas[1], shas[3]]
+    # commit 2 sits between 1 and 3: its steps are 1 -> 2, identical builds (no GPU time), and 2 -> 3
+    two = items[3]
+    assert two.parts["steps"] == 200 and two.parts["asv"] == 100
+    # a cache that holds every wheel: no builds in any estimate
+    fill(cache, repo, shas)
+    assert not any("builds" in i.parts for i in planner(repo, res, cache).items())
+
+
+def fill(cache, repo, shas):
+    """A wheel cache that holds every wheel ``shas`` build (with bindings from source)."""
+    for sha in shas:
+        for package, key in build.cache_keys(repo, sha, "source"):
+            (cache / package / key).mkdir(parents=True, exist_ok=True)
+            (cache / package / key / f"{package}-1-py3-none-any.whl").write_text("")
+
+
+def test_costs_come_from_the_machines_own_records(tmp_path):
+    res = tmp_path / "res"
+    measured(res, "a" * 40, 0, cases=60, duration=0.8)
+    measured(res, "b" * 40, 1, cases=60, duration=1.2)
+    measured(res, "c" * 40, 2, cases=3, duration=9.0)  # a partial run says little: left out
+    records.append(res / MACHINE, "step", step_record(seconds=120.0, cases=[step_case(f"c{i}") for i in range(60)]))
+    cost = plan.costs(res, MACHINE, cases=100, cores=16)
+    assert cost.per_case == {"asv": pytest.approx(1.0), "step": pytest.approx(2.0), "counts": plan.DEFAULTS["counts"]}
+    assert cost.sources == {"asv": "m's records", "step": "m's records", "counts": "default"}
+    assert cost.part("step") == 200 and cost.build("cuda_core") == plan.DEFAULTS["build"]["cuda_core"]
+    assert plan.costs(res, MACHINE, cases=100, cores=2).build("cuda_core") == plan.DEFAULTS["build"]["cuda_core"] * 8
+
+
+def test_a_run_takes_the_parts_that_fit_and_plans_again_after_each(monorepo, tmp_path, monkeypatch):
+    """execute() runs the most valuable part that fits in what is left of the budget, plans again (the part may
+    have made another moot), passes over a part too large for what is left, and records each part's estimate
+    beside the time it took."""
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
+    for i in (0, 1, 3, 5):
+        measured(res, shas[i], i)
+    records.append(res / MACHINE, "step", step_record(base=shas[3], head=shas[5], bindings="source"))
+    ran, now = [], [0.0]
+
+    def run_one(item):  # what the commands do to the history, without a GPU, taking 10 % more than estimated
+        ran.append(item.args)
+        now[0] += item.seconds * 1.1
+        if item.kind == "gap":
+            records.append(res / MACHINE, "step", step_record(base=item.commits[0], head=item.commits[1],
+                                                              bindings="source"))
+        return 0
+
+    fill(cache, repo, shas)
+    found = planner(repo, res, cache)
+    # gap steps cost 200 s each, unmeasured commits 350 s or more, counts 50 s: 500 s take both gaps (440 s with
+    # the 10 %), then one count
+    record = plan.execute(found, 500, run_one, progress=lambda m: None, clock=lambda: now[0])
+    assert ran[:2] == [["steps", "--pair", shas[1], shas[3]], ["steps", "--pair", shas[0], shas[1]]]
+    assert ran[2][0] == "counts" and len(ran) == 3
+    assert [(d["estimate"], d["seconds"]) for d in record["done"]] == [(200, 220), (200, 220), (50, 55)]
+    assert all(d["status"] == 0 for d in record["done"]) and record["seconds"] == 495
+    assert [left["kind"] for left in record["left"]] == ["commit", "commit", "counts", "counts", "counts"]
+    assert record["budget"] == 500
+
+
+def test_plan_lists_on_a_machine_without_a_gpu_and_will_not_run_there(monorepo, tmp_path, monkeypatch, capsys):
+    repo, shas = monorepo
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(machine, "has_gpu", lambda info: False)
+    argv = ["plan", "--repo", str(repo), "--machine", MACHINE, "--window", "6"]
+    assert cli.main(argv) == compare.OK
+    out = capsys.readouterr().out
+    assert f"[head] main's head {shas[5][:9]} and the commit before it" in out and "in all about" in out
+    assert cli.main([*argv, "--run"]) == compare.ERROR
+    assert "holds GPU runs only" in capsys.readouterr().err
+    assert not list(result_files(tmp_path / "res" / MACHINE))
