@@ -10,8 +10,13 @@ are behave as the project needs. asv imports this module because ``asv.conf.json
 * **Nothing measured is lost**: a case that a results file holds a measured value of, and that a later run
   skipped or failed under the same benchmark version, keeps its value; the command names each such case and
   exits 2.
-* **No verdict on nothing**: ``asv compare`` and ``asv continuous`` stop with exit status 2, before asv's "not
-  significantly changed", when no case was measured on both commits.
+* **No verdict on nothing**: ``asv compare`` stops with exit status 2, before asv's "not significantly changed",
+  when no case was measured on both commits.
+* **The pull-request command decides by the paired engine**: ``asv continuous BASE HEAD`` times both builds in
+  turn, process pair by process pair (``cuda_bench.compare.gate``, what ``cuda-bench compare`` runs), prints the
+  paired comment and exits with its status (1: a regression beyond its interval and threshold). asv's own
+  comparison of one unpaired run per commit flags noise on a machine whose speed moves; with
+  ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
 * **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
   ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network; it draws one line per case
   across the whole history, whatever cuda-bindings environment measured each commit; and it adds the project's
@@ -264,9 +269,49 @@ def one_line_per_case(iter_results):
     return without_env
 
 
+# --- asv continuous, decided by the paired engine ------------------------------------------------------
+UNPAIRED = "CUDA_BENCH_ASV_UNPAIRED"
+
+
+def paired_continuous(conf, args):
+    """``asv continuous [BASE] HEAD [-b REGEX ...]``: the two commits through the paired engine, as ``cuda-bench
+    compare`` measures them (each case's ratio with its 95 % interval; a regression only beyond its threshold,
+    calibrated on this machine), the comment printed; its exit status."""
+    from cuda_bench import build, compare, paired, records
+    from cuda_bench.paths import RESULTS, label
+
+    head = args.branch or "main"
+    base = args.base or f"{head}^"
+    derived = {"repo": conf.repo, "project": conf.project, "matrix": conf.matrix}  # what asv would have built
+    repo = asvrun.local_repo(derived)
+    name, info = machine.record(getattr(args, "machine", None) or asvrun.local_settings().get("machine"))
+    thresholds = records.calibration(RESULTS / name)
+    out = Path(conf.env_dir).parent / "continuous" / f"{label(base)}-{label(head)}"  # beside asv's environments
+    say(f"asv continuous {base} {head}: decided by the paired engine ({paired.Settings().pairs} process pairs, "
+        f"both builds timed in turn on one core; {len(thresholds) or 'no'} thresholds calibrated on {name}); "
+        f"asv's unpaired comparison: {UNPAIRED}=1")
+    try:
+        data, text, _ = compare.gate(repo, base, head, conf=derived, kind="pr", settings=paired.Settings(),
+                                     bench=list(getattr(args, "bench", None) or []), thresholds=thresholds, out=out,
+                                     command=f"asv continuous {base} {head}", info=info, progress=say)
+    except (build.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
+        say(f"asv continuous {base} {head}: not measured: {exc}")
+        return compare.INCOMPLETE
+    print(text, flush=True)
+    status = compare.exit_status(data)
+    say(f"{out}/summary.md: " + {compare.OK: "no regression", compare.REGRESSION: "PERFORMANCE DECREASED (paired)",
+                                 compare.INCOMPLETE: "something could not be measured"}[status])
+    return status
+
+
 # --- the wrapper ----------------------------------------------------------------------------------
 def wrap(cls):
     original = cls.__dict__["run_from_conf_args"].__func__
+    if cls.__name__ == "Continuous":
+        asv_own = original
+
+        def original(klass, conf, args):
+            return asv_own(klass, conf, args) if os.environ.get(UNPAIRED) else paired_continuous(conf, args)
 
     def run_from_conf_args(klass, conf, args):
         apply_settings(klass.__name__, conf, args)

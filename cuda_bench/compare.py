@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import build, counts, machine, paired, stats
+from cuda_bench import asvrun, build, counts, machine, paired, stats
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.text import fmt_ns, interval, last_line, unchanged
@@ -123,6 +123,25 @@ def measure(repo, base, head, *, bindings, requirements=(), system_site=None, se
                          record=envs[rev])
              for name, rev in (("base", base), ("head", head))]
     return paired.run(sides, names, settings, Path(log_dir) / "workers", thresholds, progress), built
+
+
+def gate(repo, base, head, *, conf, kind, settings, bench, thresholds, out, command, info, progress, env=None,
+         expected=()):
+    """Two revisions through the paired engine, as the pull-request gate decides: (record, the comment, the
+    paired.Report or None). Identical builds (:func:`identical`) are not measured, unless ``env`` gives a side
+    variables of its own; an A/A run (``kind`` "aa") always is. The record and the comment are written to ``out``
+    (summary.json, summary.md) before anything else happens. ``conf``: the derived asv.conf.json, as a dict."""
+    bindings = asvrun.bindings_of(conf)
+    sides = built_from(repo, base, head, bindings)
+    if kind != "aa" and identical(sides) and not any((env or {}).values()):
+        data = identical_summary(repo, base, head, kind, sides, bindings, settings, command, info)
+        progress(f"{base} and {head}: identical builds ({built_from_text(sides)}): nothing measured")
+        return data, write(out, data), None
+    report, built = measure(repo, base, head, bindings=bindings, requirements=asvrun.requirements(conf),
+                            system_site=asvrun.system_site_of(conf), settings=settings, bench=bench,
+                            thresholds=thresholds, log_dir=Path(out) / "logs", progress=progress, env=env)
+    data = summary(report, kind, expected, built, command, info, sides)
+    return data, write(out, data), report
 
 
 def summary(report, kind, expected=(), build_seconds=None, command=None, machine_info=None, sides=None):

@@ -6,6 +6,7 @@ cuda-python (its three package folders), with asv results files and step records
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -227,3 +228,22 @@ def test_plan_lists_on_a_machine_without_a_gpu_and_will_not_run_there(monorepo, 
     assert cli.main([*argv, "--run"]) == compare.ERROR
     assert "holds GPU runs only" in capsys.readouterr().err
     assert not list(result_files(tmp_path / "res" / MACHINE))
+
+
+def test_asv_continuous_typed_as_it_is_decides_by_the_paired_engine(monorepo, tmp_path):
+    """`asv continuous BASE HEAD` through real asv and the project's plugin: the paired engine decides, not asv's one
+    unpaired run per commit. Between a docs-only commit and the one before it that is "identical builds", exit 0,
+    and asv never builds or runs a benchmark; a revision the clone does not have is one line and exit 2."""
+    from conftest import asv_conf, run_asv
+
+    repo, shas = monorepo
+    conf = asv_conf(tmp_path, repo, sys.executable)
+    same = run_asv(conf, "continuous", shas[1], shas[2], "--machine", MACHINE, check=False)
+    assert same.returncode == 0, same.stderr[-3000:]
+    assert "decided by the paired engine" in same.stderr and "identical builds" in same.stderr
+    assert "**Identical builds: nothing measured.**" in same.stdout
+    assert "BENCHMARKS" not in same.stdout and not (tmp_path / "env").exists()  # asv built and ran nothing
+    assert (tmp_path / "continuous" / f"{shas[1]}-{shas[2]}" / "summary.json").exists()
+    missing = run_asv(conf, "continuous", shas[2], "no-such-branch", "--machine", MACHINE, check=False)
+    assert missing.returncode == 2 and "not measured" in missing.stderr and "no-such-branch" in missing.stderr, \
+        missing.stderr[-3000:]

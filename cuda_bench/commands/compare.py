@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, paired, records, stats
+from cuda_bench import compare, paired, records, stats
 from cuda_bench.commands import counts as counting
 from cuda_bench.commands.common import (
     asv_options,
@@ -71,25 +71,16 @@ def main(args, argv):
     none = f"none calibrated on {name} yet (cuda-bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case"
     log("thresholds: " + ("A/A calibration" if aa else
                           f"{len(thresholds)} calibrated on {name}" if thresholds else none))
-    bindings = asvrun.bindings_of(conf)
-    sides = compare.built_from(repo, base, head, bindings)
-    if not aa and compare.identical(sides) and not (args.base_env or args.head_env):
-        data = compare.identical_summary(repo, base, head, args.kind, sides, bindings, settings, command_line(argv),
-                                         info)
-        text = compare.write(out, data)
+    env = {side: dict(getattr(args, f"{side}_env", [])) for side in ("base", "head")}
+    data, text, report = compare.gate(repo, base, head, conf=conf, kind="aa" if aa else args.kind, settings=settings,
+                                      bench=args.bench, thresholds=thresholds, out=out, command=command_line(argv),
+                                      info=info, progress=log, env=env, expected=getattr(args, "expected", []))
+    if report is None:  # identical builds: nothing measured
         print(text)
         if args.output:
             Path(args.output).write_text(text)
-        log(f"{base} and {head}: identical builds ({compare.built_from_text(sides)}): nothing measured")
         return compare.OK
-    report, built = compare.measure(repo, base, head, bindings=bindings,
-                                    requirements=asvrun.requirements(conf), system_site=asvrun.system_site_of(conf),
-                                    settings=settings,
-                                    bench=args.bench, thresholds=thresholds, log_dir=out / "logs", progress=log,
-                                    env={side: dict(getattr(args, f"{side}_env", [])) for side in ("base", "head")})
-    data = compare.summary(report, "aa" if aa else args.kind, getattr(args, "expected", []), built,
-                           command_line(argv), info, sides)
-    text = compare.write(out, data)  # first: the measurement is kept whatever happens next
+    built = data["build_seconds"]
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
         text = compare.write(out, data)
