@@ -347,7 +347,7 @@ def work_section(data):
         out += [f"- {text} ({timing_of(data, name)})" for name, text in changed.items()]
     else:
         out += [f"No case's work per call changed ({both} cases counted in both builds)."]
-    notes = counts.caveats(base, head)
+    notes = [*counts.caveats(base, head), counts.UNSEEN]
     errors = sorted(set(base["errors"]) | set(head["errors"]))
     if errors:
         notes.append(f"{len(errors)} cases could not be counted (e.g. `{errors[0]}`; summary.json has why).")

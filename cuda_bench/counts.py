@@ -53,6 +53,10 @@ from fractions import Fraction
 
 from cuda_bench.names import split_case
 
+#: what no count sees, said wherever counts are shown: the pages, the comment, the reports
+UNSEEN = ("Not counted: work inside compiled code that makes no Python, CUDA or NVRTC call it can see (a Cython "
+          "function calling another from a .pyx method, the driver's own time); a change there shows in the timing "
+          "only.")
 CALLS = 100  # calls counted per run (whole bodies): the unrolled body's 100, or a queued operation's batch
 SLOW_CALLS = 10  # for an operation the suite times one call per body (unroll = 1: tens of microseconds or more)
 RUNS = 2  # counted runs per count; a count on which they disagree is ``unsteady``

@@ -254,7 +254,8 @@ def work_html(told, where=""):
     work = told.get("work")
     if work is None:
         return ""
-    notes = "".join(f' <small class="text-muted">{code_text(note)}</small>' for note in work["caveats"])
+    notes = "".join(f' <small class="text-muted">{code_text(note)}</small>'
+                    for note in [*work["caveats"], counting.UNSEEN])
     changed, said = summary.work_said(work)
     if not changed:
         return f'<p class="work" data-changed="0">Work per call{where}: {said}.{notes}</p>'

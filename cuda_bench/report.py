@@ -6,7 +6,7 @@ release ladder's medians across commits, and the nightly issue.
 from __future__ import annotations
 
 from cuda_bench import history, overcpp, results, stats, summary
-from cuda_bench.counts import case_label
+from cuda_bench.counts import UNSEEN, case_label
 from cuda_bench.names import HARNESS, short_name
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.text import TARGET_NS, fmt, fmt_ns, interval, last_line, measurements, number, standing
@@ -90,7 +90,7 @@ def _work(told, where=""):
     work = told.get("work")
     if work is None:
         return []
-    notes = "".join(f" {note}" for note in work["caveats"])
+    notes = "".join(f" {note}" for note in [*work["caveats"], UNSEEN])
     changed, said = summary.work_said(work)
     if not changed:
         return ["", f"Work per call{where}: {said}.{notes}"]

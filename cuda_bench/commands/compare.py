@@ -80,7 +80,7 @@ def main(args, argv):
         if args.output:
             Path(args.output).write_text(text)
         return compare.OK
-    built = data["build_seconds"]
+    built = data.get("build_seconds") or 0.0  # optional in a record
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
         text = compare.write(out, data)
