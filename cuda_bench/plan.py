@@ -272,18 +272,19 @@ def table(items, cost=None):
 
 
 def execute(planner, budget, run_one, progress=print, limit=100, clock=time.monotonic):
-    """Run the plan's items in order while each fits in what is left of ``budget`` seconds (an item that does not
-    fit is passed over for a smaller one after it), planning again after each, since one item can fill another's
-    gap. ``run_one(item)`` runs an item's command and returns its exit status. The record of the run: each item
+    """Run the plan's items in order while the next one fits in what is left of ``budget`` seconds (never passing
+    over a more valuable item for a smaller one: the head's step is worth more than anything after it, and a
+    commit measured without it would pair with nothing), planning again after each, since one item can fill
+    another's gap. ``run_one(item)`` runs an item's command and returns its exit status. The record of the run: each item
     with its estimate, the seconds it took and its status, and what was left."""
     start = clock()
     done, tried = [], set()
     while len(done) < limit:
         left = budget - (clock() - start)
         todo = [i for i in planner.items() if tuple(i.args) not in tried]
-        fits = next((i for i in todo if i.seconds <= left), None)
-        if fits is None:
+        if not todo or todo[0].seconds > left:
             break
+        fits = todo[0]
         tried.add(tuple(fits.args))
         progress(f"plan: [{fits.kind}] {fits.what}: about {fits.seconds:.0f} s, {left:.0f} s of the budget left")
         began = clock()
