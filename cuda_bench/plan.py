@@ -275,8 +275,8 @@ def execute(planner, budget, run_one, progress=print, limit=100, clock=time.mono
     """Run the plan's items in order while the next one fits in what is left of ``budget`` seconds (never passing
     over a more valuable item for a smaller one: the head's step is worth more than anything after it, and a
     commit measured without it would pair with nothing), planning again after each, since one item can fill
-    another's gap. ``run_one(item)`` runs an item's command and returns its exit status. The record of the run: each item
-    with its estimate, the seconds it took and its status, and what was left."""
+    another's gap. ``run_one(item)`` runs an item's command and returns its exit status. The record of the run:
+    each item with its estimate, the seconds it took and its status, and what was left."""
     start = clock()
     done, tried = [], set()
     while len(done) < limit:
