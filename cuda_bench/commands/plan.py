@@ -10,7 +10,7 @@ from pathlib import Path
 from cuda_bench import asvrun, compare, machine, plan
 from cuda_bench.commands.common import asv_options, at_least, command_line, log, positive, this_machine
 from cuda_bench.commands.counts import cupti_option
-from cuda_bench.paths import WORK, no_gpu_results
+from cuda_bench.paths import WORK
 
 
 def add(sub):
@@ -54,7 +54,7 @@ def main(args, argv):
     config = asvrun.derived_conf(args.repo, args.bindings, args.results_dir, args.system_site)
     conf = json.loads(config.read_text())
     gpu = machine.has_gpu(info)
-    results_dir = Path(conf["results_dir"]) if gpu else no_gpu_results(conf["env_dir"])
+    results_dir = Path(conf["results_dir"])  # read only, unless --run, which needs a GPU
     planner = plan.Planner(asvrun.local_repo(conf), results_dir, name, conf, window=args.window)
     items = planner.items()
     log(f"plan for {results_dir / name} (main's {args.window} newest commits with cuda-bindings "
