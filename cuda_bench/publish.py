@@ -15,8 +15,8 @@ leaves the old dashboard). A results file that does not parse is left out with o
   main's head (or that the history lacks that step);
 * ``regressions.html``: every flag with its ratio, interval, status and the releases by name; ``steps.html``:
   every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context;
-* asv's own app at ``asv.html``: self-contained (its libraries from ``dashboard/node_modules``, ``npm ci``
-  once), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
+* asv's own app at ``asv.html``: self-contained (its libraries copied from ``dashboard/vendor/``, in the
+  repository), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
   detection on unpaired medians.
 """
 
@@ -40,7 +40,7 @@ from cuda_bench import counts as counting
 from cuda_bench import history, overcpp, overview, records, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
-from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, WORK
+from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, VENDOR, WORK
 from cuda_bench.report import OLDER
 from cuda_bench.stats import CONFIDENCE, VERDICTS
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
@@ -48,7 +48,8 @@ from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line
 METHOD = "https://github.com/NVIDIA/cuda-python-bench/blob/main/docs/method.md"
 COMMIT_URL = "https://github.com/NVIDIA/cuda-python/commit/"
 
-# the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
+# the end of each CDN address asv's pages use -> the same library's file in dashboard/vendor/ (its README says
+# which npm package and version each comes from, and its licence)
 ASSETS = {
     "jquery-3.3.1.min.js": "jquery/dist/jquery.min.js",
     "flot/0.8.3/jquery.flot.min.js": "flot/jquery.flot.js",
@@ -72,25 +73,13 @@ class DashboardError(Exception):
 
 
 # --- self-contained pages --------------------------------------------------------------------------
-def node_modules():
-    modules = DASHBOARD / "node_modules"
-    if not all((modules / path).exists() for path in [*ASSETS.values(), *EXTRA_FILES]):
-        if not shutil.which("npm"):
-            raise DashboardError("npm is needed once to fetch the dashboard's libraries (dashboard/package.json)")
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=DASHBOARD, check=True)
-    return modules
-
-
 def vendor(html_dir):
-    """Copy the libraries into html/vendor and point every page at them; no address outside html/ stays."""
-    modules = node_modules()
-    for path in [*ASSETS.values(), *EXTRA_FILES]:
-        source, target = modules / path, html_dir / "vendor" / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(source, target)
+    """Copy the libraries (``dashboard/vendor/``, with their licences) into html/vendor and point every page at
+    them; no address outside html/ stays, and nothing is fetched."""
+    missing = [path for path in [*ASSETS.values(), *EXTRA_FILES] if not (VENDOR / path).exists()]
+    if missing:
+        raise DashboardError(f"{VENDOR} lacks {', '.join(missing)} (see its README.md)")
+    shutil.copytree(VENDOR, html_dir / "vendor", dirs_exist_ok=True)
     for name in SITE_FILES:
         shutil.copy2(DASHBOARD / "site" / name, html_dir / name)
 
