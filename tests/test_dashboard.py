@@ -82,6 +82,21 @@ def test_a_missing_browser_fails_when_one_is_required(monkeypatch):
     assert "CUDA_BENCH_REQUIRE_BROWSER=1" in (ROOT / ".ci" / "run").read_text()
 
 
+def test_the_browser_writes_into_the_tests_own_home_not_yours(site):
+    """HOME, the XDG folders and npm's cache point into the tests' own home (``conftest.TEST_HOME``): chromium and
+    Playwright, which make ``~/.config`` and ``~/.cache`` on a fresh machine, leave the home the tests were started
+    with (``conftest.REAL_HOME``) as it was."""
+    from conftest import REAL_HOME, TEST_HOME
+
+    assert Path.home() == TEST_HOME != REAL_HOME and Path(os.environ["HOME"]) == TEST_HOME
+    for key in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "npm_config_cache"):
+        assert Path(os.environ[key]).is_relative_to(TEST_HOME), key
+    before = sorted(p.name for p in REAL_HOME.iterdir())
+    for tab in browser_tab(site[2]):
+        tab.goto(f"{site[2]}/index.html")
+    assert sorted(p.name for p in REAL_HOME.iterdir()) == before
+
+
 # --- the fixture history, published ---------------------------------------------------------------------
 def serve(folder):
     handler = functools.partial(QuietHandler, directory=str(folder))
@@ -131,10 +146,15 @@ def known(site):
 
 @pytest.fixture
 def page(site):
+    yield from browser_tab(site[2])
+
+
+def browser_tab(origin):
+    """A chromium tab on the site served at ``origin``; when the test ends, no console error and no request outside
+    that site."""
     chromium = need_browser()
     import playwright.sync_api as playwright
 
-    html, results_dir, origin = site
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         tab = browser.new_page(viewport={"width": 1400, "height": 900})
