@@ -6,7 +6,8 @@
 history from ``results/commits.json`` (commit order, dates, release tags; no clone, no network) and one line per
 case across every cuda-bindings environment. :func:`finish` then makes the site (plain ``asv publish`` calls it
 too, through the plugin); only when every step has worked does the folder replace ``html/`` (a failed publish
-leaves the old dashboard). A results file that does not parse is left out with one line naming it.
+leaves the old dashboard). A results file or a record's line that cannot be read is left out with one line naming
+it, every page says so on top (file and line), and the command exits 2 (``results.unreadable``).
 
 * ``index.html``, the front page: per machine, main's head, its paired verdicts against the previous measured
   commit and against the newest release, the regressions still open, and each operation at the head: one number
@@ -168,7 +169,8 @@ def esc(text):
     return html.escape(str(text))
 
 
-def page(title, body, current):
+def page(title, body, current, banner=""):
+    """One of the project's pages: the navigation, ``banner`` (:func:`unreadable_html`) on top, then ``body``."""
     active = ' class="active"'
     nav = " ".join(f'<a href="{href}"{active if href == current else ""}>{esc(label)}</a>' for href, label in NAV)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
@@ -176,8 +178,21 @@ def page(title, body, current):
             '<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">'
             '<link rel="stylesheet" href="site.css">'
             '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml">'
-            f'</head>\n<body><nav class="site">{nav}</nav>\n<main>\n<h1>{esc(title)}</h1>\n{body}\n</main>'
-            '</body></html>\n')
+            f'</head>\n<body><nav class="site">{nav}</nav>\n<main>\n{banner}<h1>{esc(title)}</h1>\n{body}\n'
+            '</main></body></html>\n')
+
+
+def unreadable_html(found, results_dir):
+    """The banner every page carries while part of the history cannot be read (``results.noted``): each file and
+    line, and why; "" when all of it was read."""
+    if not found:
+        return ""
+    items = "".join(f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{line or ""}"><code>'
+                    f'{esc(results.shown(path, results_dir))}</code>{f" line {line}" if line else ""}: {esc(why)}</li>'
+                    for path, line, why in found)
+    return ('<div class="alert alert-warning unreadable" role="alert"><b>Part of the history could not be read</b>'
+            " and is left out of every page: what they say may change once it is mended (<code>cuda-bench "
+            f"publish</code> and <code>report</code> exit 2 until then).<ul>{items}</ul></div>\n")
 
 
 def commit_link(commit, known, url=COMMIT_URL):
@@ -305,12 +320,19 @@ def render_landing(told, rows, known):
     params = told["params"]
     out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)} <small>'
            f'{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))}</small></h2>']
-    head = told["head"]
+    head, lost = told["head"], told.get("lost_head")
+    if lost:
+        title = f" “{esc(lost['title'])}”" if lost["title"] else ""
+        out.append(f'<p class="lost-head" data-commit="{esc(lost["commit"])}">Main\'s head: '
+                   f'{commit_link(lost["commit"], known)}{title}: <b>its results file could not be read</b> '
+                   f'(<code>{esc(lost["file"])}</code>{" line " + str(lost["line"]) if lost["line"] else ""}: '
+                   f'{esc(lost["why"])}). Nothing below is of it.</p>')
     if head is None:
         out.append("<p>No commit of main measured on this machine yet.</p></section>")
         return "\n".join(out)
     title = f" “{esc(head['title'])}”" if head["title"] else ""
-    out.append(f'<p class="head" data-commit="{head["commit"]}">Main\'s head: {commit_link(head["commit"], known)}'
+    said = "The newest commit of main whose results could be read" if lost else "Main's head"
+    out.append(f'<p class="head" data-commit="{esc(head["commit"])}">{said}: {commit_link(head["commit"], known)}'
                f'{title}, committed {date_text(head["date"])[:10]}; asv measured it {date_text(head["measured"])}.</p>')
     out.append('<table class="table verdicts"><tbody>')
     previous = told["previous"] or {}
@@ -847,6 +869,7 @@ def finish(conf, results_dir, html_dir):
     html_dir, results_dir = Path(html_dir), Path(results_dir)
     vendor(html_dir)
     asv_app(html_dir)
+    results.forget(results_dir)  # what this publish cannot read, noted afresh as it reads
     known = results.commits(results_dir)
     index = json.loads((html_dir / "index.json").read_text())
     revisions = {commit: int(rev) for rev, commit in index.get("revision_to_hash", {}).items()}
@@ -860,23 +883,27 @@ def finish(conf, results_dir, html_dir):
                                   {m: records.read(results_dir / m, "over-cpp") for m in machines},
                                   overview.suite_differs(versions), versions)
     work = {m: history.work(results_dir, m) for m in machines}
+    banner = unreadable_html(results.noted(results_dir), results_dir)  # all read by now
     add_work(rows, work)
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     by_machine = {m: [d for n, d in runs if n == m] for m in machines}
     order = sorted(machines, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
-    told = {m: summary.landing(m, by_machine[m], steps[m], known, work[m]) for m in order}
+    told = {m: summary.landing(m, by_machine[m], steps[m], known, work[m],
+                               results.unreadable_results(results_dir, m, known)) for m in order}
     (html_dir / "index.html").write_text(page(
         "cuda-python: is main fine?", HOW_TO_READ + "\n".join(
-            render_landing(told[m], [r for r in rows if r["machine"] == m], known) for m in order), "index.html"))
+            render_landing(told[m], [r for r in rows if r["machine"] == m], known) for m in order), "index.html",
+        banner))
     found = {m: summary.releases(steps[m], known, (told[m]["head"] or {}).get("commit"), work[m]) for m in order}
     (html_dir / "releases.html").write_text(page(
         "cuda-core releases, each against the one before",
-        RELEASES + "\n".join(render_releases(m, found[m], known) for m in order), "releases.html"))
+        RELEASES + "\n".join(render_releases(m, found[m], known) for m in order), "releases.html", banner))
     flagged = {m: summary.regressions(steps[m], known) for m in order}
     (html_dir / "regressions.html").write_text(page("Regressions", REGRESSIONS + "\n".join(
-        render_regressions(m, flagged[m], known) for m in order), "regressions.html"))
-    (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work), "steps.html"))
-    (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html"))
+        render_regressions(m, flagged[m], known) for m in order), "regressions.html", banner))
+    (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work), "steps.html",
+                                              banner))
+    (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html", banner))
     write_graphs(html_dir, {m: graph_data(m, by_machine[m], steps[m], suite, known) for m in order})
     paired_summaries(html_dir, runs, steps, revisions, known)
     entries = asv_regressions(steps, suite, revisions, html_dir)
@@ -887,14 +914,14 @@ def finish(conf, results_dir, html_dir):
 
 
 def clean_results(results_dir, work):
-    """``results_dir`` itself, or a copy in ``work`` without the results files that do not parse."""
+    """``results_dir`` itself, or, for asv, a copy in ``work`` without the results files that do not parse (each
+    named in a line, and noted: ``results.bad_files``)."""
     bad = results.bad_files(results_dir)
     if not bad:
         return Path(results_dir)
     copy = Path(work) / "results"
     shutil.copytree(results_dir, copy)
     for path in bad:
-        print(f"publish: skipping {path}: not a readable results file", file=sys.stderr)
         (copy / path.relative_to(results_dir)).unlink()
     if not results.load_all(copy):
         raise DashboardError(f"no readable results left in {results_dir}")
@@ -946,7 +973,9 @@ def publish(config=CONF):
             lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
             said = lines[-1].strip() if lines else "no output"
             raise DashboardError(f"asv publish exited {proc.returncode} ({said}); {html_dir} is as it was")
-        rows, entries = finish(argparse.Namespace(project=conf.get("project", "cuda-python")), used, new_html)
+        # the pages from the results themselves (the copy asv read lacks what could not be read: the pages name it)
+        rows, entries = finish(argparse.Namespace(project=conf.get("project", "cuda-python")), results_dir,
+                               new_html)
         swap_in(new_html, html_dir, work / "old")
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -959,12 +988,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(CONF))
     args = parser.parse_args(argv)
+    results.forget()
     try:
         publish(args.config)
     except DashboardError as exc:
         print(f"publish: {exc}", file=sys.stderr)
         return 3  # as every command that could not do its job (cuda_bench.cli); 1 means a regression
-    return 0
+    return 2 if results.say_unreadable("publish") else 0  # 2: something could not be read (cuda_bench.cli)
 
 
 if __name__ == "__main__":

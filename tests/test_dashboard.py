@@ -149,6 +149,11 @@ def page(site):
     yield from browser_tab(site[2])
 
 
+@pytest.fixture
+def broken_page(broken):
+    yield from browser_tab(broken[3])
+
+
 def browser_tab(origin):
     """A chromium tab on the site served at ``origin``; when the test ends, no console error and no request outside
     that site."""
@@ -564,6 +569,108 @@ def test_the_steps_page_lists_the_newest_step_first(site):
                                                      ("v010", "v020")]
 
 
+# --- a history that cannot all be read -------------------------------------------------------------------
+PAGES = ["index.html", "releases.html", "regressions.html", "steps.html",
+         f"graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create"]
+
+
+def cut(path, line=None):
+    """``path`` cut off halfway (of its ``line``, counted from 1), as a write killed mid-way leaves it."""
+    if line is None:
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        return path
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[line - 1] = lines[line - 1][: len(lines[line - 1]) // 2] + b"\n"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def recheck_line(results_dir, base, head):
+    """The line of steps.jsonl that measured the step base -> head again (its second record)."""
+    found = [i for i, line in enumerate((results_dir / MACHINE / "steps.jsonl").read_text().splitlines(), 1)
+             if json.loads(line)["base"] == SHA[base] and json.loads(line)["head"] == SHA[head]]
+    return found[1]
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    """The fixture history published with main's head's results file cut off and the recheck that did not
+    reproduce SetCurrent('bindings') at m2 -> m3 cut in half: (publish's process, html, results, origin, the
+    steps.jsonl line cut, the results file cut)."""
+    tmp = tmp_path_factory.mktemp("broken")
+    results_dir = tmp / "results"
+    shutil.copytree(FIXTURE / "results", results_dir)
+    line = recheck_line(results_dir, "m2", "m3")
+    cut(results_dir / MACHINE / "steps.jsonl", line)
+    head_file = cut(next((results_dir / MACHINE).glob(f"{SHA['m4'][:8]}-*.json")))
+    conf = asv_conf(tmp, tmp / "no-clone-here", sys.executable, results_dir=str(results_dir))
+    proc = run_module("cuda_bench.publish", "--config", conf, check=False)
+    server, origin = serve(tmp / "html")
+    yield proc, tmp / "html", results_dir, origin, line, head_file
+    server.shutdown()
+
+
+def test_what_could_not_be_read_is_named_on_every_page_and_publish_exits_2(broken, broken_page):
+    """A record's line and a results file that cannot be read: publish still publishes, names each (file and line)
+    on stderr and on top of every page, and exits 2; the flag whose recheck was cut off reads "not yet confirmed"
+    under that banner, never silently."""
+    page = broken_page
+    proc, html, results_dir, origin, line, head_file = broken
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    steps_file = results_dir / MACHINE / "steps.jsonl"
+    assert f"records: {steps_file}:{line}: does not parse" in proc.stderr
+    assert f"  {steps_file}:{line}: does not parse" in proc.stderr and f"  {head_file}:1: does not parse" in proc.stderr
+    for url in PAGES:
+        page.goto(f"{origin}/{url}")
+        named = page.eval_on_selector_all("div.unreadable li", "lis => lis.map(li => [li.dataset.file, li.dataset.line,"
+                                          " li.innerText])")
+        assert [n[:2] for n in named] == [[f"results/{MACHINE}/{head_file.name}", "1"],
+                                          [f"results/{MACHINE}/steps.jsonl", str(line)]], (url, named)
+        assert "could not be read" in page.inner_text("div.unreadable")
+        assert page.locator("div.unreadable").bounding_box()["y"] < page.locator("h1").bounding_box()["y"]
+    page.goto(f"{origin}/regressions.html")
+    assert page.get_attribute(f"tr.case[data-case=\"{SET_BINDINGS}\"]", "data-status") == "not yet confirmed"
+
+
+def test_a_head_whose_results_file_cannot_be_read_is_named_not_replaced(broken, broken_page):
+    """main's head m4, whose results file was cut off, is named as main's head that could not be read, with its
+    file; what the page says next is of m3, called the newest commit that could be read, never main's head."""
+    page = broken_page
+    proc, html, results_dir, origin, line, head_file = broken
+    page.goto(f"{origin}/index.html")
+    lost = page.locator("p.lost-head")
+    assert lost.get_attribute("data-commit") == SHA["m4"]
+    text = lost.inner_text()
+    assert text.startswith(f"Main's head: {SHA['m4'][:9]}") and "its results file could not be read" in text
+    assert f"results/{MACHINE}/{head_file.name} line 1" in text
+    assert page.get_attribute("p.head", "data-commit") == SHA["m3"]
+    assert page.inner_text("p.head").startswith("The newest commit of main whose results could be read: ")
+    assert "Main's head" not in page.inner_text("p.head")
+
+
+def test_report_names_what_it_could_not_read_and_exits_2_unless_a_regression_outranks_it(broken, capsys):
+    """`cuda-bench report` (every form) and the nightly issue say on top which file and line could not be read, and
+    exit 2; the issue, whose open regressions are a regression, exits 1, and says it too."""
+    from cuda_bench import cli
+
+    proc, html, results_dir, origin, line, head_file = broken
+    expected = [f"> - `results/{MACHINE}/{head_file.name}` line 1: does not parse",
+                f"> - `results/{MACHINE}/steps.jsonl` line {line}: does not parse"]
+    for argv, status in ((["report"], 2), (["report", "--steps"], 2), (["report", "--releases"], 2),
+                         (["report", "--issue"], 1)):
+        assert cli.main([*argv, "--results", str(results_dir)]) == status, argv
+        out, err = capsys.readouterr()
+        said = [line for line in out.splitlines() if line.startswith("> - ")]
+        assert [s.split(": does not parse")[0] + ": does not parse" for s in said] == expected, (argv, said)
+        assert "part(s) of the history could not be read" in err
+    assert cli.main(["report", "--results", str(results_dir)]) == 2
+    front = capsys.readouterr().out
+    assert f"Main's head: `{SHA['m4'][:9]}`" in front and "**its results file could not be read**" in front
+    assert f"The newest commit of main whose results could be read: `{SHA['m3'][:9]}`" in front
+    issue = cli.main(["report", "--issue", "--results", str(results_dir)]), capsys.readouterr().out
+    assert issue[0] == 1 and issue[1].startswith(report.MARKER + "\n> **Part of the history could not be read**")
+
+
 # --- publishing -----------------------------------------------------------------------------------------
 def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(site, tmp_path):
     """The fixture's commits exist in no repository: cuda-bench publish (above) and plain ``asv publish``, through
@@ -584,7 +691,8 @@ def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(s
 
 def test_a_corrupt_results_file_is_skipped_with_its_name(site, tmp_path):
     """A results file cut off mid-write, JSON that is no asv results, or asv's keys holding the wrong shapes:
-    publishing goes on without it, one line naming it, exit 0."""
+    publishing goes on without it, a line naming it, and exit 2 (something could not be read), every page saying
+    so on top."""
     html, results_dir, origin = site
     copy = tmp_path / "results"
     shutil.copytree(results_dir, copy)
@@ -594,11 +702,15 @@ def test_a_corrupt_results_file_is_skipped_with_its_name(site, tmp_path):
     stray = newest.with_name("cafebabe-" + newest.name.split("-", 1)[1])
     stray.write_text('{"not": "asv"}')
     conf = asv_conf(tmp_path, tmp_path / "no-clone-here", sys.executable, results_dir=str(copy))
-    proc = run_module("cuda_bench.publish", "--config", conf)
-    assert f"publish: skipping {bad}: not a readable results file" in proc.stderr
-    assert f"publish: skipping {stray}: not a readable results file" in proc.stderr
+    proc = run_module("cuda_bench.publish", "--config", conf, check=False)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert f"results: skipping {bad}: " in proc.stderr
+    assert f"results: skipping {stray}: not an asv results file" in proc.stderr
+    assert f"  {bad}:1: does not parse (" in proc.stderr and f"  {stray}: not an asv results file" in proc.stderr
     assert json.loads((tmp_path / "html" / "overview.json").read_text())
     assert (tmp_path / "html" / "README.md").exists()
+    named = re.findall(r'<li data-file="([^"]+)" data-line="(\d*)">', (tmp_path / "html" / "index.html").read_text())
+    assert sorted(named) == [(f"results/{MACHINE}/{stray.name}", ""), (f"results/{MACHINE}/{bad.name}", "1")]
 
 
 def test_a_failed_publish_keeps_the_dashboard_that_was_there(site, tmp_path):
