@@ -166,7 +166,9 @@ def asv_app(html_dir):
 
 # --- shared pieces of the project's pages ----------------------------------------------------------------
 def esc(text):
-    return html.escape(str(text))
+    """``text`` as HTML text or as an attribute's value in double or single quotes: every page escapes what it did
+    not write itself (commit titles, tags, case names, hashes, what a record says)."""
+    return html.escape(str(text), quote=True)
 
 
 def page(title, body, current, banner=""):
@@ -198,7 +200,7 @@ def unreadable_html(found, results_dir):
 def commit_link(commit, known, url=COMMIT_URL):
     info = known.get(commit) or {}
     title = f' title="{esc(info["title"])}"' if info.get("title") else ""
-    return (f'<a class="commit" href="{esc(url + commit)}" data-commit="{commit}"{title}>'
+    return (f'<a class="commit" href="{esc(url + quote(commit))}" data-commit="{esc(commit)}"{title}>'
             f'{esc(summary.name(commit, known))}</a>')
 
 
@@ -308,7 +310,8 @@ def verdict_row(key, heading, part, missing):
     """One row of the landing page's verdicts: a paired step's counts and changed cases, or why there is none."""
     if part and part.get("step"):
         told = part["described"]
-        return (f'<tr data-against="{key}" data-base="{told["base"]}" data-head="{told["head"]}"><th>{heading}</th>'
+        return (f'<tr data-against="{key}" data-base="{esc(told["base"])}" data-head="{esc(told["head"])}">'
+                f'<th>{heading}</th>'
                 f'<td>{verdict_badge(told["counts"])}</td><td>{counts_text(told["counts"])} '
                 f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])})</small></td></tr>')
     return f'<tr data-against="{key}" class="missing"><th>{heading}</th><td></td><td>{missing}</td></tr>'
@@ -370,7 +373,8 @@ def render_landing(told, rows, known):
             out.append(f'<div data-against="{key}">{work_html(part["described"], where)}</div>')
     if opened:
         out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
-            f'<li data-case="{esc(c["name"])}" data-head="{s["head"]}"><a href="{esc(case_href(machine, c["name"]))}">'
+            f'<li data-case="{esc(c["name"])}" data-head="{esc(s["head"])}">'
+            f'<a href="{esc(case_href(machine, c["name"]))}">'
             f'{esc(case_label(c["name"]))}</a> {ratio_text(c)} at {commit_link(s["base"], known)} → '
             f'{commit_link(s["head"], known)}: {esc(summary.status(c))}</li>' for s, c in opened) + "</ul>")
     if rows:
@@ -456,7 +460,7 @@ def render(rows):
                 mark = reasons.setdefault(row["differs"], "★" if not reasons else f"★{len(reasons) + 1}")
                 star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
             case = " ".join(row["case"])
-            out.append(f'<tr data-benchmark="{row["benchmark"]}" data-case="{esc(case)}"><td>'
+            out.append(f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
                        f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}</td>')
             for api in APIS:
                 cell = row["cells"].get(api)
@@ -506,8 +510,9 @@ def geomean_text(found):
 
 
 def render_release_step(machine, told, known):
-    body = [f'<section class="release-step" data-base="{told["base"]}" data-head="{told["head"]}" '
-            f'data-kind="{told["kind"]}"><h3>{commit_link(told["base"], known)} → {commit_link(told["head"], known)}'
+    body = [f'<section class="release-step" data-base="{esc(told["base"])}" data-head="{esc(told["head"])}" '
+            f'data-kind="{esc(told["kind"])}"><h3>{commit_link(told["base"], known)} → '
+            f'{commit_link(told["head"], known)}'
             f' {verdict_badge(told["counts"])}</h3>',
             f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
             f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired {esc(told["step"]["date"][:10])}, '
@@ -528,7 +533,7 @@ def render_releases(machine, found, known):
         if found["to_head"]:
             out.append(render_release_step(machine, found["to_head"], known))
         else:
-            out.append(f'<section class="release-step missing" data-base="{newest}" data-head="{head}"><h3>'
+            out.append(f'<section class="release-step missing" data-base="{esc(newest)}" data-head="{esc(head)}"><h3>'
                        f'{commit_link(newest, known)} → main\'s head {commit_link(head, known)}</h3><p><b>Not measured '
                        f'yet</b>: the history has no paired step from {esc(summary.name(newest, known))} to main\'s '
                        "head. <code>cuda-bench ladder</code> on a GPU machine measures every release, then main's "
@@ -576,7 +581,7 @@ def render_regressions(machine, found, known):
             runs = case.get("measurements") or [case]
             starts = len({m.get("start") for m in runs})
             out.append(f'<tr class="case" id="{esc(anchor(machine, step, case))}" data-case="{esc(case["name"])}" '
-                       f'data-base="{step["base"]}" data-head="{step["head"]}" data-kind="{kind_of}" '
+                       f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}" data-kind="{kind_of}" '
                        f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
                        f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
                        f'{esc(case_label(case["name"]))}</a></td><td>{commit_link(step["base"], known)} → '
@@ -626,12 +631,12 @@ def render_steps(steps_by_machine, known=None, work=None):
                 count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
                 rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
                                     for r in step.get("rechecks", []))
-                out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td>'
+                out.append(f'<tr data-base="{esc(step["base"])}" data-head="{esc(step["head"])}"><td>'
                            f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}</td>'
                            f'<td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
                            + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
                            + f'<td>{len(step.get("errors") or {})}</td>'
-                           f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
+                           f'<td>{esc(step.get("settings", {}).get("pairs", ""))}</td>'
                            f'<td>{step.get("seconds", 0):.0f}</td></tr>')
                 for verdict in ("regression", "not reproduced", "improvement"):
                     for case in count[verdict]:

@@ -35,6 +35,8 @@ _spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.p
 known_answers = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(known_answers)
 SHA, MACHINE = known_answers.SHA, known_answers.MACHINE
+HOSTILE, HOSTILE_TAG = known_answers.HOSTILE, known_answers.HOSTILE_TAG
+HOSTILE_CASE, HOSTILE_ERROR = known_answers.HOSTILE_CASE, known_answers.HOSTILE_ERROR
 SET_CORE, SET_BINDINGS = known_answers.SET_CORE, known_answers.SET_BINDINGS
 EVENT_CORE, LAUNCH_16 = known_answers.EVENT_CORE, known_answers.LAUNCH_16
 TAGS = {"v010": "cuda-core-v0.1.0", "v020": "cuda-core-v0.2.0"}
@@ -163,15 +165,17 @@ def browser_tab(origin):
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         tab = browser.new_page(viewport={"width": 1400, "height": 900})
-        tab.problems, tab.outside = [], []
+        tab.problems, tab.outside, tab.dialogs = [], [], []
         tab.on("console", lambda m: m.type == "error" and tab.problems.append(m.text))
         tab.on("pageerror", lambda e: tab.problems.append(str(e)))
         tab.on("request", lambda r: r.url.startswith(origin) or tab.outside.append(r.url))
+        tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))  # an injected alert() ran
         tab.origin = origin
         yield tab
         browser.close()
     assert tab.problems == [], f"console errors: {tab.problems}"
     assert tab.outside == [], f"requests outside html/: {tab.outside}"
+    assert tab.dialogs == [], f"a script the pages did not write ran: {tab.dialogs}"
 
 
 def step_of(steps, base, head):
@@ -208,7 +212,7 @@ def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps
     html, results_dir, origin = site
     page.goto(f"{origin}/index.html")
     assert page.get_attribute("p.head", "data-commit") == SHA["m4"]
-    assert "Docs: the launch guide" in page.inner_text("p.head")
+    assert f"“{HOSTILE}”" in page.inner_text("p.head")  # its title, as written
     rows = page.eval_on_selector_all("table.verdicts tr", "trs => trs.map(tr => [tr.dataset.against, "
                                      "tr.dataset.base || '', tr.dataset.head || '', tr.innerText])")
     by = {r[0]: r for r in rows}
@@ -569,6 +573,101 @@ def test_the_steps_page_lists_the_newest_step_first(site):
                                                      ("v010", "v020")]
 
 
+# --- text the pages did not write ------------------------------------------------------------------------
+#: what text the pages did not write would have made of them, had it been taken as HTML
+INJECTED = """() => ({bold: [...document.querySelectorAll('b')].filter(b => /^(bold|tag)$/.test(b.textContent))
+                      .length, images: document.querySelectorAll('img[src="x"]').length,
+                      scripts: [...document.scripts].filter(s => s.textContent.includes('alert(')).length})"""
+
+
+def shows_literally(page, selector, text):
+    """Whether an element matching ``selector`` shows ``text`` as it was written, or has it as its title."""
+    return page.eval_on_selector_all(selector, "(es, text) => es.some(e => e.innerText.includes(text) "
+                                     "|| e.getAttribute('title') === text)", text)
+
+
+@pytest.mark.parametrize("url,where", [
+    ("index.html", ["p.head", f"a.commit[data-commit='{SHA['m4']}']"]),
+    ("releases.html", [f"a.commit[data-commit='{SHA['m4']}']"]),
+    ("regressions.html", [f"a.commit[data-commit='{SHA['m4']}']"]),
+    ("steps.html", [f"a.commit[data-commit='{SHA['m4']}']", "tr[data-verdict='not measured']"]),
+    (f"graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create", ["#graph-commits td"]),
+    (f"asv.html#bench_event.EventCreate.time_event_create?machine={MACHINE}", ["#main-graph div"]),
+    ("asv.html#summarylist", ["#summarylist-body"]),
+])
+def test_every_page_shows_text_it_did_not_write_literally_and_injects_nothing(site, page, url, where):
+    """A commit title, a tag, a case name and a worker's message holding quotes, ``<b>``, ``&``, ``<script>`` and
+    ``<img onerror>`` (make.py's HOSTILE ...): each page shows them as written, as text or as a title, and
+    no element or script of theirs gets into the page (no alert runs: ``browser_tab`` checks)."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/{url}")
+    if url.startswith("graph"):
+        page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+    if url.startswith("asv.html#bench"):
+        page.wait_for_selector("#cuda-bench-legend table", timeout=20000)
+    if url.startswith("asv.html#summary"):
+        page.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
+    page.wait_for_timeout(300)
+    assert page.evaluate(INJECTED) == {"bold": 0, "images": 0, "scripts": 0}, url
+    texts = {"p.head": HOSTILE, "a.commit": HOSTILE, "#graph-commits td": HOSTILE, "#main-graph div": HOSTILE_TAG}
+    for selector in where:
+        if selector == "tr[data-verdict='not measured']":
+            assert page.get_attribute(selector, "data-case") == HOSTILE_CASE
+            assert shows_literally(page, selector, HOSTILE_CASE) and shows_literally(page, selector, HOSTILE_ERROR)
+        elif selector == "#summarylist-body":
+            assert "bench_event.EventCreate.time_event_create" in page.inner_text(selector)
+        else:
+            text = next(v for k, v in texts.items() if selector.startswith(k))
+            assert shows_literally(page, selector, text), (url, selector)
+
+
+def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
+    """graph.js on data whose every string is hostile (commit names, titles, cuda-bindings, the C++ twin's name,
+    the machine): the axis, the legend, the notes and the commits table show each as written; no element or
+    script of theirs gets into the page."""
+    html, results_dir, origin = site
+    copy = tmp_path / "html"
+    shutil.copytree(html, copy)
+    benchmark = "bench_event.EventCreate.time_event_create"
+    path = copy / "paired" / MACHINE / f"{benchmark}.json"
+    data = json.loads(path.read_text())
+    for i, commit in enumerate(data["commits"]):
+        commit.update(name=f"{HOSTILE_TAG}{i}", title=HOSTILE, env=HOSTILE_ERROR if i > 2 else HOSTILE_CASE)
+    for per in data["cases"].values():
+        if "cpp" in per:
+            per["cpp"]["twin"] = HOSTILE_CASE
+        for series in per.values():
+            series["chain"] = [[*p[:4], HOSTILE_TAG] if p[0] == 1 else p for p in series["chain"]]
+    path.write_text(json.dumps(data))
+    server, there = serve(copy)
+    try:
+        for tab in browser_tab(there):
+            tab.goto(f"{there}/graph.html#machine={MACHINE}&benchmark={benchmark}")
+            tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+            assert tab.evaluate(INJECTED) == {"bold": 0, "images": 0, "scripts": 0}
+            labels = tab.eval_on_selector_all("#chain .flot-x-axis .flot-tick-label", "ds => ds.map(d => d.innerText)")
+            assert labels == [f"{HOSTILE_TAG}{i}" for i in range(len(data["commits"]))]
+            assert tab.eval_on_selector_all("#graph-commits td:nth-child(3)", "ds => ds.map(d => d.innerText)") \
+                == [HOSTILE] * len(data["commits"])
+            assert f"C++ twin ({HOSTILE_CASE})" in tab.inner_text("#graph-legend")
+            assert f"cuda-bindings {HOSTILE_CASE} \u2192 {HOSTILE_ERROR}" in tab.inner_text("#chain")
+            assert f"at {HOSTILE_TAG}:" in tab.inner_text("#graph-notes")
+    finally:
+        server.shutdown()
+
+
+def test_what_the_pages_did_not_write_is_escaped_in_their_html_too(site):
+    """The files themselves, whatever a browser would make of them: no hostile text raw in any page, every one of
+    them in an attribute escaped with its quotes."""
+    html, results_dir, origin = site
+    raw = [HOSTILE, HOSTILE_TAG, HOSTILE_CASE, HOSTILE_ERROR, "<b>bold</b>", "<script>alert(", "<img src=x"]
+    for page_file in sorted(html.glob("*.html")):
+        text = page_file.read_text()
+        assert not [r for r in raw if r in text], page_file.name
+    assert f'title="{publish.esc(HOSTILE)}"' in (html / "index.html").read_text()
+    assert "&quot;quotes&quot;" in publish.esc(HOSTILE) and "&#x27;" in publish.esc(HOSTILE_TAG)
+
+
 # --- a history that cannot all be read -------------------------------------------------------------------
 PAGES = ["index.html", "releases.html", "regressions.html", "steps.html",
          f"graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create"]
@@ -682,7 +781,7 @@ def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(s
     for name in ("regressions.json", "overview.json", "index.html", "releases.html", "regressions.html"):
         assert (tmp_path / "html" / name).read_text() == (html / name).read_text(), name
     index = json.loads((html / "index.json").read_text())
-    assert index["tags"] == {"cuda-core-v0.1.0": 0, "cuda-core-v0.2.0": 1}
+    assert index["tags"] == {"cuda-core-v0.1.0": 0, "cuda-core-v0.2.0": 1, HOSTILE_TAG: 3}
     assert [index["revision_to_hash"][str(i)] for i in range(6)] == list(SHA.values())
     for page_file in html.glob("*.html"):
         text = page_file.read_text()
