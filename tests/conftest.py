@@ -35,6 +35,9 @@ def own_home():
                       XDG_CACHE_HOME=str(home / ".cache"), XDG_DATA_HOME=str(home / ".local" / "share"),
                       XDG_STATE_HOME=str(home / ".local" / "state"), npm_config_cache=str(home / ".npm"))
     os.environ.setdefault("PIP_CACHE_DIR", str(ENVS / "pip-cache"))
+    for who in ("AUTHOR", "COMMITTER"):  # the commits tests make need a name: none is configured in a new home
+        os.environ.setdefault(f"GIT_{who}_NAME", "cuda-python-bench tests")
+        os.environ.setdefault(f"GIT_{who}_EMAIL", "tests@cuda-python-bench.invalid")
     return real, home
 
 
