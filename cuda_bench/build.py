@@ -36,6 +36,12 @@ Environment:
     to itself; ``scripts/bench run`` shows these lines as they come); an empty line first, which ends the
     "Building <commit>" line asv leaves open while the step runs.
 
+An interrupt (Ctrl-C, or SIGTERM, which the build step takes as Ctrl-C) stops ``pip wheel`` and everything it
+runs (a process group of its own), then removes the hidden folder beside the cache entry that held the wheel
+being made and every temporary folder of pip, the build backend and the compilers (their ``TMPDIR``): no
+half-made cache entry and no temporary folder stays. A build stopped from outside (``stop_builds``) gets
+SIGTERM and a few seconds for that before it is killed.
+
 Every step is logged with its time to stderr and to ``OUT/build.json``. Standard library only: this module
 runs inside the benchmark environments.
 
@@ -53,6 +59,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -101,20 +108,50 @@ def progress(message):
 CHILDREN = set()
 STOPPING = []
 _STARTING = threading.Lock()  # a build starts, or the builds are stopped: never both at once
+# seconds a command started in a process group of its own (pip wheel and the compilers under it) has to end on an
+# interrupt before it is killed; a build step gets that and as long again to remove what it made (:func:`stop_builds`)
+GRACE = 3
+
+
+def stop_groups(procs, grace):
+    """End ``procs``, each the leader of a process group of its own, with everything in their groups: SIGTERM (a
+    build step then stops what it runs and removes its temporary folders), SIGKILL to what is left after ``grace``
+    seconds or on a second interrupt."""
+    for proc in procs:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    try:
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+    finally:  # also on a second Ctrl-C: no more grace
+        for proc in procs:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
 
 
 def stop_builds():
-    """Kill every build this process runs (their process groups), and start no more: what ``in_builds`` does when it
-    is interrupted, so that Ctrl-C or SIGTERM never waits minutes for a compile to end."""
-    import signal
-
+    """Stop every build this process runs (their process groups), and start no more: what ``in_builds`` does when it
+    is interrupted, so that Ctrl-C or SIGTERM never waits minutes for a compile to end, and each build removes its
+    temporary folders and half-made cache entries first (:func:`stop_groups`)."""
     with _STARTING:
         STOPPING.append(True)
-    for proc in list(CHILDREN):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    stop_groups(list(CHILDREN), 2 * GRACE + 2)
+
+
+def _die_with_parent():
+    """In a child, before it runs: SIGKILL when the process that started it dies (Linux's PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
 
 
 def in_builds(task, items, workers):
@@ -138,13 +175,27 @@ def in_builds(task, items, workers):
         STOPPING.clear()
 
 
-def run(cmd, cwd=None, env=None):
+def run(cmd, cwd=None, env=None, own_group=False):
+    """``cmd``'s output; BuildError when it fails. ``own_group``: in a process group of its own that dies with this
+    process, and which an interrupt here (Ctrl-C, or SIGTERM: :func:`main`) ends whole, everything ``cmd`` started
+    with it, before the interrupt goes on (only from the build step's main thread)."""
     log("$ " + " ".join(map(str, cmd)))
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stdout.splitlines()[-40:])
-        raise BuildError(f"{' '.join(map(str, cmd[:4]))} ... failed ({proc.returncode}):\n{tail}")
-    return proc.stdout
+    if not own_group:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out, code = proc.stdout, proc.returncode
+    else:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True, preexec_fn=_die_with_parent)
+        try:
+            out, _ = proc.communicate()
+        except BaseException:
+            stop_groups([proc], GRACE)
+            raise
+        code = proc.returncode
+    if code != 0:
+        tail = "\n".join(out.splitlines()[-40:])
+        raise BuildError(f"{' '.join(map(str, cmd[:4]))} ... failed ({code}):\n{tail}")
+    return out
 
 
 def git(src, *args):
@@ -168,6 +219,15 @@ def write_whole(path, text):
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def remove(folder):
+    """``folder`` and all in it, also where a process that was just killed still left a file in it."""
+    for _ in range(5):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not Path(folder).exists():
+            return
+        time.sleep(0.2)
 
 
 def tree_hash(src, package):
@@ -350,8 +410,8 @@ def build_env(src, package, bindings_spec):
     return env
 
 
-def pip(*args, env=None):
-    return run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args], env=env)
+def pip(*args, env=None, own_group=False):
+    return run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args], env=env, own_group=own_group)
 
 
 def ensure_build_requirements():
@@ -386,21 +446,26 @@ def build_one(src, package, out, bindings_spec, record):
     else:
         progress(f"{package}: building ({key[:12]})" + COLD.get(package, ""))
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))  # same file system as the cache
+        # one hidden folder beside the cache entry (the same file system) holds the wheel being made and every
+        # temporary folder of pip, the build backend and the compilers (their TMPDIR): it goes whatever happens
+        work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
+        made, scratch = work / "wheel", work / "tmp"
+        made.mkdir()
+        scratch.mkdir()
         try:
-            pip("wheel", "--no-build-isolation", "--no-deps", "-w", str(tmp), str(src / package),
-                env=build_env(src, package, bindings_spec))
-            if not list(tmp.glob("*.whl")):
+            env = build_env(src, package, bindings_spec) | {"TMPDIR": str(scratch)}
+            pip("wheel", "--no-build-isolation", "--no-deps", "-w", str(made), str(src / package), env=env,
+                own_group=True)  # an interrupt ends pip and all it runs before this folder goes
+            if not list(made.glob("*.whl")):
                 raise BuildError(f"{package}: pip wheel produced no wheel")
-        except BaseException:  # a failed build, or an interrupt: no half-made entry stays in the cache
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        # publish the entry in one rename: a concurrent build of the same tree (prebuild, two asv
-        # runs) must not leave two wheels under one key; the first one in wins, the other is dropped
-        try:
-            tmp.rename(cached)
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
+            # publish the entry in one rename: a concurrent build of the same tree (prebuild, two asv
+            # runs) must not leave two wheels under one key; the first one in wins, the other is dropped
+            try:
+                made.rename(cached)
+            except OSError:
+                pass
+        finally:  # built, failed or interrupted (Ctrl-C, SIGTERM): no half-made entry, no temporary folder stays
+            remove(work)
         wheels = sorted(cached.glob("*.whl"))
         action = "built"
     for wheel in wheels:
@@ -741,6 +806,7 @@ def main(argv=None):
     c.add_argument("dest")
     c.add_argument("revs", nargs="+")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupted)  # as Ctrl-C: what runs is stopped, what was half made removed
     try:
         if args.command == "carry":
             bindings = os.environ.get("CUDA_BENCH_BINDINGS", "source")
@@ -759,7 +825,14 @@ def main(argv=None):
     except BuildError as exc:
         log(f"FAILED: {exc}")
         return 1
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what it ran is stopped, its temporary folders removed
+        log("interrupted")
+        return 130
     return 0
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 if __name__ == "__main__":

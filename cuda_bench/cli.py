@@ -2,9 +2,10 @@
 ``cuda_bench.commands``). ``cuda-bench COMMAND --help`` says what each option does.
 
 Exit status, for every command: 0 done, nothing regressed; 1 a regression (and nothing else); 2 something could
-not be measured (a case failed, lost process pairs, a step not made, a measured value kept); 3 the command could
-not start or stopped on an error (a bad revision or option, an unreachable repository, a record of the wrong
-shape: one line, no traceback); 130 interrupted.
+not be measured (a case failed, lost process pairs, a step not made, a measured value kept) or could not be read
+(a results file or a record's line of the history, each named: what the command says leaves it out); 3 the
+command could not start or stopped on an error (a bad revision or option, an unreachable repository, a record
+of the wrong shape: one line, no traceback); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import time
 import traceback
 
-from cuda_bench import asvrun, compare, paired, publish, records, steps
+from cuda_bench import asvrun, compare, paired, publish, records, results, steps
 from cuda_bench.commands import COMMANDS
 
 DESCRIPTION = """\
@@ -48,7 +49,8 @@ examples:
   cuda-bench aa main                              # thresholds for this machine
   cuda-bench counts cuda-core-v0.3.2 main         # what each call does, and what changed
 
-exit status: 0 done; 1 a regression; 2 something could not be measured; 3 could not start; 130 interrupted
+exit status: 0 done; 1 a regression; 2 something could not be measured or read; 3 could not start;
+130 interrupted
 """
 
 
@@ -84,8 +86,10 @@ def main(argv=None):
     module = COMMANDS[args.command]
     start = time.monotonic()
     paired.stop_on_sigterm()  # SIGTERM stops a command as Ctrl-C does: its children stopped, its files removed
+    results.forget()  # what this command could not read, noted as it reads
     try:
-        return module.main(args, rest, argv) if args.command in ("run", "ladder") else module.main(args, argv)
+        status = module.main(args, rest, argv) if args.command in ("run", "ladder") else module.main(args, argv)
+        return with_unreadable(status)
     except ERRORS as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return compare.ERROR
@@ -98,6 +102,12 @@ def main(argv=None):
         return compare.ERROR
     finally:
         asvrun.remove_temporary()
+
+
+def with_unreadable(status):
+    """A command's exit status, and what it could not read: each file and line named once more at the end, and
+    INCOMPLETE (2) unless the status says more (a regression, 1, still outranks it: ``compare.worst``)."""
+    return compare.worst([status, compare.INCOMPLETE]) if results.say_unreadable("bench") else status
 
 
 if __name__ == "__main__":

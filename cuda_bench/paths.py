@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "asv.conf.json"
 BENCHMARKS = ROOT / "benchmarks"
 RESULTS = ROOT / "results"  # the history: real GPU runs only
-DASHBOARD = ROOT / "dashboard"  # the dashboard's pinned npm libraries and html/README.md
+DASHBOARD = ROOT / "dashboard"  # the site's own scripts and styles, and html/README.md
+VENDOR = DASHBOARD / "vendor"  # the JavaScript and CSS libraries asv's pages load, with their licences
 
 WORK = ROOT / ".asv"  # working state, never committed: asv environments, clones, derived config
 LOCAL_SETTINGS = WORK / "local.json"  # this checkout's cuda-python clone and asv machine name (cuda-bench init)

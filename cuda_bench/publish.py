@@ -6,7 +6,8 @@
 history from ``results/commits.json`` (commit order, dates, release tags; no clone, no network) and one line per
 case across every cuda-bindings environment. :func:`finish` then makes the site (plain ``asv publish`` calls it
 too, through the plugin); only when every step has worked does the folder replace ``html/`` (a failed publish
-leaves the old dashboard). A results file that does not parse is left out with one line naming it.
+leaves the old dashboard). A results file or a record's line that cannot be read is left out with one line naming
+it, every page says so on top (file and line), and the command exits 2 (``results.unreadable``).
 
 * ``index.html``, the front page: per machine, main's head, its paired verdicts against the previous measured
   commit and against the newest release, the regressions still open, and each operation at the head: one number
@@ -15,8 +16,8 @@ leaves the old dashboard). A results file that does not parse is left out with o
   main's head (or that the history lacks that step);
 * ``regressions.html``: every flag with its ratio, interval, status and the releases by name; ``steps.html``:
   every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context;
-* asv's own app at ``asv.html``: self-contained (its libraries from ``dashboard/node_modules``, ``npm ci``
-  once), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
+* asv's own app at ``asv.html``: self-contained (its libraries copied from ``dashboard/vendor/``, in the
+  repository), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
   detection on unpaired medians.
 """
 
@@ -40,7 +41,7 @@ from cuda_bench import counts as counting
 from cuda_bench import history, overcpp, overview, records, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
-from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, WORK
+from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, VENDOR, WORK
 from cuda_bench.report import OLDER
 from cuda_bench.stats import CONFIDENCE, VERDICTS
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
@@ -48,7 +49,8 @@ from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line
 METHOD = "https://github.com/NVIDIA/cuda-python-bench/blob/main/docs/method.md"
 COMMIT_URL = "https://github.com/NVIDIA/cuda-python/commit/"
 
-# the end of each CDN address asv's pages use -> the same library in an npm package (dashboard/package.json)
+# the end of each CDN address asv's pages use -> the same library's file in dashboard/vendor/ (its README says
+# which npm package and version each comes from, and its licence)
 ASSETS = {
     "jquery-3.3.1.min.js": "jquery/dist/jquery.min.js",
     "flot/0.8.3/jquery.flot.min.js": "flot/jquery.flot.js",
@@ -72,25 +74,13 @@ class DashboardError(Exception):
 
 
 # --- self-contained pages --------------------------------------------------------------------------
-def node_modules():
-    modules = DASHBOARD / "node_modules"
-    if not all((modules / path).exists() for path in [*ASSETS.values(), *EXTRA_FILES]):
-        if not shutil.which("npm"):
-            raise DashboardError("npm is needed once to fetch the dashboard's libraries (dashboard/package.json)")
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=DASHBOARD, check=True)
-    return modules
-
-
 def vendor(html_dir):
-    """Copy the libraries into html/vendor and point every page at them; no address outside html/ stays."""
-    modules = node_modules()
-    for path in [*ASSETS.values(), *EXTRA_FILES]:
-        source, target = modules / path, html_dir / "vendor" / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, target, dirs_exist_ok=True)
-        else:
-            shutil.copy2(source, target)
+    """Copy the libraries (``dashboard/vendor/``, with their licences) into html/vendor and point every page at
+    them; no address outside html/ stays, and nothing is fetched."""
+    missing = [path for path in [*ASSETS.values(), *EXTRA_FILES] if not (VENDOR / path).exists()]
+    if missing:
+        raise DashboardError(f"{VENDOR} lacks {', '.join(missing)} (see its README.md)")
+    shutil.copytree(VENDOR, html_dir / "vendor", dirs_exist_ok=True)
     for name in SITE_FILES:
         shutil.copy2(DASHBOARD / "site" / name, html_dir / name)
 
@@ -176,10 +166,13 @@ def asv_app(html_dir):
 
 # --- shared pieces of the project's pages ----------------------------------------------------------------
 def esc(text):
-    return html.escape(str(text))
+    """``text`` as HTML text or as an attribute's value in double or single quotes: every page escapes what it did
+    not write itself (commit titles, tags, case names, hashes, what a record says)."""
+    return html.escape(str(text), quote=True)
 
 
-def page(title, body, current):
+def page(title, body, current, banner=""):
+    """One of the project's pages: the navigation, ``banner`` (:func:`unreadable_html`) on top, then ``body``."""
     active = ' class="active"'
     nav = " ".join(f'<a href="{href}"{active if href == current else ""}>{esc(label)}</a>' for href, label in NAV)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
@@ -187,14 +180,27 @@ def page(title, body, current):
             '<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">'
             '<link rel="stylesheet" href="site.css">'
             '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml">'
-            f'</head>\n<body><nav class="site">{nav}</nav>\n<main>\n<h1>{esc(title)}</h1>\n{body}\n</main>'
-            '</body></html>\n')
+            f'</head>\n<body><nav class="site">{nav}</nav>\n<main>\n{banner}<h1>{esc(title)}</h1>\n{body}\n'
+            '</main></body></html>\n')
+
+
+def unreadable_html(found, results_dir):
+    """The banner every page carries while part of the history cannot be read (``results.noted``): each file and
+    line, and why; "" when all of it was read."""
+    if not found:
+        return ""
+    items = "".join(f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{line or ""}"><code>'
+                    f'{esc(results.shown(path, results_dir))}</code>{f" line {line}" if line else ""}: {esc(why)}</li>'
+                    for path, line, why in found)
+    return ('<div class="alert alert-warning unreadable" role="alert"><b>Part of the history could not be read</b>'
+            " and is left out of every page: what they say may change once it is mended (<code>cuda-bench "
+            f"publish</code> and <code>report</code> exit 2 until then).<ul>{items}</ul></div>\n")
 
 
 def commit_link(commit, known, url=COMMIT_URL):
     info = known.get(commit) or {}
     title = f' title="{esc(info["title"])}"' if info.get("title") else ""
-    return (f'<a class="commit" href="{esc(url + commit)}" data-commit="{commit}"{title}>'
+    return (f'<a class="commit" href="{esc(url + quote(commit))}" data-commit="{esc(commit)}"{title}>'
             f'{esc(summary.name(commit, known))}</a>')
 
 
@@ -311,7 +317,8 @@ def verdict_row(key, heading, part, missing):
     """One row of the landing page's verdicts: a paired step's counts and changed cases, or why there is none."""
     if part and part.get("step"):
         told = part["described"]
-        return (f'<tr data-against="{key}" data-base="{told["base"]}" data-head="{told["head"]}"><th>{heading}</th>'
+        return (f'<tr data-against="{key}" data-base="{esc(told["base"])}" data-head="{esc(told["head"])}">'
+                f'<th>{heading}</th>'
                 f'<td>{verdict_badge(told["counts"])}</td><td>{counts_text(told["counts"])} '
                 f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])})</small></td></tr>')
     return f'<tr data-against="{key}" class="missing"><th>{heading}</th><td></td><td>{missing}</td></tr>'
@@ -323,12 +330,19 @@ def render_landing(told, rows, known):
     params = told["params"]
     out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)} <small>'
            f'{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))}</small></h2>']
-    head = told["head"]
+    head, lost = told["head"], told.get("lost_head")
+    if lost:
+        title = f" “{esc(lost['title'])}”" if lost["title"] else ""
+        out.append(f'<p class="lost-head" data-commit="{esc(lost["commit"])}">Main\'s head: '
+                   f'{commit_link(lost["commit"], known)}{title}: <b>its results file could not be read</b> '
+                   f'(<code>{esc(lost["file"])}</code>{" line " + str(lost["line"]) if lost["line"] else ""}: '
+                   f'{esc(lost["why"])}). Nothing below is of it.</p>')
     if head is None:
         out.append("<p>No commit of main measured on this machine yet.</p></section>")
         return "\n".join(out)
     title = f" “{esc(head['title'])}”" if head["title"] else ""
-    out.append(f'<p class="head" data-commit="{head["commit"]}">Main\'s head: {commit_link(head["commit"], known)}'
+    said = "The newest commit of main whose results could be read" if lost else "Main's head"
+    out.append(f'<p class="head" data-commit="{esc(head["commit"])}">{said}: {commit_link(head["commit"], known)}'
                f'{title}, committed {date_text(head["date"])[:10]}; asv measured it {date_text(head["measured"])}.</p>')
     out.append('<table class="table verdicts"><tbody>')
     previous = told["previous"] or {}
@@ -366,7 +380,8 @@ def render_landing(told, rows, known):
             out.append(f'<div data-against="{key}">{work_html(part["described"], where)}</div>')
     if opened:
         out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
-            f'<li data-case="{esc(c["name"])}" data-head="{s["head"]}"><a href="{esc(case_href(machine, c["name"]))}">'
+            f'<li data-case="{esc(c["name"])}" data-head="{esc(s["head"])}">'
+            f'<a href="{esc(case_href(machine, c["name"]))}">'
             f'{esc(case_label(c["name"]))}</a> {ratio_text(c)} at {commit_link(s["base"], known)} → '
             f'{commit_link(s["head"], known)}: {esc(summary.status(c))}</li>' for s, c in opened) + "</ul>")
     if rows:
@@ -452,7 +467,7 @@ def render(rows):
                 mark = reasons.setdefault(row["differs"], "★" if not reasons else f"★{len(reasons) + 1}")
                 star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
             case = " ".join(row["case"])
-            out.append(f'<tr data-benchmark="{row["benchmark"]}" data-case="{esc(case)}"><td>'
+            out.append(f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
                        f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}</td>')
             for api in APIS:
                 cell = row["cells"].get(api)
@@ -502,8 +517,9 @@ def geomean_text(found):
 
 
 def render_release_step(machine, told, known):
-    body = [f'<section class="release-step" data-base="{told["base"]}" data-head="{told["head"]}" '
-            f'data-kind="{told["kind"]}"><h3>{commit_link(told["base"], known)} → {commit_link(told["head"], known)}'
+    body = [f'<section class="release-step" data-base="{esc(told["base"])}" data-head="{esc(told["head"])}" '
+            f'data-kind="{esc(told["kind"])}"><h3>{commit_link(told["base"], known)} → '
+            f'{commit_link(told["head"], known)}'
             f' {verdict_badge(told["counts"])}</h3>',
             environment_html(told),
             f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
@@ -555,7 +571,7 @@ def render_releases(machine, found, known):
         if found["to_head"]:
             out.append(render_release_step(machine, found["to_head"], known))
         else:
-            out.append(f'<section class="release-step missing" data-base="{newest}" data-head="{head}"><h3>'
+            out.append(f'<section class="release-step missing" data-base="{esc(newest)}" data-head="{esc(head)}"><h3>'
                        f'{commit_link(newest, known)} → main\'s head {commit_link(head, known)}</h3><p><b>Not measured '
                        f'yet</b>: the history has no paired step from {esc(summary.name(newest, known))} to main\'s '
                        "head. <code>cuda-bench ladder</code> on a GPU machine measures every release, then main's "
@@ -603,7 +619,7 @@ def render_regressions(machine, found, known):
             runs = case.get("measurements") or [case]
             starts = len({m.get("start") for m in runs})
             out.append(f'<tr class="case" id="{esc(anchor(machine, step, case))}" data-case="{esc(case["name"])}" '
-                       f'data-base="{step["base"]}" data-head="{step["head"]}" data-kind="{kind_of}" '
+                       f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}" data-kind="{kind_of}" '
                        f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
                        f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
                        f'{esc(case_label(case["name"]))}</a></td><td>{commit_link(step["base"], known)} → '
@@ -634,7 +650,7 @@ def gaps_html(machine, gaps, known):
     command that makes it: where a case's chain starts again."""
     if not gaps:
         return ""
-    items = "".join(f'<li class="gap" data-base="{base}" data-head="{head}">{commit_link(base, known)} → '
+    items = "".join(f'<li class="gap" data-base="{esc(base)}" data-head="{esc(head)}">{commit_link(base, known)} → '
                     f'{commit_link(head, known)} <small class="text-muted">(cuda-bindings {esc(bindings)})</small>'
                     "</li>" for bindings, base, head in gaps)
     many = len(gaps) != 1
@@ -672,18 +688,19 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
                                     for r in step.get("rechecks", []))
                 built = summary.built_from_words(step)
                 built = f'<br><small class="built-from">{esc(built)}</small>' if built else ""
+                ends = f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}"'
                 if history.identical(step):
-                    out.append(f'<tr class="identical" data-base="{step["base"]}" data-head="{step["head"]}"><td>'
+                    out.append(f'<tr class="identical" {ends}><td>'
                                f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
                                f'<td>{esc(step.get("date", "")[:16])}</td><td colspan="7">identical builds: '
                                "nothing to measure (both sides build the same wheels)</td></tr>")
                     continue
-                out.append(f'<tr data-base="{step["base"]}" data-head="{step["head"]}"><td>'
+                out.append(f'<tr {ends}><td>'
                            f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
                            f'<td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
                            + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
                            + f'<td>{len(step.get("errors") or {})}</td>'
-                           f'<td>{step.get("settings", {}).get("pairs", "")}</td>'
+                           f'<td>{esc(step.get("settings", {}).get("pairs", ""))}</td>'
                            f'<td>{step.get("seconds", 0):.0f}</td></tr>')
                 if history.environment_change(step):
                     changed = [c for c in summary.put_down(step) if c["verdict"] in summary.CHANGES]
@@ -928,6 +945,7 @@ def finish(conf, results_dir, html_dir):
     html_dir, results_dir = Path(html_dir), Path(results_dir)
     vendor(html_dir)
     asv_app(html_dir)
+    results.forget(results_dir)  # what this publish cannot read, noted afresh as it reads
     known = results.commits(results_dir)
     index = json.loads((html_dir / "index.json").read_text())
     revisions = {commit: int(rev) for rev, commit in index.get("revision_to_hash", {}).items()}
@@ -941,26 +959,29 @@ def finish(conf, results_dir, html_dir):
                                   {m: records.read(results_dir / m, "over-cpp") for m in machines},
                                   overview.suite_differs(versions), versions)
     work = {m: history.work(results_dir, m) for m in machines}
+    banner = unreadable_html(results.noted(results_dir), results_dir)  # all read by now
     add_work(rows, work)
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     by_machine = {m: [d for n, d in runs if n == m] for m in machines}
     order = sorted(machines, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
-    told = {m: summary.landing(m, by_machine[m], steps[m], known, work[m]) for m in order}
+    told = {m: summary.landing(m, by_machine[m], steps[m], known, work[m],
+                               results.unreadable_results(results_dir, m, known)) for m in order}
     (html_dir / "index.html").write_text(page(
         "cuda-python: is main fine?", HOW_TO_READ + "\n".join(
-            render_landing(told[m], [r for r in rows if r["machine"] == m], known) for m in order), "index.html"))
+            render_landing(told[m], [r for r in rows if r["machine"] == m], known) for m in order), "index.html",
+        banner))
     found = {m: summary.releases(steps[m], known, (told[m]["head"] or {}).get("commit"), work[m]) for m in order}
     (html_dir / "releases.html").write_text(page(
         "cuda-core releases, each against the one before",
-        RELEASES + "\n".join(render_releases(m, found[m], known) for m in order), "releases.html"))
+        RELEASES + "\n".join(render_releases(m, found[m], known) for m in order), "releases.html", banner))
     flagged = {m: summary.regressions(steps[m], known) for m in order}
     (html_dir / "regressions.html").write_text(page("Regressions", REGRESSIONS + "\n".join(
-        render_regressions(m, flagged[m], known) for m in order), "regressions.html"))
+        render_regressions(m, flagged[m], known) for m in order), "regressions.html", banner))
     gaps = {m: [(bindings, base, head) for bindings, pairs in history.missing_steps(results_dir, m).items()
                 for base, head in pairs] for m in machines}
     (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work, gaps),
-                                              "steps.html"))
-    (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html"))
+                                              "steps.html", banner))
+    (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html", banner))
     write_graphs(html_dir, {m: graph_data(m, by_machine[m], steps[m], suite, known) for m in order})
     paired_summaries(html_dir, runs, steps, revisions, known)
     entries = asv_regressions(steps, suite, revisions, html_dir)
@@ -971,14 +992,14 @@ def finish(conf, results_dir, html_dir):
 
 
 def clean_results(results_dir, work):
-    """``results_dir`` itself, or a copy in ``work`` without the results files that do not parse."""
+    """``results_dir`` itself, or, for asv, a copy in ``work`` without the results files that do not parse (each
+    named in a line, and noted: ``results.bad_files``)."""
     bad = results.bad_files(results_dir)
     if not bad:
         return Path(results_dir)
     copy = Path(work) / "results"
     shutil.copytree(results_dir, copy)
     for path in bad:
-        print(f"publish: skipping {path}: not a readable results file", file=sys.stderr)
         (copy / path.relative_to(results_dir)).unlink()
     if not results.load_all(copy):
         raise DashboardError(f"no readable results left in {results_dir}")
@@ -1030,7 +1051,9 @@ def publish(config=CONF):
             lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
             said = lines[-1].strip() if lines else "no output"
             raise DashboardError(f"asv publish exited {proc.returncode} ({said}); {html_dir} is as it was")
-        rows, entries = finish(argparse.Namespace(project=conf.get("project", "cuda-python")), used, new_html)
+        # the pages from the results themselves (the copy asv read lacks what could not be read: the pages name it)
+        rows, entries = finish(argparse.Namespace(project=conf.get("project", "cuda-python")), results_dir,
+                               new_html)
         swap_in(new_html, html_dir, work / "old")
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -1043,12 +1066,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=str(CONF))
     args = parser.parse_args(argv)
+    results.forget()
     try:
         publish(args.config)
     except DashboardError as exc:
         print(f"publish: {exc}", file=sys.stderr)
         return 3  # as every command that could not do its job (cuda_bench.cli); 1 means a regression
-    return 0
+    return 2 if results.say_unreadable("publish") else 0  # 2: something could not be read (cuda_bench.cli)
 
 
 if __name__ == "__main__":

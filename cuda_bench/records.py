@@ -4,7 +4,8 @@
 steps), ``calibration.jsonl`` (A/A thresholds), ``over-cpp.jsonl`` (each Python form against its C++ twin)
 and ``counts.jsonl`` (the work each call does). Every record names its type and the schema it was written
 with (``"record"``, ``"schema"``). A reader takes only records of the current schema whose shape is right
-(:data:`SHAPES`) and leaves out any other line with one line saying which and why; ``cuda-bench upgrade``
+(:data:`SHAPES`) and leaves out any other line with one line saying which and why, noting it
+(``results.unreadable``: the command exits 2, the pages name the line); ``cuda-bench upgrade``
 brings records of an earlier schema to the current one (:func:`upgrade`), as ``asv update`` does for asv's
 results files.
 """
@@ -16,6 +17,7 @@ import math
 import sys
 from pathlib import Path
 
+from cuda_bench import results
 from cuda_bench.paths import BUILDS, CALIBRATION, COUNTS, OVER_CPP, STEPS
 from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD
 
@@ -139,7 +141,8 @@ def lines(path):
 
 def read(folder, kind):
     """The records of type ``kind`` of one machine's folder, oldest first; a line that does not parse, or is not
-    such a record (:func:`check`), is left out with one line naming the file, the line and why."""
+    such a record (:func:`check`), is left out with one line naming the file, the line and why, and noted
+    (``results.unreadable``)."""
     path = Path(folder) / FILES[kind]
     records = []
     for number, found in lines(path):
@@ -149,6 +152,7 @@ def read(folder, kind):
             records.append(check(found, kind))
         except RecordError as exc:
             warn(f"{path}:{number}: {exc}; left out")
+            results.unreadable(path, exc, number)
     return records
 
 

@@ -109,12 +109,18 @@ CASE_HEAD = [f"| case | ratio [{stats.CONFIDENCE:.0%} interval] | status | per c
 def landing_markdown(told, rows, known):
     """The front page of one machine as Markdown: main's head, its paired verdicts against the previous measured
     commit and against the newest release, the open regressions, then each operation (:func:`markdown`)."""
-    head = told["head"]
+    head, lost = told["head"], told.get("lost_head")
     lines = [f"## {told['machine']}", ""]
+    if lost:
+        title = f" “{lost['title']}”" if lost["title"] else ""
+        where = f"`{lost['file']}`" + (f" line {lost['line']}" if lost["line"] else "")
+        lines += [f"Main's head: `{lost['name']}`{title}: **its results file could not be read** ({where}: "
+                  f"{lost['why']}). Nothing below is of it.", ""]
     if head is None:
         return "\n".join([*lines, "No commit of main measured on this machine yet."])
     title = f" “{head['title']}”" if head["title"] else ""
-    lines += [f"Main's head: `{head['name']}`{title}, committed {_date(head['date'])[:10]}; asv measured it "
+    said = "The newest commit of main whose results could be read" if lost else "Main's head"
+    lines += [f"{said}: `{head['name']}`{title}, committed {_date(head['date'])[:10]}; asv measured it "
               f"{_date(head['measured'])}.", "", "| against | paired verdict |", "|---|---|"]
     previous, release = told["previous"] or {}, told["release"]
     if previous.get("step"):
@@ -267,6 +273,17 @@ def steps_markdown(machine_name, steps):
 
 
 MARKER = "<!-- cuda-python-bench:regressions -->"
+
+
+def unreadable_markdown(found, results_dir):
+    """What could not be read (``results.noted``), on top of any report: each file and line, and why; "" when all
+    of the history was read."""
+    if not found:
+        return ""
+    return "\n".join(["> **Part of the history could not be read**, and what follows leaves it out: it may say "
+                      "otherwise once that is mended (`cuda-bench report` exits 2 until then).", ">",
+                      *(f"> - `{results.shown(path, results_dir)}`{f' line {line}' if line else ''}: {why}"
+                        for path, line, why in found)]) + "\n"
 
 
 def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-python/commit/", known=None):

@@ -3,12 +3,18 @@
 The line-per-record files next to them (builds, paired steps, calibrations, over-C++ runs, counts) are read
 by ``cuda_bench.records``; the history they make together, by ``cuda_bench.history``. A results file that
 does not parse (a run killed mid-write, a bad merge) is skipped with one line naming it.
+
+Whatever a reader leaves out because it could not be read (a results file, a record's line, ``commits.json``) is
+noted here (:func:`unreadable`): what is left may say something else than the whole history would (a flag whose
+recheck was cut off reads "not yet confirmed"; main's head, the commit before it), so every command that read it
+exits 2 (``cuda_bench.cli``) and the pages and reports name each file and line (:func:`noted`).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -18,6 +24,72 @@ from cuda_bench.paths import COMMITS, machine_dirs, result_files
 
 def warn(message):
     print(f"results: {message}", file=sys.stderr)
+
+
+# --- what could not be read ------------------------------------------------------------------------
+#: {(file, line or None): why}, in the order they were met: what this process's readers left out
+UNREADABLE = {}
+
+
+def unreadable(path, why, line=None):
+    """Note that ``path`` (its ``line``, where one line of it is meant) could not be read, and why (an exception:
+    JSON's names the line and column)."""
+    if isinstance(why, json.JSONDecodeError):
+        why, line = f"does not parse ({why.msg}, column {why.colno})", why.lineno
+    UNREADABLE.setdefault((Path(path).resolve(), line), str(why))
+
+
+def noted(under=None):
+    """[(file, line or None, why)] of what could not be read, in the order met; ``under``: in that folder only."""
+    root = Path(under).resolve() if under is not None else None
+    return [(path, line, why) for (path, line), why in UNREADABLE.items()
+            if root is None or path.is_relative_to(root)]
+
+
+def forget(under=None):
+    """Start again: nothing noted (``under``: in that folder)."""
+    for path, line, _ in noted(under):
+        del UNREADABLE[(path, line)]
+
+
+def shown(path, results_dir):
+    """How pages and reports name a file of the history: from the results folder on (``results/gpu-a/steps.jsonl``),
+    never the publishing machine's own path."""
+    root = Path(results_dir).resolve()
+    path = Path(path).resolve()
+    return (Path(root.name) / path.relative_to(root)).as_posix() if path.is_relative_to(root) else path.name
+
+
+def unreadable_results(results_dir, machine, known=()):
+    """{commit: (file as :func:`shown` names it, line, why)} of one machine's results files that could not be read
+    (:func:`noted`): each commit named by the full hash ``known`` (``commits``) has for the file name's first 8 hex
+    digits, else by the hash the file itself names, else by those 8 digits."""
+    folder = (Path(results_dir) / machine).resolve()
+    out = {}
+    for path, line, why in noted(folder):
+        if path.parent != folder or path.suffix != ".json" or path.name == "machine.json":
+            continue
+        prefix = path.name.split("-", 1)[0].lower()
+        full = [c for c in known if c.startswith(prefix)]
+        try:
+            found = re.search(rb'"commit_hash":\s*"([0-9a-f]{40})"', path.read_bytes())
+        except OSError:
+            found = None
+        commit = full[0] if len(full) == 1 else found.group(1).decode() if found else prefix
+        out.setdefault(commit, (shown(path, results_dir), line, why))
+    return out
+
+
+def say_unreadable(who):
+    """Name once more, at a command's end, each file and line it could not read; whether there was any."""
+    found = noted()
+    if found:
+        print(f"{who}: {len(found)} part(s) of the history could not be read, and what this command said leaves "
+              "them out:", file=sys.stderr)
+        for path, line, why in found:
+            print(f"  {path}{f':{line}' if line else ''}: {why}", file=sys.stderr)
+    return bool(found)
+
 
 def read(path):
     """One asv results file as a dict; ValueError or OSError when it does not parse or is not one."""
@@ -29,11 +101,13 @@ def read(path):
     return data
 
 def load(path):
-    """One asv results file as a dict, or None (with a line naming it) when it does not parse."""
+    """One asv results file as a dict, or None (with a line naming it, and noted: :func:`unreadable`) when it does
+    not parse."""
     try:
         return read(path)
     except (OSError, ValueError) as exc:
         warn(f"skipping {path}: {exc}")
+        unreadable(path, exc)
         return None
 
 def load_machine(machine_dir):
@@ -54,16 +128,9 @@ def load_all(results_dir):
     return [(folder.name, data) for folder in machine_dirs(results_dir) for data in load_machine(folder)]
 
 def bad_files(results_dir):
-    """The results files that do not parse or are no asv results (asv publish would choke on them), by the
-    rule :func:`load` skips them by."""
-    bad = []
-    for folder in machine_dirs(results_dir):
-        for path in result_files(folder):
-            try:
-                read(path)
-            except (OSError, ValueError):
-                bad.append(path)
-    return bad
+    """The results files that do not parse or are no asv results (asv publish would choke on them): those
+    :func:`load` skips, each named in a line and noted."""
+    return [path for folder in machine_dirs(results_dir) for path in result_files(folder) if load(path) is None]
 
 def values(data, column="result"):
     """{(benchmark, params tuple): value} of one results file's ``column`` (asv's medians by default;
@@ -110,6 +177,7 @@ def commits(results_dir):
         found = json.loads(path.read_text()) if path.exists() else {}
     except ValueError as exc:
         warn(f"{path} does not parse ({exc}); the pages name commits by hash")
+        unreadable(path, exc)
         found = {}
     known = {sha: {"title": info.get("title") or "", "date": info.get("date") or 0,
                    "tags": list(info.get("tags") or []), "position": info.get("position"), "recorded": True}

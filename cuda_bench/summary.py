@@ -229,12 +229,16 @@ def described(step, known, work=None):
 
 
 # --- the landing page --------------------------------------------------------------------------------------
-def landing(machine, runs_of, steps, known, work=None):
+def landing(machine, runs_of, steps, known, work=None, unreadable=None):
     """What the landing page says of one machine (``runs_of``: its results files, oldest first; ``work``: its
-    counts records by commit, ``history.work``):
+    counts records by commit, ``history.work``; ``unreadable``: {commit: (file, line, why)} of its results files
+    that could not be read, ``results.unreadable_results``):
 
-    * ``head``: main's newest measured commit (``commit``, ``name``, ``title``, ``date``), ``measured``: when
-      asv last measured it (ms);
+    * ``lost_head``: main's newest measured commit where its results file could not be read (``commit``,
+      ``name``, ``title``, ``file``, ``line``, ``why``), else None: it is named, and everything else is of the
+      newest commit that could be read;
+    * ``head``: main's newest measured commit that could be read (``commit``, ``name``, ``title``, ``date``),
+      ``measured``: when asv last measured it (ms);
     * ``previous``: the previous measured commit of main and the paired step from it to the head (``described``),
       or ``step`` None where the history has none;
     * ``release``: the newest release measured on the machine (its tag and commit) and the paired step from it to
@@ -245,7 +249,12 @@ def landing(machine, runs_of, steps, known, work=None):
     measured = [d["commit_hash"] for d in runs_of]
     head = main_head(measured, known)
     out = {"machine": machine, "head": None, "previous": None, "release": None, "open": [], "release_open": 0,
-           "params": runs_of[-1]["params"] if runs_of else {}}
+           "params": runs_of[-1]["params"] if runs_of else {}, "lost_head": None}
+    lost = main_head([*measured, *(unreadable or {})], known)
+    if lost is not None and lost not in measured:
+        file, line, why = unreadable[lost]
+        out["lost_head"] = {"commit": lost, "name": name(lost, known), "title": (known.get(lost) or {}).get("title")
+                            or "", "file": file, "line": line, "why": why}
     kinds = {(s["base"], s["head"]): step_kind(s, known) for s in steps}
     main_steps = [s for s in steps if kinds[(s["base"], s["head"])] == "main"]
     out["open"] = history.flagged_steps(main_steps)

@@ -1,7 +1,11 @@
 """Shared fixtures: real virtual environments with real cuda-core releases from PyPI, and real git repos.
 
 Environments are cached under ``.asv/test-envs`` (``CUDA_BENCH_TEST_ENVS`` to move them), keyed by their
-requirements, so a second test run reuses them.
+requirements, so a second test run reuses them; pip's cache is there too (unless ``PIP_CACHE_DIR`` names one).
+
+The tests run with a home folder of their own (:data:`TEST_HOME`, removed when they end): ``HOME``, the XDG
+folders and npm's cache point into it, so chromium, Playwright, pip, ccache and the wheel cache write there and
+never into yours (:data:`REAL_HOME`, which the last test checks is as it was).
 """
 
 from __future__ import annotations
@@ -12,16 +16,34 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
+
+
+def own_home():
+    """(the home folder the tests were started with, a new one for them): set before anything reads ``HOME``
+    (``cuda_bench.paths`` reads it on import), for this process and every one it starts."""
+    real = Path.home()
+    home = Path(tempfile.mkdtemp(prefix="cuda-bench-tests-home-"))
+    os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+                      XDG_CACHE_HOME=str(home / ".cache"), XDG_DATA_HOME=str(home / ".local" / "share"),
+                      XDG_STATE_HOME=str(home / ".local" / "state"), npm_config_cache=str(home / ".npm"))
+    os.environ.setdefault("PIP_CACHE_DIR", str(ENVS / "pip-cache"))
+    for who in ("AUTHOR", "COMMITTER"):  # the commits tests make need a name: none is configured in a new home
+        os.environ.setdefault(f"GIT_{who}_NAME", "cuda-python-bench tests")
+        os.environ.setdefault(f"GIT_{who}_EMAIL", "tests@cuda-python-bench.invalid")
+    return real, home
+
+
+REAL_HOME, TEST_HOME = own_home()
 sys.path.insert(0, str(ROOT))  # the cuda_bench package
 from cuda_bench.paths import OVER_CPP, STEPS, machine_dirs, result_files  # noqa: E402
-
-ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
 RUNNER = ["asv_runner==0.2.5", "pympler", "numpy"]
@@ -185,10 +207,9 @@ def run_module(module, *args, check=True, env=None, python=sys.executable, cwd=R
 
 def asv_env(home):
     """The environment of an asv command in a test: its machine file (``~/.asv-machine.json``) in ``home``, pip's
-    cache where it always is."""
+    cache the tests' own (``PIP_CACHE_DIR``)."""
     Path(home).mkdir(parents=True, exist_ok=True)
-    return dict(os.environ, HOME=str(home),
-                PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
+    return dict(os.environ, HOME=str(home))
 
 
 def run_asv(conf, *args, check=True):
@@ -277,7 +298,8 @@ MAY_CHANGE = (".asv/test-envs", ".pytest_cache", ".ruff_cache", "__pycache__")
 
 def what_is_here():
     """What the tests must leave as they found it: the checkout's changed and untracked files (git), the files in
-    .asv/ and html/ (ignored), the entries of $HOME and asv's machine file there."""
+    .asv/ and html/ (ignored), the entries of the home folder the tests were started with (:data:`REAL_HOME`) and
+    asv's machine file there."""
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
                             capture_output=True, text=True).stdout.splitlines()
 
@@ -286,7 +308,7 @@ def what_is_here():
         return {str(p.relative_to(ROOT)) for p in base.glob("/".join(["*"] * depth))} if base.is_dir() else set()
 
     work = {p for d in (1, 2) for p in files(".asv", d) if not p.startswith(MAY_CHANGE)}
-    home = Path.home()
+    home = REAL_HOME
     machine_file = home / ".asv-machine.json"
     return {"git status": sorted(s for s in status if not any(k in s for k in MAY_CHANGE)),
             ".asv/": sorted(work), "html/": sorted(files("html", 1)),
@@ -297,9 +319,12 @@ def what_is_here():
 @pytest.fixture(scope="session", autouse=True)
 def leaves_nothing_behind():
     """Every test writes into its own temporary folders: the checkout and $HOME are as they were when the tests end
-    (a test that writes there fails the last test's teardown, with what it left)."""
+    (a test that writes there fails the last test's teardown, with what it left). The tests' own home goes."""
+    import shutil
+
     before = what_is_here()
     yield
+    shutil.rmtree(TEST_HOME, ignore_errors=True)
     after = what_is_here()
     changed = {key: {"added": sorted(set(after[key] or []) - set(before[key] or [])),
                      "gone": sorted(set(before[key] or []) - set(after[key] or []))}

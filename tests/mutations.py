@@ -19,7 +19,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: (name, file, the code as it is, the code with the bug, the tests that must catch it)
+DASHBOARD = "tests/test_dashboard.py::"
+UNREADABLE_REPORT = "test_report_names_what_it_could_not_read_and_exits_2_unless_a_regression_outranks_it"
+INTERRUPTED_BUILD = "test_a_build_interrupted_in_pip_wheel_leaves_no_temporary_folder_and_no_cache_entry"
+
+#: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
     ("verdict with a threshold of 0", "cuda_bench/stats.py",
      "verdict(low, high, threshold)\n    return CaseResult", "verdict(low, high, 0)\n    return CaseResult",
@@ -111,8 +115,48 @@ MUTATIONS = [
     ("run does not check its revisions before it builds", "cuda_bench/commands/run.py",
      "measuring = asvrun.check_revisions(repo, asvrun.range_of(rest))", "measuring = None",
      ["tests/test_bench_cli.py"]),
-    ("an interrupt waits for the builds instead of killing them", "cuda_bench/build.py",
-     "            os.killpg(proc.pid, signal.SIGKILL)\n", "            proc.wait()\n", ["tests/test_build.py"]),
+    ("an interrupt waits for the builds instead of stopping them", "cuda_bench/build.py",
+     "            os.killpg(proc.pid, signal.SIGTERM)\n", "            proc.wait()\n",
+     ["tests/test_build.py::test_a_build_that_fails_or_is_interrupted_stops_the_builds_beside_it"]),
+    ("pip wheel's temporary folders go to the system's, where an interrupt leaves them", "cuda_bench/build.py",
+     ' | {"TMPDIR": str(scratch)}\n', "\n", ["tests/test_build.py::" + INTERRUPTED_BUILD]),
+    ("a SIGTERM kills the build step without stopping pip or removing its half-made entry", "cuda_bench/build.py",
+     "    signal.signal(signal.SIGTERM, _interrupted)", "    pass", ["tests/test_build.py::" + INTERRUPTED_BUILD]),
+    # what could not be read is never left out silently
+    ("a command that could not read part of the history exits as if it had", "cuda_bench/cli.py",
+     "        return with_unreadable(status)", "        return status", [DASHBOARD + UNREADABLE_REPORT]),
+    ("a record's line that cannot be read is left out without a note", "cuda_bench/records.py",
+     "            results.unreadable(path, exc, number)\n", "", ["tests/test_records.py"]),
+    ("a results file that cannot be read is skipped without a note", "cuda_bench/results.py",
+     '        warn(f"skipping {path}: {exc}")\n        unreadable(path, exc)\n',
+     '        warn(f"skipping {path}: {exc}")\n', ["tests/test_records.py"]),
+    ("the pages carry no banner for what could not be read", "cuda_bench/publish.py",
+     "    banner = unreadable_html(results.noted(results_dir), results_dir)", '    banner = ""',
+     [DASHBOARD + "test_what_could_not_be_read_is_named_on_every_page_and_publish_exits_2"]),
+    ("publish exits 0 when part of the history could not be read", "cuda_bench/publish.py",
+     '    return 2 if results.say_unreadable("publish") else 0', "    return 0",
+     [DASHBOARD + "test_what_could_not_be_read_is_named_on_every_page_and_publish_exits_2"]),
+    ("the commit before a head whose results cannot be read is shown as main's head", "cuda_bench/summary.py",
+     "    if lost is not None and lost not in measured:", "    if False:",
+     [DASHBOARD + "test_a_head_whose_results_file_cannot_be_read_is_named_not_replaced"]),
+    # every page escapes what it did not write
+    ("a commit's title goes into its link's title unescaped", "cuda_bench/publish.py",
+     """    title = f' title="{esc(info["title"])}"' if info.get("title") else \"\"""",
+     """    title = f' title="{info["title"]}"' if info.get("title") else \"\"""",
+     ["tests/test_dashboard.py::test_every_page_shows_text_it_did_not_write_literally_and_injects_nothing"]),
+    ("main's head's title goes into the front page unescaped", "cuda_bench/publish.py",
+     """    title = f" “{esc(head['title'])}”" if head["title"] else \"\"""",
+     """    title = f" “{head['title']}”" if head["title"] else \"\"""",
+     ["tests/test_dashboard.py::test_every_page_shows_text_it_did_not_write_literally_and_injects_nothing"]),
+    ("a step's error message goes into the Steps page unescaped", "cuda_bench/publish.py",
+     "f'{esc(last_line(text))}</td></tr>')", "f'{last_line(text)}</td></tr>')",
+     ["tests/test_dashboard.py::test_every_page_shows_text_it_did_not_write_literally_and_injects_nothing"]),
+    ("graph.js gives flot the commit names as HTML", "dashboard/site/graph.js",
+     "return [i, escaped(c.name)];", "return [i, c.name];",
+     ["tests/test_dashboard.py::test_the_graph_page_takes_what_its_data_says_as_text"]),
+    ("graph.js writes the commits' titles as HTML", "dashboard/site/graph.js",
+     "$('<td/>').text(c.title)", "$('<td/>').html(c.title)",
+     ["tests/test_dashboard.py::test_the_graph_page_takes_what_its_data_says_as_text"]),
 ]
 
 

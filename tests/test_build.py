@@ -458,3 +458,85 @@ def test_a_build_that_fails_or_is_interrupted_stops_the_builds_beside_it(tmp_pat
     with pytest.raises(build_module.BuildError, match="this build failed"):
         build_module.in_builds(task, ["sleeps", "fails"], 2)
     assert time.monotonic() - start < 10 and not build_module.CHILDREN and not build_module.STOPPING
+
+
+#: a cuda_core whose build, run by pip, says where it is (the temporary folder pip gave it) and then takes two minutes
+SLOW_SETUP = """import os, pathlib, tempfile, time
+from setuptools import setup
+marker = os.environ.get("CUDA_BENCH_TEST_MARKER")
+if marker and os.environ.get("CUDA_BENCH_TEST_SLOW") == "1":
+    pathlib.Path(tempfile.mkdtemp(prefix="backend-own-"), "x").write_text("a build's own temporary file")
+    pathlib.Path(marker).write_text(tempfile.gettempdir())
+    time.sleep(120)
+setup()
+"""
+
+
+def live_with(mark):
+    """The pids of live processes whose environment holds ``mark``."""
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark.encode() in (entry / "environ").read_bytes() and (entry / "stat").read_text().split()[2] != "Z":
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                continue
+    return found
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"], ids=["ctrl-c", "sigterm"])
+def test_a_build_interrupted_in_pip_wheel_leaves_no_temporary_folder_and_no_cache_entry(repo, builder, tmp_path,
+                                                                                        signum):
+    """The build step, interrupted while pip builds cuda_core's wheel (Ctrl-C to its process group, as a terminal
+    sends it; SIGTERM to the build alone, as asv or a job scheduler sends it): it stops within seconds, every
+    process it started with it; no folder of pip's or of the build backend stays in the temporary folder, no
+    hidden half-made entry in the wheel cache; and the next build of the commit, uninterrupted, succeeds."""
+    import signal
+    import time
+    import uuid
+
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_core")
+    (repo / "cuda_core" / "setup.py").write_text(SLOW_SETUP)
+    commit(repo, "a cuda_core that builds slowly")
+    cache, system_tmp, marker = tmp_path / "cache", tmp_path / "tmp", tmp_path / "in-pip-wheel"
+    mark = uuid.uuid4().hex  # in the environment of every process the build starts
+    system_tmp.mkdir()
+    env = dict(os.environ, CUDA_BENCH_CACHE=str(cache), CUDA_BENCH_BINDINGS="source",
+               CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT), TMPDIR=str(system_tmp),
+               CUDA_BENCH_TEST_MARKER=str(marker), CUDA_BENCH_TEST_SLOW="1", CUDA_BENCH_TEST_MARK=mark)
+    proc = subprocess.Popen([str(builder), *MODULE, "build", str(repo), str(tmp_path / "out")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), proc.stderr.read()[-3000:] if proc.poll() is not None else "no pip wheel in 300 s"
+        assert (cache / "cuda_core").is_dir() and any(p.name.startswith(".") for p in (cache / "cuda_core").iterdir())
+        sent = time.monotonic()
+        if signum == "SIGINT":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0 and took < 20, (proc.returncode, took, err[-2000:])
+    time.sleep(0.5)
+    assert live_with(mark) == [], err[-2000:]
+    assert not marker.read_text().startswith(str(system_tmp))  # pip and its backend had a folder of the build's
+    assert sorted(p.name for p in system_tmp.iterdir()) == [], err[-2000:]
+    assert [p.name for p in (cache / "cuda_core").iterdir()] == [], err[-2000:]  # no hidden half-made entry
+    record = json.loads((tmp_path / "out" / "build.json").read_text())
+    assert record["ok"] is False
+    done = subprocess.run([str(builder), *MODULE, "build", str(repo), str(tmp_path / "again")],
+                          env=dict(env, CUDA_BENCH_TEST_SLOW="0"), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [p.name for p in (cache / "cuda_core").iterdir() if p.name.startswith(".")] == []
+    assert sorted(p.name for p in system_tmp.iterdir()) == []

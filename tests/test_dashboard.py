@@ -35,6 +35,8 @@ _spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.p
 known_answers = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(known_answers)
 SHA, MACHINE = known_answers.SHA, known_answers.MACHINE
+HOSTILE, HOSTILE_TAG = known_answers.HOSTILE, known_answers.HOSTILE_TAG
+HOSTILE_CASE, HOSTILE_ERROR = known_answers.HOSTILE_CASE, known_answers.HOSTILE_ERROR
 SET_CORE, SET_BINDINGS = known_answers.SET_CORE, known_answers.SET_BINDINGS
 EVENT_CORE, LAUNCH_16 = known_answers.EVENT_CORE, known_answers.LAUNCH_16
 TAGS = {"v010": "cuda-core-v0.1.0", "v020": "cuda-core-v0.2.0"}
@@ -80,6 +82,21 @@ def test_a_missing_browser_fails_when_one_is_required(monkeypatch):
     with pytest.raises(pytest.fail.Exception, match="chromium"):
         need_browser()
     assert "CUDA_BENCH_REQUIRE_BROWSER=1" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_browser_writes_into_the_tests_own_home_not_yours(site):
+    """HOME, the XDG folders and npm's cache point into the tests' own home (``conftest.TEST_HOME``): chromium and
+    Playwright, which make ``~/.config`` and ``~/.cache`` on a fresh machine, leave the home the tests were started
+    with (``conftest.REAL_HOME``) as it was."""
+    from conftest import REAL_HOME, TEST_HOME
+
+    assert Path.home() == TEST_HOME != REAL_HOME and Path(os.environ["HOME"]) == TEST_HOME
+    for key in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "npm_config_cache"):
+        assert Path(os.environ[key]).is_relative_to(TEST_HOME), key
+    before = sorted(p.name for p in REAL_HOME.iterdir())
+    for tab in browser_tab(site[2]):
+        tab.goto(f"{site[2]}/index.html")
+    assert sorted(p.name for p in REAL_HOME.iterdir()) == before
 
 
 # --- the fixture history, published ---------------------------------------------------------------------
@@ -131,22 +148,34 @@ def known(site):
 
 @pytest.fixture
 def page(site):
+    yield from browser_tab(site[2])
+
+
+@pytest.fixture
+def broken_page(broken):
+    yield from browser_tab(broken[3])
+
+
+def browser_tab(origin):
+    """A chromium tab on the site served at ``origin``; when the test ends, no console error and no request outside
+    that site."""
     chromium = need_browser()
     import playwright.sync_api as playwright
 
-    html, results_dir, origin = site
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         tab = browser.new_page(viewport={"width": 1400, "height": 900})
-        tab.problems, tab.outside = [], []
+        tab.problems, tab.outside, tab.dialogs = [], [], []
         tab.on("console", lambda m: m.type == "error" and tab.problems.append(m.text))
         tab.on("pageerror", lambda e: tab.problems.append(str(e)))
         tab.on("request", lambda r: r.url.startswith(origin) or tab.outside.append(r.url))
+        tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))  # an injected alert() ran
         tab.origin = origin
         yield tab
         browser.close()
     assert tab.problems == [], f"console errors: {tab.problems}"
     assert tab.outside == [], f"requests outside html/: {tab.outside}"
+    assert tab.dialogs == [], f"a script the pages did not write ran: {tab.dialogs}"
 
 
 def step_of(steps, base, head):
@@ -183,7 +212,7 @@ def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps
     html, results_dir, origin = site
     page.goto(f"{origin}/index.html")
     assert page.get_attribute("p.head", "data-commit") == SHA["m4"]
-    assert "Docs: the launch guide" in page.inner_text("p.head")
+    assert f"“{HOSTILE}”" in page.inner_text("p.head")  # its title, as written
     rows = page.eval_on_selector_all("table.verdicts tr", "trs => trs.map(tr => [tr.dataset.against, "
                                      "tr.dataset.base || '', tr.dataset.head || '', tr.innerText])")
     by = {r[0]: r for r in rows}
@@ -544,6 +573,203 @@ def test_the_steps_page_lists_the_newest_step_first(site):
                                                      ("v010", "v020")]
 
 
+# --- text the pages did not write ------------------------------------------------------------------------
+#: what text the pages did not write would have made of them, had it been taken as HTML
+INJECTED = """() => ({bold: [...document.querySelectorAll('b')].filter(b => /^(bold|tag)$/.test(b.textContent))
+                      .length, images: document.querySelectorAll('img[src="x"]').length,
+                      scripts: [...document.scripts].filter(s => s.textContent.includes('alert(')).length})"""
+
+
+def shows_literally(page, selector, text):
+    """Whether an element matching ``selector`` shows ``text`` as it was written, or has it as its title."""
+    return page.eval_on_selector_all(selector, "(es, text) => es.some(e => e.innerText.includes(text) "
+                                     "|| e.getAttribute('title') === text)", text)
+
+
+@pytest.mark.parametrize("url,where", [
+    ("index.html", ["p.head", f"a.commit[data-commit='{SHA['m4']}']"]),
+    ("releases.html", [f"a.commit[data-commit='{SHA['m4']}']"]),
+    ("regressions.html", [f"a.commit[data-commit='{SHA['m4']}']"]),
+    ("steps.html", [f"a.commit[data-commit='{SHA['m4']}']", "tr[data-verdict='not measured']"]),
+    (f"graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create", ["#graph-commits td"]),
+    (f"asv.html#bench_event.EventCreate.time_event_create?machine={MACHINE}", ["#main-graph div"]),
+    ("asv.html#summarylist", ["#summarylist-body"]),
+])
+def test_every_page_shows_text_it_did_not_write_literally_and_injects_nothing(site, page, url, where):
+    """A commit title, a tag, a case name and a worker's message holding quotes, ``<b>``, ``&``, ``<script>`` and
+    ``<img onerror>`` (make.py's HOSTILE ...): each page shows them as written, as text or as a title, and
+    no element or script of theirs gets into the page (no alert runs: ``browser_tab`` checks)."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/{url}")
+    if url.startswith("graph"):
+        page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+    if url.startswith("asv.html#bench"):
+        page.wait_for_selector("#cuda-bench-legend table", timeout=20000)
+    if url.startswith("asv.html#summary"):
+        page.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
+    page.wait_for_timeout(300)
+    assert page.evaluate(INJECTED) == {"bold": 0, "images": 0, "scripts": 0}, url
+    texts = {"p.head": HOSTILE, "a.commit": HOSTILE, "#graph-commits td": HOSTILE, "#main-graph div": HOSTILE_TAG}
+    for selector in where:
+        if selector == "tr[data-verdict='not measured']":
+            assert page.get_attribute(selector, "data-case") == HOSTILE_CASE
+            assert shows_literally(page, selector, HOSTILE_CASE) and shows_literally(page, selector, HOSTILE_ERROR)
+        elif selector == "#summarylist-body":
+            assert "bench_event.EventCreate.time_event_create" in page.inner_text(selector)
+        else:
+            text = next(v for k, v in texts.items() if selector.startswith(k))
+            assert shows_literally(page, selector, text), (url, selector)
+
+
+def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
+    """graph.js on data whose every string is hostile (commit names, titles, cuda-bindings, the C++ twin's name,
+    the machine): the axis, the legend, the notes and the commits table show each as written; no element or
+    script of theirs gets into the page."""
+    html, results_dir, origin = site
+    copy = tmp_path / "html"
+    shutil.copytree(html, copy)
+    benchmark = "bench_event.EventCreate.time_event_create"
+    path = copy / "paired" / MACHINE / f"{benchmark}.json"
+    data = json.loads(path.read_text())
+    for i, commit in enumerate(data["commits"]):
+        commit.update(name=f"{HOSTILE_TAG}{i}", title=HOSTILE, env=HOSTILE_ERROR if i > 2 else HOSTILE_CASE)
+    for per in data["cases"].values():
+        if "cpp" in per:
+            per["cpp"]["twin"] = HOSTILE_CASE
+        for series in per.values():
+            series["chain"] = [[*p[:4], HOSTILE_TAG] if p[0] == 1 else p for p in series["chain"]]
+    path.write_text(json.dumps(data))
+    server, there = serve(copy)
+    try:
+        for tab in browser_tab(there):
+            tab.goto(f"{there}/graph.html#machine={MACHINE}&benchmark={benchmark}")
+            tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+            assert tab.evaluate(INJECTED) == {"bold": 0, "images": 0, "scripts": 0}
+            labels = tab.eval_on_selector_all("#chain .flot-x-axis .flot-tick-label", "ds => ds.map(d => d.innerText)")
+            assert labels == [f"{HOSTILE_TAG}{i}" for i in range(len(data["commits"]))]
+            assert tab.eval_on_selector_all("#graph-commits td:nth-child(3)", "ds => ds.map(d => d.innerText)") \
+                == [HOSTILE] * len(data["commits"])
+            assert f"C++ twin ({HOSTILE_CASE})" in tab.inner_text("#graph-legend")
+            assert f"cuda-bindings {HOSTILE_CASE} \u2192 {HOSTILE_ERROR}" in tab.inner_text("#chain")
+            assert f"at {HOSTILE_TAG}:" in tab.inner_text("#graph-notes")
+    finally:
+        server.shutdown()
+
+
+def test_what_the_pages_did_not_write_is_escaped_in_their_html_too(site):
+    """The files themselves, whatever a browser would make of them: no hostile text raw in any page, every one of
+    them in an attribute escaped with its quotes."""
+    html, results_dir, origin = site
+    raw = [HOSTILE, HOSTILE_TAG, HOSTILE_CASE, HOSTILE_ERROR, "<b>bold</b>", "<script>alert(", "<img src=x"]
+    for page_file in sorted(html.glob("*.html")):
+        text = page_file.read_text()
+        assert not [r for r in raw if r in text], page_file.name
+    assert f'title="{publish.esc(HOSTILE)}"' in (html / "index.html").read_text()
+    assert "&quot;quotes&quot;" in publish.esc(HOSTILE) and "&#x27;" in publish.esc(HOSTILE_TAG)
+
+
+# --- a history that cannot all be read -------------------------------------------------------------------
+PAGES = ["index.html", "releases.html", "regressions.html", "steps.html",
+         f"graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create"]
+
+
+def cut(path, line=None):
+    """``path`` cut off halfway (of its ``line``, counted from 1), as a write killed mid-way leaves it."""
+    if line is None:
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        return path
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[line - 1] = lines[line - 1][: len(lines[line - 1]) // 2] + b"\n"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def recheck_line(results_dir, base, head):
+    """The line of steps.jsonl that measured the step base -> head again (its second record)."""
+    found = [i for i, line in enumerate((results_dir / MACHINE / "steps.jsonl").read_text().splitlines(), 1)
+             if json.loads(line)["base"] == SHA[base] and json.loads(line)["head"] == SHA[head]]
+    return found[1]
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    """The fixture history published with main's head's results file cut off and the recheck that did not
+    reproduce SetCurrent('bindings') at m2 -> m3 cut in half: (publish's process, html, results, origin, the
+    steps.jsonl line cut, the results file cut)."""
+    tmp = tmp_path_factory.mktemp("broken")
+    results_dir = tmp / "results"
+    shutil.copytree(FIXTURE / "results", results_dir)
+    line = recheck_line(results_dir, "m2", "m3")
+    cut(results_dir / MACHINE / "steps.jsonl", line)
+    head_file = cut(next((results_dir / MACHINE).glob(f"{SHA['m4'][:8]}-*.json")))
+    conf = asv_conf(tmp, tmp / "no-clone-here", sys.executable, results_dir=str(results_dir))
+    proc = run_module("cuda_bench.publish", "--config", conf, check=False)
+    server, origin = serve(tmp / "html")
+    yield proc, tmp / "html", results_dir, origin, line, head_file
+    server.shutdown()
+
+
+def test_what_could_not_be_read_is_named_on_every_page_and_publish_exits_2(broken, broken_page):
+    """A record's line and a results file that cannot be read: publish still publishes, names each (file and line)
+    on stderr and on top of every page, and exits 2; the flag whose recheck was cut off reads "not yet confirmed"
+    under that banner, never silently."""
+    page = broken_page
+    proc, html, results_dir, origin, line, head_file = broken
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    steps_file = results_dir / MACHINE / "steps.jsonl"
+    assert f"records: {steps_file}:{line}: does not parse" in proc.stderr
+    assert f"  {steps_file}:{line}: does not parse" in proc.stderr and f"  {head_file}:1: does not parse" in proc.stderr
+    for url in PAGES:
+        page.goto(f"{origin}/{url}")
+        named = page.eval_on_selector_all("div.unreadable li", "lis => lis.map(li => [li.dataset.file, li.dataset.line,"
+                                          " li.innerText])")
+        assert [n[:2] for n in named] == [[f"results/{MACHINE}/{head_file.name}", "1"],
+                                          [f"results/{MACHINE}/steps.jsonl", str(line)]], (url, named)
+        assert "could not be read" in page.inner_text("div.unreadable")
+        assert page.locator("div.unreadable").bounding_box()["y"] < page.locator("h1").bounding_box()["y"]
+    page.goto(f"{origin}/regressions.html")
+    assert page.get_attribute(f"tr.case[data-case=\"{SET_BINDINGS}\"]", "data-status") == "not yet confirmed"
+
+
+def test_a_head_whose_results_file_cannot_be_read_is_named_not_replaced(broken, broken_page):
+    """main's head m4, whose results file was cut off, is named as main's head that could not be read, with its
+    file; what the page says next is of m3, called the newest commit that could be read, never main's head."""
+    page = broken_page
+    proc, html, results_dir, origin, line, head_file = broken
+    page.goto(f"{origin}/index.html")
+    lost = page.locator("p.lost-head")
+    assert lost.get_attribute("data-commit") == SHA["m4"]
+    text = lost.inner_text()
+    assert text.startswith(f"Main's head: {SHA['m4'][:9]}") and "its results file could not be read" in text
+    assert f"results/{MACHINE}/{head_file.name} line 1" in text
+    assert page.get_attribute("p.head", "data-commit") == SHA["m3"]
+    assert page.inner_text("p.head").startswith("The newest commit of main whose results could be read: ")
+    assert "Main's head" not in page.inner_text("p.head")
+
+
+def test_report_names_what_it_could_not_read_and_exits_2_unless_a_regression_outranks_it(broken, capsys):
+    """`cuda-bench report` (every form) and the nightly issue say on top which file and line could not be read, and
+    exit 2; the issue, whose open regressions are a regression, exits 1, and says it too."""
+    from cuda_bench import cli
+
+    proc, html, results_dir, origin, line, head_file = broken
+    expected = [f"> - `results/{MACHINE}/{head_file.name}` line 1: does not parse",
+                f"> - `results/{MACHINE}/steps.jsonl` line {line}: does not parse"]
+    for argv, status in ((["report"], 2), (["report", "--steps"], 2), (["report", "--releases"], 2),
+                         (["report", "--issue"], 1)):
+        assert cli.main([*argv, "--results", str(results_dir)]) == status, argv
+        out, err = capsys.readouterr()
+        said = [line for line in out.splitlines() if line.startswith("> - ")]
+        assert [s.split(": does not parse")[0] + ": does not parse" for s in said] == expected, (argv, said)
+        assert "part(s) of the history could not be read" in err
+    assert cli.main(["report", "--results", str(results_dir)]) == 2
+    front = capsys.readouterr().out
+    assert f"Main's head: `{SHA['m4'][:9]}`" in front and "**its results file could not be read**" in front
+    assert f"The newest commit of main whose results could be read: `{SHA['m3'][:9]}`" in front
+    issue = cli.main(["report", "--issue", "--results", str(results_dir)]), capsys.readouterr().out
+    assert issue[0] == 1 and issue[1].startswith(report.MARKER + "\n> **Part of the history could not be read**")
+
+
 # --- publishing -----------------------------------------------------------------------------------------
 def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(site, tmp_path):
     """The fixture's commits exist in no repository: cuda-bench publish (above) and plain ``asv publish``, through
@@ -555,7 +781,7 @@ def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(s
     for name in ("regressions.json", "overview.json", "index.html", "releases.html", "regressions.html"):
         assert (tmp_path / "html" / name).read_text() == (html / name).read_text(), name
     index = json.loads((html / "index.json").read_text())
-    assert index["tags"] == {"cuda-core-v0.1.0": 0, "cuda-core-v0.2.0": 1}
+    assert index["tags"] == {"cuda-core-v0.1.0": 0, "cuda-core-v0.2.0": 1, HOSTILE_TAG: 3}
     assert [index["revision_to_hash"][str(i)] for i in range(6)] == list(SHA.values())
     for page_file in html.glob("*.html"):
         text = page_file.read_text()
@@ -564,7 +790,8 @@ def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(s
 
 def test_a_corrupt_results_file_is_skipped_with_its_name(site, tmp_path):
     """A results file cut off mid-write, JSON that is no asv results, or asv's keys holding the wrong shapes:
-    publishing goes on without it, one line naming it, exit 0."""
+    publishing goes on without it, a line naming it, and exit 2 (something could not be read), every page saying
+    so on top."""
     html, results_dir, origin = site
     copy = tmp_path / "results"
     shutil.copytree(results_dir, copy)
@@ -574,11 +801,15 @@ def test_a_corrupt_results_file_is_skipped_with_its_name(site, tmp_path):
     stray = newest.with_name("cafebabe-" + newest.name.split("-", 1)[1])
     stray.write_text('{"not": "asv"}')
     conf = asv_conf(tmp_path, tmp_path / "no-clone-here", sys.executable, results_dir=str(copy))
-    proc = run_module("cuda_bench.publish", "--config", conf)
-    assert f"publish: skipping {bad}: not a readable results file" in proc.stderr
-    assert f"publish: skipping {stray}: not a readable results file" in proc.stderr
+    proc = run_module("cuda_bench.publish", "--config", conf, check=False)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert f"results: skipping {bad}: " in proc.stderr
+    assert f"results: skipping {stray}: not an asv results file" in proc.stderr
+    assert f"  {bad}:1: does not parse (" in proc.stderr and f"  {stray}: not an asv results file" in proc.stderr
     assert json.loads((tmp_path / "html" / "overview.json").read_text())
     assert (tmp_path / "html" / "README.md").exists()
+    named = re.findall(r'<li data-file="([^"]+)" data-line="(\d*)">', (tmp_path / "html" / "index.html").read_text())
+    assert sorted(named) == [(f"results/{MACHINE}/{stray.name}", ""), (f"results/{MACHINE}/{bad.name}", "1")]
 
 
 def test_a_failed_publish_keeps_the_dashboard_that_was_there(site, tmp_path):

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, git
@@ -61,8 +60,7 @@ def project(tmp_path_factory):
                         "env": {"CUDA_BENCH_BINDINGS": [BINDINGS]}})
     path = tmp / "asv.conf.json"
     path.write_text(json.dumps(conf, indent=1))
-    env = dict(os.environ, HOME=str(tmp / "home"), CUDA_BENCH_CACHE=str(wheels),
-               PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")))
+    env = dict(os.environ, HOME=str(tmp / "home"), CUDA_BENCH_CACHE=str(wheels))  # pip's cache: the tests' own
     (tmp / "home").mkdir()
     assert asv(path, "machine", "--yes", "--machine", "cpu-test", env=env).returncode == 0
     first = asv(path, "run", "-b", CASES, "--machine", "cpu-test", "--show-stderr", "HEAD^!", env=env)

@@ -132,3 +132,37 @@ def test_publish_needs_no_clone_when_the_one_init_recorded_is_gone(tmp_path, mon
         asvrun.derived_conf()
     with pytest.raises(asvrun.RunError, match=r"^--repo .*gone is not a git repository$"):
         asvrun.derived_conf(str(tmp_path / "gone"), need_repo=False)
+
+
+def test_publish_needs_no_network_and_no_npm(tmp_path):
+    """The libraries asv's pages load come from dashboard/vendor (each package's licence beside its files, its
+    version in the README there), never from npm: publish runs with no npm, node or git on its PATH and, where
+    this machine lets a process leave the network (``unshare -rn``), with no network at all."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import ROOT, asv_conf
+
+    from cuda_bench.paths import VENDOR
+
+    results_dir = tmp_path / "results"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "site" / "results", results_dir)
+    conf = asv_conf(tmp_path, tmp_path / "no-clone-here", sys.executable, results_dir=str(results_dir))
+    (tmp_path / "bin").mkdir()  # a PATH with nothing on it
+    command = [sys.executable, "-m", "cuda_bench.publish", "--config", str(conf)]
+    unshare = shutil.which("unshare")
+    offline = unshare is not None and subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode == 0
+    proc = subprocess.run([unshare, "-rn", *command] if offline else command, cwd=ROOT, capture_output=True,
+                          text=True, env=dict(os.environ, PATH=str(tmp_path / "bin"), PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = tmp_path / "html"
+    for path in [*publish.ASSETS.values(), *publish.EXTRA_FILES]:
+        assert (html / "vendor" / path).exists(), path
+    readme = (VENDOR / "README.md").read_text()
+    for package in sorted(p.name for p in VENDOR.iterdir() if p.is_dir()):
+        assert f"| {package} | " in readme, package
+        assert any(p.name.startswith("LICENSE") for p in (html / "vendor" / package).iterdir()) or \
+            "no licence file" in readme, package
+    assert not (ROOT / "dashboard" / "package.json").exists()

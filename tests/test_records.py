@@ -103,6 +103,12 @@ def test_a_record_of_the_wrong_shape_is_left_out_with_a_line_and_a_good_one_is_r
     assert ":1: record.thresholds is '1%', not a mapping" in said[0]
     assert "'sideways', not one of 'random', 'fixed'" in said[1] and "has no 'date'" in said[2]
     assert "cuda-bench upgrade" in said[3] and ":7: does not parse" in said[5]
+    path = (tmp_path / records.FILES["calibration"]).resolve()
+    noted = results.noted(tmp_path)  # each line left out is noted: the commands exit 2 on it, the pages name it
+    assert [(p, line) for p, line, _ in noted] == [(path, n) for n in (1, 2, 3, 4, 5, 7)]
+    assert "does not parse" in noted[-1][2] and "not a mapping" in noted[0][2]
+    results.forget(tmp_path)
+    assert results.noted(tmp_path) == []
 
 
 @pytest.mark.parametrize("threshold", [float("nan"), float("inf"), -0.5, 0, 0.004, "2%", None])
@@ -180,3 +186,11 @@ def test_a_results_file_that_does_not_parse_is_left_out_with_a_line_naming_it(tm
     assert [d["commit_hash"][:9] for _, d in loaded] == ["cb56ab9f9"]
     said = capsys.readouterr().err
     assert f"skipping {folder / 'deadbeef-cut.json'}" in said and f"skipping {folder / 'feedface-shape.json'}" in said
+    noted = {(p.name, line): why for p, line, why in results.noted(tmp_path)}
+    assert noted.keys() == {("deadbeef-cut.json", 1), ("feedface-shape.json", None)}
+    assert noted[("deadbeef-cut.json", 1)].startswith("does not parse (")
+    assert results.shown(folder / "deadbeef-cut.json", tmp_path) == f"{tmp_path.name}/{MACHINE}/deadbeef-cut.json"
+    # each results file that could not be read, by the commit commits.json names for its first 8 hex digits
+    assert set(results.unreadable_results(tmp_path, MACHINE, {"deadbeef" + "0" * 32: {}})) == {"deadbeef" + "0" * 32,
+                                                                                               "f" * 40}
+    results.forget(tmp_path)

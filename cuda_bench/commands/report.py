@@ -70,8 +70,13 @@ def main(args, argv):
             text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m]) for m in order)
         else:
             told = {m: summary.landing(m, [d for n, d in runs if n == m], steps[m], known,
-                                       history.work(args.results, m)) for m in order}
+                                       history.work(args.results, m),
+                                       results.unreadable_results(args.results, m, known)) for m in order}
             text = report.landing(told, rows, known)
+    banner = report.unreadable_markdown(results.noted(args.results), args.results)
+    if banner:  # on top; the marker stays its first line
+        first, _, rest = text.partition("\n") if text.startswith(report.MARKER) else ("", "", text)
+        text = "\n".join(filter(None, [first, banner, rest]))
     print(text)
     if args.output:
         args.output.write_text(text + "\n")

@@ -1,7 +1,8 @@
 /* cuda-python-bench: graph.html. Per case, one line per library: the paired chain (the product of the paired
    steps' ratios since the first commit of the run of steps that reach it, with its band), a marker where a step
    flagged the case; below, asv's medians per call and the C++ twin's, as context. Data: paired/<machine>/<op>.json
-   (cuda_bench.publish.graph_data). */
+   (cuda_bench.publish.graph_data). What the data says (commit names and titles, tags, case names) goes into the
+   page as text, never as HTML: jQuery's .text(), or escaped() where flot takes HTML. */
 'use strict';
 $(function () {
     var COLORS = {core: '#5d9200', bindings: '#1f77b4', cupy: '#9467bd', cpp: '#444444'};
@@ -40,6 +41,11 @@ $(function () {
         if (a < 1e3) { return (Math.round(ns * 10) / 10) + ' ns'; }
         if (a < 1e6) { return +(ns / 1e3).toPrecision(3) + ' µs'; }
         return +(ns / 1e6).toPrecision(3) + ' ms';
+    }
+
+    function escaped(text) {
+        /* text as HTML, for the one place that takes HTML: flot writes its tick labels with innerHTML */
+        return $('<span/>').text(text === null || text === undefined ? '' : String(text)).html();
     }
 
     function options(select, values, chosen) {
@@ -123,7 +129,7 @@ $(function () {
     function draw(data, label) {
         var per = data.cases[label] || {};
         var commits = data.commits;
-        var ticks = commits.map(function (c, i) { return [i, c.name]; });
+        var ticks = commits.map(function (c, i) { return [i, escaped(c.name)]; });
         var env = envMarkings(commits);
         var chain = [], medians = [], notes = [], legend = [], restarts = {};
         ORDER.forEach(function (api) {
