@@ -260,8 +260,7 @@ def work_html(told, where=""):
     work = told.get("work")
     if work is None:
         return ""
-    notes = "".join(f' <small class="text-muted">{code_text(note)}</small>'
-                    for note in [*work["caveats"], counting.UNSEEN])
+    notes = "".join(f' <small class="text-muted">{code_text(note)}</small>' for note in work["caveats"])
     changed, said = summary.work_said(work)
     if not changed:
         return f'<p class="work" data-changed="0">Work per call{where}: {said}.{notes}</p>'
@@ -269,6 +268,11 @@ def work_html(told, where=""):
                     for name, text in work["changed"].items())
     return (f'<div class="work" data-changed="{len(work["changed"])}"><b>Work per call{where} {said}</b> (exact '
             f"counts, no interval needed):{notes}<ul>{items}</ul></div>")
+
+
+def unseen_html(shown):
+    """What the work counts cannot see, said once under a page's work lines (``shown``: the page has some)."""
+    return f'<p class="unseen"><small class="text-muted">{esc(counting.UNSEEN)}</small></p>' if shown else ""
 
 
 def code_text(text):
@@ -378,6 +382,8 @@ def render_landing(told, rows, known):
         elif part.get("step") and part["described"]["work"] is not None:
             where = " since the previous measured commit" if key == "previous" else " since the newest release"
             out.append(f'<div data-against="{key}">{work_html(part["described"], where)}</div>')
+    out.append(unseen_html(any((told.get(key) or {}).get("step") and told[key]["described"]["work"] is not None
+                               for key in ("previous", "release"))))
     if opened:
         out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
             f'<li data-case="{esc(c["name"])}" data-head="{esc(s["head"])}">'
@@ -579,6 +585,8 @@ def render_releases(machine, found, known):
     if not found["ladder"]:
         out.append("<p>No release measured against the one before it on this machine.</p>")
     out += [render_release_step(machine, told, known) for told in found["ladder"]]
+    told = [*found["ladder"], *([found["to_head"]] if found["to_head"] else [])]
+    out.append(unseen_html(any(t.get("work") is not None for t in told)))
     out.append("</section>")
     return "\n".join(out)
 

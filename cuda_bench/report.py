@@ -90,7 +90,7 @@ def _work(told, where=""):
     work = told.get("work")
     if work is None:
         return []
-    notes = "".join(f" {note}" for note in [*work["caveats"], UNSEEN])
+    notes = "".join(f" {note}" for note in work["caveats"])
     changed, said = summary.work_said(work)
     if not changed:
         return ["", f"Work per call{where}: {said}.{notes}"]
@@ -151,6 +151,8 @@ def landing_markdown(told, rows, known):
         elif part.get("step"):
             lines += _work(part["described"], " since the previous measured commit" if part is previous
                            else " since the newest release")
+    if any(part.get("step") and part["described"]["work"] is not None for part in (previous, release or {})):
+        lines += ["", f"_{UNSEEN}_"]
     if opened:
         lines += ["", "### Open regressions on main", "",
                   *(f"- `{c['name']}` {interval(c)} at `{summary.name(s['base'], known)}` → "
@@ -201,6 +203,8 @@ def releases_markdown(machine, found, known):
                 f"`{c['name']}` {interval(c)}" for c in told["not_reproduced"]) + "."]
     if not found["ladder"]:
         lines += ["", "No release measured against the one before it on this machine."]
+    if any(told.get("work") is not None for told in [*found["ladder"], found["to_head"] or {}]):
+        lines += ["", f"_{UNSEEN}_"]
     return "\n".join(lines)
 
 

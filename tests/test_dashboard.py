@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, asv_conf, run_asv, run_module
 
-from cuda_bench import history, publish, report, results, summary
+from cuda_bench import counts, history, publish, report, results, summary
 
 FIXTURE = Path(__file__).parent / "fixtures" / "site"
 _spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.py")
@@ -244,7 +244,9 @@ def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps
     cell = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
     assert cell.inner_text().strip() == "620 ns"  # asv's median doubled (310 -> 620 ns): one number, no badge
     assert "×1.004 [0.996, 1.012]" in cell.get_attribute("title")  # the paired step, on hover
-    words = len(page.inner_text("body").split())
+    body = page.inner_text("body")
+    assert body.count(counts.UNSEEN) == 1  # what the counts cannot see, said once, under the work lines
+    words = len(body.split())
     assert words < 400, words
     shoot(page, "landing-fixture.png")
 
