@@ -38,6 +38,10 @@ from cuda_bench.paths import result_files
 DEFAULTS = {"asv": 0.55, "step": 0.75, "counts": 0.3,
             "build": {"cuda_pathfinder": 3.0, "cuda_core": 50.0, "cuda_bindings": 300.0}}
 BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
+#: seconds beyond the per-case figures, which come from the benchmarks' own durations: per commit asv measures (its
+#: environment, discovery, setup_cache and a process per benchmark; H100: 143 s for c278ecb3d against 91 s of
+#: durations) and per paired step (two environments from the wheel cache, 10-13 s each on the H100 and the H200)
+OVERHEAD = {"asv": 50.0, "steps": 25.0}
 #: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say little
 WHOLE = 50
 KINDS = ("head", "gap", "commit", "counts", "release")
@@ -157,10 +161,10 @@ class Planner:
         bindings = bindings or self.bindings
         parts = {}
         if measure:
-            parts["asv"] = round(self.cost.part("asv") * len(measure), 1)
+            parts["asv"] = round((self.cost.part("asv") + OVERHEAD["asv"]) * len(measure), 1)
         paired = [self._step(b, h, bindings) for b, h in steps]
         if any(not same for _, same in paired):
-            parts["steps"] = round(sum(s for s, _ in paired), 1)
+            parts["steps"] = round(sum(s + OVERHEAD["steps"] for s, same in paired if not same), 1)
         if counts:
             parts["counts"] = round(self.cost.part("counts") * len(counts), 1)
         builds = self._builds(list(dict.fromkeys([*measure, *(c for s in steps for c in s)])), bindings)
@@ -275,18 +279,22 @@ def execute(planner, budget, run_one, progress=print, limit=100, clock=time.mono
     """Run the plan's items in order while the next one fits in what is left of ``budget`` seconds (never passing
     over a more valuable item for a smaller one: the head's step is worth more than anything after it, and a
     commit measured without it would pair with nothing), planning again after each, since one item can fill
-    another's gap. ``run_one(item)`` runs an item's command and returns its exit status. The record of the run:
+    another's gap. ``run_one(item)`` runs an item's command and returns its exit status. Where the items run so
+    far took longer than estimated, the next one's estimate is scaled by that (never down). The record of the run:
     each item with its estimate, the seconds it took and its status, and what was left."""
     start = clock()
     done, tried = [], set()
     while len(done) < limit:
         left = budget - (clock() - start)
         todo = [i for i in planner.items() if tuple(i.args) not in tried]
-        if not todo or todo[0].seconds > left:
+        scale = max(1.0, sum(d["seconds"] for d in done) / max(1.0, sum(d["estimate"] for d in done)))
+        if not todo or todo[0].seconds * scale > left:
             break
         fits = todo[0]
         tried.add(tuple(fits.args))
-        progress(f"plan: [{fits.kind}] {fits.what}: about {fits.seconds:.0f} s, {left:.0f} s of the budget left")
+        expect = f"about {fits.seconds * scale:.0f} s" + (f" (×{scale:.2f} of the estimate, as the parts before "
+                                                          "took)" if scale > 1 else "")
+        progress(f"plan: [{fits.kind}] {fits.what}: {expect}, {left:.0f} s of the budget left")
         began = clock()
         status = run_one(fits)
         took = round(clock() - began, 1)

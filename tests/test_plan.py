@@ -137,7 +137,9 @@ def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monore
     # nothing measured: the head with the commit before it, as one part (a step needs two measured commits)
     items = planner(repo, res, cache).items()
     assert items[0].kind == "head" and items[0].args == ["run", f"{shas[4]}^..{shas[5]}"]
-    assert items[0].parts["asv"] == 200 and items[0].parts["steps"] == 200 and items[0].parts["counts"] == 100
+    # per case, plus what each commit and step costs beyond its cases (asv's environment, the two paired ones)
+    assert items[0].parts["asv"] == 2 * (100 + plan.OVERHEAD["asv"]) and items[0].parts["counts"] == 100
+    assert items[0].parts["steps"] == 200 + plan.OVERHEAD["steps"]
     # builds: what the (empty) cache lacks, each once: 3 packages of the head, and commit 4's cuda_core (its other
     # two trees are the head's)
     assert items[0].parts["builds"] == sum(plan.DEFAULTS["build"][p] for p in build.PACKAGES) + \
@@ -157,7 +159,7 @@ def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monore
     assert items[0].args == ["steps", "--pair", shas[1], shas[3]]
     # commit 2 sits between 1 and 3: its steps are 1 -> 2, identical builds (no GPU time), and 2 -> 3
     two = items[3]
-    assert two.parts["steps"] == 200 and two.parts["asv"] == 100
+    assert two.parts["steps"] == 200 + plan.OVERHEAD["steps"] and two.parts["asv"] == 100 + plan.OVERHEAD["asv"]
     # a cache that holds every wheel: no builds in any estimate
     fill(cache, repo, shas)
     assert not any("builds" in i.parts for i in planner(repo, res, cache).items())
@@ -184,34 +186,53 @@ def test_costs_come_from_the_machines_own_records(tmp_path):
     assert plan.costs(res, MACHINE, cases=100, cores=2).build("cuda_core") == plan.DEFAULTS["build"]["cuda_core"] * 8
 
 
-def test_a_run_takes_the_parts_that_fit_and_plans_again_after_each(monorepo, tmp_path, monkeypatch):
-    """execute() runs the most valuable part while it fits in what is left of the budget, plans again (the part may
-    have made another moot), stops at the first part too large for what is left (a smaller, less valuable one
-    after it waits), and records each part's estimate beside the time it took."""
-    repo, shas = monorepo
-    res, cache = tmp_path / "res", tmp_path / "cache"
+def gaps_to_fill(repo, shas, res, monkeypatch, slower=1.1):
+    """A history with two gaps (1 -> 3, 0 -> 1), and a run_one that fills what it runs, taking ``slower`` times
+    its estimate; the list of what it ran."""
     monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
     for i in (0, 1, 3, 5):
         measured(res, shas[i], i)
     records.append(res / MACHINE, "step", step_record(base=shas[3], head=shas[5], bindings="source"))
     ran, now = [], [0.0]
 
-    def run_one(item):  # what the commands do to the history, without a GPU, taking 10 % more than estimated
+    def run_one(item):
         ran.append(item.args)
-        now[0] += item.seconds * 1.1
+        now[0] += item.seconds * slower
         if item.kind == "gap":
             records.append(res / MACHINE, "step", step_record(base=item.commits[0], head=item.commits[1],
                                                               bindings="source"))
         return 0
+    return ran, now, run_one
 
+
+def test_a_run_that_takes_longer_than_estimated_expects_the_rest_to(monorepo, tmp_path, monkeypatch):
+    """The second gap's 225 s fit in the 255 s left, but the first took ×1.1 its estimate: so would it, and it
+    is not started."""
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    ran, now, run_one = gaps_to_fill(repo, shas, res, monkeypatch)
+    fill(cache, repo, shas)
+    said = []
+    record = plan.execute(planner(repo, res, cache), 480, run_one, progress=said.append, clock=lambda: now[0])
+    assert ran == [["steps", "--pair", shas[1], shas[3]]] and len(record["done"]) == 1
+    assert record["left"][0]["args"] == ["steps", "--pair", shas[0], shas[1]]
+
+
+def test_a_run_takes_the_parts_that_fit_and_plans_again_after_each(monorepo, tmp_path, monkeypatch):
+    """execute() runs the most valuable part while it fits in what is left of the budget, plans again (the part may
+    have made another moot), stops at the first part too large for what is left (a smaller, less valuable one
+    after it waits), and records each part's estimate beside the time it took."""
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    ran, now, run_one = gaps_to_fill(repo, shas, res, monkeypatch)  # each part taking 10 % more than estimated
     fill(cache, repo, shas)
     found = planner(repo, res, cache)
-    # gap steps cost 200 s each, then commit 4 550 s: 500 s take both gaps (440 s with the 10 %) and stop there,
+    # gap steps cost 225 s each, then commit 4 far more: 500 s take both gaps (495 s with the 10 %) and stop there,
     # though a 50 s count would fit
     record = plan.execute(found, 500, run_one, progress=lambda m: None, clock=lambda: now[0])
     assert ran == [["steps", "--pair", shas[1], shas[3]], ["steps", "--pair", shas[0], shas[1]]]
-    assert [(d["estimate"], d["seconds"]) for d in record["done"]] == [(200, 220), (200, 220)]
-    assert all(d["status"] == 0 for d in record["done"]) and record["seconds"] == 440
+    assert [(d["estimate"], d["seconds"]) for d in record["done"]] == [(225, 247.5), (225, 247.5)]
+    assert all(d["status"] == 0 for d in record["done"]) and record["seconds"] == 495
     assert [left["kind"] for left in record["left"]] == ["commit", "commit", "counts", "counts", "counts", "counts"]
     assert record["budget"] == 500
 

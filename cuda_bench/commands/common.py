@@ -24,10 +24,10 @@ def asv_options(parser, results_dir=True):
     group.add_argument("--repo", metavar="PATH", help="a local clone or fork of cuda-python instead of the one "
                        "`cuda-bench init` set (or the configured GitHub URL); scripts/shallow_clone.sh makes a "
                        "small one")
-    group.add_argument("--bindings", metavar="VERSION", help="take this cuda-bindings wheel and build only "
-                       "cuda_pathfinder + cuda_core (default from asv.conf.json: 13.3.1); 'source' builds "
-                       "cuda_bindings from each commit (a quarter hour); 'auto' takes 13.3.1 where the commit's "
-                       "cuda_core has a cu13 extra, else 12.9.10")
+    group.add_argument("--bindings", metavar="VERSION", help="'source' (the default, from asv.conf.json) builds "
+                       "cuda_bindings from each commit, cached by its tree; a version (13.3.1) takes that "
+                       "cuda-bindings wheel and builds only cuda_pathfinder + cuda_core; 'auto' takes 13.3.1 where "
+                       "the commit's cuda_core has a cu13 extra, else 12.9.10")
     group.add_argument("--system-site", metavar="DIR", help="reuse CuPy and numpy from this site-packages "
                        "instead of installing them (GPU boxes without network)")
     group.add_argument("--machine", metavar="NAME", help="asv machine name (default: the one `cuda-bench init` "
