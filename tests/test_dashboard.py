@@ -12,6 +12,7 @@ browser tests skip, saying why; with ``CUDA_BENCH_REQUIRE_BROWSER=1`` (``.ci/run
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import importlib.util
@@ -322,6 +323,48 @@ def test_the_releases_page_pairs_each_release_with_the_one_before(site, steps, p
         assert count == len(ratios) and value == pytest.approx(math.exp(sum(map(math.log, ratios)) / len(ratios)))
     assert [m[0] for m in means] == ["core", "bindings", "cupy"]
     shoot(page, "releases-fixture.png")
+
+
+def test_a_release_step_across_a_bindings_change_puts_its_bindings_rows_down_to_it(site, tmp_path):
+    """v0.2.0 → main's head runs cuda-bindings 12.9.10 on one side and 13.3.1 on the other. A cuda.bindings case
+    slower across it is the wheel's doing: the Releases page names the change in the step's headline and lists the
+    case under it, apart; neither the step's count, nor the Regressions page, nor main's open regressions count it
+    as the release's."""
+    html, results_dir, origin = site
+    copy = tmp_path / "results"
+    shutil.copytree(results_dir, copy)
+    path = copy / MACHINE / "steps.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in lines:
+        if (record["base"], record["head"]) == (SHA["v020"], SHA["m4"]):
+            case = next(c for c in record["cases"] if c["name"] == SET_BINDINGS)
+            case |= {"ratio": 1.3, "low": 1.28, "high": 1.32, "verdict": "regression"}
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (tmp_path / "site").mkdir()
+    conf, results_copy, html_copy = publish_history(tmp_path / "site", copy)
+    server, there = serve(html_copy)
+    try:
+        with contextlib.contextmanager(browser_tab)(there) as tab:
+            tab.goto(f"{there}/releases.html")
+            section = f"section.release-step[data-base='{SHA['v020']}'][data-head='{SHA['m4']}']"
+            headline = tab.inner_text(f"{section} p.environment")
+            assert "cuda-bindings 12.9.10 → 13.3.1" in headline
+            assert tab.inner_text(f"{section} h3").endswith("2 slower")  # the release's own two, as before
+            apart = tab.eval_on_selector_all(f"{section} table.put-down tr.case", "trs => trs.map(tr => "
+                                             "[tr.dataset.case, +tr.dataset.ratio, tr.dataset.verdict])")
+            assert apart == [[SET_BINDINGS, 1.3, "regression"]]
+            release = tab.eval_on_selector_all(f"{section} table.changed tr.case", "trs => trs.map(tr => "
+                                               "tr.dataset.case)")
+            assert SET_BINDINGS not in release and len(release) == 2
+            assert "1 changed with cuda-bindings 12.9.10 → 13.3.1" in tab.inner_text(section)
+            tab.goto(f"{there}/regressions.html")
+            flagged = tab.eval_on_selector_all("tr[data-case]", "trs => trs.map(tr => [tr.dataset.case, "
+                                               "tr.dataset.head])")
+            assert [EVENT_CORE, SHA["m4"]] in flagged and [SET_BINDINGS, SHA["m4"]] not in flagged
+            tab.goto(f"{there}/index.html")
+            assert "2 slower" in tab.inner_text("table.verdicts tr[data-against='release']")
+    finally:
+        server.shutdown()
 
 
 # --- the work per call, counted --------------------------------------------------------------------------
