@@ -284,6 +284,15 @@ def identity(repo, commit, bindings):
     return found
 
 
+def supports(repo, commit, version):
+    """Whether ``commit``'s cuda_core declares an extra for cuda-bindings ``version``'s major (``cu12 = ...`` for
+    12.9.10): a wheel that release can be built and run against."""
+    proc = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:cuda_core/pyproject.toml"],
+                          capture_output=True, text=True)
+    major = version.split(".")[0]
+    return proc.returncode == 0 and re.search(rf"^cu{major}\s*=", proc.stdout, re.MULTILINE) is not None
+
+
 def differs(base, head):
     """The packages whose part of two :func:`identity` values differs, in build order."""
     return [p for p in PACKAGES if base.get(p) != head.get(p)]

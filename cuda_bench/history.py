@@ -50,6 +50,24 @@ def attributed(step, case):
     return None
 
 
+def twin(step, steps):
+    """Where ``step`` crosses a cuda-bindings wheel change (:func:`environment_change`): the step of ``steps`` that
+    pairs the same two commits with one cuda-bindings on both sides, which tells the commits' own change apart from
+    the wheel's; else None."""
+    if "cuda-bindings" not in environment_change(step):
+        return None
+    return next((other for other in steps if (other["base"], other["head"]) == (step["base"], step["head"])
+                 and other is not step and not identical(other)
+                 and "cuda-bindings" not in environment_change(other)
+                 and set((other.get("versions") or {}).get("base") or {}) >= {"cuda-bindings"}), None)
+
+
+def judged(steps):
+    """The steps whose verdicts stand: all but a step across a cuda-bindings change that has a :func:`twin` (the
+    twin judges those commits; the step across the change is context)."""
+    return [step for step in steps if twin(step, steps) is None]
+
+
 def identical(step):
     """Whether a step paired identical builds (nothing measured: ``compare.identical_summary``)."""
     return bool(step.get("identical"))
@@ -66,7 +84,8 @@ def work(results_dir, machine_name):
 
 
 def steps(results_dir, machine_name):
-    """The history's paired steps of one machine, one per (base, head), in the order they were first made.
+    """The history's paired steps of one machine, one per (base, head, cuda-bindings), in the order they were
+    first made: the same two commits paired in another environment are another step.
 
     A step measured again (``cuda-bench steps --recheck`` measures its flagged cases on another machine start)
     keeps its first record's fields but these: ``errors`` names the cases no record measured (the newest
@@ -81,7 +100,7 @@ def steps(results_dir, machine_name):
     ``rechecks`` lists the later records, a recheck or the whole step measured again (date, boot, command)."""
     found = {}
     for record in records.read(Path(results_dir) / machine_name, "step"):
-        found.setdefault((record["base"], record["head"]), []).append(record)
+        found.setdefault((record["base"], record["head"], record["bindings"]), []).append(record)
     return [_merged(measured) for measured in found.values()]
 
 
@@ -198,11 +217,11 @@ def missing_steps(results_dir, machine_name):
     """{bindings: [(previous, next)]}: the pairs of measured commits that have no paired step yet (a step that
     failed, a run with --no-steps), in commit order, by the cuda-bindings their environments were built with
     (``cuda-bench steps --bindings`` makes one list)."""
-    done = {(step["base"], step["head"]) for step in steps(results_dir, machine_name)}
+    done = {(step["bindings"], step["base"], step["head"]) for step in steps(results_dir, machine_name)}
     missing = {}
     for bindings, previous, commit, _, _ in neighbours(results_dir, machine_name):
         pairs = missing.setdefault(bindings, [])
-        if (previous, commit) not in done and (previous, commit) not in pairs:  # once, however many envs
+        if (bindings, previous, commit) not in done and (previous, commit) not in pairs:  # once, however many envs
             pairs.append((previous, commit))
     return missing
 
@@ -210,7 +229,7 @@ def missing_steps(results_dir, machine_name):
 def to_recheck(results_dir, machine_name, start):
     """The history's regressions not yet confirmed, which a measurement on this machine start (``start``, the
     ``start`` of ``machine.host()``) confirms or does not reproduce (``stats.repeated_verdict``):
-    {(base, head): (bindings, [case])}; and [(base, head, case)] for those flagged on this very start only,
+    {(base, head, bindings): [case]}; and [(base, head, case)] for those flagged on this very start only,
     with a layout per process, which only another start can confirm. (The recheck has a layout per process:
     a flag made with one fixed layout per build is measured again on any start, its own included, where a
     flag clears it or not.)"""
@@ -223,7 +242,7 @@ def to_recheck(results_dir, machine_name, start):
             if {s for s, _ in flags} == {start} and (start, "random") in flags:
                 here.append((step["base"], step["head"], case["name"]))
                 continue
-            todo.setdefault((step["base"], step["head"]), (step["bindings"], []))[1].append(case["name"])
+            todo.setdefault((step["base"], step["head"], step["bindings"]), []).append(case["name"])
     return todo, here
 
 
@@ -260,7 +279,7 @@ def chained_ratio(path, name):
 
 def flagged_steps(steps):
     """[(step, case)] for every case a step found to regress (controls never count, nor a case put down to a change
-    of the environment, :func:`attributed`), newest step first."""
-    found = [(step, case) for step in steps for case in step["cases"]
+    of the environment, :func:`attributed`, nor a step that a :func:`twin` judges), newest step first."""
+    found = [(step, case) for step in judged(steps) for case in step["cases"]
              if case["verdict"] == "regression" and not is_control(case["name"]) and not attributed(step, case)]
     return sorted(found, key=lambda sc: sc[0]["date"], reverse=True)

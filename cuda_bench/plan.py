@@ -8,7 +8,9 @@ What a GPU machine can add, most valuable first:
 3. **main's window**: its newest commits not yet measured, newest first, each paired with its neighbours;
 4. **counts**: measured commits of main whose work per call was never counted;
 5. **releases**: the step from the newest release to main's head, then release tags not yet measured (newest
-   first), then gaps between measured releases, each release built against the cuda-bindings it supports.
+   first), then gaps between measured releases, each release built against the cuda-bindings it supports; then
+   each release step across a cuda-bindings wheel change again, with one cuda-bindings on both sides where both
+   releases support it (``history.twin``).
 
 A step between identical builds (``build.identity``) costs nothing: it is recorded without measuring. Every
 estimate is made of parts (asv's run, the paired steps, the counting pass, the builds the wheel cache lacks),
@@ -256,6 +258,28 @@ class Planner:
             out.append(Item("release", f"the release step {base[:9]} -> {head_[:9]}",
                             ["steps", "--bindings", "auto", "--pair", base, head_],
                             self._parts(steps=[(base, head_)], bindings="auto"), [base, head_]))
+        out += self.one_bindings({sha for _, sha in tags})
+        return out
+
+    def one_bindings(self, released):
+        """Each release step of the history across a cuda-bindings wheel change without a ``history.twin``:
+        the same two releases measured and paired with the older side's cuda-bindings on both, where both
+        declare it (``build.supports``), so that the release's own change stands apart from the wheel's."""
+        out = []
+        found = history.steps(self.results_dir, self.machine_name)
+        for step in found:
+            change = history.environment_change(step).get("cuda-bindings")
+            if (not change or history.twin(step, found) or step["base"] not in released
+                    or step["head"] not in released):
+                continue
+            version = change[0]
+            if not all(build.supports(self.repo, c, version) for c in (step["base"], step["head"])):
+                continue
+            pair = [step["base"], step["head"]]
+            out.append(Item("release", f"the release step {pair[0][:9]} -> {pair[1][:9]} with cuda-bindings "
+                            f"{version} on both sides (apart from its {change[0]} -> {change[1]} change)",
+                            ["run", f"{pair[0]}^!", f"{pair[1]}^!", "--bindings", version],
+                            self._parts(pair, [tuple(pair)], pair, bindings=version), pair))
         return out
 
 

@@ -531,7 +531,8 @@ def render_release_step(machine, told, known):
             f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
             f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired {esc(told["step"]["date"][:10])}, '
             f'each side with cuda-bindings {esc(bindings_words(told["step"]))}.</small></p>',
-            changed_table(machine, told["changed"]), put_down_html(machine, told), work_html(told)]
+            across_html(told), changed_table(machine, told["changed"]), put_down_html(machine, told),
+            work_html(told)]
     if told["not_reproduced"]:
         body.append('<p class="text-muted">Not reproduced on another machine start: '
                     + ", ".join(f'{esc(case_label(c["name"]))} {ratio_text(c)}' for c in told["not_reproduced"])
@@ -560,6 +561,17 @@ def environment_html(told):
             "ran the wheels named here, not built from these commits: the cuda.bindings rows are put down to that "
             "change, listed apart and not counted as this step's; the other libraries' rows may carry some of it "
             "too.</p>")
+
+
+def across_html(told):
+    """Beside a release step with one cuda-bindings on both sides: the same commits paired across the
+    cuda-bindings change, each with the wheel its release pinned (context; the verdicts are the step's own)."""
+    other = told.get("across")
+    if not other:
+        return ""
+    return (f'<p class="across">Across {esc(summary.environment_words(other["step"]))} (each release with the '
+            f"wheel it pinned) the same commits read {counts_text(other['counts'])}. The verdicts here are "
+            f"of cuda-bindings {esc(bindings_words(told['step']))} on both sides: the release's own change.</p>")
 
 
 def put_down_html(machine, told):

@@ -191,6 +191,10 @@ def releases_markdown(machine, found, known):
                       "the wheels named here, not built from these commits: the cuda.bindings rows are put down to "
                       "that change, listed apart and not counted as this step's.", ""]
         lines += [f"{_counts(told['counts'])}. Geometric mean of the ratios per library (cases): {means}.", ""]
+        if told.get("across"):
+            lines += [f"Across {summary.environment_words(told['across']['step'])} (each release with the wheel it "
+                      f"pinned) the same commits read {_counts(told['across']['counts'])}. The verdicts here are of "
+                      "one cuda-bindings on both sides: the release's own change.", ""]
         if told["changed"]:
             lines += [*CASE_HEAD, *_case_rows(told["changed"])]
         put_down = [c for c in told["put_down"] if c["verdict"] in summary.CHANGES]

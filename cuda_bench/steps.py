@@ -129,7 +129,7 @@ def recheck_todo(results_dir, machine_name, start):
     todo, here = history.to_recheck(results_dir, machine_name, start)
     known = set(suite.cases())
     out = []
-    for (base, head), (bindings, cases) in todo.items():
+    for (base, head, bindings), cases in todo.items():
         for case in [c for c in cases if c not in known]:
             log(f"steps --recheck: {base[:9]} -> {head[:9]} {case} is not in the suite any more: not measured")
         cases = [c for c in cases if c in known]
@@ -140,10 +140,10 @@ def recheck_todo(results_dir, machine_name, start):
 
 def recheck_report(results_dir, machine_name, todo, start):
     """How each rechecked flag stands now, a line each."""
-    merged = {(s["base"], s["head"]): s for s in history.steps(results_dir, machine_name)}
+    merged = {(s["base"], s["head"], s["bindings"]): s for s in history.steps(results_dir, machine_name)}
     lines = []
     for step in todo:
-        found = merged[(step.base, step.head)]
+        found = merged[(step.base, step.head, step.bindings)]
         for case in found["cases"]:
             if case["name"] in step.cases and start in {m["start"] for m in case["measurements"]}:
                 said = f" ({standing(case, found['versions'])})" if case["verdict"] == "regression" else ""

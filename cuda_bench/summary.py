@@ -268,7 +268,8 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
     line = [c for c in order(measured, known) if on_main(c, known) and not tag(c, known)]
     before = line[:line.index(head)] if head in line else []
     into = [s for s in main_steps if s["head"] == head]
-    step = max(into, key=lambda s: place(s["base"], known)) if into else None
+    # the nearest measured commit before; of one pair paired in several environments, the newest step
+    step = max(into, key=lambda s: (place(s["base"], known), s["date"])) if into else None
     out["previous"] = {"commit": step["base"] if step else (before[-1] if before else None), "step": step,
                        **({"described": described(step, known, work)} if step else {})}
     if out["previous"]["commit"]:
@@ -283,16 +284,26 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
 
 
 # --- releases ---------------------------------------------------------------------------------------------
+def across(step, steps, known, work=None):
+    """The step of ``steps`` pairing ``step``'s commits across a cuda-bindings change, where ``step`` is its
+    ``history.twin`` (one cuda-bindings on both sides), described: context beside the verdict; else None."""
+    other = next((s for s in steps if history.twin(s, steps) is step), None)
+    return described(other, known, work) if other else None
+
+
 def releases(steps, known, head=None, work=None):
     """Each release step of the history (a cuda-core release against the one before it), newest release first,
-    as :func:`described` (with ``work``, the counts records by commit); and the step from the newest release to
-    main's ``head`` (``to_head``: described, or None where the history does not have it; ``newest``: that
-    release's commit, or None)."""
-    ladder = [described(s, known, work) for s in steps if step_kind(s, known) == "release"]
+    as :func:`described` (with ``work``, the counts records by commit; ``across``: the same commits paired
+    across a cuda-bindings change, where one cuda-bindings on both sides judges them); and the step from the
+    newest release to main's ``head`` (``to_head``: described, or None where the history does not have it;
+    ``newest``: that release's commit, or None)."""
+    ladder = [described(s, known, work) | {"across": across(s, steps, known, work)}
+              for s in history.judged(steps) if step_kind(s, known) == "release"]
     ladder.sort(key=lambda d: release_version(tag(d["head"], known)), reverse=True)
     tagged = {s["head"] for s in steps if tag(s["head"], known)} | {s["base"] for s in steps if tag(s["base"], known)}
     newest = max(tagged, key=lambda c: release_version(tag(c, known))) if tagged else None
-    to_head = next((s for s in steps if s["base"] == newest and s["head"] == head), None) if head else None
+    to_head = next((s for s in history.judged(steps) if s["base"] == newest and s["head"] == head), None) \
+        if head else None
     return {"ladder": ladder, "newest": newest, "head": head,
             "to_head": described(to_head, known, work) if to_head else None}
 
@@ -301,7 +312,8 @@ def releases(steps, known, head=None, work=None):
 def regressions(steps, known):
     """Every case a history step flagged: [(step, case, kind)], newest step first, the open ones (confirmed, not
     yet confirmed) before the ones another start did not reproduce. Controls never count."""
-    found = [(s, c) for s in steps for c in counted(s) if c["verdict"] in ("regression", "not reproduced")]
+    found = [(s, c) for s in history.judged(steps) for c in counted(s)
+             if c["verdict"] in ("regression", "not reproduced")]
     found.sort(key=lambda sc: -sc[1]["ratio"])
     found.sort(key=lambda sc: sc[0]["date"], reverse=True)  # stable: the largest first within a step
     found.sort(key=lambda sc: sc[1]["verdict"] != "regression")

@@ -267,3 +267,48 @@ def test_asv_continuous_typed_as_it_is_decides_by_the_paired_engine(monorepo, tm
     missing = run_asv(conf, "continuous", shas[2], "no-such-branch", "--machine", MACHINE, check=False)
     assert missing.returncode == 2 and "not measured" in missing.stderr and "no-such-branch" in missing.stderr, \
         missing.stderr[-3000:]
+
+
+def test_a_release_step_across_a_bindings_change_is_planned_with_one_bindings_and_that_step_judges(tmp_path):
+    """v0.1.0 (cu12 only) → v0.2.0 (cu12 and cu13) ran 12.9.10 against 13.3.1 (``auto``). The plan asks for
+    the same two releases with 12.9.10 on both sides, which both declare; not for v0.1.0 → v0.3.0 (cu13 only),
+    which cannot run 12.9.10. Once that step exists, it judges the releases: the step across the change is
+    context, its flags count nowhere, and the plan asks no more."""
+    repo = tmp_path / "cuda-python"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    both = 'cu12 = ["cuda-bindings==12.*"]\ncu13 = ["cuda-bindings==13.*"]\n'
+    shas = [commit(repo, "0.1.0", **{"cuda_core/pyproject.toml": 'cu12 = ["cuda-bindings==12.*"]\n',
+                                     "cuda_core/c.pyx": "1", "cuda_bindings/b.pyx": "1"}),
+            commit(repo, "0.2.0", **{"cuda_core/pyproject.toml": both, "cuda_core/c.pyx": "2"}),
+            commit(repo, "0.3.0", **{"cuda_core/pyproject.toml": 'cu13 = ["cuda-bindings==13.*"]\n'})]
+    for sha, tag in zip(shas, ("cuda-core-v0.1.0", "cuda-core-v0.2.0", "cuda-core-v0.3.0"), strict=True):
+        git(repo, "tag", tag, sha)
+    res = tmp_path / "res"
+    across = {"base": {"cuda-bindings": "12.9.10"}, "head": {"cuda-bindings": "13.3.1"}}
+    flag = step_case("bench_x.Op.time_op('core')", ratio=1.2, low=1.15, high=1.25, verdict="regression")
+    for head in shas[1:]:
+        records.append(res / MACHINE, "step", step_record(base=shas[0], head=head, bindings="auto",
+                                                          versions=across, cases=[flag]))
+    found = planner(repo, res, tmp_path / "cache").one_bindings(set(shas))
+    assert [(i.kind, i.args, i.commits) for i in found] == [
+        ("release", ["run", f"{shas[0]}^!", f"{shas[1]}^!", "--bindings", "12.9.10"], shas[:2])]
+    assert set(found[0].parts) >= {"asv", "steps"}
+    steps_ = history.steps(res, MACHINE)
+    assert len(history.flagged_steps(steps_)) == 2  # no twin yet: the step across the change judges
+    # the step with 12.9.10 on both sides: it judges v0.1.0 -> v0.2.0 (the same), the other is context
+    same = {"base": {"cuda-bindings": "12.9.10"}, "head": {"cuda-bindings": "12.9.10"}}
+    records.append(res / MACHINE, "step", step_record(
+        base=shas[0], head=shas[1], bindings="12.9.10", versions=same,
+        cases=[step_case("bench_x.Op.time_op('core')", ratio=1.0, low=0.99, high=1.01, verdict="same")]))
+    steps_ = history.steps(res, MACHINE)
+    twin = history.twin(next(s for s in steps_ if s["bindings"] == "auto" and s["head"] == shas[1]), steps_)
+    assert twin is not None and twin["bindings"] == "12.9.10"
+    assert [(s["head"], c["name"]) for s, c in history.flagged_steps(steps_)] == [(shas[2], flag["name"])]
+    known = {sha: {"tags": [tag], "title": tag, "date": 0} for sha, tag in
+             zip(shas, ("cuda-core-v0.1.0", "cuda-core-v0.2.0", "cuda-core-v0.3.0"), strict=True)}
+    ladder = summary.releases(steps_, known)["ladder"]
+    assert [(d["head"], d["step"]["bindings"], bool(d["across"])) for d in ladder] == [
+        (shas[2], "auto", False), (shas[1], "12.9.10", True)]
+    assert ladder[1]["across"]["counts"]["regression"] == 1
+    assert planner(repo, res, tmp_path / "cache").one_bindings(set(shas)) == []
