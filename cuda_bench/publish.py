@@ -15,7 +15,8 @@ it, every page says so on top (file and line), and the command exits 2 (``result
 * ``releases.html``: each cuda-core release against the one before it, paired, and the newest release against
   main's head (or that the history lacks that step);
 * ``regressions.html``: every flag with its ratio, interval, status and the releases by name; ``steps.html``:
-  every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context;
+  every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context
+  (its data as scripts, so that it works opened from disk too);
 * asv's own app at ``asv.html``: self-contained (its libraries copied from ``dashboard/vendor/``, in the
   repository), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
   detection on unpaired medians.
@@ -835,16 +836,28 @@ def graph_data(machine, runs_of, steps, suite, known):
     return out
 
 
+def data_script(name, data):
+    """A file of the graph page's data: a script that hands ``data`` to graph.js as ``name``, not a
+    JSON file, since browsers run scripts but refuse to fetch files for a page opened from disk
+    (``file://``). JSON is a script's literal, and what it holds stays inside its strings
+    (``json.dumps`` escapes quotes, and U+2028)."""
+    return f"cudaBenchData({json.dumps(name)},\n{json.dumps(data, separators=(',', ':'))});\n"
+
+
 def write_graphs(html_dir, graphs_by_machine):
+    """paired/<machine>/<operation>.js, one per graph (:func:`graph_data`), and paired/index.js, the
+    operations and cases of each machine: graph.js loads them by their names,
+    ``<machine>/<operation>`` and ``index``."""
     folder = html_dir / "paired"
     index = {}
     for machine, graphs in graphs_by_machine.items():
         (folder / machine).mkdir(parents=True, exist_ok=True)
         for benchmark, data in graphs.items():
-            (folder / machine / f"{benchmark}.json").write_text(json.dumps(data, separators=(",", ":")))
+            script = data_script(f"{machine}/{benchmark}", data)
+            (folder / machine / f"{benchmark}.js").write_text(script)
         index[machine] = [[b, d["short"], list(d["cases"])] for b, d in sorted(graphs.items())]
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "index.json").write_text(json.dumps(index, separators=(",", ":")))
+    (folder / "index.js").write_text(data_script("index", index))
 
 
 # --- asv's own pages, fed by the paired steps --------------------------------------------------------------
@@ -1066,8 +1079,8 @@ def publish(config=CONF):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"publish: {html_dir} ({len(rows)} operation rows, {len(entries)} open regressions from paired steps). "
-          "Open it with `cuda-bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
-          file=sys.stderr)
+          f"Open {html_dir / 'index.html'}; asv's pages (asv.html) need `cuda-bench serve` "
+          "(http://127.0.0.1:8080): browsers refuse asv's data from file://", file=sys.stderr)
 
 
 def main(argv=None):
