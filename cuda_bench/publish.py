@@ -17,6 +17,7 @@ it, every page says so on top (file and line), and the command exits 2 (``result
 * ``regressions.html``: every flag with its ratio, interval, status and the releases by name; ``steps.html``:
   every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context
   (its data as scripts, so that it works opened from disk too);
+  ``glossary.html``: the words they use (``cuda_bench.words``);
 * asv's own app at ``asv.html``: self-contained (its libraries copied from ``dashboard/vendor/``, in the
   repository), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
   detection on unpaired medians.
@@ -39,7 +40,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from cuda_bench import counts as counting
-from cuda_bench import history, overcpp, overview, records, results, summary
+from cuda_bench import history, overcpp, overview, records, results, summary, words
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, VENDOR, WORK
@@ -109,7 +110,8 @@ def patch(path, old, new):
 
 
 NAV = [("index.html", "Main's head"), ("releases.html", "Releases"), ("regressions.html", "Regressions"),
-       ("graph.html", "Graphs"), ("steps.html", "Steps"), ("asv.html", "asv's pages")]
+       ("graph.html", "Graphs"), ("steps.html", "Steps"), ("asv.html", "asv's pages"),
+       ("glossary.html", "Glossary")]
 
 
 def asv_app(html_dir):
@@ -128,7 +130,9 @@ def asv_app(html_dir):
           '<a id="project-name" href="#" class="navbar-link">project</a></p>')
     patch(app, '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>',
           '<li><a href="regressions.html">Regressions</a></li>\n'
-          '\t<li><a href="releases.html">Releases</a></li>\n\t<li><a href="index.html">Main\'s head</a></li>')
+          '\t<li><a href="releases.html">Releases</a></li>\n'
+          '\t<li><a href="index.html">Main\'s head</a></li>\n'
+          '\t<li><a href="glossary.html">Glossary</a></li>')
     patch(app, '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
           '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; '
           'overflow: auto"></div>\n'
@@ -785,6 +789,10 @@ move with the machine's state)</small></h3>
 <script src="graph.js"></script>"""
 
 
+GLOSSARY = f"""<p>Each in one line; the rules behind them, with their evidence, are in
+<a href="{METHOD}">docs/method.md</a>, whose section Words holds the same list.</p>"""
+
+
 def graph_data(machine, runs_of, steps, suite, known):
     """{benchmark: the graph page's data} of one machine: the commits on the x axis (history order, each with its
     name and cuda-bindings environment) and per case and library the paired chain (with its band and where it
@@ -1003,6 +1011,9 @@ def finish(conf, results_dir, html_dir):
     (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work, gaps),
                                               "steps.html", banner))
     (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html", banner))
+    glossary = page("Words the pages use", GLOSSARY + words.glossary_html(), "glossary.html",
+                    banner)
+    (html_dir / "glossary.html").write_text(glossary)
     write_graphs(html_dir, {m: graph_data(m, by_machine[m], steps[m], suite, known) for m in order})
     paired_summaries(html_dir, runs, steps, revisions, known)
     entries = asv_regressions(steps, suite, revisions, html_dir)

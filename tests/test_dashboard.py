@@ -852,7 +852,7 @@ def test_the_nightly_issue_lists_mains_open_regressions_as_the_pages_do(steps, k
 
 # --- opened from disk ----------------------------------------------------------------------------
 #: the project's own pages, the graph at a case with a chain per library and a C++ twin
-OWN_PAGES = ["index.html", "releases.html", "regressions.html", "steps.html",
+OWN_PAGES = ["index.html", "releases.html", "regressions.html", "steps.html", "glossary.html",
              f"graph.html#machine={MACHINE}&benchmark=bench_launch.Launch.time_launch"
              "&case=16%20ptr"]
 GRAPH_READY = "window.cudaBenchGraph && window.cudaBenchGraph.ready"
@@ -908,6 +908,68 @@ def test_asvs_pages_opened_from_disk_say_how_to_serve_them(site):
         tab.goto(f"{origin}/asv.html#summarylist")
         tab.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
         assert tab.locator("#cuda-bench-serve").count() == 0
+
+
+# --- the glossary --------------------------------------------------------------------------------
+#: words a cuda-python maintainer may not know -> how a page writes them
+JARGON = {
+    "Paired step": r"\bpaired steps?\b",
+    "Paired chain": r"\bchains?\b",
+    "Process pair": r"\bprocess pairs?\b",
+    "Machine start": r"\bmachine starts?\b",
+    "Memory layout per process": r"\blayout per process\b",
+    "Fixed layout": r"\b(?:one|fixed) layout\b|\blayout per build\b",
+    "Fast state": r"\bfast state\b",
+    "Slow state": r"\bslow state\b",
+    "Harness floor": r"\bfloor\b",
+    "C++ twin": r"\btwins?\b",
+    "Control": r"\bcontrols?\b",
+    "Release ladder": r"\bladder\b",
+    "cuda-bindings auto": r"\bauto\b",
+    "Threshold": r"\bthresholds?\b",
+    "Over C++": r"\bover (?:its )?C\+\+",
+    "Work per call": r"\bwork per call\b",
+    "Geometric mean per library": r"\bgeometric mean\b",
+    "Confirmed, not yet confirmed, not reproduced": r"\bnot yet confirmed\b|\bnot reproduced\b",
+}
+#: what a page says, hover texts included
+PAGE_TEXT = """() => [document.body.innerText, ...[...document.querySelectorAll('[title]')]
+                      .map(e => e.getAttribute('title'))].join('\\n')"""
+GLOSSARY_LINK = "nav.site a[href='glossary.html'], #nav a[href='glossary.html']"
+
+
+def test_every_page_links_the_glossary_and_it_has_each_word_they_use(site, page):
+    """Every page, asv's included, links to glossary.html from its navigation bar; each word of
+    JARGON that a page uses, in its text or on hover, has an entry there, of one line."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/glossary.html")
+    entries = page.eval_on_selector_all("dl.glossary dt", "dts => dts.map(dt => [dt.innerText, "
+                                        "dt.nextElementSibling.innerText])")
+    glossary = dict(entries)
+    assert len(glossary) == len(entries)
+    assert all(text and "\n" not in text for text in glossary.values())
+    used = {}
+    for url in (*OWN_PAGES, "asv.html#summarylist",
+                f"asv.html#bench_device.SetCurrent.time_set_current?machine={MACHINE}"):
+        page.goto(f"{origin}/{url}")
+        if url.startswith("graph"):
+            page.wait_for_function(GRAPH_READY, timeout=20000)
+        if url.startswith("asv"):
+            shown = ("#summarylist-body table tbody tr" if "summarylist" in url
+                     else "#cuda-bench-legend table")
+            page.wait_for_selector(shown, timeout=20000)
+        link = page.locator(GLOSSARY_LINK)
+        assert link.count() == 1 and link.is_visible(), url
+        if url == "glossary.html":
+            assert "active" in link.get_attribute("class")
+            continue
+        text = page.evaluate(PAGE_TEXT)
+        for word, pattern in JARGON.items():
+            if re.search(pattern, text, re.IGNORECASE):
+                used.setdefault(word, []).append(url.split("#")[0])
+    assert {"Paired step", "Paired chain", "Process pair", "Machine start", "Harness floor",
+            "C++ twin", "Release ladder", "cuda-bindings auto"} <= set(used), used  # to check
+    assert {word: urls for word, urls in used.items() if word not in glossary} == {}
 
 
 # --- the committed H200 history ---------------------------------------------------------------------------
