@@ -15,7 +15,9 @@ it, every page says so on top (file and line), and the command exits 2 (``result
 * ``releases.html``: each cuda-core release against the one before it, paired, and the newest release against
   main's head (or that the history lacks that step);
 * ``regressions.html``: every flag with its ratio, interval, status and the releases by name; ``steps.html``:
-  every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context;
+  every paired step; ``graph.html``: each case's paired chain per library, asv's medians as context
+  (its data as scripts, so that it works opened from disk too);
+  ``glossary.html``: the words they use (``cuda_bench.words``);
 * asv's own app at ``asv.html``: self-contained (its libraries copied from ``dashboard/vendor/``, in the
   repository), its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's step
   detection on unpaired medians.
@@ -38,7 +40,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from cuda_bench import counts as counting
-from cuda_bench import history, overcpp, overview, records, results, summary
+from cuda_bench import history, overcpp, overview, records, results, summary, words
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, VENDOR, WORK
@@ -108,7 +110,8 @@ def patch(path, old, new):
 
 
 NAV = [("index.html", "Main's head"), ("releases.html", "Releases"), ("regressions.html", "Regressions"),
-       ("graph.html", "Graphs"), ("steps.html", "Steps"), ("asv.html", "asv's pages")]
+       ("graph.html", "Graphs"), ("steps.html", "Steps"), ("asv.html", "asv's pages"),
+       ("glossary.html", "Glossary")]
 
 
 def asv_app(html_dir):
@@ -127,7 +130,9 @@ def asv_app(html_dir):
           '<a id="project-name" href="#" class="navbar-link">project</a></p>')
     patch(app, '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>',
           '<li><a href="regressions.html">Regressions</a></li>\n'
-          '\t<li><a href="releases.html">Releases</a></li>\n\t<li><a href="index.html">Main\'s head</a></li>')
+          '\t<li><a href="releases.html">Releases</a></li>\n'
+          '\t<li><a href="index.html">Main\'s head</a></li>\n'
+          '\t<li><a href="glossary.html">Glossary</a></li>')
     patch(app, '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
           '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; '
           'overflow: auto"></div>\n'
@@ -796,6 +801,10 @@ move with the machine's state)</small></h3>
 <script src="graph.js"></script>"""
 
 
+GLOSSARY = f"""<p>Each in one line; the rules behind them, with their evidence, are in
+<a href="{METHOD}">docs/method.md</a>, whose section Words holds the same list.</p>"""
+
+
 def graph_data(machine, runs_of, steps, suite, known):
     """{benchmark: the graph page's data} of one machine: the commits on the x axis (history order, each with its
     name and cuda-bindings environment) and per case and library the paired chain (with its band and where it
@@ -847,16 +856,28 @@ def graph_data(machine, runs_of, steps, suite, known):
     return out
 
 
+def data_script(name, data):
+    """A file of the graph page's data: a script that hands ``data`` to graph.js as ``name``, not a
+    JSON file, since browsers run scripts but refuse to fetch files for a page opened from disk
+    (``file://``). JSON is a script's literal, and what it holds stays inside its strings
+    (``json.dumps`` escapes quotes, and U+2028)."""
+    return f"cudaBenchData({json.dumps(name)},\n{json.dumps(data, separators=(',', ':'))});\n"
+
+
 def write_graphs(html_dir, graphs_by_machine):
+    """paired/<machine>/<operation>.js, one per graph (:func:`graph_data`), and paired/index.js, the
+    operations and cases of each machine: graph.js loads them by their names,
+    ``<machine>/<operation>`` and ``index``."""
     folder = html_dir / "paired"
     index = {}
     for machine, graphs in graphs_by_machine.items():
         (folder / machine).mkdir(parents=True, exist_ok=True)
         for benchmark, data in graphs.items():
-            (folder / machine / f"{benchmark}.json").write_text(json.dumps(data, separators=(",", ":")))
+            script = data_script(f"{machine}/{benchmark}", data)
+            (folder / machine / f"{benchmark}.js").write_text(script)
         index[machine] = [[b, d["short"], list(d["cases"])] for b, d in sorted(graphs.items())]
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "index.json").write_text(json.dumps(index, separators=(",", ":")))
+    (folder / "index.js").write_text(data_script("index", index))
 
 
 # --- asv's own pages, fed by the paired steps --------------------------------------------------------------
@@ -1002,6 +1023,9 @@ def finish(conf, results_dir, html_dir):
     (html_dir / "steps.html").write_text(page("Paired steps", STEPS + render_steps(steps, known, work, gaps),
                                               "steps.html", banner))
     (html_dir / "graph.html").write_text(page("Graphs", GRAPH, "graph.html", banner))
+    glossary = page("Words the pages use", GLOSSARY + words.glossary_html(), "glossary.html",
+                    banner)
+    (html_dir / "glossary.html").write_text(glossary)
     write_graphs(html_dir, {m: graph_data(m, by_machine[m], steps[m], suite, known) for m in order})
     paired_summaries(html_dir, runs, steps, revisions, known)
     entries = asv_regressions(steps, suite, revisions, html_dir)
@@ -1078,8 +1102,8 @@ def publish(config=CONF):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"publish: {html_dir} ({len(rows)} operation rows, {len(entries)} open regressions from paired steps). "
-          "Open it with `cuda-bench serve` (http://127.0.0.1:8080): browsers refuse asv's data from file://",
-          file=sys.stderr)
+          f"Open {html_dir / 'index.html'}; asv's pages (asv.html) need `cuda-bench serve` "
+          "(http://127.0.0.1:8080): browsers refuse asv's data from file://", file=sys.stderr)
 
 
 def main(argv=None):

@@ -674,8 +674,9 @@ def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
     copy = tmp_path / "html"
     shutil.copytree(html, copy)
     benchmark = "bench_event.EventCreate.time_event_create"
-    path = copy / "paired" / MACHINE / f"{benchmark}.json"
-    data = json.loads(path.read_text())
+    path = copy / "paired" / MACHINE / f"{benchmark}.js"
+    name, data = graph_script(path)
+    assert name == f"{MACHINE}/{benchmark}"
     for i, commit in enumerate(data["commits"]):
         commit.update(name=f"{HOSTILE_TAG}{i}", title=HOSTILE, env=HOSTILE_ERROR if i > 2 else HOSTILE_CASE)
     for per in data["cases"].values():
@@ -683,7 +684,7 @@ def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
             per["cpp"]["twin"] = HOSTILE_CASE
         for series in per.values():
             series["chain"] = [[*p[:4], HOSTILE_TAG] if p[0] == 1 else p for p in series["chain"]]
-    path.write_text(json.dumps(data))
+    path.write_text(publish.data_script(name, data))
     server, there = serve(copy)
     try:
         for tab in browser_tab(there):
@@ -699,6 +700,16 @@ def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
             assert f"at {HOSTILE_TAG}:" in tab.inner_text("#graph-notes")
     finally:
         server.shutdown()
+
+
+def graph_script(path):
+    """(name, data) of one of the graph page's data scripts (``publish.data_script``)."""
+    text, call = path.read_text(), "cudaBenchData("
+    assert text.startswith(call) and text.endswith(");\n"), text[:80]
+    name, end = json.JSONDecoder().raw_decode(text, len(call))
+    data, end = json.JSONDecoder().raw_decode(text, end + len(",\n"))
+    assert text[end:] == ");\n"
+    return name, data
 
 
 def test_what_the_pages_did_not_write_is_escaped_in_their_html_too(site):
@@ -880,6 +891,128 @@ def test_the_nightly_issue_lists_mains_open_regressions_as_the_pages_do(steps, k
     assert count == 2
     assert f"`{EVENT_CORE}`" in text and f"`{LAUNCH_16}`" in text and SET_BINDINGS not in text
     assert "cuda-core-v0.2.0" in text
+
+
+# --- opened from disk ----------------------------------------------------------------------------
+#: the project's own pages, the graph at a case with a chain per library and a C++ twin
+OWN_PAGES = ["index.html", "releases.html", "regressions.html", "steps.html", "glossary.html",
+             f"graph.html#machine={MACHINE}&benchmark=bench_launch.Launch.time_launch"
+             "&case=16%20ptr"]
+GRAPH_READY = "window.cudaBenchGraph && window.cudaBenchGraph.ready"
+GRAPH_DRAWN = """() => ({chain: cudaBenchGraph.chain.getData().map(s => [s.cb, s.data]),
+                        medians: cudaBenchGraph.medians.getData().map(s => [s.cb, s.data]),
+                        ticks: cudaBenchGraph.chain.getAxes().xaxis.ticks.map(t => t.label)})"""
+
+
+def test_the_projects_pages_work_opened_from_disk(site):
+    """Opened as files (file://, no server), each of the project's pages says what it says when
+    served, and the graph draws the same chains and medians from its data scripts; no console error,
+    no request outside html/."""
+    html, results_dir, origin = site
+    disk = html.as_uri()
+    shown, drawn = {}, {}
+    for there in (origin, disk):
+        for tab in browser_tab(there):
+            for url in OWN_PAGES:
+                tab.goto(f"{there}/{url}")
+                if url.startswith("graph"):
+                    tab.wait_for_function(GRAPH_READY, timeout=20000)
+                    drawn[there] = tab.evaluate(GRAPH_DRAWN)
+                shown[there, url] = tab.inner_text("main")
+    assert tab.url.startswith("file://")
+    for url in OWN_PAGES:
+        assert shown[disk, url] == shown[origin, url], url
+    assert drawn[disk] == drawn[origin]
+    lines = sorted(s[0]["api"] for s in drawn[disk]["chain"] if s[0]["kind"] == "chain")
+    assert lines == ["bindings", "core", "cupy"] and len(drawn[disk]["ticks"]) == 6
+
+
+def test_asvs_pages_opened_from_disk_say_how_to_serve_them(site):
+    """asv.html opened as a file cannot fetch its data (browsers refuse it to file://): one line
+    under asv's navigation bar says how to serve the pages, in place of asv's "web server has gone
+    down"; served, no such line."""
+    html, results_dir, origin = site
+    disk = html.as_uri()
+    for tab in browser_tab(disk):
+        tab.goto(f"{disk}/asv.html#summarylist")
+        tab.wait_for_function("$('#error').hasClass('in')", timeout=20000)  # asv's error, shown
+        tab.wait_for_timeout(500)  # and faded in
+        line = tab.locator("#cuda-bench-serve")
+        assert line.is_visible() and not tab.locator("#error").is_visible()
+        text = line.inner_text()
+        assert "cuda-bench serve" in text and "python3 -m http.server -d html" in text
+        nav, box = tab.locator("#nav").bounding_box(), line.bounding_box()
+        assert nav["y"] + nav["height"] - 1 <= box["y"] and box["height"] < 50, (nav, box)
+        # the console's errors: asv's requests for its data, refused
+        refused = [p for p in tab.problems if "file://" in p or "net::ERR_FAILED" in p]
+        assert any("info.json" in p for p in refused) and refused == tab.problems, tab.problems
+        tab.problems.clear()
+    for tab in browser_tab(origin):
+        tab.goto(f"{origin}/asv.html#summarylist")
+        tab.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
+        assert tab.locator("#cuda-bench-serve").count() == 0
+
+
+# --- the glossary --------------------------------------------------------------------------------
+#: words a cuda-python maintainer may not know -> how a page writes them
+JARGON = {
+    "Paired step": r"\bpaired steps?\b",
+    "Paired chain": r"\bchains?\b",
+    "Process pair": r"\bprocess pairs?\b",
+    "Machine start": r"\bmachine starts?\b",
+    "Memory layout per process": r"\blayout per process\b",
+    "Fixed layout": r"\b(?:one|fixed) layout\b|\blayout per build\b",
+    "Fast state": r"\bfast state\b",
+    "Slow state": r"\bslow state\b",
+    "Harness floor": r"\bfloor\b",
+    "C++ twin": r"\btwins?\b",
+    "Control": r"\bcontrols?\b",
+    "Release ladder": r"\bladder\b",
+    "cuda-bindings auto": r"\bauto\b",
+    "Threshold": r"\bthresholds?\b",
+    "Over C++": r"\bover (?:its )?C\+\+",
+    "Work per call": r"\bwork per call\b",
+    "Geometric mean per library": r"\bgeometric mean\b",
+    "Confirmed, not yet confirmed, not reproduced": r"\bnot yet confirmed\b|\bnot reproduced\b",
+}
+#: what a page says, hover texts included
+PAGE_TEXT = """() => [document.body.innerText, ...[...document.querySelectorAll('[title]')]
+                      .map(e => e.getAttribute('title'))].join('\\n')"""
+GLOSSARY_LINK = "nav.site a[href='glossary.html'], #nav a[href='glossary.html']"
+
+
+def test_every_page_links_the_glossary_and_it_has_each_word_they_use(site, page):
+    """Every page, asv's included, links to glossary.html from its navigation bar; each word of
+    JARGON that a page uses, in its text or on hover, has an entry there, of one line."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/glossary.html")
+    entries = page.eval_on_selector_all("dl.glossary dt", "dts => dts.map(dt => [dt.innerText, "
+                                        "dt.nextElementSibling.innerText])")
+    glossary = dict(entries)
+    assert len(glossary) == len(entries)
+    assert all(text and "\n" not in text for text in glossary.values())
+    used = {}
+    for url in (*OWN_PAGES, "asv.html#summarylist",
+                f"asv.html#bench_device.SetCurrent.time_set_current?machine={MACHINE}"):
+        page.goto(f"{origin}/{url}")
+        if url.startswith("graph"):
+            page.wait_for_function(GRAPH_READY, timeout=20000)
+        if url.startswith("asv"):
+            shown = ("#summarylist-body table tbody tr" if "summarylist" in url
+                     else "#cuda-bench-legend table")
+            page.wait_for_selector(shown, timeout=20000)
+        link = page.locator(GLOSSARY_LINK)
+        assert link.count() == 1 and link.is_visible(), url
+        if url == "glossary.html":
+            assert "active" in link.get_attribute("class")
+            continue
+        text = page.evaluate(PAGE_TEXT)
+        for word, pattern in JARGON.items():
+            if re.search(pattern, text, re.IGNORECASE):
+                used.setdefault(word, []).append(url.split("#")[0])
+    assert {"Paired step", "Paired chain", "Process pair", "Machine start", "Harness floor",
+            "C++ twin", "Release ladder", "cuda-bindings auto"} <= set(used), used  # to check
+    assert {word: urls for word, urls in used.items() if word not in glossary} == {}
 
 
 # --- the committed H200 history ---------------------------------------------------------------------------

@@ -148,9 +148,10 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # leave, results, before the stages that read it, and the pure statistics before that reader, which combines
 # a history step's measurements by them; the counting of work per call, which the workers run and the comment
 # reads, before both); a module imports only modules before it
-FLOW = ["paths", "names", "text", "stats", "machine", "suite", "counts", "build", "results", "records", "history",
-        "asvrun", "worker", "paired", "compare", "steps", "plan", "overcpp", "summary", "overview", "report", "publish",
-        "asv_plugin", "apis", "commands", "cli"]
+FLOW = ["paths", "names", "text", "words", "stats", "machine", "suite", "counts", "build",
+        "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps", "plan",
+        "overcpp", "summary", "overview", "report", "publish", "asv_plugin", "apis", "commands",
+        "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
@@ -198,6 +199,17 @@ def test_one_rule_names_a_release():
     assert results.release_name({"tags": ["cuda-core-v0.4.0rc1"]}) is None
     assert results.commit_name("c" * 40, {"c" * 40: {"tags": ["cuda-core-v0.4.0rc1"]}}) == "c" * 9
 
+
+
+def test_the_method_lists_the_glossarys_words():
+    """docs/method.md's section Words is the glossary's entries (``cuda_bench.words``), as
+    ``python -m cuda_bench.words`` writes them: one list, one source."""
+    from cuda_bench import words
+
+    text = (ROOT / "docs" / "method.md").read_text()
+    start, end = words.method_section(text)
+    assert text[start:end] == words.markdown(), "docs/method.md: run python -m cuda_bench.words"
+    assert text[:start].endswith("## Words\n\n") and text[end:].startswith("\n## ")
 
 
 def test_readme_names_every_operation():

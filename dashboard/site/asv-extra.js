@@ -1,6 +1,7 @@
-/* cuda-python-bench, loaded by asv.html before asv's own scripts: the Regressions route opens the project's
-   Regressions page (intervals and status, from the paired steps), graphs get one colour per library and times
-   in ns or µs. */
+/* cuda-python-bench, loaded in asv.html's head after asv's scripts (which wait for the page): the
+   Regressions route opens the project's Regressions page (intervals and status, from the paired
+   steps), graphs get one colour per library and times in ns or µs; opened from disk, one line on
+   top says how to serve the pages. */
 var cudaBench = (function () {
     'use strict';
     function route() {
@@ -11,6 +12,31 @@ var cudaBench = (function () {
     }
     route();
     window.addEventListener('hashchange', route);
+
+    function fromDisk() {
+        /* asv's pages fetch their data (index.json, graphs/), which browsers refuse to a page
+           opened from disk (file://): in place of asv's "Perhaps web server has gone down", one
+           line on top says how to serve them; the project's own pages open from disk as they are */
+        if (window.location.protocol !== 'file:') {
+            return;
+        }
+        var style = document.createElement('style');
+        style.textContent = '#error, .modal-backdrop { display: none !important; }';
+        document.head.appendChild(style);
+        document.addEventListener('DOMContentLoaded', function () {
+            var line = document.createElement('div');
+            line.id = 'cuda-bench-serve';
+            line.className = 'alert alert-warning';
+            line.innerHTML = "asv's pages need a web server: <code>cuda-bench serve</code> (or "
+                + '<code>python3 -m http.server -d html</code>), then '
+                + 'http://127.0.0.1:8080/asv.html. The project\'s pages open from disk: '
+                + '<a href="index.html">Main\'s head</a>.';
+            var nav = document.getElementById('nav');  // the line goes under asv's navigation bar
+            line.style.top = (nav ? nav.getBoundingClientRect().bottom : 0) + 'px';
+            document.body.insertBefore(line, document.body.firstChild);
+        });
+    }
+    fromDisk();
 
     var palette = {core: [118, 185, 0], bindings: [31, 119, 180], cupy: [148, 103, 189], cpp: [80, 80, 80]};
     var seen = {};

@@ -1,16 +1,43 @@
 /* cuda-python-bench: graph.html. Per case, one line per library: the paired chain (the product of the paired
    steps' ratios since the first commit of the run of steps that reach it, with its band), a marker where a step
-   flagged the case; below, asv's medians per call and the C++ twin's, as context. Data: paired/<machine>/<op>.json
-   (cuda_bench.publish.graph_data). What the data says (commit names and titles, tags, case names) goes into the
-   page as text, never as HTML: jQuery's .text(), or escaped() where flot takes HTML. */
+   flagged the case; below, asv's medians per call and the C++ twin's, as context.
+   Data: paired/<machine>/<op>.js (cuda_bench.publish.graph_data), scripts that call
+   cudaBenchData(name, data): a page opened from disk (file://) may run scripts, never fetch JSON.
+   What the data says (commit names and titles, tags, case names) goes into the page as text, never
+   as HTML: jQuery's .text(), or escaped() where flot takes HTML. */
 'use strict';
 $(function () {
     var COLORS = {core: '#5d9200', bindings: '#1f77b4', cupy: '#9467bd', cpp: '#444444'};
     var NAMES = {core: 'cuda.core', bindings: 'cuda.bindings', cupy: 'CuPy', cpp: 'C++ twin'};
     var ORDER = ['core', 'bindings', 'cupy', 'cpp'];
     var MARKS = {regression: '#c9302c', improvement: '#2d8a2d', 'not reproduced': '#999999'};
-    var index = null;
+    var index = null, wanted = null, loaded = {};
     window.cudaBenchGraph = {ready: false};
+    window.cudaBenchData = function (name, data) { loaded[name] = data; };
+
+    function fetchData(name, done) {
+        /* paired/<name>.js, run once as a script; done(its data) */
+        if (loaded.hasOwnProperty(name)) {
+            done(loaded[name]);
+            return;
+        }
+        var script = document.createElement('script');
+        var src = 'paired/' + name.split('/').map(encodeURIComponent).join('/') + '.js';
+        script.src = src;
+        script.onload = function () {
+            script.remove();
+            if (loaded.hasOwnProperty(name)) {
+                done(loaded[name]);
+            } else {
+                $('#graph-notes').text(src + ' holds no graph data: cuda-bench publish writes it.');
+            }
+        };
+        script.onerror = function () {
+            script.remove();
+            $('#graph-notes').text(src + ' could not be read: cuda-bench publish writes it.');
+        };
+        document.head.appendChild(script);
+    }
 
     function parseHash() {
         var out = {};
@@ -72,8 +99,12 @@ $(function () {
         options($('#case'), entry[2].map(function (c) { return [c, c || '(one case)']; }), label);
         $('#case').prop('disabled', entry[2].length < 2);
         window.cudaBenchGraph.ready = false;
-        $.getJSON('paired/' + encodeURIComponent(machine) + '/' + encodeURIComponent(entry[0]) + '.json')
-            .done(function (data) { draw(data, label); });
+        var asked = wanted = {};
+        fetchData(machine + '/' + entry[0], function (data) {
+            if (asked === wanted) {  // else another graph was asked for since
+                draw(data, label);
+            }
+        });
     }
 
     function downTriangle(ctx, x, y, radius) {
@@ -261,5 +292,5 @@ $(function () {
         setHash({machine: $('#machine').val(), benchmark: $('#benchmark').val(), case: this.value});
     });
     $(window).on('hashchange', function () { if (index) { load(); } });
-    $.getJSON('paired/index.json').done(function (data) { index = data; load(); });
+    fetchData('index', function (data) { index = data; load(); });
 });
