@@ -147,10 +147,12 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
 # leave, results, before the stages that read it, and the pure statistics before that reader, which combines
 # a history step's measurements by them; the counting of work per call, which the workers run and the comment
-# reads, before both); a module imports only modules before it
-FLOW = ["paths", "names", "text", "stats", "machine", "suite", "counts", "build", "results", "records", "history",
-        "asvrun", "worker", "paired", "compare", "steps", "plan", "overcpp", "summary", "overview", "report", "publish",
-        "asv_plugin", "apis", "commands", "cli"]
+# reads, before both; the exit statuses, which every stage and command returns, at the bottom);
+# a module imports only modules before it
+FLOW = ["status", "paths", "names", "text", "stats", "machine", "suite", "counts", "build",
+        "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps", "plan",
+        "overcpp", "summary", "overview", "report", "publish", "asv_plugin", "apis", "commands",
+        "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
@@ -180,7 +182,7 @@ def test_cuda_bench_modules_import_only_earlier_stages():
 
 def test_build_and_worker_need_only_the_standard_library():
     """They run inside benchmark environments, where nothing of the project is installed."""
-    for name in ("paths", "names", "build", "worker", "suite", "counts"):
+    for name in ("status", "paths", "names", "build", "worker", "suite", "counts"):
         code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
         proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)

@@ -18,6 +18,7 @@ from cuda_bench.commands.common import (
     this_machine,
 )
 from cuda_bench.paths import RESULTS, WORK, label
+from cuda_bench.status import INCOMPLETE, OK
 
 
 def add(sub):
@@ -79,7 +80,7 @@ def main(args, argv):
         print(text)
         if args.output:
             Path(args.output).write_text(text)
-        return compare.OK
+        return OK
     built = data.get("build_seconds") or 0.0  # optional in a record
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
@@ -95,10 +96,10 @@ def main(args, argv):
         except (OSError, records.RecordError) as exc:
             log(f"calibration: measured, not recorded in results/{name}/{records.FILES['calibration']} ({exc}); "
                 f"its A/A run is in {out}/summary.json")
-            return compare.INCOMPLETE
+            return INCOMPLETE
         log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/{records.FILES['calibration']}")
     if aa:  # an A/A calibrates thresholds: a case beyond the default is what it measures, never a regression
-        return compare.INCOMPLETE if compare.incomplete(data) else compare.OK
+        return INCOMPLETE if compare.incomplete(data) else OK
     return compare.exit_status(data)
 
 

@@ -27,6 +27,7 @@ from cuda_bench.commands.common import (
     this_machine,
 )
 from cuda_bench.paths import BENCHMARKS, RESULTS, WORK, label
+from cuda_bench.status import INCOMPLETE, OK
 
 WARMUP = ("the case's setup (its body once), then one uncounted run of the counted size: the first calls are "
           "left out")
@@ -206,17 +207,17 @@ def record_commits(repo, commits, *, conf, machine_name, info, results_dir, cupt
              for i, c in enumerate(commits)]
     except steps.MEASURE_ERRORS as exc:
         log(f"counts not made: {exc}")
-        return compare.INCOMPLETE
-    status = compare.OK
+        return INCOMPLETE
+    status = OK
     names = compare.case_names([], BENCHMARKS)
     for side in sides:  # one commit at a time: the counts of one do not wait on the others' builds
         record = count_side(side, names, log_dir=out / "logs", progress=log, command=command, machine_info=info)
         write(out / label(side.rev[:12]), record)
         if not steps.record_or_say(Path(results_dir) / machine_name, "counts", record,
                                    out / label(side.rev[:12]) / "counts.json", f"counts at {side.rev[:9]}"):
-            status = compare.INCOMPLETE
+            status = INCOMPLETE
         elif record["errors"]:
-            status = compare.INCOMPLETE
+            status = INCOMPLETE
         log(f"counts at {side.rev[:9]}: {len(record['cases'])} counted, {len(record['skipped'])} skipped, "
             f"{len(record['errors'])} not counted")
     return status
@@ -238,21 +239,21 @@ def main(args, argv):
     log(f"counts: {len(names)} cases at {', '.join(revs)}, one worker process per commit")
     found = measure(sides, names, log_dir=out / "logs", progress=log, calls=args.calls, slow_calls=args.slow_calls,
                     command=command_line(argv), machine_info=info, build_seconds=built)
-    status = compare.OK
+    status = OK
     for side in sides:
         record = found[side.name]
         print(write(out / label(side.rev), record))
         log(f"counts at {side.rev}: {len(record['cases'])} counted, {len(record['skipped'])} skipped, "
             f"{len(record['errors'])} not counted -> {out / label(side.rev) / 'counts.json'}")
         if record["errors"]:
-            status = compare.INCOMPLETE
+            status = INCOMPLETE
         if not args.no_write:
             try:
                 records.append(RESULTS / name, "counts", record)
             except (OSError, records.RecordError) as exc:
                 log(f"counts at {side.rev}: not recorded in results/{name}/{records.FILES['counts']} ({exc}); "
                     f"its record is in {out / label(side.rev) / 'counts.json'}")
-                status = compare.INCOMPLETE
+                status = INCOMPLETE
     if len(sides) == 2:
         text = counts.diff_markdown(found[sides[0].name], found[sides[1].name])
         (out / f"{label(revs[0])}-{label(revs[1])}.md").write_text(text)
