@@ -12,7 +12,7 @@ Three uses of one engine (``cuda_bench.paired``):
 
 Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio, the
 interval and the verdict; after a pull-request comparison, both commits' work per call (``counts``: counted in a
-pass of its own, ``cuda_bench.counts``), and the comment names each case whose work changed.
+pass of its own, ``cuda_bench.countpass``), and the comment names each case whose work changed.
 """
 
 from __future__ import annotations

@@ -42,11 +42,12 @@ def a_gpu_here(monkeypatch):
     (without one, asv's results go to .asv/results-no-gpu whatever --results-dir says). Run's counting pass is
     recorded instead of made (it builds environments; tests/test_counts.py tests it): returns the commits it was
     asked to count."""
-    from cuda_bench.commands import counts as counting
+    from cuda_bench import countpass
 
     monkeypatch.setattr(machine, "has_gpu", lambda info: True)
     counted = []
-    monkeypatch.setattr(counting, "record_commits", lambda repo, commits, **kw: counted.extend(commits) or 0)
+    monkeypatch.setattr(countpass, "record_commits",
+                        lambda repo, commits, **kw: counted.extend(commits) or 0)
     return counted
 
 

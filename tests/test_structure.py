@@ -147,12 +147,13 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
 # leave, results, before the stages that read it, and the pure statistics before that reader, which combines
 # a history step's measurements by them; the counting of work per call, which the workers run and the comment
-# reads, before both; the exit statuses, which every stage and command returns, at the bottom);
-# a module imports only modules before it
+# reads, before both; the exit statuses, which every stage and command returns, at the bottom;
+# the counting pass, which drives those workers and keeps their records as the steps keep theirs,
+# after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "names", "text", "stats", "machine", "suite", "counts", "build",
-        "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps", "plan",
-        "overcpp", "summary", "overview", "report", "publish", "asv_plugin", "apis", "commands",
-        "cli"]
+        "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps",
+        "countpass", "plan", "overcpp", "summary", "overview", "report", "publish", "asv_plugin",
+        "apis", "commands", "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
@@ -178,6 +179,41 @@ def test_cuda_bench_modules_import_only_earlier_stages():
         own = {"commands"} if name == "commands" else set()
         later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)} - own
         assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
+
+
+def command_imports(path, commands):
+    """The commands of ``commands`` that the module at ``path`` imports, however it names them."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[2] for a in node.names
+                      if a.name.startswith("cuda_bench.commands.")}
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == 1:  # from . import x, from .x import y
+                module = "cuda_bench.commands" + (f".{module}" if module else "")
+            if module == "cuda_bench.commands":
+                found |= {a.name for a in node.names}
+            elif module.startswith("cuda_bench.commands."):
+                found.add(module.split(".")[2])
+    return found & commands
+
+
+def test_no_command_imports_another_command():
+    """A command is one module that the command line dispatches to; what commands share is in the
+    library (the counting pass that counts, compare and run each make: ``countpass``) or in
+    ``commands.common`` (options, checks), so no command imports another, and none depends on
+    another's options or internals. ``commands/__init__`` alone imports them all: it is the table
+    the command line reads."""
+    package = ROOT / "cuda_bench" / "commands"
+    commands = {p.stem for p in package.glob("*.py")} - {"__init__", "common"}
+    assert {"counts", "compare", "run", "plan"} <= commands
+    found = {path.stem: sorted(command_imports(path, commands))
+             for path in sorted(package.glob("*.py")) if path.stem != "__init__"}
+    assert {name: imported for name, imported in found.items() if imported} == {}
+    assert command_imports(package / "__init__.py", commands) == commands
 
 
 def test_build_and_worker_need_only_the_standard_library():

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import compare, paired, records, stats
-from cuda_bench.commands import counts as counting
+from cuda_bench import compare, countpass, paired, records, stats
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
+    cupti_option,
     keep_out_of_the_history,
     key_value,
     log,
@@ -39,7 +39,7 @@ def add(sub):
                            help="skip the counting pass after the timing: each case's work per call in both builds "
                            "(CUDA API calls, NVRTC calls, Python and C calls, net memory blocks; `cuda-bench counts "
                            "--help`), kept in summary.json and named in the comment where it changed")
-            counting.cupti_option(p)
+            cupti_option(p)
             for side in ("base", "head"):
                 p.add_argument(f"--{side}-env", action="append", default=[], metavar="KEY=VALUE",
                                type=key_value, help=f"an environment variable for the {side} side's workers only "
@@ -109,8 +109,9 @@ def count_both(report, settings, bench, out, cupti=()):
     names = compare.case_names(bench, settings.benchmark_dir)
     log(f"counts: {len(names)} cases in both builds, one worker process each")
     try:
-        sides = counting.with_cupti(report.sides, cupti, WORK / "cupti")
-        return counting.measure(sides, names, log_dir=out / "logs", progress=log, benchmark_dir=settings.benchmark_dir)
+        sides = countpass.with_cupti(report.sides, cupti, WORK / "cupti", log)
+        return countpass.measure(sides, names, log_dir=out / "logs", progress=log,
+                                 benchmark_dir=settings.benchmark_dir)
     except (paired.WorkerError, OSError, compare.CompareError) as exc:
         log(f"counts: not counted ({exc})")
         return {"error": str(exc)}

@@ -8,8 +8,15 @@ import time
 from pathlib import Path
 
 from cuda_bench import asvrun, machine, plan
-from cuda_bench.commands.common import asv_options, at_least, command_line, log, positive, this_machine
-from cuda_bench.commands.counts import cupti_option
+from cuda_bench.commands.common import (
+    asv_options,
+    at_least,
+    command_line,
+    cupti_option,
+    log,
+    positive,
+    this_machine,
+)
 from cuda_bench.paths import WORK
 from cuda_bench.status import OK, worst
 

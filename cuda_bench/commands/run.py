@@ -12,11 +12,11 @@ import json
 import re
 from pathlib import Path
 
-from cuda_bench import asvrun, history, machine, overcpp, publish, steps
-from cuda_bench.commands import counts as counting
+from cuda_bench import asvrun, countpass, history, machine, overcpp, publish, steps
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
+    cupti_option,
     log,
     paired_options,
     regex,
@@ -42,7 +42,7 @@ def add(sub):
                        "newest measured commit after asv run (made only on a machine with a GPU)")
         p.add_argument("--no-counts", action="store_true", help="skip the counting pass of each newly measured "
                        "commit (the work each call does: cuda-bench counts; made only on a machine with a GPU)")
-        counting.cupti_option(p)
+        cupti_option(p)
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", type=regex, help="only ladder names (tags, 'main') that match")
             p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
@@ -131,8 +131,9 @@ def main(args, rest, argv):
         else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
     if not args.no_counts and gpu and measured:
-        statuses.append(counting.record_commits(repo, measured, conf=conf, machine_name=name, info=info,
-                                                results_dir=results_dir, cupti=args.cupti, command=command))
+        statuses.append(countpass.record_commits(
+            repo, measured, conf=conf, machine_name=name, info=info, results_dir=results_dir,
+            cupti=args.cupti, command=command, progress=log))
     newest_commit = history.newest_measured(results_dir, name, before)
     if not args.no_over_cpp and gpu and newest_commit:
         from cuda_bench import paired
