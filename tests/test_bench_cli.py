@@ -277,6 +277,7 @@ def track_pinned_core():
 '''
 
 
+@pytest.mark.slow
 def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_seed(tmp_path, git_repo, newest_env,
                                                                                    monkeypatch):
     from conftest import asv_conf, asv_results, git

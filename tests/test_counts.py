@@ -458,6 +458,7 @@ def releases(tmp_path_factory):
     return countpass.measure(sides, REAL, log_dir=tmp / "logs", progress=lambda m: None)
 
 
+@pytest.mark.slow
 def test_two_releases_differ_by_the_work_their_source_does(releases):
     """Read off the two releases' source. ProgramOptionsCreate('core') calls the benchmark's ``program_options``
     (one Python call in both), which constructs ``ProgramOptions``, a Python @dataclass in both: its generated
@@ -507,6 +508,7 @@ def test_two_releases_differ_by_the_work_their_source_does(releases):
     assert not base["errors"] and not head["errors"]
 
 
+@pytest.mark.slow
 def test_the_counts_of_a_release_are_the_same_in_another_process(releases, tmp_path):
     """A/A on a real release: 1.2.2 counted again, in a fresh worker process, reads exactly the same."""
     side = paired.Side("head", "1.2.2", "1.2.2", str(make_env(NEWEST_WITH_NVRTC + RUNNER)))
@@ -514,6 +516,7 @@ def test_the_counts_of_a_release_are_the_same_in_another_process(releases, tmp_p
     assert again["cases"] == releases["head"]["cases"]
 
 
+@pytest.mark.slow
 def test_with_cupti_carried_as_wheels_and_no_driver_cuda_calls_are_none_with_the_reason(tmp_path):
     """cupti-python and libcupti's wheel, as a GPU box without network gets them (``--cupti WHEEL``): installed with
     --no-deps into a folder only the counting workers see (no other package comes with them; the environment itself
@@ -547,6 +550,7 @@ def test_the_worker_answers_a_count_request(stand_in):
 
 
 # --- the commands ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_counts_command_writes_each_commits_table_and_prints_the_diff_and_keeps_no_gpu_runs_out(
         tmp_path, git_repo, monkeypatch, capsys):
     """``cuda-bench counts REV REV2`` in the environments compare builds (here the two releases' environments):

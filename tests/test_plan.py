@@ -251,6 +251,7 @@ def test_plan_lists_on_a_machine_without_a_gpu_and_will_not_run_there(monorepo, 
     assert not list(result_files(tmp_path / "res" / MACHINE))
 
 
+@pytest.mark.slow
 def test_asv_continuous_typed_as_it_is_decides_by_the_paired_engine(monorepo, tmp_path):
     """`asv continuous BASE HEAD` through real asv and the project's plugin: the paired engine decides, not asv's one
     unpaired run per commit. Between a docs-only commit and the one before it that is "identical builds", exit 0,

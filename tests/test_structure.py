@@ -84,7 +84,7 @@ print("clean", driver is not None)
 """
 
 
-@pytest.mark.parametrize("where", ["project", "cuda-core"])
+@pytest.mark.parametrize("where", ["project", pytest.param("cuda-core", marks=pytest.mark.slow)])
 def test_importing_the_suite_does_no_cuda_work(where, request):
     """No benchmark module touches CUDA when imported: with the project's Python (no cuda-python) and in an
     environment with cuda-core and cuda-bindings, where every driver, runtime and NVRTC function is replaced
@@ -127,6 +127,7 @@ def test_every_case_that_names_a_twin_has_it():
     assert not missing, missing
 
 
+@pytest.mark.slow
 def test_cpp_twins_compile(newest_env, tmp_path):
     """twins.cpp compiles with the flags its library is built with (to an object: there is no libcuda here
     to link), so a mistake in it stops CI instead of a GPU run. nvrtc.h, which this toolkit lacks, comes
