@@ -8,8 +8,9 @@ The flow, one module per stage:
     compare  (compare.py)  the paired engine (paired.py, worker.py, stats.py): pull requests, A/A, history steps
     publish  (publish.py)  the static dashboard in html/; report.py: the same rows as Markdown
 
-``layout`` holds every path and naming rule, ``machine`` this machine, ``suite`` what the benchmark suite
-holds, ``cli`` the command line (``scripts/bench``). A module imports only modules listed before it in
-``tests/test_structure.py``'s FLOW (results, the reader, comes before run, which reads what asv wrote);
-importing the package does nothing.
+``layout`` holds every path and naming rule, ``machine`` this machine, ``suite`` what the benchmark
+suite holds, ``cli`` the command line (``scripts/bench``), ``status`` the exit statuses every
+command returns. A module imports only modules listed before it in ``tests/test_structure.py``'s
+FLOW (results, the reader, comes before run, which reads what asv wrote); importing the package does
+nothing.
 """

@@ -279,6 +279,7 @@ def paired_continuous(conf, args):
     calibrated on this machine), the comment printed; its exit status."""
     from cuda_bench import build, compare, paired, records
     from cuda_bench.paths import RESULTS, label
+    from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 
     head = args.branch or "main"
     base = args.base or f"{head}^"
@@ -296,11 +297,11 @@ def paired_continuous(conf, args):
                                      command=f"asv continuous {base} {head}", info=info, progress=say)
     except (build.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
         say(f"asv continuous {base} {head}: not measured: {exc}")
-        return compare.INCOMPLETE
+        return INCOMPLETE
     print(text, flush=True)
     status = compare.exit_status(data)
-    say(f"{out}/summary.md: " + {compare.OK: "no regression", compare.REGRESSION: "PERFORMANCE DECREASED (paired)",
-                                 compare.INCOMPLETE: "something could not be measured"}[status])
+    say(f"{out}/summary.md: " + {OK: "no regression", REGRESSION: "PERFORMANCE DECREASED (paired)",
+                                 INCOMPLETE: "something could not be measured"}[status])
     return status
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 import traceback
 
-from cuda_bench import asvrun, compare, paired, publish, records, results, steps
+from cuda_bench import asvrun, paired, publish, records, results, steps
 from cuda_bench.commands import COMMANDS
+from cuda_bench.status import ERROR, INCOMPLETE, INTERRUPTED, described, worst
 
 DESCRIPTION = """\
 cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after commit.
@@ -49,9 +51,7 @@ examples:
   cuda-bench aa main                              # thresholds for this machine
   cuda-bench counts cuda-core-v0.3.2 main         # what each call does, and what changed
 
-exit status: 0 done; 1 a regression; 2 something could not be measured or read; 3 could not start;
-130 interrupted
-"""
+""" + textwrap.fill("exit status: " + described(), 100) + "\n"
 
 
 class Parser(argparse.ArgumentParser):
@@ -60,7 +60,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.print_usage(sys.stderr)
-        self.exit(compare.ERROR, f"{self.prog}: error: {message}\n")
+        self.exit(ERROR, f"{self.prog}: error: {message}\n")
 
 
 def parser():
@@ -92,22 +92,23 @@ def main(argv=None):
         return with_unreadable(status)
     except ERRORS as exc:
         print(f"bench: {exc}", file=sys.stderr)
-        return compare.ERROR
+        return ERROR
     except KeyboardInterrupt:
         print(f"bench: interrupted after {time.monotonic() - start:.0f} s", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except Exception:  # a bug: its traceback, and an exit status no caller reads as "a regression"
         traceback.print_exc()
         print("bench: stopped on an internal error (above)", file=sys.stderr)
-        return compare.ERROR
+        return ERROR
     finally:
         asvrun.remove_temporary()
 
 
 def with_unreadable(status):
     """A command's exit status, and what it could not read: each file and line named once more at the end, and
-    INCOMPLETE (2) unless the status says more (a regression, 1, still outranks it: ``compare.worst``)."""
-    return compare.worst([status, compare.INCOMPLETE]) if results.say_unreadable("bench") else status
+    INCOMPLETE (2) unless the status says more (a regression, 1, still outranks it:
+    ``status.worst``)."""
+    return worst([status, INCOMPLETE]) if results.say_unreadable("bench") else status
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ Three uses of one engine (``cuda_bench.paired``):
 
 Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio, the
 interval and the verdict; after a pull-request comparison, both commits' work per call (``counts``: counted in a
-pass of its own, ``cuda_bench.counts``), and the comment names each case whose work changed.
+pass of its own, ``cuda_bench.countpass``), and the comment names each case whose work changed.
 """
 
 from __future__ import annotations
@@ -25,12 +25,9 @@ from pathlib import Path
 
 from cuda_bench import asvrun, build, counts, machine, paired, stats
 from cuda_bench.paths import PAIRED_ENVS, label
+from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.text import fmt_ns, interval, last_line, unchanged
-
-# exit statuses of every command (cuda_bench.cli): 1 is a regression and nothing else
-OK, REGRESSION, INCOMPLETE, ERROR = 0, 1, 2, 3
-
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -190,16 +187,12 @@ def incomplete(data):
 
 
 def exit_status(data):
-    """REGRESSION (1): a regression; INCOMPLETE (2): a case failed (an error, a dead worker) or lost some process
-    pairs; OK (0): neither (a case one build skips is listed, not failed)."""
+    """A paired record's exit status (``cuda_bench.status``): REGRESSION (1): a regression;
+    INCOMPLETE (2): a case failed (an error, a dead worker) or lost some process pairs;
+    OK (0): neither (a case one build skips is listed, not failed)."""
     if regressions(data):
         return REGRESSION
     return INCOMPLETE if incomplete(data) else OK
-
-
-def worst(statuses):
-    """One exit status for several: REGRESSION where any is, else the highest (INCOMPLETE over OK)."""
-    return REGRESSION if REGRESSION in statuses else max(statuses, default=OK)
 
 
 def case_row(case, mark=""):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from cuda_bench import compare, machine, paired, records, stats
 from cuda_bench.names import cpp_id, is_control, split_case
+from cuda_bench.status import INCOMPLETE, OK
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.suite import twin_ids
 from cuda_bench.text import TARGET_NS, fmt_ns, last_line, signed
@@ -455,10 +456,10 @@ def measure_and_record(repo, commit, *, conf, machine_name, info, results_dir, s
     try:
         if not items_of(bench, settings.benchmark_dir):
             log(f"over C++: nothing to time ({list(bench)} match no case with a C++ twin)")
-            return compare.OK, None
+            return OK, None
     except compare.CompareError:  # -b matches no case at all
         log(f"over C++: nothing to time ({list(bench)} match no case)")
-        return compare.OK, None
+        return OK, None
     try:
         data = measure(repo, commit, bindings=asvrun.bindings_of(conf), requirements=asvrun.requirements(conf),
                        system_site=asvrun.system_site_of(conf), settings=settings, bench=bench,
@@ -466,7 +467,7 @@ def measure_and_record(repo, commit, *, conf, machine_name, info, results_dir, s
                        groups_file=out / "groups.json.gz" if keep_groups else None)
     except steps.MEASURE_ERRORS as exc:
         log(f"over C++ at {commit[:9]} not measured: {exc}")
-        return compare.INCOMPLETE, None
+        return INCOMPLETE, None
     try:
         print(write_files(out, data))
         kept_at = out / "over-cpp.json"
@@ -480,11 +481,11 @@ def measure_and_record(repo, commit, *, conf, machine_name, info, results_dir, s
         if not recorded:
             if kept_at == "the line below":
                 print(json.dumps(records.stamped(data, "over-cpp")), flush=True)
-            return compare.INCOMPLETE, data
+            return INCOMPLETE, data
         where = Path(results_dir) / machine_name / records.FILES["over-cpp"]
         log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {where}")
     judge(results_dir, machine_name, data, written=recorded)
-    return (compare.INCOMPLETE if compare.incomplete(data) else compare.OK), data
+    return (INCOMPLETE if compare.incomplete(data) else OK), data
 
 
 def agreement_report(folder, commit_prefix=""):

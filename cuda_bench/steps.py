@@ -17,6 +17,7 @@ from pathlib import Path
 from cuda_bench import asvrun, build, compare, history, machine, paired, records, suite
 from cuda_bench.names import HARNESS
 from cuda_bench.paths import WORK
+from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
 from cuda_bench.text import interval, measurements, standing
 
 # what measuring a step can raise that the user can act on (OSError: a full disk, a folder not writable): the
@@ -59,9 +60,9 @@ def record_or_say(folder, kind, data, kept_at, what):
 
 def make(todo, *, conf, machine_name, info, results_dir, settings, command, later):
     """Measure each :class:`Step` of ``todo`` with the paired engine and append it to steps.jsonl. ``later``: the
-    command that makes a step that could not be measured. The exit status (``compare.worst``): REGRESSION when a
-    step flagged a case; else INCOMPLETE when a step was not measured, not recorded, or measured without some cases;
-    else OK."""
+    command that makes a step that could not be measured. The exit status (``status.worst``):
+    REGRESSION when a step flagged a case; else INCOMPLETE when a step was not measured, not
+    recorded, or measured without some cases; else OK."""
     repo = asvrun.local_repo(conf)
     folder = Path(results_dir) / machine_name
     thresholds = records.calibration(folder)
@@ -109,8 +110,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
         flagged_any = flagged_any or bool(flagged)
         log(f"step {where}: {len(flagged)} regression(s)" + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged))
         incomplete = incomplete or compare.incomplete(data)
-    return compare.worst([compare.REGRESSION if flagged_any else compare.OK,
-                          compare.INCOMPLETE if incomplete else compare.OK])
+    return worst([REGRESSION if flagged_any else OK, INCOMPLETE if incomplete else OK])
 
 
 def missing(results_dir, machine_name, bindings):

@@ -10,9 +10,13 @@ import math
 import os
 import subprocess
 
+import pytest
 from conftest import ROOT, asv_conf, asv_results, git, run_asv
 
 from cuda_bench.paths import result_files
+
+#: real asv on an environment with cuda-core from PyPI: the full suite's lane
+pytestmark = pytest.mark.slow
 
 # what needs no GPU with cuda-core >= 0.7 (its LaunchConfig and cubin compile no longer load libcuda)
 RUNS_WITHOUT_GPU = {

@@ -34,6 +34,7 @@ from conftest import (
 from cuda_bench import asv_plugin, asvrun, cli, compare, history, machine, overcpp, paired, records
 from cuda_bench.commands import common
 from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_files
+from cuda_bench.status import ERROR, INCOMPLETE, OK
 
 
 def a_gpu_here(monkeypatch):
@@ -41,11 +42,12 @@ def a_gpu_here(monkeypatch):
     (without one, asv's results go to .asv/results-no-gpu whatever --results-dir says). Run's counting pass is
     recorded instead of made (it builds environments; tests/test_counts.py tests it): returns the commits it was
     asked to count."""
-    from cuda_bench.commands import counts as counting
+    from cuda_bench import countpass
 
     monkeypatch.setattr(machine, "has_gpu", lambda info: True)
     counted = []
-    monkeypatch.setattr(counting, "record_commits", lambda repo, commits, **kw: counted.extend(commits) or 0)
+    monkeypatch.setattr(countpass, "record_commits",
+                        lambda repo, commits, **kw: counted.extend(commits) or 0)
     return counted
 
 
@@ -94,7 +96,7 @@ def test_defaults_keep_the_project_config(monkeypatch):
 def test_a_path_that_is_not_a_repository_is_one_clear_line(tmp_path):
     proc = run_module("cuda_bench", "compare", "main", "x", "--repo", tmp_path, check=False,
                       env=dict(os.environ, HOME=str(tmp_path)))
-    assert proc.returncode == compare.ERROR == 3
+    assert proc.returncode == ERROR == 3
     assert proc.stderr.strip().splitlines()[-1] == f"bench: --repo {tmp_path} is not a git repository"
     assert "Traceback" not in proc.stderr
 
@@ -131,6 +133,22 @@ def test_help_names_every_command_and_says_where_the_rest_goes():
     compare_help = " ".join(run_module("cuda_bench", "compare", "--help").stdout.split())
     assert "Exit status: 1 when a case regressed" in compare_help
 
+
+def test_one_exit_status_for_several_and_each_named_in_the_help():
+    """``status.worst``: a regression outranks every other status (a pull-request check fails on
+    it alone), the rest go by their number; ``cuda-bench --help`` lists each status with its
+    meaning."""
+    from cuda_bench.status import INTERRUPTED, MEANINGS, REGRESSION, worst
+
+    assert worst([]) == OK
+    assert worst([INCOMPLETE, REGRESSION, OK]) == REGRESSION
+    assert worst([INTERRUPTED, REGRESSION]) == REGRESSION
+    assert worst([INCOMPLETE, ERROR, OK]) == ERROR
+    assert worst(iter([OK, INCOMPLETE])) == INCOMPLETE  # a generator, read once
+    top = " ".join(run_module("cuda_bench", "--help").stdout.split())
+    assert sorted(MEANINGS) == [OK, REGRESSION, INCOMPLETE, ERROR, INTERRUPTED] == [0, 1, 2, 3, 130]
+    for code, meaning in MEANINGS.items():
+        assert f"{code} {meaning}" in top, (code, top[-300:])
 
 def test_machine_record_has_gpu_fields_only_from_a_gpu(tmp_path, monkeypatch):
     """Without nvidia-smi no GPU field is invented; with it, the fields are nvidia-smi's answers: here a
@@ -259,6 +277,7 @@ def track_pinned_core():
 '''
 
 
+@pytest.mark.slow
 def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_seed(tmp_path, git_repo, newest_env,
                                                                                    monkeypatch):
     from conftest import asv_conf, asv_results, git
@@ -290,7 +309,7 @@ def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: seen.append(args) or 1)
     assert cli.main(["run", "HEAD^!", "-b", "bench_cpp", "-b", "Floor", "--repo", str(git_repo), "--machine", "m",
-                     "--results-dir", str(tmp_path / "res"), "--no-publish"]) == compare.INCOMPLETE == 2
+                     "--results-dir", str(tmp_path / "res"), "--no-publish"]) == INCOMPLETE == 2
     (args,) = seen
     assert args[0] == "run" and args[-1] == "HEAD^!"
     assert [args[i + 1] for i, a in enumerate(args) if a == "--bench"] == ["bench_cpp", "Floor"]
@@ -499,7 +518,7 @@ def test_options_are_checked_before_anything_runs(given, said, tmp_path):
     """A bad option is one line and exit 3 (the command could not start), never 2, which says that something
     could not be measured."""
     proc = run_module("cuda_bench", *given, "--repo", ROOT, check=False, env=dict(os.environ, HOME=str(tmp_path)))
-    assert proc.returncode == compare.ERROR and said in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == ERROR and said in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_each_newly_measured_commit_is_paired_with_the_previous_measured_one(tmp_path):
@@ -639,7 +658,7 @@ def test_over_cpp_of_only_the_controls_is_one_line_and_records_nothing(tmp_path,
     monkeypatch.setattr(overcpp, "measure", lambda *a, **k: pytest.fail("timed nothing"))
     assert overcpp.measure_and_record(git_repo, "c" * 40, conf=asvrun.load_conf(), machine_name="probe", info={},
                                       results_dir=tmp_path, settings=paired.Settings.over_cpp(), bench=["Floor"],
-                                      command="cmd") == (compare.OK, None)
+                                      command="cmd") == (OK, None)
     assert "over C++: nothing to time" in capsys.readouterr().err
 
 
@@ -893,7 +912,7 @@ def test_a_step_measured_but_not_recorded_is_kept_and_said(tmp_path, git_repo, m
     status = steps.make([steps.Step("a" * 40, "b" * 40, "13.3.1")], conf={"repo": str(git_repo)}, machine_name="m",
                         info={}, results_dir=tmp_path / "res", settings=None, command="cuda-bench steps",
                         later="cuda-bench steps")
-    assert status == compare.INCOMPLETE
+    assert status == INCOMPLETE
     kept = tmp_path / "work" / "steps" / f"{'a' * 12}-{'b' * 12}" / "summary.json"
     err = capsys.readouterr().err
     assert f"measured, not recorded in {folder / records.FILES['step']}" in err and f"its record is in {kept}" in err

@@ -92,6 +92,7 @@ def actions(record):
     return {name: info["action"] for name, info in record["packages"].items()}
 
 
+@pytest.mark.slow
 def test_builds_in_order_and_reuses_unchanged_packages(repo, build):
     for package in ("cuda_pathfinder", "cuda_bindings", "cuda_core"):
         write_package(repo, package)
@@ -119,6 +120,7 @@ def test_builds_in_order_and_reuses_unchanged_packages(repo, build):
     assert set(actions(record).values()) == {"reused"}
 
 
+@pytest.mark.slow
 def test_layout_without_pathfinder_and_without_tags(repo, build):
     write_package(repo, "cuda_bindings")
     write_package(repo, "cuda_core")
@@ -130,6 +132,7 @@ def test_layout_without_pathfinder_and_without_tags(repo, build):
     assert wheel.name.startswith(f"cuda_core-1.2.0.post1+g{sha[:9]}-")
 
 
+@pytest.mark.slow
 def test_release_tags_give_the_release_version(repo, build):
     write_package(repo, "cuda_pathfinder")
     write_package(repo, "cuda_core")
@@ -151,6 +154,7 @@ def test_release_tags_give_the_release_version(repo, build):
         p.name for p in out.glob("*.whl") if not p.name.startswith("cuda_core-"))
 
 
+@pytest.mark.slow
 def test_auto_bindings_follow_the_commits_cuda_extras(repo, build):
     write_package(repo, "cuda_core")
     commit(repo, "a CUDA 12 era cuda_core: no cu13 extra")
@@ -166,6 +170,7 @@ def test_auto_bindings_follow_the_commits_cuda_extras(repo, build):
     assert record["packages"]["cuda_bindings"]["action"] == "wheel cuda-bindings==13.3.1"
 
 
+@pytest.mark.slow
 def test_a_commit_that_cannot_build_is_recorded_with_the_reason(repo, build):
     write_package(repo, "cuda_pathfinder")
     write_package(repo, "cuda_bindings")
@@ -179,6 +184,7 @@ def test_a_commit_that_cannot_build_is_recorded_with_the_reason(repo, build):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_not_a_cuda_python_checkout(repo, build):
     (repo / "README").write_text("x\n")
     commit(repo, "x")
@@ -298,6 +304,7 @@ def test_inject_spin_refuses_a_tree_without_the_call(repo):
     assert "bench-inject-spin96" not in git(repo, "branch")
 
 
+@pytest.mark.slow
 def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp_path):
     for package in ("cuda_pathfinder", "cuda_core"):
         write_package(repo, package)
@@ -352,6 +359,7 @@ def test_revisions_resolve_as_asv_resolves_them(repo, tmp_path):
         build_module.resolve(clone, "nope")
 
 
+@pytest.mark.slow
 def test_an_environment_per_commit_for_the_paired_engine(repo, tmp_path, monkeypatch):
     """build.environment: a virtual environment with the commit's packages installed, built through the
     wheel cache, reused the second time; its record says what was built and installed."""
@@ -377,6 +385,7 @@ def test_an_environment_per_commit_for_the_paired_engine(repo, tmp_path, monkeyp
     assert json.loads((path / "cuda-bench-env.json").read_text()) == rebuilt
 
 
+@pytest.mark.slow
 def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, build):
     """cuda-bindings 12.9.10 accepts cuda-pathfinder ~=1.1, but a release's own 1.1.0 cannot load the driver
     under it (KeyError 'cuda' on the H200, cuda-core 0.3.2): below 1.3, pip's newest for the wheel is kept."""
@@ -487,6 +496,7 @@ def live_with(mark):
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"], ids=["ctrl-c", "sigterm"])
 def test_a_build_interrupted_in_pip_wheel_leaves_no_temporary_folder_and_no_cache_entry(repo, builder, tmp_path,
                                                                                         signum):

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import NEWEST_WITH_NVRTC, ROOT, RUNNER, make_env
 
-from cuda_bench import compare, counts, paired, records
-from cuda_bench.commands import counts as counting
+from cuda_bench import compare, countpass, counts, paired, records
+from cuda_bench.commands import counts as counts_command
 
 STAND_IN = '''
 import os
@@ -245,8 +245,9 @@ def names_of(*classes):
 
 def count(suite, tmp_path, names, env=None, python=sys.executable, calls=20, slow_calls=20, rev="a"):
     side = paired.Side("head", rev, rev, str(python), {"QUEUE_LOG": str(tmp_path / "queue.log"), **(env or {})})
-    return counting.count_side(side, names, calls=calls, slow_calls=slow_calls, benchmark_dir=suite,
-                               log_dir=tmp_path / "logs", progress=lambda m: None)
+    return countpass.count_side(side, names, calls=calls, slow_calls=slow_calls,
+                                benchmark_dir=suite, log_dir=tmp_path / "logs",
+                                progress=lambda m: None)
 
 
 def by_name(record):
@@ -315,8 +316,8 @@ def test_one_more_python_call_reads_plus_one_in_that_case_alone(stand_in, tmp_pa
     names = names_of("Known", "FirstCallFills", "Leaky", "Injected", "Queued")
     sides = [paired.Side("base", "a", "a", sys.executable, {"QUEUE_LOG": str(tmp_path / "q"), "INJECT": "0"}),
              paired.Side("head", "b", "b", sys.executable, {"QUEUE_LOG": str(tmp_path / "q"), "INJECT": "1"})]
-    found = counting.measure(sides, names, log_dir=tmp_path / "logs", progress=lambda m: None, benchmark_dir=stand_in,
-                             calls=20)
+    found = countpass.measure(sides, names, log_dir=tmp_path / "logs", progress=lambda m: None,
+                              benchmark_dir=stand_in, calls=20)
     injected = names_of("Injected")[0]
     assert counts.diff(found["base"], found["head"]) == {injected: "`Injected('py')`: +1 Python calls"}
     assert "- `Injected('py')`: +1 Python calls" in counts.diff_markdown(found["base"], found["head"])
@@ -454,9 +455,10 @@ def releases(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("releases")
     sides = [paired.Side("base", "0.3.2", "0.3.2", str(make_env(OLD + RUNNER))),
              paired.Side("head", "1.2.2", "1.2.2", str(make_env(NEWEST_WITH_NVRTC + RUNNER)))]
-    return counting.measure(sides, REAL, log_dir=tmp / "logs", progress=lambda m: None)
+    return countpass.measure(sides, REAL, log_dir=tmp / "logs", progress=lambda m: None)
 
 
+@pytest.mark.slow
 def test_two_releases_differ_by_the_work_their_source_does(releases):
     """Read off the two releases' source. ProgramOptionsCreate('core') calls the benchmark's ``program_options``
     (one Python call in both), which constructs ``ProgramOptions``, a Python @dataclass in both: its generated
@@ -506,13 +508,15 @@ def test_two_releases_differ_by_the_work_their_source_does(releases):
     assert not base["errors"] and not head["errors"]
 
 
+@pytest.mark.slow
 def test_the_counts_of_a_release_are_the_same_in_another_process(releases, tmp_path):
     """A/A on a real release: 1.2.2 counted again, in a fresh worker process, reads exactly the same."""
     side = paired.Side("head", "1.2.2", "1.2.2", str(make_env(NEWEST_WITH_NVRTC + RUNNER)))
-    again = counting.count_side(side, REAL, log_dir=tmp_path, progress=lambda m: None)
+    again = countpass.count_side(side, REAL, log_dir=tmp_path, progress=lambda m: None)
     assert again["cases"] == releases["head"]["cases"]
 
 
+@pytest.mark.slow
 def test_with_cupti_carried_as_wheels_and_no_driver_cuda_calls_are_none_with_the_reason(tmp_path):
     """cupti-python and libcupti's wheel, as a GPU box without network gets them (``--cupti WHEEL``): installed with
     --no-deps into a folder only the counting workers see (no other package comes with them; the environment itself
@@ -521,12 +525,12 @@ def test_with_cupti_carried_as_wheels_and_no_driver_cuda_calls_are_none_with_the
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
                     "-d", str(wheels), "cupti-python==13.0.1", "nvidia-cuda-cupti==13.*"], check=True)
     python = make_env(NEWEST_WITH_NVRTC + RUNNER)
-    (side,) = counting.with_cupti([paired.Side("head", "1.2.2", "1.2.2", str(python))], [wheels], tmp_path / "cupti",
-                                  progress=lambda m: None)
+    (side,) = countpass.with_cupti([paired.Side("head", "1.2.2", "1.2.2", str(python))], [wheels],
+                                   tmp_path / "cupti", progress=lambda m: None)
     (overlay,) = side.env["PYTHONPATH"].split(":")
     installed = sorted(p.name.split("-")[0] for p in Path(overlay).glob("*.dist-info"))
     assert installed == ["cupti_python", "nvidia_cuda_cupti"]  # not cuda-bindings nor numpy, which it requires
-    record = counting.count_side(side, [FLOOR, OPTIONS], log_dir=tmp_path, progress=lambda m: None)
+    record = countpass.count_side(side, [FLOOR, OPTIONS], log_dir=tmp_path, progress=lambda m: None)
     assert record["cuda_counted"] is False and record["cuda_why"].startswith("CUPTI could not start")
     assert "libcuda" in record["cuda_why"] or "driver" in record["cuda_why"]
     assert [(c["python_calls"], c["cuda"]) for c in record["cases"]] == [(0, None), (2, None)]
@@ -546,6 +550,7 @@ def test_the_worker_answers_a_count_request(stand_in):
 
 
 # --- the commands ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_counts_command_writes_each_commits_table_and_prints_the_diff_and_keeps_no_gpu_runs_out(
         tmp_path, git_repo, monkeypatch, capsys):
     """``cuda-bench counts REV REV2`` in the environments compare builds (here the two releases' environments):
@@ -558,7 +563,7 @@ def test_the_counts_command_writes_each_commits_table_and_prints_the_diff_and_ke
             "v1.2.2": {"commit": "4" * 40, "python": str(make_env(NEWEST_WITH_NVRTC + RUNNER))}}
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
-    monkeypatch.setattr(counting, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(counts_command, "RESULTS", tmp_path / "results")
     argv = ["counts", "v0.3.2", "v1.2.2", "--repo", str(git_repo), "--machine", "m", "--out", str(tmp_path / "out"),
             "-b", "ProgramOptionsCreate|Floor"]
     assert cli.main(argv) == 0

@@ -31,6 +31,9 @@ from conftest import ROOT, asv_conf, run_asv, run_module
 
 from cuda_bench import counts, history, publish, report, results, summary
 
+#: asv publish and a real browser: the full suite's lane
+pytestmark = pytest.mark.slow
+
 FIXTURE = Path(__file__).parent / "fixtures" / "site"
 _spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.py")
 known_answers = importlib.util.module_from_spec(_spec)

@@ -21,6 +21,9 @@ from conftest import ROOT, git
 from cuda_bench import build
 from cuda_bench.paths import result_files
 
+#: real asv on real environments: the full suite's lane
+pytestmark = pytest.mark.slow
+
 BINDINGS = "13.3.1"
 CASE = "bench_enum.ResultFromValue.time_result_from_value"  # CUresult(0): cuda.bindings, no GPU needed
 CORE_CASE = "bench_launch.LaunchConfigCreate.time_launch_config_create"  # cuda.core's, no GPU needed

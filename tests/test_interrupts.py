@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+#: real commands, real worker processes and builds, interrupted: the full suite's lane
+pytestmark = pytest.mark.slow
+
 PROBE = Path(__file__).parent / "stop_probe.py"
 
 

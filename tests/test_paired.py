@@ -429,6 +429,7 @@ def probe_run(probe, tmp_path, head_spin, names, pairs=6):
     return paired.run(sides, names, settings, tmp_path / "logs", progress=lambda m: None), log
 
 
+@pytest.mark.slow
 def test_real_workers_measure_a_pure_python_call_and_its_double(probe, tmp_path):
     spin = "bench_probe.Spin.time_spin('py')"
     same, _ = probe_run(probe, tmp_path, 200, [spin])
@@ -442,6 +443,7 @@ def test_real_workers_measure_a_pure_python_call_and_its_double(probe, tmp_path)
     assert DOUBLED[0] < case.ratio < DOUBLED[1] and case.verdict == "regression" and case.low > 1.02
 
 
+@pytest.mark.slow
 def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path):
     names = ["bench_probe.OnlyBase.time_only_base('py')", "bench_probe.Broken.time_broken('py')",
              "bench_probe.Crash.time_crash('py')", "bench_probe.CrashMidSample.time_crash_mid_sample('py')",
@@ -459,6 +461,7 @@ def test_real_workers_report_skips_errors_and_crashes_and_go_on(probe, tmp_path)
     assert [c.name for c in report.cases] == [names[4]]  # measured after the crashes, in every pair
 
 
+@pytest.mark.slow
 def test_a_case_one_process_pair_lost_is_measured_from_the_others_and_the_loss_is_named(probe, tmp_path):
     """One head worker of eight pairs dies in setup: the case is measured from the other seven (still a 95%
     interval) and Report.lost says what was lost and why; with six pairs, one lost leaves too few for an
@@ -491,6 +494,7 @@ def test_kept_measures_from_the_rest_only_when_enough_are_left():
     assert paired.kept(["ok"] * 2 + ["x"], failed)[0] is None  # a short run loses nothing it could spare
 
 
+@pytest.mark.slow
 def test_a_worker_that_cannot_start_is_an_error_of_its_cases_not_a_lost_run(probe, tmp_path):
     """An environment whose Python is gone: every case is reported with the reason; nothing raises, so the
     other cases and the other pairs' results are kept."""
@@ -505,6 +509,7 @@ def test_a_worker_that_cannot_start_is_an_error_of_its_cases_not_a_lost_run(prob
     assert report.cases == [] and "the head worker (b)" in error and "gone/python" in error
 
 
+@pytest.mark.slow
 def test_queued_work_is_drained_after_every_sample_and_never_exceeds_the_batch(probe, tmp_path):
     report, log = probe_run(probe, tmp_path, 200, ["bench_probe.Queued.time_queued('py')"])
     (case,) = report.cases
@@ -659,6 +664,7 @@ def test_over_cpp_reads_one_state_on_the_recorded_h200_groups():
     assert agree(runs["call4-15"], changed, fast) == 4 and agree(runs["call1"], changed, fast) == 4
 
 
+@pytest.mark.slow
 def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a_twin(probe, tmp_path):
     """paired.over_cpp on real worker processes: the Python case (200 iterations) against its "twin" (50),
     timed in turn in each process, reads about 4; a case without a twin is skipped, not an error."""
@@ -685,6 +691,7 @@ def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a
     assert stats.over_cpp(case["name"], case["twin"], kept["groups"][case["name"]]) == case
 
 
+@pytest.mark.slow
 def test_over_cpp_puts_a_process_wide_setting_back_after_a_case(probe, tmp_path):
     """A case and its twin that both set a process-wide setting (AllocFree's pool threshold) are torn down in the
     reverse order of their setup, so the next case in the worker process starts from the setting as it was."""
@@ -702,6 +709,7 @@ def test_over_cpp_puts_a_process_wide_setting_back_after_a_case(probe, tmp_path)
     assert after_pool and set(after_pool) == {"default"}, lines  # some process ran Pool first (the order is shuffled)
 
 
+@pytest.mark.slow
 def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_path):
     """--layouts: "fixed" starts every worker with ASLR off (where this kernel lets setarch switch it off),
     "random" leaves it on, so each process gets another layout; the record says which ran."""
@@ -737,6 +745,7 @@ def test_the_fewest_pairs_that_give_an_interval(confidence, fewest):
     assert stats.median_interval(range(fewest), confidence)[3] >= confidence
 
 
+@pytest.mark.slow
 def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tmp_path, monkeypatch):
     """`scripts/bench compare A A --head-env KEY=VALUE`: one build on both sides, the head's workers with a
     variable of their own (here the probe's SPIN, which doubles its cost). The engine sees the difference,
@@ -763,6 +772,7 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
         cli.parser().parse_args(["compare", "main", "main", "--head-env", "CUDA_BENCH_LEAVE_OUT"])
 
 
+@pytest.mark.slow
 def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(probe, tmp_path, monkeypatch):
     """The A/B engine's default is random layouts (ASLR on, each worker process its own: one fixed layout biased
     forms by up to 4.5% on the H200, the same way on every start). The default reaches the workers, which report

@@ -14,6 +14,7 @@ from conftest import git, step_case, step_record
 
 from cuda_bench import build, cli, compare, history, machine, plan, records, steps, summary
 from cuda_bench.paths import result_files
+from cuda_bench.status import ERROR, INCOMPLETE, OK
 
 MACHINE = "m"
 
@@ -99,7 +100,7 @@ def test_a_step_between_identical_builds_is_recorded_without_measuring(monorepo,
                         conf={"repo": str(repo)}, machine_name=MACHINE, info={}, results_dir=tmp_path / "res",
                         settings=None, command="cuda-bench steps", later="cuda-bench steps")
     assert asked == [(shas[2], shas[3])]  # only the step whose builds differ reaches the engine
-    assert status == compare.INCOMPLETE  # that one could not be measured here
+    assert status == INCOMPLETE  # that one could not be measured here
     (record,) = records.read(tmp_path / "res" / MACHINE, "step")
     assert (record["base"], record["head"], record["identical"], record["cases"]) == (shas[1], shas[2], True, [])
     assert record["built_from"]["base"] == record["built_from"]["head"] == build.identity(repo, shas[1], "source")
@@ -118,7 +119,7 @@ def test_the_pull_request_gate_says_identical_builds_and_measures_nothing(monore
     out = tmp_path / "out"
     status = cli.main(["compare", shas[1], shas[2], "--repo", str(repo), "--machine", MACHINE, "--out", str(out)])
     data = json.loads((out / "summary.json").read_text())
-    assert status == compare.OK and data["identical"] and data["cases"] == []
+    assert status == OK and data["identical"] and data["cases"] == []
     text = (out / "summary.md").read_text()
     assert "**Identical builds: nothing measured.**" in text and "the same: `cuda_pathfinder`" in text
     assert "identical builds" in capsys.readouterr().err
@@ -242,14 +243,15 @@ def test_plan_lists_on_a_machine_without_a_gpu_and_will_not_run_there(monorepo, 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(machine, "has_gpu", lambda info: False)
     argv = ["plan", "--repo", str(repo), "--machine", MACHINE, "--window", "6"]
-    assert cli.main(argv) == compare.OK
+    assert cli.main(argv) == OK
     out = capsys.readouterr().out
     assert f"[head] main's head {shas[5][:9]} and the commit before it" in out and "in all about" in out
-    assert cli.main([*argv, "--run"]) == compare.ERROR
+    assert cli.main([*argv, "--run"]) == ERROR
     assert "holds GPU runs only" in capsys.readouterr().err
     assert not list(result_files(tmp_path / "res" / MACHINE))
 
 
+@pytest.mark.slow
 def test_asv_continuous_typed_as_it_is_decides_by_the_paired_engine(monorepo, tmp_path):
     """`asv continuous BASE HEAD` through real asv and the project's plugin: the paired engine decides, not asv's one
     unpaired run per commit. Between a docs-only commit and the one before it that is "identical builds", exit 0,

@@ -84,7 +84,7 @@ print("clean", driver is not None)
 """
 
 
-@pytest.mark.parametrize("where", ["project", "cuda-core"])
+@pytest.mark.parametrize("where", ["project", pytest.param("cuda-core", marks=pytest.mark.slow)])
 def test_importing_the_suite_does_no_cuda_work(where, request):
     """No benchmark module touches CUDA when imported: with the project's Python (no cuda-python) and in an
     environment with cuda-core and cuda-bindings, where every driver, runtime and NVRTC function is replaced
@@ -127,6 +127,7 @@ def test_every_case_that_names_a_twin_has_it():
     assert not missing, missing
 
 
+@pytest.mark.slow
 def test_cpp_twins_compile(newest_env, tmp_path):
     """twins.cpp compiles with the flags its library is built with (to an object: there is no libcuda here
     to link), so a mistake in it stops CI instead of a GPU run. nvrtc.h, which this toolkit lacks, comes
@@ -147,11 +148,13 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
 # leave, results, before the stages that read it, and the pure statistics before that reader, which combines
 # a history step's measurements by them; the counting of work per call, which the workers run and the comment
-# reads, before both); a module imports only modules before it
-FLOW = ["paths", "names", "text", "words", "stats", "machine", "suite", "counts", "build",
-        "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps", "plan",
-        "overcpp", "summary", "overview", "report", "publish", "asv_plugin", "apis", "commands",
-        "cli"]
+# reads, before both; the exit statuses, which every stage and command returns, at the bottom;
+# the counting pass, which drives those workers and keeps their records as the steps keep theirs,
+# after the steps); a module imports only modules before it
+FLOW = ["status", "paths", "names", "text", "words", "stats", "machine", "suite", "counts", "build",
+        "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps",
+        "countpass", "plan", "overcpp", "summary", "overview", "report", "publish", "asv_plugin",
+        "apis", "commands", "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
@@ -179,9 +182,44 @@ def test_cuda_bench_modules_import_only_earlier_stages():
         assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
 
 
+def command_imports(path, commands):
+    """The commands of ``commands`` that the module at ``path`` imports, however it names them."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[2] for a in node.names
+                      if a.name.startswith("cuda_bench.commands.")}
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == 1:  # from . import x, from .x import y
+                module = "cuda_bench.commands" + (f".{module}" if module else "")
+            if module == "cuda_bench.commands":
+                found |= {a.name for a in node.names}
+            elif module.startswith("cuda_bench.commands."):
+                found.add(module.split(".")[2])
+    return found & commands
+
+
+def test_no_command_imports_another_command():
+    """A command is one module that the command line dispatches to; what commands share is in the
+    library (the counting pass that counts, compare and run each make: ``countpass``) or in
+    ``commands.common`` (options, checks), so no command imports another, and none depends on
+    another's options or internals. ``commands/__init__`` alone imports them all: it is the table
+    the command line reads."""
+    package = ROOT / "cuda_bench" / "commands"
+    commands = {p.stem for p in package.glob("*.py")} - {"__init__", "common"}
+    assert {"counts", "compare", "run", "plan"} <= commands
+    found = {path.stem: sorted(command_imports(path, commands))
+             for path in sorted(package.glob("*.py")) if path.stem != "__init__"}
+    assert {name: imported for name, imported in found.items() if imported} == {}
+    assert command_imports(package / "__init__.py", commands) == commands
+
+
 def test_build_and_worker_need_only_the_standard_library():
     """They run inside benchmark environments, where nothing of the project is installed."""
-    for name in ("paths", "names", "build", "worker", "suite", "counts"):
+    for name in ("status", "paths", "names", "build", "worker", "suite", "counts"):
         code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
         proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)

@@ -15,6 +15,9 @@ import subprocess
 import pytest
 from conftest import NEWEST, RELEASES, ROOT, RUNNER, asv_conf, make_env, run_asv, run_module
 
+#: an environment per cuda-core release, real asv: the full suite's lane (-m slow)
+pytestmark = pytest.mark.slow
+
 # benchmark -> first release whose cuda.core has it
 INTRODUCED = {
     "bench_device.DeviceArch('core')": "0.4.0",  # Device.arch

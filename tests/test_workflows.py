@@ -115,6 +115,45 @@ def test_every_bench_command_in_the_workflows_is_one_the_tool_takes():
     assert {"run", "steps", "publish", "compare"} <= set(found), found
 
 
+def scripts_test_runs(tmp_path, *args):
+    """What ``scripts/test`` hands ruff and pytest for ``args``, with a stand-in of .venv whose ruff
+    and Python only say how they were called."""
+    import hashlib
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True, exist_ok=True)
+    stamp = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    (venv / ".stamp-test").write_text(stamp + "\n")  # installed: nothing to install
+    for name in ("ruff", "python"):
+        says = f"#!/bin/sh\nprintf '{name}'; printf ' <%s>' \"$@\"; echo\n"
+        (venv / "bin" / name).write_text(says)
+        (venv / "bin" / name).chmod(0o755)
+    proc = subprocess.run([str(ROOT / "scripts" / "test"), *args], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "CUDA_BENCH_VENV": str(venv)})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+def test_the_fast_lane_leaves_out_the_slow_tests_and_ci_runs_them_all(tmp_path, pytestconfig):
+    """``scripts/test --fast`` is pytest -m "not slow" (the marker pyproject.toml registers, and
+    pytest refuses one it does not know), other arguments passed as they are; ``.ci/run``, which
+    ci.yml runs, calls ``scripts/test`` without it: CI runs the full suite."""
+    ruff, pytest_line = scripts_test_runs(tmp_path, "--fast", "-x", "tests/test_records.py")
+    assert ruff == "ruff <check> <cuda_bench> <benchmarks> <tests>"
+    assert pytest_line == "python <-m> <pytest> <-m> <not slow> <-x> <tests/test_records.py>"
+    assert scripts_test_runs(tmp_path)[1] == "python <-m> <pytest>"  # every test (testpaths)
+    assert "--strict-markers" in pytestconfig.getini("addopts")  # pytest reads pyproject.toml's
+    assert "slow" in [m.split(":")[0] for m in pytestconfig.getini("markers")]
+    ci = (ROOT / ".ci" / "run").read_text()
+    (command,) = [line for line in ci.splitlines()
+                  if "scripts/test" in line and not line.startswith("#")]
+    assert command.split()[:2] == ["exec", "./scripts/test"]
+    assert "--fast" not in command and "-m" not in command.split()
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    assert "./.ci/run" in [s.get("run") for s in steps]
+
+
 def test_pr_workflow_can_be_called_and_dispatched():
     on = yaml.safe_load((ROOT / ".github/workflows/benchmark-pr.yml").read_text())[True]  # YAML's `on`
     assert {"workflow_call", "workflow_dispatch"} <= set(on)

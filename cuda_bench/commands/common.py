@@ -53,6 +53,18 @@ def paired_options(parser, defaults=None):
                        help="only the cases whose name matches (repeatable, as asv's -b)")
 
 
+def cupti_option(parser):
+    """--cupti, for the commands that make a counting pass (counts, compare, run, plan)."""
+    parser.add_argument(
+        "--cupti", action="append", default=[], metavar="WHEEL", type=Path,
+        help="a wheel (or a folder of wheels) to count CUDA calls with: cupti-python and the "
+        "nvidia-cuda-cupti that carries libcupti (e.g. `pip download --no-deps "
+        "cupti-python==13.0.1 nvidia-cuda-cupti==13.0.*`); installed with --no-deps, from these "
+        "files only, into a folder of their own per environment that only the counting workers see "
+        "(the timed environments stay as built, and no newer cuda-bindings comes with them). "
+        "Repeatable")
+
+
 def regex(text):
     """A --bench or --tags value: a regular expression, or one line saying why not."""
     try:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import compare, paired, records, stats
-from cuda_bench.commands import counts as counting
+from cuda_bench import compare, countpass, paired, records, stats
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
+    cupti_option,
     keep_out_of_the_history,
     key_value,
     log,
@@ -18,6 +18,7 @@ from cuda_bench.commands.common import (
     this_machine,
 )
 from cuda_bench.paths import RESULTS, WORK, label
+from cuda_bench.status import INCOMPLETE, OK
 
 
 def add(sub):
@@ -38,7 +39,7 @@ def add(sub):
                            help="skip the counting pass after the timing: each case's work per call in both builds "
                            "(CUDA API calls, NVRTC calls, Python and C calls, net memory blocks; `cuda-bench counts "
                            "--help`), kept in summary.json and named in the comment where it changed")
-            counting.cupti_option(p)
+            cupti_option(p)
             for side in ("base", "head"):
                 p.add_argument(f"--{side}-env", action="append", default=[], metavar="KEY=VALUE",
                                type=key_value, help=f"an environment variable for the {side} side's workers only "
@@ -79,7 +80,7 @@ def main(args, argv):
         print(text)
         if args.output:
             Path(args.output).write_text(text)
-        return compare.OK
+        return OK
     built = data.get("build_seconds") or 0.0  # optional in a record
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
@@ -95,10 +96,10 @@ def main(args, argv):
         except (OSError, records.RecordError) as exc:
             log(f"calibration: measured, not recorded in results/{name}/{records.FILES['calibration']} ({exc}); "
                 f"its A/A run is in {out}/summary.json")
-            return compare.INCOMPLETE
+            return INCOMPLETE
         log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/{records.FILES['calibration']}")
     if aa:  # an A/A calibrates thresholds: a case beyond the default is what it measures, never a regression
-        return compare.INCOMPLETE if compare.incomplete(data) else compare.OK
+        return INCOMPLETE if compare.incomplete(data) else OK
     return compare.exit_status(data)
 
 
@@ -108,8 +109,9 @@ def count_both(report, settings, bench, out, cupti=()):
     names = compare.case_names(bench, settings.benchmark_dir)
     log(f"counts: {len(names)} cases in both builds, one worker process each")
     try:
-        sides = counting.with_cupti(report.sides, cupti, WORK / "cupti")
-        return counting.measure(sides, names, log_dir=out / "logs", progress=log, benchmark_dir=settings.benchmark_dir)
+        sides = countpass.with_cupti(report.sides, cupti, WORK / "cupti", log)
+        return countpass.measure(sides, names, log_dir=out / "logs", progress=log,
+                                 benchmark_dir=settings.benchmark_dir)
     except (paired.WorkerError, OSError, compare.CompareError) as exc:
         log(f"counts: not counted ({exc})")
         return {"error": str(exc)}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, machine
+from cuda_bench import asvrun, machine
 from cuda_bench.commands.common import log
 from cuda_bench.paths import LOCAL_SETTINGS
+from cuda_bench.status import OK
 
 
 def add(sub):
@@ -35,4 +36,4 @@ def main(args, argv):
     log(f"{LOCAL_SETTINGS}: repo {settings.get('repo') or asvrun.load_conf()['repo']}, machine {name}"
         + ("" if machine.has_gpu(info) else " (no GPU: asv's results go to .asv/results-no-gpu, never results/)"))
     log("now `asv run HEAD~20..HEAD`, `asv continuous main BRANCH`, `asv publish` and `cuda-bench ...` use them")
-    return compare.OK
+    return OK

@@ -7,10 +7,18 @@ import json
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, machine, plan
-from cuda_bench.commands.common import asv_options, at_least, command_line, log, positive, this_machine
-from cuda_bench.commands.counts import cupti_option
+from cuda_bench import asvrun, machine, plan
+from cuda_bench.commands.common import (
+    asv_options,
+    at_least,
+    command_line,
+    cupti_option,
+    log,
+    positive,
+    this_machine,
+)
 from cuda_bench.paths import WORK
+from cuda_bench.status import OK, worst
 
 
 def add(sub):
@@ -62,7 +70,7 @@ def main(args, argv):
     for line in plan.table(items, planner.cost):
         print(line, flush=True)
     if not args.run:
-        return compare.OK
+        return OK
     if not gpu:
         raise asvrun.RunError("plan --run measures into the history, which holds GPU runs only: this machine has no "
                               "GPU (the plan above is what a GPU machine would run)")
@@ -87,4 +95,4 @@ def main(args, argv):
     for done in record["done"]:
         log(f"  [{done['kind']}] {done['what']}: estimated {done['estimate']:.0f} s, took {done['seconds']:.0f} s, "
             f"exit status {done['status']}")
-    return compare.worst(statuses)
+    return worst(statuses)

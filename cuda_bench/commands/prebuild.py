@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cuda_bench import asvrun, build, compare
+from cuda_bench import asvrun, build
 from cuda_bench.commands.common import at_least
+from cuda_bench.status import INCOMPLETE, OK
 
 
 def add(sub):
@@ -32,4 +33,4 @@ def main(args, argv):
     bindings = (args.bindings or os.environ.get("CUDA_BENCH_BINDINGS")
                 or asvrun.bindings_of(asvrun.load_conf()))  # what run and compare take unless told
     made = build.prebuild(Path(repo).resolve(), args.revs, args.parallel, args.logs, bindings)
-    return compare.OK if all(r.get("ok") for r in made) else compare.INCOMPLETE
+    return OK if all(r.get("ok") for r in made) else INCOMPLETE

@@ -8,9 +8,10 @@ import http.server
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, publish, results
+from cuda_bench import asvrun, publish, results
 from cuda_bench.commands.common import log
 from cuda_bench.paths import COMMITS, ROOT
+from cuda_bench.status import OK
 
 
 def add(sub):
@@ -33,7 +34,7 @@ def main(args, argv):
     if args.repo:
         record_missing(args.repo, Path(json.loads(conf.read_text())["results_dir"]))
     publish.publish(conf)
-    return compare.OK
+    return OK
 
 
 def record_missing(repo, results_dir):
@@ -60,4 +61,4 @@ def serve(port, html=ROOT / "html"):
     log(f"serving {html} on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     with server:  # Ctrl-C: exit status 130, as for every command (cuda_bench.cli)
         server.serve_forever()
-    return compare.OK
+    return OK

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, history, overcpp, overview, records, report, results, summary
+from cuda_bench import asvrun, history, overcpp, overview, records, report, results, summary
 from cuda_bench.paths import RESULTS, machine_dirs
+from cuda_bench.status import OK, REGRESSION
 
 
 def add(sub):
@@ -36,10 +37,10 @@ def main(args, argv):
     machines = sorted({m for m, _ in runs})
     steps = {m: history.steps(args.results, m) for m in machines}
     known = results.commits(args.results)
-    status = compare.OK
+    status = OK
     if args.issue:
         text, count = report.issue_body(steps, known=known)
-        status = compare.REGRESSION if count else compare.OK
+        status = REGRESSION if count else OK
     elif args.steps:
         text = "\n\n".join(report.steps_markdown(m, s) for m, s in steps.items() if s) or "No paired steps yet."
     elif args.across:

@@ -12,11 +12,11 @@ import json
 import re
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, history, machine, overcpp, publish, steps
-from cuda_bench.commands import counts as counting
+from cuda_bench import asvrun, countpass, history, machine, overcpp, publish, steps
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
+    cupti_option,
     log,
     paired_options,
     regex,
@@ -25,6 +25,7 @@ from cuda_bench.commands.common import (
     this_machine,
 )
 from cuda_bench.paths import COMMITS, RESULTS, no_gpu_results
+from cuda_bench.status import INCOMPLETE, OK, worst
 
 
 def add(sub):
@@ -41,7 +42,7 @@ def add(sub):
                        "newest measured commit after asv run (made only on a machine with a GPU)")
         p.add_argument("--no-counts", action="store_true", help="skip the counting pass of each newly measured "
                        "commit (the work each call does: cuda-bench counts; made only on a machine with a GPU)")
-        counting.cupti_option(p)
+        cupti_option(p)
         if name == "ladder":
             p.add_argument("--tags", metavar="REGEX", type=regex, help="only ladder names (tags, 'main') that match")
             p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
@@ -90,7 +91,7 @@ def main(args, rest, argv):
     if args.command == "ladder":
         commits, newest = ladder_commits(args, conf, name)
         if commits is None:
-            return compare.OK
+            return OK
         hashfile = asvrun.temporary_file("ladder-", "".join(sha + "\n" for _, sha in commits))
         log("ladder " + ", ".join(tag for tag, _ in commits))
         rest = [f"HASHFILE:{hashfile}", *rest]
@@ -113,7 +114,7 @@ def main(args, rest, argv):
             asvrun.record_commits(repo, measured, Path(results_dir) / COMMITS.name)  # beside the results
         except OSError as exc:
             log(f"what the pages say of the measured commits not recorded: {exc}")
-    statuses = [compare.INCOMPLETE if asv_status else compare.OK]
+    statuses = [INCOMPLETE if asv_status else OK]
     if asv_status:  # asv exits non-zero when one benchmark failed: what it did measure is still paired
         log(f"asv run exited {asv_status}; pairing and publishing what it measured")
     if not args.no_steps:
@@ -130,8 +131,9 @@ def main(args, rest, argv):
         else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
     if not args.no_counts and gpu and measured:
-        statuses.append(counting.record_commits(repo, measured, conf=conf, machine_name=name, info=info,
-                                                results_dir=results_dir, cupti=args.cupti, command=command))
+        statuses.append(countpass.record_commits(
+            repo, measured, conf=conf, machine_name=name, info=info, results_dir=results_dir,
+            cupti=args.cupti, command=command, progress=log))
     newest_commit = history.newest_measured(results_dir, name, before)
     if not args.no_over_cpp and gpu and newest_commit:
         from cuda_bench import paired
@@ -146,4 +148,4 @@ def main(args, rest, argv):
                 "tables above)")
         # the history this run added to (results/, or --results-dir); a machine without a GPU adds to none
         publish.publish(asvrun.derived_conf(args.repo, None, results_dir if gpu else RESULTS, args.system_site))
-    return compare.worst(statuses)
+    return worst(statuses)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, machine, steps
+from cuda_bench import asvrun, machine, steps
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
@@ -17,6 +17,7 @@ from cuda_bench.commands.common import (
     this_machine,
 )
 from cuda_bench.paths import no_gpu_results
+from cuda_bench.status import OK
 
 
 def add(sub):
@@ -58,7 +59,7 @@ def main(args, argv):
         + (f"; {other} more in environments of other bindings (--bindings)" if other else "")
         + "".join(f"\n  {s.base[:9]} -> {s.head[:9]}" for s in todo))
     if args.list or not todo:
-        return compare.OK
+        return OK
     for step in todo:
         step.regexes = args.bench
     return steps.make(todo, conf=conf, machine_name=name, info=info, results_dir=results_dir, settings=settings,
@@ -84,7 +85,7 @@ def recheck(args, name, info, results_dir, conf, command):
         + (f"\n{len(here)} more flagged on this machine start: only another start confirms them"
            + "".join(f"\n  {base[:9]} -> {head[:9]} {case}" for base, head, case in here) if here else ""))
     if args.list or not todo:
-        return compare.OK
+        return OK
     status = steps.make(todo, conf=conf, machine_name=name, info=info, results_dir=results_dir,
                         settings=settings_of(args), command=command, later=steps_hint(args, results_dir, "--recheck"))
     for line in steps.recheck_report(results_dir, name, todo, start):

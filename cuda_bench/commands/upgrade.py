@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import compare, records
+from cuda_bench import records
 from cuda_bench.commands.common import log
 from cuda_bench.paths import RESULTS, machine_dirs
+from cuda_bench.status import OK
 
 
 def add(sub):
@@ -20,4 +21,4 @@ def main(args, argv):
     for folder in machine_dirs(args.results):
         done = records.upgrade(folder)
         log(f"{folder}: " + (", ".join(f"{name} {count} upgraded" for name, count in done.items()) or "no records"))
-    return compare.OK
+    return OK
