@@ -194,6 +194,31 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     assert "`event.EventCreate` ★" in text and "★ `event.EventCreate`: CuPy destroys" in text
 
 
+def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
+    """The H200 head's Launch('bindings', '512 int'): asv's median (454 µs) is the cell's number and its
+    hover's first line; the over-C++ measurement, made apart in one process, states its own Python and C++
+    times (211 µs against 4.59 µs) and how far asv's median is from its Python time, in the hover and in the
+    Markdown, instead of leaving a second time per call to be inferred from +207 µs ×46."""
+    machine = "nvidia-h200"
+    runs = results.load_all(RESULTS)
+    names = suite_names()
+    rows = overview.overview_rows(runs, {}, results.commits(RESULTS), names,
+                                  {machine: records.read(RESULTS / machine, "over-cpp")})
+    row = next(r for r in rows if r["machine"] == machine and r["benchmark"] == "bench_launch.Launch.time_launch"
+               and r["case"] == ["512 int"])
+    cell = row["cells"]["bindings"]
+    over = cell["over_cpp"]
+    page = publish.render([r for r in rows if r["machine"] == machine])
+    found = re.search(r'<td class="bindings[^"]*" data-value="' + re.escape(repr(cell["value"])) +
+                      r'"[^>]*title="([^"]*)"><a[^>]*>([^<]*)</a>', page)
+    title, shown = found.group(1).replace("&#x27;", "'"), found.group(2)
+    assert shown == fmt(cell["value"]) and title.startswith(f"asv's median at {row['commit'][:9]}: {shown} ")
+    times = f"{fmt(over['py_ns'] * 1e-9)} against {fmt(over['cpp_ns'] * 1e-9)} in one process"
+    assert times in title and times in overcpp.over_text(cell)
+    assert f"that is ×{cell['value'] * 1e9 / over['py_ns']:.2f} this measurement's Python time" in title
+    assert times in report.markdown([r for r in rows if r["machine"] == machine])
+
+
 def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tmp_path):
     """The release-ladder table (`cuda-bench report --across`) on the committed H200 ladder: cuda-core 0.1.0's
     launches measured (0.1.0 runs with the cuda-python metapackage), TensorMap skipped before it existed; and a
