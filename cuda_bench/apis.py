@@ -28,17 +28,18 @@ def operations():
     return {name: case for name, case in cases().items() if issubclass(case.cls, Op)}
 
 
-#: the parts of a ``needs`` name that say which module it is in, left out where a page names the call (the library
-#: column says it): ``core.Device.set_current`` -> ``Device.set_current``, ``driver.cuCtxSetCurrent`` ->
-#: ``cuCtxSetCurrent``; names under ``numpy`` are what a form builds its arguments with, not cuda-python's
+#: the parts of a ``needs`` name that say which module it is in, left out where a page names the
+#: call (the library column says it): ``core.Device.set_current`` -> ``Device.set_current``,
+#: ``driver.cuCtxSetCurrent`` -> ``cuCtxSetCurrent``; names under ``numpy`` are what a form builds
+#: its arguments with, not cuda-python's
 MODULES = ("core.", "driver.", "runtime.", "nvrtc.", "pathfinder.")
 
 
 @functools.cache
 def calls():
-    """{benchmark: {api: (name, ...)}}: what each form of each operation uses, as the suite declares it
-    (``benchmarks._op.Op.needs``), in the words a maintainer types (:data:`MODULES`); {} when the suite cannot be
-    imported here."""
+    """{benchmark: {api: (name, ...)}}: what each form of each operation uses, as the suite
+    declares it (``benchmarks._op.Op.needs``), in the words a maintainer types (:data:`MODULES`);
+    {} when the suite cannot be imported here."""
     try:
         from benchmarks._op import Op
         from cuda_bench import suite
@@ -49,11 +50,13 @@ def calls():
                 continue
             for method in suite.timed_methods(cls):
                 out[f"{module}.{cls.__name__}.{method}"] = {
-                    api: tuple(dict.fromkeys(_typed(n) for n in names if not n.startswith("numpy.")))
+                    api: tuple(dict.fromkeys(_typed(n) for n in names
+                                             if not n.startswith("numpy.")))
                     for api, names in cls.needs.items()}
         return out
     except Exception as exc:  # the pages still stand without the names
-        print(f"apis: no call names from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
+        print(f"apis: no call names from the suite ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
         return {}
 
 
@@ -62,8 +65,9 @@ def _typed(name):
 
 
 def calls_of(name):
-    """What one case (``bench_device.SetCurrent.time_set_current('core')``) uses, as :func:`calls` names it:
-    ("Device.set_current",); () for a case the suite does not declare (a control, a benchmark it has dropped)."""
+    """What one case (``bench_device.SetCurrent.time_set_current('core')``) uses, as
+    :func:`calls` names it: ("Device.set_current",); () for a case the suite does not declare (a
+    control, a benchmark it has dropped)."""
     from cuda_bench.names import library_of, split_case
 
     try:
@@ -74,7 +78,8 @@ def calls_of(name):
 
 
 def named(name):
-    """A case as the Markdown reports name it: its name as code, then what it uses (:func:`calls_of`):
+    """A case as the Markdown reports name it: its name as code, then what it uses
+    (:func:`calls_of`):
     ```bench_device.SetCurrent.time_set_current('core')` (`Device.set_current`)``."""
     uses = calls_of(name)
     return f"`{name}`" + (f" ({', '.join(f'`{n}`' for n in uses)})" if uses else "")

@@ -76,9 +76,11 @@ def steps(results_dir, machine_name):
 
     * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (the record's
       ``host.start``), ``boot`` (when that start booted), ``date``, ``layouts``, ratio, interval and verdict;
-    * the ``verdict`` that all of them give together, and ``confirmed`` (``stats.repeated_verdict``);
-    * of a case "not reproduced": its numbers are those of the flag it was (the newest), and ``cleared_by`` the
-      measurement that cleared it (``stats.clearing``; the newest of those), as in ``measurements``.
+    * the ``verdict`` that all of them give together, and ``confirmed``
+      (``stats.repeated_verdict``);
+    * of a case "not reproduced": its numbers are those of the flag it was (the newest), and
+      ``cleared_by`` the measurement that cleared it (``stats.clearing``; the newest of those), as
+      in ``measurements``.
 
     ``rechecks`` lists the later records, a recheck or the whole step measured again (date, boot, command)."""
     found = {}
@@ -100,16 +102,16 @@ def _merged(measured_records):
     for name, measured in by_name.items():
         triples = [(m["start"], m["verdict"], m["layouts"]) for _, m, _ in measured]
         verdict, confirmed = stats.repeated_verdict(triples)
-        # the numbers shown: the newest measurement that says what the verdict says (a regression's, its flag; a
-        # flag not reproduced, the flag, beside what cleared it)
+        # the numbers shown: the newest measurement that says what the verdict says (a regression's,
+        # its flag; a flag not reproduced, the flag, beside what cleared it)
         said = "regression" if verdict == "not reproduced" else verdict
-        shown, _, record = next((found for found in reversed(measured) if found[1]["verdict"] == said),
-                                measured[-1])
+        shown, _, record = next((found for found in reversed(measured)
+                                 if found[1]["verdict"] == said), measured[-1])
         more = {}
         if verdict == "not reproduced":
             more["cleared_by"] = measured[stats.clearing(triples)[-1]][1]
-        cases.append(shown | {"verdict": verdict, "confirmed": confirmed, "measurements": [m for _, m, _ in measured]}
-                     | more)
+        cases.append(shown | {"verdict": verdict, "confirmed": confirmed,
+                              "measurements": [m for _, m, _ in measured]} | more)
         if name in record["lost"]:  # of the measurement shown, not of another
             lost[name] = record["lost"][name]
     again = [{"date": r["date"], "boot": r["host"]["boot"], "command": r["command"]} for r in measured_records[1:]]
@@ -254,9 +256,9 @@ def chains(steps):
 
 
 def chain_link(case):
-    """The measurement of a step's case that a paired chain multiplies (its ``ratio``, ``low``, ``high``): the
-    case's shown numbers, except for a flag not reproduced, whose measurement that cleared it
-    (``cleared_by``) is the one its verdict rests on."""
+    """The measurement of a step's case that a paired chain multiplies (its ``ratio``, ``low``,
+    ``high``): the case's shown numbers, except for a flag not reproduced, whose measurement that
+    cleared it (``cleared_by``) is the one its verdict rests on."""
     return case.get("cleared_by") or case
 
 

@@ -331,7 +331,8 @@ def over_text(cell, usual=None):
     runs = over.get("runs") or {}
     several = runs.get("runs", 0) > 1
     said = several and _counts(runs) == usual  # the count is above the table
-    # a paired measurement is not asv's: the times it compares are said, not left to be inferred from the row's
+    # a paired measurement is not asv's: the times it compares are said, not left to be inferred
+    # from the row's
     times = [f"{fmt_ns(over['py_ns'])} against {fmt_ns(over['cpp_ns'])} in one process"] \
         if number(over.get("py_ns")) and number(over.get("cpp_ns")) else []
     spread = [f"×{runs['low']:.2f}–{runs['high']:.2f}" + ("" if said else f" in {runs['runs']} runs")] \

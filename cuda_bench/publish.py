@@ -228,15 +228,16 @@ def case_label(name):
 
 
 def calls_html(names):
-    """What a form uses, as a maintainer types it (``apis.calls``): ' <small class="calls"><code>Device.set_current
-    </code></small>'; "" for none."""
+    """What a form uses, as a maintainer types it (``apis.calls``):
+    '<small class="calls"><code>Device.set_current</code></small>'; "" for none."""
     if not names:
         return ""
-    return ('<small class="calls">' + ", ".join(f"<code>{esc(n)}</code>" for n in names) + "</small>")
+    return '<small class="calls">' + ", ".join(f"<code>{esc(n)}</code>" for n in names) + "</small>"
 
 
 def case_html(machine, name):
-    """A case as the pages name it: its label, linked to its graph, and what it uses (:func:`calls_html`)."""
+    """A case as the pages name it: its label, linked to its graph, and what it uses
+    (:func:`calls_html`)."""
     return (f'<a href="{esc(case_href(machine, name))}">{esc(case_label(name))}</a> '
             f'{calls_html(apis.calls_of(name))}')
 
@@ -247,7 +248,8 @@ def code_html(name):
 
 
 def rule_html():
-    """The rule of the words confirmed, not yet confirmed and not reproduced, as every page says it."""
+    """The rule of the words confirmed, not yet confirmed and not reproduced, as every page says
+    it."""
     return f'<span class="rule">{esc(CONFIRMED_RULE[0].upper() + CONFIRMED_RULE[1:])}</span>'
 
 
@@ -282,7 +284,8 @@ def changed_table(machine, cases, kind="changed"):
         word = summary.status_word(case)
         out.append(f'<tr class="case" data-case="{esc(case["name"])}" data-verdict="{esc(case["verdict"])}" '
                    f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
-                   f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td><td>{ratio_text(case)}</td>'
+                   f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
+                   f'<td>{ratio_text(case)}</td>'
                    f'<td class="text-{STATUS_CLASS.get(state, "muted")}">{esc(word)}</td>'
                    f'<td class="per-call">{esc(per_call(case))}</td></tr>')
     out.append("</tbody></table>")
@@ -322,14 +325,15 @@ def counts_text(found):
 
 
 def one_side_html(machine, step):
-    """The cases only one build of a step has, named in a collapsed list (``summary.one_side``); "" for none."""
+    """The cases only one build of a step has, named in a collapsed list (``summary.one_side``); ""
+    for none."""
     found = summary.one_side(step)
     if not found:
         return ""
-    items = "".join(f'<li data-case="{esc(name)}" data-side="{esc(side)}">{case_html(machine, name)}: only on the '
-                    f"{esc(side)} side{': ' + esc(why) if why else ''}</li>" for name, side, why in found)
-    return (f'<details class="one-side" data-cases="{len(found)}"><summary>{len(found)} on one side only</summary>'
-            f"<ul>{items}</ul></details>")
+    items = "".join(f'<li data-case="{esc(name)}" data-side="{esc(side)}">'
+                    f"{case_html(machine, name)}: {esc(words)}</li>" for name, side, words in found)
+    return (f'<details class="one-side" data-cases="{len(found)}"><summary>{len(found)} on one '
+            f"side only</summary><ul>{items}</ul></details>")
 
 
 def verdict_badge(found):
@@ -346,9 +350,10 @@ def verdict_badge(found):
 HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
 <p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case a ratio (head over
 base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> only when its whole interval lies
-beyond the case's threshold (a percent or two, calibrated per case on the machine). {rule_html()}. The table's
-numbers are asv's medians per call at main's head: context, since they move with the machine's state (up to 2× on
-the H200), never a change; a cell's hover says every other number of its case. The rules and the evidence:
+beyond the case's threshold (a percent or two, calibrated per case on the machine). {rule_html()}.
+The table's numbers are asv's medians per call at main's head: context, since they move with the
+machine's state (up to 2× on the H200), never a change; a cell's hover says every other number of
+its case. The rules and the evidence:
 <a href="{METHOD}">docs/method.md</a>.</p></details>"""
 
 
@@ -465,11 +470,14 @@ def cell_title(cell, row, usual):
                 text += (f" (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their fastest recorded "
                          "run on this machine: probably no process in the fast state, so the ratio reads high)")
             if number(over.get("py_ns")) and over["py_ns"] > 0:
-                text += (f". Measured apart from asv's median above: that is ×{cell['value'] * 1e9 / over['py_ns']:.2f}"
-                         f" this measurement's Python time per call ({fmt(over['py_ns'] * 1e-9)}); another run, in "
-                         "another state of the machine")
+                apart = cell["value"] * 1e9 / over["py_ns"]
+                python = fmt(over["py_ns"] * 1e-9)
+                text += (f". Measured apart from asv's median above: that is ×{apart:.2f} this "
+                         f"measurement's Python time per call ({python}); another run, in another "
+                         "state of the machine")
             else:
-                text += ". Measured apart from the median above, in the fast state: the two need not agree"
+                text += (". Measured apart from the median above, in the fast state: the two need "
+                         "not agree")
         lines.append(text + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above")
     return "\n".join(lines)
 
@@ -512,7 +520,8 @@ def render(rows):
                 mark = reasons.setdefault(row["differs"], "★" if not reasons else f"★{len(reasons) + 1}")
                 star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
             case = " ".join(row["case"])
-            named = [row["cells"][api]["case"] for api in APIS if (row["cells"].get(api) or {}).get("case")]
+            named = [row["cells"][api]["case"] for api in APIS
+                     if (row["cells"].get(api) or {}).get("case")]
             uses = [n for name in named for n in apis.calls_of(name)]
             out.append(f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
                        f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}'
@@ -577,8 +586,9 @@ def render_release_step(machine, told, known):
             put_down_html(machine, told), work_html(told)]
     if told["not_reproduced"]:
         body.append('<p class="text-muted not-reproduced">Not reproduced: '
-                    + ", ".join(f'<span data-case="{esc(c["name"])}">{case_html(machine, c["name"])} flagged '
-                                f'{ratio_text(c)}, {esc(cleared_text(c))}</span>' for c in told["not_reproduced"])
+                    + ", ".join(f'<span data-case="{esc(c["name"])}">'
+                                f'{case_html(machine, c["name"])} flagged {ratio_text(c)}, '
+                                f"{esc(cleared_text(c))}</span>" for c in told["not_reproduced"])
                     + "</p>")
     body.append("</section>")
     return "\n".join(body)
@@ -638,7 +648,8 @@ def render_releases(machine, found, known):
 RELEASES = f"""<p>Each cuda-core release against the one before it, newest first: both built on this machine,
 each with the cuda-bindings it supports, timed in turn on one core. The cases that changed are listed slower
 first, each with its ratio (newer over older) and {CONFIDENCE:.0%} interval; the geometric mean of every case's
-ratio per library sums a step up. {rule_html()} (<a href="{METHOD}">how the engine decides</a>).</p>"""
+ratio per library sums a step up. {rule_html()}
+(<a href="{METHOD}">how the engine decides</a>).</p>"""
 
 
 # --- regressions ----------------------------------------------------------------------------------------
@@ -663,8 +674,9 @@ def render_regressions(machine, found, known):
             continue
         ratio = "flag's ratio" if table != "open" else "ratio"
         out.append(f'<table class="table table-condensed regressions" data-table="{table}"><thead><tr>'
-                   f"<th>case</th><th>where</th><th>{ratio} [{CONFIDENCE:.0%} interval]</th><th>status</th>"
-                   f"<th>threshold</th><th>{esc(PER_CALL)}</th><th>measured</th></tr></thead><tbody>")
+                   f"<th>case</th><th>where</th><th>{ratio} [{CONFIDENCE:.0%} interval]</th>"
+                   f"<th>status</th><th>threshold</th><th>{esc(PER_CALL)}</th><th>measured</th>"
+                   "</tr></thead><tbody>")
         for step, case, kind_of in chosen:
             state = summary.status(case)
             note = standing(case, step.get("versions"))
@@ -677,8 +689,8 @@ def render_regressions(machine, found, known):
                        f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
                        f'<td>{commit_link(step["base"], known)} → '
                        f'{commit_link(step["head"], known)}</td><td>{ratio_text(case)}</td>'
-                       f'<td class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br><small class="why">'
-                       f'{esc(why)}</small></td>'
+                       f'<td class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br>'
+                       f'<small class="why">{esc(why)}</small></td>'
                        f'<td>{case["threshold"]:.1%}</td><td class="per-call">{esc(per_call(case))}'
                        f'</td><td title="{esc(measurements(case))}">{len(runs)} time{"s" if len(runs) != 1 else ""}, '
                        f'{starts} machine start{"s" if starts != 1 else ""}</td></tr>')
@@ -692,9 +704,10 @@ def anchor(machine, step, case):
 
 
 REGRESSIONS = f"""<p>Every case a paired step flagged slower: the whole {CONFIDENCE:.0%} interval of its ratio (head
-over base) lies above 1 + its threshold. {rule_html()} (<code>cuda-bench steps --recheck</code> measures a flag not yet
-confirmed again). Each status says why it stands so; a flag not reproduced shows its own ratio and what cleared it.
-Cases the engine calls the same are never listed. Also as a feed: <a href="regressions.xml">regressions.xml</a>.</p>"""
+over base) lies above 1 + its threshold. {rule_html()} (<code>cuda-bench steps --recheck</code>
+measures a flag not yet confirmed again). Each status says why it stands so; a flag not reproduced
+shows its own ratio and what cleared it. Cases the engine calls the same are never listed. Also as a
+feed: <a href="regressions.xml">regressions.xml</a>.</p>"""
 
 
 # --- steps --------------------------------------------------------------------------------------------
@@ -725,7 +738,8 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
         out.append(f"<h2>{esc(machine)}</h2>")
         out.append(gaps_html(machine, gaps.get(machine), known))
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
-                   "<th>base → head</th><th>date</th>" + "".join(f"<th>{esc(w)}</th>" for _, w in STEP_COUNTS)
+                   "<th>base → head</th><th>date</th>"
+                   + "".join(f"<th>{esc(w)}</th>" for _, w in STEP_COUNTS)
                    + "<th>pairs</th><th>seconds</th></tr></thead><tbody>")
         kinds = {(s["base"], s["head"]): summary.step_kind(s, known) for s in steps}
         main = [step for step in steps if kinds[(step["base"], step["head"])] != "release"]
@@ -736,8 +750,8 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
                 out.append(f'<tr class="group"><th {ALL}>{esc(title)}</th></tr>')
             for step in newest_first(group, known):
                 counted = summary.counted(step)
-                count = {v: [c for c in counted if c["verdict"] == v] for v in ("regression", "improvement",
-                                                                                 "not reproduced")}
+                count = {v: [c for c in counted if c["verdict"] == v]
+                         for v in ("regression", "improvement", "not reproduced")}
                 found = summary.counts(step)
                 rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
                                     for r in step.get("rechecks", []))
@@ -747,13 +761,15 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
                 if history.identical(step):
                     out.append(f'<tr class="identical" {ends}><td>'
                                f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
-                               f'<td>{esc(step.get("date", "")[:16])}</td><td {WIDE}>'
-                               "identical builds: nothing to measure (both sides build the same wheels)</td></tr>")
+                               f'<td>{esc(step.get("date", "")[:16])}</td><td {WIDE}>identical '
+                               "builds: nothing to measure (both sides build the same wheels)"
+                               "</td></tr>")
                     continue
                 out.append(f'<tr {ends}><td>'
                            f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
                            f'<td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
-                           + "".join(f'<td data-count="{key}">{found[key]}</td>' for key, _ in STEP_COUNTS)
+                           + "".join(f'<td data-count="{key}">{found[key]}</td>'
+                                     for key, _ in STEP_COUNTS)
                            + f'<td>{esc(step.get("settings", {}).get("pairs", ""))}</td>'
                            f'<td>{step.get("seconds", 0):.0f}</td></tr>')
                 if found["one side"]:
@@ -761,8 +777,9 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
                                f"{one_side_html(machine, step)}</td></tr>")
                 if history.environment_change(step):
                     changed = [c for c in summary.put_down(step) if c["verdict"] in summary.CHANGES]
-                    out.append(f'<tr class="warning environment"><td {ALL}>the environment changed too: '
-                               f'{esc(summary.environment_words(step))}; {len(changed)} cuda.bindings case'
+                    out.append(f'<tr class="warning environment"><td {ALL}>the environment changed '
+                               f'too: {esc(summary.environment_words(step))}; {len(changed)} '
+                               'cuda.bindings case'
                                f'{"s" if len(changed) != 1 else ""} changed with it, not counted as this step\'s'
                                + "".join(f'<br><code>{esc(c["name"])}</code> {esc(interval(c))}' for c in changed)
                                + "</td></tr>")
@@ -772,22 +789,20 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
                         said = f" ({standing(case, step.get('versions'))})" if verdict == "regression" else ""
                         said += f" ({cleared_text(case)})" if verdict == "not reproduced" else ""
                         word = {"regression": "slower", "improvement": "faster"}.get(verdict, verdict)
-                        out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
-                                   f'data-verdict="{esc(verdict)}"><td colspan="2">{code_html(case["name"])}</td>'
-                                   f'<td {WIDE}>{word}{esc(said)}: {esc(measurements(case))}, threshold '
-                                   f'{case["threshold"]:.1%}; {esc(PER_CALL)}: {esc(per_call(case))}</td></tr>')
+                        text = (f"{word}{said}: {measurements(case)}, threshold "
+                                f"{case['threshold']:.1%}; {PER_CALL}: {per_call(case)}")
+                        out.append(step_case_row(case["name"], f"{kind} case",
+                                                 f'data-verdict="{esc(verdict)}"', text))
                 for name, text in sorted((step.get("errors") or {}).items()):
-                    out.append(f'<tr class="active case" data-case="{esc(name)}" data-verdict="not measured"><td '
-                               f'colspan="2">{code_html(name)}</td><td {WIDE}>not measured: '
-                               f'{esc(last_line(text))}</td></tr>')
+                    out.append(step_case_row(name, "active case", 'data-verdict="not measured"',
+                                             f"not measured: {last_line(text)}"))
                 changed = (summary.work_changed(step, work.get(machine)) or {}).get("changed", {})
                 for name, text in changed.items():
-                    out.append(f'<tr class="case work" data-case="{esc(name)}" data-work="1"><td colspan="2">'
-                               f'{code_html(name)}</td><td {WIDE}>work per call: {esc(text)}</td></tr>')
+                    out.append(step_case_row(name, "case work", 'data-work="1"',
+                                             f"work per call: {text}"))
                 for name, text in sorted((step.get("lost") or {}).items()):
-                    out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2">'
-                               f'{code_html(name)}</td><td {WIDE}>measured from fewer process pairs: '
-                               f'{esc(text)}</td></tr>')
+                    out.append(step_case_row(name, "info case", 'data-lost="1"',
+                                             f"measured from fewer process pairs: {text}"))
         out.append("</tbody></table>")
     return "\n".join(out) or "<p>No paired steps yet: <code>cuda-bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"
@@ -796,6 +811,13 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
 STEP_COUNTS = summary.COUNT_WORDS  # the Steps page's count columns
 STEP_COLUMNS = 2 + len(STEP_COUNTS) + 2  # base → head, date; the counts; pairs, seconds
 ALL, WIDE = f'colspan="{STEP_COLUMNS}"', f'colspan="{STEP_COLUMNS - 2}"'
+
+
+def step_case_row(name, kind, data, text):
+    """A row of the Steps page about one case: its ``kind`` (classes) and ``data`` attributes, the
+    case by its name and what it uses (:func:`code_html`), and ``text`` (escaped here)."""
+    return (f'<tr class="{kind}" data-case="{esc(name)}" {data}><td colspan="2">{code_html(name)}'
+            f"</td><td {WIDE}>{esc(text)}</td></tr>")
 
 
 def newest_first(steps, known):

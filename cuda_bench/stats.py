@@ -123,21 +123,23 @@ def _flagged(measurements):
 
 
 def clearing(measurements):
-    """The indices of the measurements (as :func:`repeated_verdict` takes them) that clear a flag: made without a
-    flag on a start that did not flag it, or with a layout per process on a start whose flags all had one fixed
-    layout. [] where none does (or nothing was flagged)."""
+    """The indices of the measurements (as :func:`repeated_verdict` takes them) that clear a flag:
+    made without a flag on a start that did not flag it, or with a layout per process on a start
+    whose flags all had one fixed layout. [] where none does (or nothing was flagged)."""
     flagged = _flagged(measurements)
     if not flagged:
         return []
     return [i for i, (start, found, layouts) in enumerate(measurements) if found != "regression"
-            and (start not in flagged or (layouts == "random" and flagged[start] == {"fixed"}))]
+            and (start not in flagged
+                 or (layouts == "random" and flagged[start] == {"fixed"}))]
 
 
-#: how a slowdown of the history stands, in the words every page, report and issue says it (:func:`repeated_verdict`
-#: decides it)
-CONFIRMED_RULE = ("a slowdown is confirmed once two machine starts flag it, at least one of the two with a memory "
-                  "layout per process; not yet confirmed before that; not reproduced when another start (or, after "
-                  "flags with one fixed layout, a layout per process) measured it without a flag")
+#: how a slowdown of the history stands, in the words every page, report and issue says it
+#: (:func:`repeated_verdict` decides it)
+CONFIRMED_RULE = ("a slowdown is confirmed once two machine starts flag it, at least one of the "
+                  "two with a memory layout per process; not yet confirmed before that; not "
+                  "reproduced when another start (or, after flags with one fixed layout, a layout "
+                  "per process) measured it without a flag")
 
 
 @dataclass

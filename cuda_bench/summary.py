@@ -67,9 +67,9 @@ def step_kind(step, known):
 
 
 def status(case):
-    """How a case of a history step stands: "confirmed" or "not yet confirmed" (a regression), "not reproduced",
-    else its verdict ("improvement", "same"); ``stats.repeated_verdict`` decides, ``stats.CONFIRMED_RULE`` says
-    the rule."""
+    """How a case of a history step stands: "confirmed" or "not yet confirmed" (a regression), "not
+    reproduced", else its verdict ("improvement", "same"); ``stats.repeated_verdict`` decides,
+    ``stats.CONFIRMED_RULE`` says the rule."""
     if case["verdict"] == "regression":
         return "confirmed" if case.get("confirmed") else "not yet confirmed"
     return case["verdict"]
@@ -115,13 +115,15 @@ def counts(step):
 
 #: :func:`counts`'s keys in the order every page and report shows them, each with its words
 COUNT_WORDS = (("regression", "slower"), ("improvement", "faster"), ("same", "same"),
-               ("not reproduced", "not reproduced"), ("not measured", "not measured"), ("one side", "on one side only"))
+               ("not reproduced", "not reproduced"), ("not measured", "not measured"),
+               ("one side", "on one side only"))
 
 
 def counts_words(found):
-    """A step's :func:`counts` as the pages and reports say them, in order: ["2 slower", "1 faster", "97 same",
-    "1 not reproduced", "1 not measured", "2 on one side only", "11 changed with cuda-bindings 12.9.10 → 13.3.1"]
-    (the last four only where there are any); for identical builds, one line that says so."""
+    """A step's :func:`counts` as the pages and reports say them, in order: ["2 slower", "1 faster",
+    "97 same", "1 not reproduced", "1 not measured", "2 on one side only", "11 changed with
+    cuda-bindings 12.9.10 → 13.3.1"] (the last four only where there are any); for identical
+    builds, one line that says so."""
     if found.get("identical"):
         return ["identical builds: nothing to measure (both sides build the same wheels)"]
     parts = [f"{found[key]} {words}" for key, words in COUNT_WORDS[:3]]
@@ -132,10 +134,14 @@ def counts_words(found):
 
 
 def one_side(step):
-    """The cases of a step that only one build has (the other skips them), by name: [(name, side, why)]; as many as
+    """The cases of a step that only one build has (the other skips them), by name: [(name, side,
+    words)], the words "only on the head side: cuda.core 0.1.0 has no Device.arch"; as many as
     :func:`counts` counts ("one side")."""
-    only = step.get("only") or {}
-    return [(name, said[0], said[1] if len(said) > 1 else "") for name, said in sorted(only.items())]
+    found = []
+    for name, (side, *why) in sorted((step.get("only") or {}).items()):
+        said = f": {why[0]}" if why and why[0] else ""
+        found.append((name, side, f"only on the {side} side{said}"))
+    return found
 
 
 def environment_words(step):
@@ -347,7 +353,8 @@ def chains(steps, commits):
         if step["base"] not in at or step["head"] not in at:
             continue
         for case in step["cases"]:
-            edges.setdefault(case["name"], []).append((step["base"], step["head"], history.chain_link(case)))
+            edges.setdefault(case["name"], []).append((step["base"], step["head"],
+                                                       history.chain_link(case)))
     names = {case["name"] for step in steps for case in step["cases"]}
     for step in steps:  # identical builds: the same code on both sides, ×1 exactly for every case
         if history.identical(step) and step["base"] in at and step["head"] in at:

@@ -37,11 +37,12 @@ PER_CALL = "medians per call, base → head"
 
 
 def per_call(case):
-    """A paired case's times per call, base → head, from the same measurement as its ratio (``base_ns``,
-    ``head_ns``: the medians of all its samples, the machine's states mixed), as every report prints them beside
-    the ratio: '2.29 µs → 1.58 µs'. Where their quotient lies outside the ratio's interval (the ratio is the median
-    of the process pairs' ratios; in a mixture of states the two differ), that quotient is said, so the times
-    read as the context they are: '2.29 µs → 699 ns (×0.305 between these medians: outside the interval)'."""
+    """A paired case's times per call, base → head, from the same measurement as its ratio
+    (``base_ns``, ``head_ns``: the medians of all its samples, the machine's states mixed), as every
+    report prints them beside the ratio: '2.29 µs → 1.58 µs'. Where their quotient lies outside the
+    ratio's interval (the ratio is the median of the process pairs' ratios; in a mixture of states
+    the two differ), that quotient is said, so the times read as the context they are:
+    '2.29 µs → 699 ns (×0.305 between these medians: outside the interval)'."""
     base, head = case.get("base_ns"), case.get("head_ns")
     if not (number(base) and number(head)) or base <= 0:
         return "n/a"
@@ -53,8 +54,8 @@ def per_call(case):
 
 
 def cleared_text(case):
-    """What cleared a flag not reproduced (``cleared_by``, ``history.steps``): 'cleared by ×1.002 [0.995, 1.009]
-    (start 2026-12-04T00:00)'; '' for any other case."""
+    """What cleared a flag not reproduced (``cleared_by``, ``history.steps``): 'cleared by ×1.002
+    [0.995, 1.009] (start 2026-12-04T00:00)'; '' for any other case."""
     found = case.get("cleared_by")
     if not found:
         return ""

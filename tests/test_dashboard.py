@@ -840,12 +840,13 @@ def test_the_nightly_issue_lists_mains_open_regressions_as_the_pages_do(steps, k
     assert "cuda-core-v0.2.0" in text
 
 
-# --- one rule per word ------------------------------------------------------------------------------------
-def test_every_page_report_and_issue_says_one_rule_for_confirmed(site, steps, known, page, tmp_path):
+# --- one rule per word ----------------------------------------------------------------------------
+def test_every_page_report_and_issue_says_one_rule_for_confirmed(site, steps, known, page,
+                                                                  tmp_path):
     """The front page, Releases and Regressions say the rule of "confirmed" in the same words
-    (``stats.CONFIRMED_RULE``, the rule ``stats.repeated_verdict`` applies), and so do the Markdown and the
-    nightly issue. A flag on two machine starts, each with one fixed layout, reads "not yet confirmed" and says
-    why beside it, next to its "2 machine starts"."""
+    (``stats.CONFIRMED_RULE``, the rule ``stats.repeated_verdict`` applies), and so do the Markdown
+    and the nightly issue. A flag on two machine starts, each with one fixed layout, reads "not yet
+    confirmed" and says why beside it, next to its "2 machine starts"."""
     html, results_dir, origin = site
     rule = stats.CONFIRMED_RULE[0].upper() + stats.CONFIRMED_RULE[1:]
     for url in ("index.html", "releases.html", "regressions.html"):
@@ -866,28 +867,37 @@ def test_every_page_report_and_issue_says_one_rule_for_confirmed(site, steps, kn
         if (record["base"], record["head"]) == (SHA["m2"], SHA["m3"]):
             record["settings"]["layouts"] = "fixed"
     again = next(r for r in lines if (r["base"], r["head"]) == (SHA["m2"], SHA["m3"]))
-    again = again | {"host": {"start": "boot-5", "boot": "2026-12-06T00:00:00Z"}, "date": "2026-12-06T01:00:00Z",
+    again = again | {"host": {"start": "boot-5", "boot": "2026-12-06T00:00:00Z"},
+                     "date": "2026-12-06T01:00:00Z",
                      "cases": [c for c in again["cases"] if c["name"] == LAUNCH_16]}
-    (copy / MACHINE / "steps.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*lines, again]))
+    (copy / MACHINE / "steps.jsonl").write_text("".join(json.dumps(r) + "\n"
+                                                        for r in [*lines, again]))
     fixed = history.steps(copy, MACHINE)
     case = case_of(step_of(fixed, "m2", "m3"), LAUNCH_16)
-    assert (summary.status(case), len({m["start"] for m in case["measurements"]})) == ("not yet confirmed", 2)
+    starts = len({m["start"] for m in case["measurements"]})
+    assert (summary.status(case), starts) == ("not yet confirmed", 2)
     shown = publish.render_regressions(MACHINE, summary.regressions(fixed, known), known)
-    row = shown.split(f'data-case="{publish.esc(LAUNCH_16)}" data-base="{SHA["m2"]}"', 1)[1].split("</tr>")[0]
+    row = shown.split(f'data-case="{publish.esc(LAUNCH_16)}" data-base="{SHA["m2"]}"', 1)[1]
+    row = row.split("</tr>")[0]
     assert "<b>not yet confirmed</b>" in row and "2 machine starts" in row
-    assert "flagged on 2 machine starts, each with one layout per build (ASLR off), not yet confirmed" in row
+    assert ("flagged on 2 machine starts, each with one layout per build (ASLR off), not yet "
+            "confirmed") in row
 
 
-def test_per_call_times_beside_a_ratio_are_its_own_measurements_or_say_they_disagree(site, steps, known, page):
+def test_per_call_times_beside_a_ratio_are_its_own_measurements_or_say_they_disagree(site, steps,
+                                                                                      known, page):
     """Beside a paired ratio, the times per call are the same measurement's medians of all samples
-    (``base_ns``, ``head_ns``); where their quotient lies outside the ratio's interval (EventCreate('core') at
-    m1 -> m2, make.py's MIXED), every page and report says that quotient beside them, and nowhere else."""
+    (``base_ns``, ``head_ns``); where their quotient lies outside the ratio's interval
+    (EventCreate('core') at m1 -> m2, make.py's MIXED), every page and report says that quotient
+    beside them, and nowhere else."""
     html, results_dir, origin = site
     event = case_of(step_of(steps, "m1", "m2"), EVENT_CORE)
-    assert text.per_call(event) == "1.00 µs → 500 ns (×0.500 between these medians: outside the interval)"
+    assert text.per_call(event) == ("1.00 µs → 500 ns (×0.500 between these medians: outside the "
+                                    "interval)")
     page.goto(f"{origin}/regressions.html")
-    cells = page.eval_on_selector_all("tr.case", "trs => trs.map(tr => [tr.dataset.case, tr.dataset.base, "
-                                      "tr.dataset.head, tr.querySelector('td.per-call').innerText])")
+    cells = page.eval_on_selector_all("tr.case", "trs => trs.map(tr => [tr.dataset.case, "
+                                      "tr.dataset.base, tr.dataset.head, "
+                                      "tr.querySelector('td.per-call').innerText])")
     for name, base, head, shown in cells:
         case = case_of(next(s for s in steps if (s["base"], s["head"]) == (base, head)), name)
         assert shown == text.per_call(case)
@@ -901,9 +911,9 @@ def test_per_call_times_beside_a_ratio_are_its_own_measurements_or_say_they_disa
 
 
 def test_a_flag_not_reproduced_shows_its_own_ratio_and_what_cleared_it(site, steps, known, page):
-    """SetCurrent('bindings') at m2 -> m3, flagged ×1.030 [1.020, 1.040] on one start and measured ×1.002
-    [0.995, 1.009] on another: the pages show the flag it was, and beside it the measurement that cleared it;
-    the paired chain goes by the latter."""
+    """SetCurrent('bindings') at m2 -> m3, flagged ×1.030 [1.020, 1.040] on one start and measured
+    ×1.002 [0.995, 1.009] on another: the pages show the flag it was, and beside it the measurement
+    that cleared it; the paired chain goes by the latter."""
     html, results_dir, origin = site
     case = case_of(step_of(steps, "m2", "m3"), SET_BINDINGS)
     assert (case["ratio"], case["cleared_by"]["ratio"]) == (1.03, 1.002)
@@ -911,15 +921,19 @@ def test_a_flag_not_reproduced_shows_its_own_ratio_and_what_cleared_it(site, ste
     row = page.locator(f"table[data-table='not reproduced'] tr.case[data-case=\"{SET_BINDINGS}\"]")
     assert float(row.get_attribute("data-ratio")) == 1.03
     said = row.inner_text()
-    assert "×1.030 [1.020, 1.040]" in said and "cleared by ×1.002 [0.995, 1.009] (start 2026-12-03T01:00)" in said
+    assert "×1.030 [1.020, 1.040]" in said
+    assert "cleared by ×1.002 [0.995, 1.009] (start 2026-12-03T01:00)" in said
     page.goto(f"{origin}/steps.html")
-    assert "cleared by ×1.002 [0.995, 1.009]" in page.inner_text(f"tr.case[data-case=\"{SET_BINDINGS}\"]")
+    row = page.inner_text(f"tr.case[data-case=\"{SET_BINDINGS}\"]")
+    assert "cleared by ×1.002 [0.995, 1.009]" in row
     assert "cleared by ×1.002 [0.995, 1.009]" in report.steps_markdown(MACHINE, steps)
 
 
-def test_steps_and_releases_count_the_cases_on_one_side_only_alike_and_name_them(site, steps, known, page):
-    """v0.1.0 -> v0.2.0 measured DeviceArch('core') on the head side only (make.py's ONLY): the Releases page,
-    the Steps page and both Markdown reports count it once, as ``summary.counts`` does, and name it."""
+def test_steps_and_releases_count_the_cases_on_one_side_only_alike_and_name_them(site, steps,
+                                                                                  known, page):
+    """v0.1.0 -> v0.2.0 measured DeviceArch('core') on the head side only (make.py's ONLY): the
+    Releases page, the Steps page and both Markdown reports count it once, as ``summary.counts``
+    does, and name it."""
     html, results_dir, origin = site
     step = step_of(steps, "v010", "v020")
     assert summary.counts(step)["one side"] == 1 == len(summary.one_side(step))
@@ -933,17 +947,18 @@ def test_steps_and_releases_count_the_cases_on_one_side_only_alike_and_name_them
     assert page.inner_text(f"{row} td[data-count='one side']") == "1"
     assert page.get_attribute("tr.one-side details.one-side li", "data-case") == listed
     page.click("tr.one-side details.one-side summary")
-    assert "only on the head side: cuda.core 0.1.0 has no Device.arch" in page.inner_text("tr.one-side li")
-    line = f"`{DEVICE_ARCH}` (`Device.arch`): only on the head side: cuda.core 0.1.0 has no Device.arch"
+    words = "only on the head side: cuda.core 0.1.0 has no Device.arch"
+    assert words in page.inner_text("tr.one-side li")
+    line = f"`{DEVICE_ARCH}` (`Device.arch`): {words}"
     assert line in report.steps_markdown(MACHINE, steps)
-    assert line in report.releases_markdown(MACHINE, summary.releases(steps, known, SHA["m4"]), known)
-    assert "1 on one side only" in report.releases_markdown(MACHINE, summary.releases(steps, known, SHA["m4"]),
-                                                            known)
+    released = report.releases_markdown(MACHINE, summary.releases(steps, known, SHA["m4"]), known)
+    assert line in released and "1 on one side only" in released
 
 
 def test_every_case_is_also_named_by_what_it_calls(site, steps, known, page):
-    """Each case a page or report lists also reads as the calls a maintainer types, from the suite's own
-    declaration (``Op.needs``, through ``apis.calls``): Ctrl+F for ``set_current`` finds SetCurrent('core')."""
+    """Each case a page or report lists also reads as the calls a maintainer types, from the suite's
+    own declaration (``Op.needs``, through ``apis.calls``): Ctrl+F for ``set_current`` finds
+    SetCurrent('core')."""
     from benchmarks.bench_device import SetCurrent
 
     html, results_dir, origin = site
