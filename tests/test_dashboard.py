@@ -366,7 +366,8 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
            f"{event['python_calls']} Python calls" in title and event["python_calls"] == 20
     page.goto(f"{origin}/steps.html")
     rows = page.eval_on_selector_all("tr.work", "trs => trs.map(tr => [tr.dataset.case, tr.innerText])")
-    assert sorted(rows) == sorted([name, f"{name}\twork per call: {text.split(': ', 1)[1]}"]
+    assert sorted(rows) == sorted([name, f"{name} {', '.join(apis.calls_of(name))}\twork per call: "
+                                         f"{text.split(': ', 1)[1]}"]
                                   for name, text in expected("v010", "v020") + expected("v020", "m4"))
     text = report.releases_markdown(MACHINE, summary.releases(history.steps(results_dir, MACHINE),
                                                               results.commits(results_dir), SHA["m4"], work),
