@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import apis, asvrun, build, counts, machine, paired, stats
+from cuda_bench import asvrun, build, calls, counts, machine, paired, stats
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.text import PER_CALL, interval, last_line, per_call, unchanged
@@ -203,7 +203,7 @@ def worst(statuses):
 
 
 def case_row(case, mark=""):
-    return (f"| {apis.named(case['name'])}{mark} | {per_call(case)} | ×{case['ratio']:.3f} | "
+    return (f"| {calls.named(case['name'])}{mark} | {per_call(case)} | ×{case['ratio']:.3f} | "
             f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
 
 

@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-from cuda_bench import apis, history, overcpp, overview, records, results, summary
+from cuda_bench import calls, history, overcpp, overview, records, results, summary
 from cuda_bench import counts as counting
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
@@ -228,7 +228,7 @@ def case_label(name):
 
 
 def calls_html(names):
-    """What a form uses, as a maintainer types it (``apis.calls``):
+    """What a form uses, as a maintainer types it (``calls.declared``):
     '<small class="calls"><code>Device.set_current</code></small>'; "" for none."""
     if not names:
         return ""
@@ -239,12 +239,12 @@ def case_html(machine, name):
     """A case as the pages name it: its label, linked to its graph, and what it uses
     (:func:`calls_html`)."""
     return (f'<a href="{esc(case_href(machine, name))}">{esc(case_label(name))}</a> '
-            f'{calls_html(apis.calls_of(name))}')
+            f'{calls_html(calls.of(name))}')
 
 
 def code_html(name):
     """A case by its full name, as code, and what it uses (:func:`calls_html`)."""
-    return f"<code>{esc(name)}</code> {calls_html(apis.calls_of(name))}"
+    return f"<code>{esc(name)}</code> {calls_html(calls.of(name))}"
 
 
 def rule_html():
@@ -522,7 +522,7 @@ def render(rows):
             case = " ".join(row["case"])
             named = [row["cells"][api]["case"] for api in APIS
                      if (row["cells"].get(api) or {}).get("case")]
-            uses = [n for name in named for n in apis.calls_of(name)]
+            uses = [n for name in named for n in calls.of(name)]
             out.append(f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
                        f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}'
                        f'{"<br>" + calls_html(list(dict.fromkeys(uses))) if uses else ""}</td>')

@@ -5,7 +5,7 @@ release ladder's medians across commits, and the nightly issue.
 
 from __future__ import annotations
 
-from cuda_bench import apis, history, overcpp, results, stats, summary
+from cuda_bench import calls, history, overcpp, results, stats, summary
 from cuda_bench.counts import UNSEEN, case_label
 from cuda_bench.names import HARNESS, short_name
 from cuda_bench.overview import APIS, TITLES
@@ -93,7 +93,7 @@ def _one_side(step):
     if not found:
         return []
     return ["", f"<details><summary>{len(found)} on one side only</summary>", "",
-            *(f"- {apis.named(name)}: {words}" for name, _, words in found),
+            *(f"- {calls.named(name)}: {words}" for name, _, words in found),
             "", "</details>"]
 
 
@@ -112,7 +112,7 @@ def _work(told, where=""):
 
 
 def _case_rows(cases):
-    return [f"| {apis.named(c['name'])} | {interval(c)} | {summary.status_word(c)} | "
+    return [f"| {calls.named(c['name'])} | {interval(c)} | {summary.status_word(c)} | "
             f"{per_call(c)} |" for c in cases]
 
 
@@ -169,7 +169,7 @@ def landing_markdown(told, rows, known):
         lines += ["", f"_{UNSEEN}_"]
     if opened:
         lines += ["", "### Open regressions on main", "",
-                  *(f"- {apis.named(c['name'])} {interval(c)} at "
+                  *(f"- {calls.named(c['name'])} {interval(c)} at "
                     f"`{summary.name(s['base'], known)}` → "
                     f"`{summary.name(s['head'], known)}`: {summary.status(c)}" for s, c in opened)]
     if rows:
@@ -219,7 +219,7 @@ def releases_markdown(machine, found, known):
         lines += _work(told)
         if told["not_reproduced"]:
             lines += ["", "Not reproduced: " + ", ".join(
-                f"{apis.named(c['name'])} flagged {interval(c)}, {cleared_text(c)}"
+                f"{calls.named(c['name'])} flagged {interval(c)}, {cleared_text(c)}"
                 for c in told["not_reproduced"]) + "."]
     if not found["ladder"]:
         lines += ["", "No release measured against the one before it on this machine."]
@@ -286,13 +286,13 @@ def steps_markdown(machine_name, steps):
                          + (", ".join(f"`{c['name']}` {interval(c)}" for c in summary.put_down(step)
                                       if c["verdict"] in summary.CHANGES) or "none changed"))
         for name, _, words in summary.one_side(step):
-            lines.append(f"- {where} {apis.named(name)}: {words}")
+            lines.append(f"- {where} {calls.named(name)}: {words}")
         for case in summary.counted(step):
             if case["verdict"] in ("regression", "not reproduced"):
                 said = standing(case, step.get("versions"))  # the versions only ever follow a regression's
                 said = f"{said}, {cleared_text(case)}" if case["verdict"] == "not reproduced" \
                     else f"regression ({said})"
-                lines.append(f"- {where} {apis.named(case['name'])}: {said}: {measurements(case)}")
+                lines.append(f"- {where} {calls.named(case['name'])}: {said}: {measurements(case)}")
         for name, text in sorted((step.get("errors") or {}).items()):
             lines.append(f"- {where} `{name}`: not measured: {last_line(text)}")
         for name, text in sorted((step.get("lost") or {}).items()):
@@ -327,7 +327,7 @@ def issue_body(steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-pyth
             other[kind] += len(history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == kind]))
         for step, case in history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == "main"]):
             base, head = step["base"], step["head"]
-            rows.append(f"| {machine_name} | {apis.named(case['name'])} | "
+            rows.append(f"| {machine_name} | {calls.named(case['name'])} | "
                         f"[`{summary.name(base, known)}`]({commit_url}{base}) → "
                         f"[`{summary.name(head, known)}`]({commit_url}{head}) | {measurements(case)} | "
                         f"{case['threshold']:.1%} | {per_call(case)} | "

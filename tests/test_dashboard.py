@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, asv_conf, run_asv, run_module
 
-from cuda_bench import apis, counts, history, publish, report, results, stats, summary, text
+from cuda_bench import calls, counts, history, publish, report, results, stats, summary, text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "site"
 _spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.py")
@@ -366,7 +366,7 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
            f"{event['python_calls']} Python calls" in title and event["python_calls"] == 20
     page.goto(f"{origin}/steps.html")
     rows = page.eval_on_selector_all("tr.work", "trs => trs.map(tr => [tr.dataset.case, tr.innerText])")
-    assert sorted(rows) == sorted([name, f"{name} {', '.join(apis.calls_of(name))}\twork per call: "
+    assert sorted(rows) == sorted([name, f"{name} {', '.join(calls.of(name))}\twork per call: "
                                          f"{text.split(': ', 1)[1]}"]
                                   for name, text in expected("v010", "v020") + expected("v020", "m4"))
     text = report.releases_markdown(MACHINE, summary.releases(history.steps(results_dir, MACHINE),
@@ -958,21 +958,21 @@ def test_steps_and_releases_count_the_cases_on_one_side_only_alike_and_name_them
 
 def test_every_case_is_also_named_by_what_it_calls(site, steps, known, page):
     """Each case a page or report lists also reads as the calls a maintainer types, from the suite's
-    own declaration (``Op.needs``, through ``apis.calls``): Ctrl+F for ``set_current`` finds
+    own declaration (``Op.needs``, through ``calls.declared``): Ctrl+F for ``set_current`` finds
     SetCurrent('core')."""
     from benchmarks.bench_device import SetCurrent
 
     html, results_dir, origin = site
-    assert apis.calls_of(SET_CORE) == ("Device.set_current",) == tuple(
+    assert calls.of(SET_CORE) == ("Device.set_current",) == tuple(
         n.split(".", 1)[1] for n in SetCurrent.needs["core"])
-    assert apis.calls_of(SET_BINDINGS) == ("cuCtxSetCurrent",)
+    assert calls.of(SET_BINDINGS) == ("cuCtxSetCurrent",)
     for url in ("index.html", "releases.html", "regressions.html", "steps.html"):
         page.goto(f"{origin}/{url}")
         rows = page.eval_on_selector_all("tr.case[data-case], ul.open li[data-case]",
                                          "es => es.map(e => [e.dataset.case, e.innerText])")
         assert rows, url
         for name, shown in rows:
-            assert all(call in shown for call in apis.calls_of(name)), (url, name, shown)
+            assert all(call in shown for call in calls.of(name)), (url, name, shown)
     page.goto(f"{origin}/index.html")
     assert "Device.set_current" in page.inner_text("table.overview")
     page.goto(f"{origin}/releases.html")

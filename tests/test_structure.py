@@ -148,9 +148,9 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # leave, results, before the stages that read it, and the pure statistics before that reader, which combines
 # a history step's measurements by them; the counting of work per call, which the workers run and the comment
 # reads, before both); a module imports only modules before it
-FLOW = ["paths", "names", "text", "stats", "machine", "suite", "counts", "build", "results", "records", "history",
-        "asvrun", "worker", "paired", "compare", "steps", "plan", "overcpp", "summary", "overview", "report", "publish",
-        "asv_plugin", "apis", "commands", "cli"]
+FLOW = ["paths", "names", "text", "stats", "machine", "suite", "calls", "counts", "build", "results",
+        "records", "history", "asvrun", "worker", "paired", "compare", "steps", "plan", "overcpp",
+        "summary", "overview", "report", "publish", "asv_plugin", "apis", "commands", "cli"]
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
