@@ -23,11 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, build, counts, machine, paired, stats
+from cuda_bench import asvrun, build, calls, counts, machine, paired, stats
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.suite import cases as suite_cases
-from cuda_bench.text import fmt_ns, interval, last_line, unchanged
+from cuda_bench.text import PER_CALL, interval, last_line, per_call, unchanged
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -196,8 +196,7 @@ def exit_status(data):
 
 
 def case_row(case, mark=""):
-    return (f"| `{case['name']}`{mark} | {fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} | "
-            f"×{case['ratio']:.3f} | "
+    return (f"| {calls.named(case['name'])}{mark} | {per_call(case)} | ×{case['ratio']:.3f} | "
             f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
 
 
@@ -206,7 +205,7 @@ def ordinal(n):
 
 
 def table_head(confidence):
-    return [f"| case | per call, base → head | ratio | {confidence:.0%} interval | threshold |",
+    return [f"| case | {PER_CALL} | ratio | {confidence:.0%} interval | threshold |",
             "|---|--:|--:|:-:|--:|"]
 
 

@@ -95,7 +95,11 @@ def steps(results_dir, machine_name):
 
     * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (the record's
       ``host.start``), ``boot`` (when that start booted), ``date``, ``layouts``, ratio, interval and verdict;
-    * the ``verdict`` that all of them give together, and ``confirmed`` (``stats.repeated_verdict``).
+    * the ``verdict`` that all of them give together, and ``confirmed``
+      (``stats.repeated_verdict``);
+    * of a case "not reproduced": its numbers are those of the flag it was (the newest), and
+      ``cleared_by`` the measurement that cleared it (``stats.clearing``; the newest of those), as
+      in ``measurements``.
 
     ``rechecks`` lists the later records, a recheck or the whole step measured again (date, boot, command)."""
     found = {}
@@ -115,20 +119,28 @@ def _merged(measured_records):
                 "layouts": record["settings"]["layouts"]}, record))
     cases, lost = [], {}
     for name, measured in by_name.items():
-        verdict, confirmed = stats.repeated_verdict([(m["start"], m["verdict"], m["layouts"])
-                                                      for _, m, _ in measured])
-        # the numbers shown: the newest measurement that says what the verdict says (a regression's, its flag)
-        shown, _, record = next((found for found in reversed(measured) if found[1]["verdict"] == verdict),
-                                measured[-1])
-        cases.append(shown | {"verdict": verdict, "confirmed": confirmed, "measurements": [m for _, m, _ in measured]})
+        triples = [(m["start"], m["verdict"], m["layouts"]) for _, m, _ in measured]
+        verdict, confirmed = stats.repeated_verdict(triples)
+        # the numbers shown: the newest measurement that says what the verdict says (a regression's,
+        # its flag; a flag not reproduced, the flag, beside what cleared it)
+        said = "regression" if verdict == "not reproduced" else verdict
+        shown, _, record = next((found for found in reversed(measured)
+                                 if found[1]["verdict"] == said), measured[-1])
+        more = {}
+        if verdict == "not reproduced":
+            more["cleared_by"] = measured[stats.clearing(triples)[-1]][1]
+        cases.append(shown | {"verdict": verdict, "confirmed": confirmed,
+                              "measurements": [m for _, m, _ in measured]} | more)
         if name in record["lost"]:  # of the measurement shown, not of another
             lost[name] = record["lost"][name]
     again = [{"date": r["date"], "boot": r["host"]["boot"], "command": r["command"]} for r in measured_records[1:]]
-    errors = {}
+    errors, only = {}, {}
     for record in measured_records:
         errors |= record["errors"]
+        only |= record.get("only") or {}
     return first | {"cases": cases, "rechecks": again, "lost": lost,
                     "errors": {name: text for name, text in errors.items() if name not in by_name},
+                    "only": {name: said for name, said in only.items() if name not in by_name},
                     "seconds": round(sum(r["seconds"] for r in measured_records), 1),
                     "build_seconds": round(sum(r["build_seconds"] or 0 for r in measured_records), 1)}
 
@@ -262,6 +274,13 @@ def chains(steps):
     return out
 
 
+def chain_link(case):
+    """The measurement of a step's case that a paired chain multiplies (its ``ratio``, ``low``,
+    ``high``): the case's shown numbers, except for a flag not reproduced, whose measurement that
+    cleared it (``cleared_by``) is the one its verdict rests on."""
+    return case.get("cleared_by") or case
+
+
 def chained_ratio(path, name):
     """(product of the case's paired ratios along ``path``, the commit it starts from, steps used), or None
     when a step of the path did not measure the case: the paired chain of the case from the path's first
@@ -273,7 +292,7 @@ def chained_ratio(path, name):
         case = next((c for c in step["cases"] if c["name"] == name), None)
         if case is None:
             return None
-        product *= case["ratio"]
+        product *= chain_link(case)["ratio"]
     return (product, path[0]["base"], len(path)) if path else None
 
 

@@ -27,7 +27,7 @@ from cuda_bench.names import cpp_id, is_control, split_case
 from cuda_bench.status import INCOMPLETE, OK
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.suite import twin_ids
-from cuda_bench.text import TARGET_NS, fmt_ns, last_line, signed
+from cuda_bench.text import TARGET_NS, fmt_ns, last_line, number, signed
 
 
 def log(message):
@@ -328,14 +328,20 @@ def over_text(cell, usual=None):
     if "over_cpp_ns" not in cell:
         return ""
     x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
-    runs = (cell.get("over_cpp") or {}).get("runs") or {}
+    over = cell.get("over_cpp") or {}
+    runs = over.get("runs") or {}
     several = runs.get("runs", 0) > 1
     said = several and _counts(runs) == usual  # the count is above the table
+    # a paired measurement is not asv's: the times it compares are said, not left to be inferred
+    # from the row's
+    times = [f"{fmt_ns(over['py_ns'])} against {fmt_ns(over['cpp_ns'])} in one process"] \
+        if number(over.get("py_ns")) and number(over.get("cpp_ns")) else []
     spread = [f"×{runs['low']:.2f}–{runs['high']:.2f}" + ("" if said else f" in {runs['runs']} runs")] \
         if several else []
     if runs.get("left_out") and not said:
         spread.append(f"{runs['left_out']} in the slow state left out")
-    spread = f" ({', '.join(spread)})" if spread else ""
+    spread = "; ".join([*times, *([", ".join(spread)] if spread else [])])
+    spread = f" ({spread})" if spread else ""
     slow = " ⚠ slow state" if slow_state(runs) else ""
     return signed(cell["over_cpp_ns"] * 1e-9) + x + spread + (" ✓" if cell["over_cpp_ns"] < TARGET_NS else " ✗") + slow
 

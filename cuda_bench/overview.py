@@ -66,7 +66,8 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
     - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
       ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++ measurement
       (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`; ``ratio``, ``low``,
-      ``high``, ``over_ns``, ``over_low``, ``over_high``: Python and its twin timed in turn in one process),
+      ``high``, ``over_ns``, ``over_low``, ``over_high``, and the times per call it compares,
+      ``py_ns`` and ``cpp_ns``: Python and its twin timed in turn in one process),
       and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired"); ``over_cpp["runs"]``
       says how far its ratio moved over the commit's recorded runs that timed the same twins the same way
       (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``; a run in the slow state is left out
@@ -145,8 +146,9 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
                         cell["over_cpp_x"] = python / cpp_value if python > 0 else None
                     over, spread = paired.get(full, (None, None))
                     if over:
-                        cell["over_cpp"] = {k: over[k] for k in ("ratio", "low", "high", "over_ns", "over_low",
-                                                                 "over_high", "fast", "processes") if k in over}
+                        kept = ("ratio", "low", "high", "over_ns", "over_low", "over_high", "py_ns",
+                                "cpp_ns", "fast", "processes")
+                        cell["over_cpp"] = {k: over[k] for k in kept if k in over}
                         if spread:
                             cell["over_cpp"]["runs"] = spread
                         cell["over_cpp_of"] = "paired"

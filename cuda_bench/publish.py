@@ -39,14 +39,27 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
+from cuda_bench import calls, history, overcpp, overview, records, results, summary, words
 from cuda_bench import counts as counting
-from cuda_bench import history, overcpp, overview, records, results, summary, words
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, VENDOR, WORK
 from cuda_bench.report import OLDER
-from cuda_bench.stats import CONFIDENCE, VERDICTS
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, fmt_ns, interval, last_line, measurements, number, signed, standing
+from cuda_bench.stats import CONFIDENCE, CONFIRMED_RULE
+from cuda_bench.text import (
+    PER_CALL,
+    TARGET_NS,
+    cleared_text,
+    fmt,
+    fmt_net,
+    interval,
+    last_line,
+    measurements,
+    number,
+    per_call,
+    signed,
+    standing,
+)
 
 METHOD = "https://github.com/NVIDIA/cuda-python-bench/blob/main/docs/method.md"
 COMMIT_URL = "https://github.com/NVIDIA/cuda-python/commit/"
@@ -219,6 +232,32 @@ def case_label(name):
     return " ".join([short_name(benchmark), *(c.strip("'") for c in combo)])
 
 
+def calls_html(names):
+    """What a form uses, as a maintainer types it (``calls.declared``):
+    '<small class="calls"><code>Device.set_current</code></small>'; "" for none."""
+    if not names:
+        return ""
+    return '<small class="calls">' + ", ".join(f"<code>{esc(n)}</code>" for n in names) + "</small>"
+
+
+def case_html(machine, name):
+    """A case as the pages name it: its label, linked to its graph, and what it uses
+    (:func:`calls_html`)."""
+    return (f'<a href="{esc(case_href(machine, name))}">{esc(case_label(name))}</a> '
+            f'{calls_html(calls.of(name))}')
+
+
+def code_html(name):
+    """A case by its full name, as code, and what it uses (:func:`calls_html`)."""
+    return f"<code>{esc(name)}</code> {calls_html(calls.of(name))}"
+
+
+def rule_html():
+    """The rule of the words confirmed, not yet confirmed and not reproduced, as every page says
+    it."""
+    return f'<span class="rule">{esc(CONFIRMED_RULE[0].upper() + CONFIRMED_RULE[1:])}</span>'
+
+
 def ratio_text(case):
     return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
 
@@ -244,16 +283,16 @@ def changed_table(machine, cases, kind="changed"):
     if not cases:
         return ""
     out = [f'<table class="table table-condensed {kind}"><thead><tr><th>case</th><th>ratio [{CONFIDENCE:.0%} '
-           'interval]</th><th>status</th><th>per call, base → head</th></tr></thead><tbody>']
+           f'interval]</th><th>status</th><th>{esc(PER_CALL)}</th></tr></thead><tbody>']
     for case in cases:
         state = summary.status(case)
         word = summary.status_word(case)
         out.append(f'<tr class="case" data-case="{esc(case["name"])}" data-verdict="{esc(case["verdict"])}" '
                    f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
-                   f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
-                   f'{esc(case_label(case["name"]))}</a></td><td>{ratio_text(case)}</td>'
+                   f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
+                   f'<td>{ratio_text(case)}</td>'
                    f'<td class="text-{STATUS_CLASS.get(state, "muted")}">{esc(word)}</td>'
-                   f'<td>{fmt_ns(case["base_ns"])} → {fmt_ns(case["head_ns"])}</td></tr>')
+                   f'<td class="per-call">{esc(per_call(case))}</td></tr>')
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -287,18 +326,19 @@ def code_text(text):
 
 
 def counts_text(found):
-    if found.get("identical"):
-        return "identical builds: nothing to measure (both sides build the same wheels)"
-    parts = [f'{found["regression"]} slower', f'{found["improvement"]} faster', f'{found["same"]} same']
-    if found["not reproduced"]:
-        parts.append(f'{found["not reproduced"]} not reproduced')
-    if found["not measured"]:
-        parts.append(f'{found["not measured"]} not measured')
-    if found["one side"]:
-        parts.append(f'{found["one side"]} on one side only')
-    if found.get("environment"):
-        parts.append(f'{found["put down"]} changed with {esc(found["environment"])}')
-    return " · ".join(parts)
+    return " · ".join(esc(part) for part in summary.counts_words(found))
+
+
+def one_side_html(machine, step):
+    """The cases only one build of a step has, named in a collapsed list (``summary.one_side``); ""
+    for none."""
+    found = summary.one_side(step)
+    if not found:
+        return ""
+    items = "".join(f'<li data-case="{esc(name)}" data-side="{esc(side)}">'
+                    f"{case_html(machine, name)}: {esc(words)}</li>" for name, side, words in found)
+    return (f'<details class="one-side" data-cases="{len(found)}"><summary>{len(found)} on one '
+            f"side only</summary><ul>{items}</ul></details>")
 
 
 def verdict_badge(found):
@@ -315,10 +355,10 @@ def verdict_badge(found):
 HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
 <p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case a ratio (head over
 base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> only when its whole interval lies
-beyond the case's threshold (a percent or two, calibrated per case on the machine); a slowdown is <b>confirmed</b>
-once a second boot of the machine flags it too, <b>not yet confirmed</b> before that, and <b>not reproduced</b> when
-another boot measured it without a flag. The table's numbers are asv's medians per call at main's head: context,
-since they move with the machine's state (up to 2× on the H200), never a change. The rules and the evidence:
+beyond the case's threshold (a percent or two, calibrated per case on the machine). {rule_html()}.
+The table's numbers are asv's medians per call at main's head: context, since they move with the
+machine's state (up to 2× on the H200), never a change; a cell's hover says every other number of
+its case. The rules and the evidence:
 <a href="{METHOD}">docs/method.md</a>.</p></details>"""
 
 
@@ -392,8 +432,7 @@ def render_landing(told, rows, known):
     if opened:
         out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
             f'<li data-case="{esc(c["name"])}" data-head="{esc(s["head"])}">'
-            f'<a href="{esc(case_href(machine, c["name"]))}">'
-            f'{esc(case_label(c["name"]))}</a> {ratio_text(c)} at {commit_link(s["base"], known)} → '
+            f'{case_html(machine, c["name"])} {ratio_text(c)} at {commit_link(s["base"], known)} → '
             f'{commit_link(s["head"], known)}: {esc(summary.status(c))}</li>' for s, c in opened) + "</ul>")
     if rows:
         out.append(f'<h3>Each operation at {esc(head["name"])}</h3>')
@@ -435,7 +474,15 @@ def cell_title(cell, row, usual):
             if overcpp.slow_state(runs):
                 text += (f" (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their fastest recorded "
                          "run on this machine: probably no process in the fast state, so the ratio reads high)")
-            text += ". Measured apart from the median above, in the fast state: the two need not agree"
+            if number(over.get("py_ns")) and over["py_ns"] > 0:
+                apart = cell["value"] * 1e9 / over["py_ns"]
+                python = fmt(over["py_ns"] * 1e-9)
+                text += (f". Measured apart from asv's median above: that is ×{apart:.2f} this "
+                         f"measurement's Python time per call ({python}); another run, in another "
+                         "state of the machine")
+            else:
+                text += (". Measured apart from the median above, in the fast state: the two need "
+                         "not agree")
         lines.append(text + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above")
     return "\n".join(lines)
 
@@ -478,8 +525,12 @@ def render(rows):
                 mark = reasons.setdefault(row["differs"], "★" if not reasons else f"★{len(reasons) + 1}")
                 star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
             case = " ".join(row["case"])
+            named = [row["cells"][api]["case"] for api in APIS
+                     if (row["cells"].get(api) or {}).get("case")]
+            uses = [n for name in named for n in calls.of(name)]
             out.append(f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
-                       f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}</td>')
+                       f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}'
+                       f'{"<br>" + calls_html(list(dict.fromkeys(uses))) if uses else ""}</td>')
             for api in APIS:
                 cell = row["cells"].get(api)
                 if cell is None:
@@ -536,11 +587,13 @@ def render_release_step(machine, told, known):
             f'<p>{counts_text(told["counts"])}. Geometric mean of the ratios, per library (cases): '
             f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired {esc(told["step"]["date"][:10])}, '
             f'each side with cuda-bindings {esc(bindings_words(told["step"]))}.</small></p>',
-            across_html(told), changed_table(machine, told["changed"]), put_down_html(machine, told),
-            work_html(told)]
+            across_html(told), one_side_html(machine, told["step"]),
+            changed_table(machine, told["changed"]), put_down_html(machine, told), work_html(told)]
     if told["not_reproduced"]:
-        body.append('<p class="text-muted">Not reproduced on another machine start: '
-                    + ", ".join(f'{esc(case_label(c["name"]))} {ratio_text(c)}' for c in told["not_reproduced"])
+        body.append('<p class="text-muted not-reproduced">Not reproduced: '
+                    + ", ".join(f'<span data-case="{esc(c["name"])}">'
+                                f'{case_html(machine, c["name"])} flagged {ratio_text(c)}, '
+                                f"{esc(cleared_text(c))}</span>" for c in told["not_reproduced"])
                     + "</p>")
     body.append("</section>")
     return "\n".join(body)
@@ -611,7 +664,7 @@ def render_releases(machine, found, known):
 RELEASES = f"""<p>Each cuda-core release against the one before it, newest first: both built on this machine,
 each with the cuda-bindings it supports, timed in turn on one core. The cases that changed are listed slower
 first, each with its ratio (newer over older) and {CONFIDENCE:.0%} interval; the geometric mean of every case's
-ratio per library sums a step up. A slowdown is <b>confirmed</b> once a second boot of the machine flags it too
+ratio per library sums a step up. {rule_html()}
 (<a href="{METHOD}">how the engine decides</a>).</p>"""
 
 
@@ -635,22 +688,26 @@ def render_regressions(machine, found, known):
         if not chosen:
             out.append("<p>None.</p>")
             continue
+        ratio = "flag's ratio" if table != "open" else "ratio"
         out.append(f'<table class="table table-condensed regressions" data-table="{table}"><thead><tr>'
-                   f"<th>case</th><th>where</th><th>ratio [{CONFIDENCE:.0%} interval]</th><th>status</th>"
-                   "<th>threshold</th><th>per call</th><th>measured</th></tr></thead><tbody>")
+                   f"<th>case</th><th>where</th><th>{ratio} [{CONFIDENCE:.0%} interval]</th>"
+                   f"<th>status</th><th>threshold</th><th>{esc(PER_CALL)}</th><th>measured</th>"
+                   "</tr></thead><tbody>")
         for step, case, kind_of in chosen:
             state = summary.status(case)
             note = standing(case, step.get("versions"))
+            why = cleared_text(case) if case["verdict"] == "not reproduced" else note
             runs = case.get("measurements") or [case]
             starts = len({m.get("start") for m in runs})
             out.append(f'<tr class="case" id="{esc(anchor(machine, step, case))}" data-case="{esc(case["name"])}" '
                        f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}" data-kind="{kind_of}" '
                        f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
-                       f'data-status="{esc(state)}"><td><a href="{esc(case_href(machine, case["name"]))}">'
-                       f'{esc(case_label(case["name"]))}</a></td><td>{commit_link(step["base"], known)} → '
+                       f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
+                       f'<td>{commit_link(step["base"], known)} → '
                        f'{commit_link(step["head"], known)}</td><td>{ratio_text(case)}</td>'
-                       f'<td class="text-{STATUS_CLASS[state]}" title="{esc(note)}">{esc(state)}</td>'
-                       f'<td>{case["threshold"]:.1%}</td><td>{fmt_ns(case["base_ns"])} → {fmt_ns(case["head_ns"])}'
+                       f'<td class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br>'
+                       f'<small class="why">{esc(why)}</small></td>'
+                       f'<td>{case["threshold"]:.1%}</td><td class="per-call">{esc(per_call(case))}'
                        f'</td><td title="{esc(measurements(case))}">{len(runs)} time{"s" if len(runs) != 1 else ""}, '
                        f'{starts} machine start{"s" if starts != 1 else ""}</td></tr>')
         out.append("</tbody></table>")
@@ -663,10 +720,10 @@ def anchor(machine, step, case):
 
 
 REGRESSIONS = f"""<p>Every case a paired step flagged slower: the whole {CONFIDENCE:.0%} interval of its ratio (head
-over base) lies above 1 + its threshold. <b>Confirmed</b>: two boots of the machine flag it, one of them with a
-memory layout per process; <b>not yet confirmed</b>: before that (<code>cuda-bench steps --recheck</code> measures it
-again on the next boot); <b>not reproduced</b>: another boot measured it without a flag. Cases the engine calls the
-same are never listed. Also as a feed: <a href="regressions.xml">regressions.xml</a>.</p>"""
+over base) lies above 1 + its threshold. {rule_html()} (<code>cuda-bench steps --recheck</code>
+measures a flag not yet confirmed again). Each status says why it stands so; a flag not reproduced
+shows its own ratio and what cleared it. Cases the engine calls the same are never listed. Also as a
+feed: <a href="regressions.xml">regressions.xml</a>.</p>"""
 
 
 # --- steps --------------------------------------------------------------------------------------------
@@ -697,18 +754,21 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
         out.append(f"<h2>{esc(machine)}</h2>")
         out.append(gaps_html(machine, gaps.get(machine), known))
         out.append('<table class="table table-condensed steps" data-machine="' + esc(machine) + '"><thead><tr>'
-                   "<th>base → head</th><th>date</th><th>slower</th><th>faster</th><th>same</th>"
-                   "<th>not reproduced</th><th>not measured</th><th>pairs</th><th>seconds</th></tr></thead><tbody>")
+                   "<th>base → head</th><th>date</th>"
+                   + "".join(f"<th>{esc(w)}</th>" for _, w in STEP_COUNTS)
+                   + "<th>pairs</th><th>seconds</th></tr></thead><tbody>")
         kinds = {(s["base"], s["head"]): summary.step_kind(s, known) for s in steps}
         main = [step for step in steps if kinds[(step["base"], step["head"])] != "release"]
         ladder = [step for step in steps if kinds[(step["base"], step["head"])] == "release"]
         for group, title in ((main, "main's history" if ladder else ""),
                              (ladder, "between cuda-core releases")):
             if group and title:
-                out.append(f'<tr class="group"><th colspan="9">{esc(title)}</th></tr>')
+                out.append(f'<tr class="group"><th {ALL}>{esc(title)}</th></tr>')
             for step in newest_first(group, known):
                 counted = summary.counted(step)
-                count = {v: [c for c in counted if c["verdict"] == v] for v in VERDICTS}
+                count = {v: [c for c in counted if c["verdict"] == v]
+                         for v in ("regression", "improvement", "not reproduced")}
+                found = summary.counts(step)
                 rechecked = "".join(f'<br><small>measured again {esc((r.get("date") or "")[:16])}</small>'
                                     for r in step.get("rechecks", []))
                 built = summary.built_from_words(step)
@@ -717,20 +777,25 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
                 if history.identical(step):
                     out.append(f'<tr class="identical" {ends}><td>'
                                f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
-                               f'<td>{esc(step.get("date", "")[:16])}</td><td colspan="7">identical builds: '
-                               "nothing to measure (both sides build the same wheels)</td></tr>")
+                               f'<td>{esc(step.get("date", "")[:16])}</td><td {WIDE}>identical '
+                               "builds: nothing to measure (both sides build the same wheels)"
+                               "</td></tr>")
                     continue
                 out.append(f'<tr {ends}><td>'
                            f'{commit_link(step["base"], known)} → {commit_link(step["head"], known)}{built}</td>'
                            f'<td>{esc(step.get("date", "")[:16])}{rechecked}</td>'
-                           + "".join(f"<td>{len(count[v])}</td>" for v in VERDICTS)
-                           + f'<td>{len(step.get("errors") or {})}</td>'
-                           f'<td>{esc(step.get("settings", {}).get("pairs", ""))}</td>'
+                           + "".join(f'<td data-count="{key}">{found[key]}</td>'
+                                     for key, _ in STEP_COUNTS)
+                           + f'<td>{esc(step.get("settings", {}).get("pairs", ""))}</td>'
                            f'<td>{step.get("seconds", 0):.0f}</td></tr>')
+                if found["one side"]:
+                    out.append(f'<tr class="one-side"><td colspan="2"></td><td {WIDE}>'
+                               f"{one_side_html(machine, step)}</td></tr>")
                 if history.environment_change(step):
                     changed = [c for c in summary.put_down(step) if c["verdict"] in summary.CHANGES]
-                    out.append(f'<tr class="warning environment"><td colspan="9">the environment changed too: '
-                               f'{esc(summary.environment_words(step))}; {len(changed)} cuda.bindings case'
+                    out.append(f'<tr class="warning environment"><td {ALL}>the environment changed '
+                               f'too: {esc(summary.environment_words(step))}; {len(changed)} '
+                               'cuda.bindings case'
                                f'{"s" if len(changed) != 1 else ""} changed with it, not counted as this step\'s'
                                + "".join(f'<br><code>{esc(c["name"])}</code> {esc(interval(c))}' for c in changed)
                                + "</td></tr>")
@@ -738,29 +803,37 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
                     for case in count[verdict]:
                         kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
                         said = f" ({standing(case, step.get('versions'))})" if verdict == "regression" else ""
+                        said += f" ({cleared_text(case)})" if verdict == "not reproduced" else ""
                         word = {"regression": "slower", "improvement": "faster"}.get(verdict, verdict)
-                        out.append(f'<tr class="{kind} case" data-case="{esc(case["name"])}" '
-                                   f'data-verdict="{esc(verdict)}"><td colspan="2"><code>{esc(case["name"])}'
-                                   '</code></td>'
-                                   f'<td colspan="7">{word}{esc(said)}: '
-                                   f'{esc(measurements(case))}, threshold '
-                                   f'{case["threshold"]:.1%}; {fmt_ns(case["base_ns"])} → '
-                                   f'{fmt_ns(case["head_ns"])} per call</td></tr>')
+                        text = (f"{word}{said}: {measurements(case)}, threshold "
+                                f"{case['threshold']:.1%}; {PER_CALL}: {per_call(case)}")
+                        out.append(step_case_row(case["name"], f"{kind} case",
+                                                 f'data-verdict="{esc(verdict)}"', text))
                 for name, text in sorted((step.get("errors") or {}).items()):
-                    out.append(f'<tr class="active case" data-case="{esc(name)}" data-verdict="not measured"><td '
-                               f'colspan="2"><code>{esc(name)}</code></td><td colspan="7">not measured: '
-                               f'{esc(last_line(text))}</td></tr>')
+                    out.append(step_case_row(name, "active case", 'data-verdict="not measured"',
+                                             f"not measured: {last_line(text)}"))
                 changed = (summary.work_changed(step, work.get(machine)) or {}).get("changed", {})
                 for name, text in changed.items():
-                    out.append(f'<tr class="case work" data-case="{esc(name)}" data-work="1"><td colspan="2"><code>'
-                               f'{esc(name)}</code></td><td colspan="7">work per call: {esc(text)}</td></tr>')
+                    out.append(step_case_row(name, "case work", 'data-work="1"',
+                                             f"work per call: {text}"))
                 for name, text in sorted((step.get("lost") or {}).items()):
-                    out.append(f'<tr class="info case" data-case="{esc(name)}" data-lost="1"><td colspan="2"><code>'
-                               f'{esc(name)}</code></td><td colspan="7">measured from fewer process pairs: '
-                               f'{esc(text)}</td></tr>')
+                    out.append(step_case_row(name, "info case", 'data-lost="1"',
+                                             f"measured from fewer process pairs: {text}"))
         out.append("</tbody></table>")
     return "\n".join(out) or "<p>No paired steps yet: <code>cuda-bench run</code> records one for every newly " \
                              "measured commit that has a measured predecessor on the same machine.</p>"
+
+
+STEP_COUNTS = summary.COUNT_WORDS  # the Steps page's count columns
+STEP_COLUMNS = 2 + len(STEP_COUNTS) + 2  # base → head, date; the counts; pairs, seconds
+ALL, WIDE = f'colspan="{STEP_COLUMNS}"', f'colspan="{STEP_COLUMNS - 2}"'
+
+
+def step_case_row(name, kind, data, text):
+    """A row of the Steps page about one case: its ``kind`` (classes) and ``data`` attributes, the
+    case by its name and what it uses (:func:`code_html`), and ``text`` (escaped here)."""
+    return (f'<tr class="{kind}" data-case="{esc(name)}" {data}><td colspan="2">{code_html(name)}'
+            f"</td><td {WIDE}>{esc(text)}</td></tr>")
 
 
 def newest_first(steps, known):
@@ -969,7 +1042,7 @@ def write_feed(html_dir, project, found_by_machine, known):
             title = f"{ratio_text(case)} {case['name']} at {where} ({summary.status(case)})"
             content = (f"<p>{esc(case['name'])} on {esc(machine)}: {ratio_text(case)} ({CONFIDENCE:.0%} interval), "
                        f"{esc(standing(case, step.get('versions')))}; {esc(KIND_WORDS[kind])}, {esc(where)}; "
-                       f"{fmt_ns(case['base_ns'])} → {fmt_ns(case['head_ns'])} per call.</p>")
+                       f"{esc(PER_CALL)}: {esc(per_call(case))}.</p>")
             date = datetime.strptime(step["date"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
             entries.append(feed.FeedEntry(title, date, f"regressions.html#{quote(anchor(machine, step, case))}",
                                           content, [machine, case["name"], step["base"], step["head"]], date))

@@ -105,17 +105,41 @@ def repeated_verdict(measurements):
     side flagged the same 9-11 cuda.bindings forms on three starts under one layout, 1 with a layout per process
     (docs/method.md, rule 6). A start of None (a record that does not say) is one start: such records cannot
     confirm or clear one another."""
-    flagged = {}  # start: the layouts of its flags
-    for start, found, layouts in measurements:
-        if found == "regression":
-            flagged.setdefault(start, set()).add(layouts)
+    flagged = _flagged(measurements)
     if not flagged:
         return measurements[-1][1], None
     if len(flagged) > 1 and any("random" in kinds for kinds in flagged.values()):  # that flag, and another start's
         return "regression", True
-    cleared = any(start not in flagged or (layouts == "random" and flagged[start] == {"fixed"})
-                  for start, found, layouts in measurements if found != "regression")
-    return ("not reproduced", False) if cleared else ("regression", False)
+    return ("not reproduced", False) if clearing(measurements) else ("regression", False)
+
+
+def _flagged(measurements):
+    """{machine start: the layouts of its flags} of (start, verdict, layouts) triples."""
+    flagged = {}
+    for start, found, layouts in measurements:
+        if found == "regression":
+            flagged.setdefault(start, set()).add(layouts)
+    return flagged
+
+
+def clearing(measurements):
+    """The indices of the measurements (as :func:`repeated_verdict` takes them) that clear a flag:
+    made without a flag on a start that did not flag it, or with a layout per process on a start
+    whose flags all had one fixed layout. [] where none does (or nothing was flagged)."""
+    flagged = _flagged(measurements)
+    if not flagged:
+        return []
+    return [i for i, (start, found, layouts) in enumerate(measurements) if found != "regression"
+            and (start not in flagged
+                 or (layouts == "random" and flagged[start] == {"fixed"}))]
+
+
+#: how a slowdown of the history stands, in the words every page, report and issue says it
+#: (:func:`repeated_verdict` decides it)
+CONFIRMED_RULE = ("a slowdown is confirmed once two machine starts flag it, at least one of the "
+                  "two with a memory layout per process; not yet confirmed before that; not "
+                  "reproduced when another start (or, after flags with one fixed layout, a layout "
+                  "per process) measured it without a flag")
 
 
 @dataclass

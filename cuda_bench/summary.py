@@ -67,9 +67,9 @@ def step_kind(step, known):
 
 
 def status(case):
-    """How a case of a history step stands: "confirmed" or "not yet confirmed" (a regression: confirmed once
-    two machine starts flag it, one of them with a layout per process), "not reproduced" (another start measured
-    it without a flag), else its verdict ("improvement", "same")."""
+    """How a case of a history step stands: "confirmed" or "not yet confirmed" (a regression), "not
+    reproduced", else its verdict ("improvement", "same"); ``stats.repeated_verdict`` decides,
+    ``stats.CONFIRMED_RULE`` says the rule."""
     if case["verdict"] == "regression":
         return "confirmed" if case.get("confirmed") else "not yet confirmed"
     return case["verdict"]
@@ -110,6 +110,37 @@ def counts(step):
     found["identical"] = history.identical(step)
     found["put down"] = sum(c["verdict"] in CHANGES for c in put_down(step))
     found["environment"] = environment_words(step)
+    return found
+
+
+#: :func:`counts`'s keys in the order every page and report shows them, each with its words
+COUNT_WORDS = (("regression", "slower"), ("improvement", "faster"), ("same", "same"),
+               ("not reproduced", "not reproduced"), ("not measured", "not measured"),
+               ("one side", "on one side only"))
+
+
+def counts_words(found):
+    """A step's :func:`counts` as the pages and reports say them, in order: ["2 slower", "1 faster",
+    "97 same", "1 not reproduced", "1 not measured", "2 on one side only", "11 changed with
+    cuda-bindings 12.9.10 → 13.3.1"] (the last four only where there are any); for identical
+    builds, one line that says so."""
+    if found.get("identical"):
+        return ["identical builds: nothing to measure (both sides build the same wheels)"]
+    parts = [f"{found[key]} {words}" for key, words in COUNT_WORDS[:3]]
+    parts += [f"{found[key]} {words}" for key, words in COUNT_WORDS[3:] if found[key]]
+    if found.get("environment"):
+        parts.append(f'{found["put down"]} changed with {found["environment"]}')
+    return parts
+
+
+def one_side(step):
+    """The cases of a step that only one build has (the other skips them), by name: [(name, side,
+    words)], the words "only on the head side: cuda.core 0.1.0 has no Device.arch"; as many as
+    :func:`counts` counts ("one side")."""
+    found = []
+    for name, (side, *why) in sorted((step.get("only") or {}).items()):
+        said = f": {why[0]}" if why and why[0] else ""
+        found.append((name, side, f"only on the {side} side{said}"))
     return found
 
 
@@ -334,7 +365,8 @@ def chains(steps, commits):
         if step["base"] not in at or step["head"] not in at:
             continue
         for case in step["cases"]:
-            edges.setdefault(case["name"], []).append((step["base"], step["head"], case))
+            edges.setdefault(case["name"], []).append((step["base"], step["head"],
+                                                       history.chain_link(case)))
     names = {case["name"] for step in steps for case in step["cases"]}
     for step in steps:  # identical builds: the same code on both sides, ×1 exactly for every case
         if history.identical(step) and step["base"] in at and step["head"] in at:

@@ -32,6 +32,36 @@ def interval(case):
     return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
 
 
+#: what the per-call times beside a paired ratio are, said in the column that holds them
+PER_CALL = "medians per call, base → head"
+
+
+def per_call(case):
+    """A paired case's times per call, base → head, from the same measurement as its ratio
+    (``base_ns``, ``head_ns``: the medians of all its samples, the machine's states mixed), as every
+    report prints them beside the ratio: '2.29 µs → 1.58 µs'. Where their quotient lies outside the
+    ratio's interval (the ratio is the median of the process pairs' ratios; in a mixture of states
+    the two differ), that quotient is said, so the times read as the context they are:
+    '2.29 µs → 699 ns (×0.305 between these medians: outside the interval)'."""
+    base, head = case.get("base_ns"), case.get("head_ns")
+    if not (number(base) and number(head)) or base <= 0:
+        return "n/a"
+    said = f"{fmt_ns(base)} → {fmt_ns(head)}"
+    quotient = head / base
+    if case["low"] <= quotient <= case["high"]:
+        return said
+    return f"{said} (×{quotient:.3f} between these medians: outside the interval)"
+
+
+def cleared_text(case):
+    """What cleared a flag not reproduced (``cleared_by``, ``history.steps``): 'cleared by ×1.002
+    [0.995, 1.009] (start 2026-12-04T00:00)'; '' for any other case."""
+    found = case.get("cleared_by")
+    if not found:
+        return ""
+    return f"cleared by {interval(found)} (start {(found.get('boot') or 'not recorded')[:16]})"
+
+
 def last_line(error):
     """The line of an error's text that says what went wrong: its last (a worker's log tail comes first)."""
     lines = (error or "").strip().splitlines()

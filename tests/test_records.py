@@ -40,8 +40,11 @@ def figures_of(results_dir):
     """The same figures as the fixture's, computed by today's code."""
     folder = Path(results_dir) / MACHINE
     steps = history.steps(results_dir, MACHINE)
-    out = {"steps": {f"{s['base']}..{s['head']}": {c["name"]: [c["verdict"], c["ratio"], c["low"], c["high"],
-                                                                 c["confirmed"]] for c in s["cases"]} for s in steps},
+    # of each case, the measurement its verdict rests on (a flag not reproduced: what cleared it)
+    rests = {id(c): history.chain_link(c) for s in steps for c in s["cases"]}
+    out = {"steps": {f"{s['base']}..{s['head']}": {
+        c["name"]: [c["verdict"], *(rests[id(c)][k] for k in ("ratio", "low", "high")), c["confirmed"]]
+        for c in s["cases"]} for s in steps},
            "thresholds": records.calibration(folder)}
     runs = records.read(folder, "over-cpp")
     described = results.suite(results_dir)

@@ -132,6 +132,9 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
     spread = ""
     if over:  # measured paired in one process (cuda-bench over-cpp): that is what the row shows
         diff, x = over["over_ns"] * 1e-9, over["ratio"]
+        # with the times it compares: the row's other numbers are asv's, not these
+        times = f"{fmt(over['py_ns'] * 1e-9)} against {fmt(over['cpp_ns'] * 1e-9)} in one process"
+        spread = f" ({times})"
         if runs and runs["runs"] > 1:  # and the range over the commit's comparable runs
             assert runs["low"] <= x <= runs["high"]
             spread = f"×{runs['low']:.2f}–{runs['high']:.2f}"
@@ -140,7 +143,7 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
                 spread += f" in {runs['runs']} runs"
                 if runs.get("left_out"):  # runs in the slow state, left out of the range: said
                     spread += f", {runs['left_out']} in the slow state left out"
-            spread = f" ({spread})"
+            spread = f" ({times}; {spread})"
     else:
         diff, x = raw - floor - cpp, (raw - floor) / cpp
     assert cells[5] == f"{signed(diff)} ×{x:.2f}{spread} {'✓' if diff * 1e9 < TARGET_NS else '✗'}"
@@ -158,7 +161,8 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     core = row["cells"]["core"]
     assert core["over_cpp_of"] == "paired" and core["over_cpp_ns"] == 1200.0 and core["over_cpp_x"] == 1.8
     assert "over_cpp" not in row["cells"]["bindings"]  # no record for it: the unpaired difference stays
-    assert overcpp.over_text(core) == "+1.20 µs ×1.80 ✗"  # above the 1 us target
+    # above the 1 us target
+    assert overcpp.over_text(core) == "+1.20 µs ×1.80 (180 ns against 100 ns in one process) ✗"
     page = publish.render(rows)
     assert 'class="differs"' in page and "CuPy destroys the event" in page and "1.7" in page
     assert "processes in the fast state" not in page  # a record read over every process says nothing of it
@@ -171,7 +175,8 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     quick, slow = ({**record, **fast, "cases": [{**record["cases"][0], "cpp_ns": t, "ratio": t / 25}]}
                    for t in (50.0, 80.0))
     page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
-    assert "⚠ slow state" not in page and "×2.00 (1 in the slow state left out)" in page  # the older, quick run's
+    assert "⚠ slow state" not in page  # the older, quick run's
+    assert "×2.00 (180 ns against 50 ns in one process; 1 in the slow state left out)" in page
     assert "1 run(s) in the slow state left out" in page
     # where no run out of that state measured the case, the slow run's is shown, marked: here the quick run
     # measured another case only (the slow run is x1.6 slower on it, x1.0 on its own case: x1.3)
@@ -189,6 +194,34 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     assert "⚠ slow state" in page and "its C++ twins ran ×1.600 slower than their fastest recorded run" in page
     text = report.markdown([r for r in rows if r["machine"] == machine])
     assert "`event.EventCreate` ★" in text and "★ `event.EventCreate`: CuPy destroys" in text
+
+
+def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
+    """The H200 head's Launch('bindings', '512 int'): asv's median (454 µs) is the cell's number and
+    its hover's first line; the over-C++ measurement, made apart in one process, states its own
+    Python and C++ times (211 µs against 4.59 µs) and how far asv's median is from its Python time,
+    in the hover and in the Markdown, instead of leaving a second time per call to be inferred from
+    +207 µs ×46."""
+    machine = "nvidia-h200"
+    runs = results.load_all(RESULTS)
+    names = suite_names()
+    rows = overview.overview_rows(runs, {}, results.commits(RESULTS), names,
+                                  {machine: records.read(RESULTS / machine, "over-cpp")})
+    row = next(r for r in rows if r["machine"] == machine
+               and r["benchmark"] == "bench_launch.Launch.time_launch" and r["case"] == ["512 int"])
+    cell = row["cells"]["bindings"]
+    over = cell["over_cpp"]
+    page = publish.render([r for r in rows if r["machine"] == machine])
+    found = re.search(r'<td class="bindings[^"]*" data-value="' + re.escape(repr(cell["value"])) +
+                      r'"[^>]*title="([^"]*)"><a[^>]*>([^<]*)</a>', page)
+    title, shown = found.group(1).replace("&#x27;", "'"), found.group(2)
+    assert shown == fmt(cell["value"])
+    assert title.startswith(f"asv's median at {row['commit'][:9]}: {shown} ")
+    times = f"{fmt(over['py_ns'] * 1e-9)} against {fmt(over['cpp_ns'] * 1e-9)} in one process"
+    assert times in title and times in overcpp.over_text(cell)
+    apart = cell["value"] * 1e9 / over["py_ns"]
+    assert f"that is ×{apart:.2f} this measurement's Python time" in title
+    assert times in report.markdown([r for r in rows if r["machine"] == machine])
 
 
 def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tmp_path):
@@ -815,11 +848,12 @@ def test_the_main_jobs_first_step_flags_nothing_and_its_over_cpp_run_agrees(mach
 
 
 def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
-    """Several records of one step join: a regression shows its newest flag's numbers (not a later unflagged
-    measurement's), a start is the record's ``host.start`` (the kernel's boot id where it has one), and records
-    that do not say which start they ran on count as one start, so they cannot confirm one another. Flags on two
-    starts confirm each other when one of them had a layout per process; two with one fixed layout per build do
-    not, since that layout repeats on every start."""
+    """Several records of one step join: a regression shows its newest flag's numbers (not a later
+    unflagged measurement's), a flag not reproduced too, with the measurement that cleared it beside
+    them, a start is the record's ``host.start`` (the kernel's boot id where it has one), and
+    records that do not say which start they ran on count as one start, so they cannot confirm one
+    another. Flags on two starts confirm each other when one of them had a layout per process; two
+    with one fixed layout per build do not, since that layout repeats on every start."""
     def record(start, ratio, verdict, name="bench_x.X.time_x('core')", layouts="random"):
         return step_record(host={"start": start, "boot": start and f"2026-12-04T0{start}:00:00Z"},
                            date=start or "?", settings={"layouts": layouts, "confidence": 0.95, "cores": [1]},
@@ -836,7 +870,9 @@ def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
     assert (case["verdict"], case["confirmed"], case["ratio"]) == ("regression", True, 1.04)
     assert standing(case) == "confirmed on 2 machine starts"
     case = merged(record("1", 1.05, "regression"), record("2", 1.0, "same"))
-    assert (case["verdict"], case["ratio"]) == ("not reproduced", 1.0)
+    cleared = case["cleared_by"]["ratio"]
+    assert (case["verdict"], case["ratio"], cleared) == ("not reproduced", 1.05, 1.0)
+    assert history.chain_link(case)["ratio"] == 1.0  # the chain goes by what the verdict rests on
     case = merged(record(None, 1.05, "regression"), record(None, 1.04, "regression"))
     assert (case["verdict"], case["confirmed"]) == ("regression", False)
     assert standing(case) == "flagged on one machine start only, not yet confirmed"
@@ -881,13 +917,13 @@ def test_the_steps_page_and_markdown_name_what_a_step_did_not_measure(tmp_path):
         lost={x: "1 of 45 process pairs lost, measured from the other 44; the first: timeout"})])
     steps = history.steps(tmp_path, "m")
     page = publish.render_steps({"m": steps})
-    assert "<th>not measured</th>" in page and "<td>1</td><td>45</td>" in page
+    assert "<th>not measured</th>" in page and '<td data-count="not measured">1</td>' in page
     assert f'data-case="{publish.esc(y)}" data-verdict="not measured"' in page
     assert "not measured: head worker (b) died" in page
     assert "log tail" not in page  # the line that says what went wrong, not the worker's log
     assert "measured from fewer process pairs: 1 of 45 process pairs lost" in page
     text = report.steps_markdown("m", steps)
-    assert "| 0 | 0 | 1 | 0 | 1 | 10 |" in text
+    assert "| 0 | 0 | 1 | 0 | 1 | 0 | 10 |" in text
     assert f"`{y}`: not measured: head worker (b) died (exit 7) during setup" in text
     assert f"`{x}`: measured from fewer process pairs: 1 of 45 process pairs lost" in text
 
@@ -971,7 +1007,9 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     assert [(m["verdict"], m["boot"], round(m["low"], 3), round(m["high"], 3)) for m in case["measurements"]] == [
         ("regression", "2026-12-04T15:35:53Z", 1.015, 1.028), ("same", "2026-12-04T15:55:54Z", 0.993, 1.004)]
     assert len({m["start"] for m in case["measurements"]}) == 2
-    assert case["ratio"] == case["measurements"][-1]["ratio"]  # the numbers shown are the newest measurement's
+    # the numbers shown are the flag's, the measurement that cleared it beside them
+    assert case["ratio"] == case["measurements"][0]["ratio"]
+    assert case["cleared_by"] == case["measurements"][-1]
     flagging = next(c for c in lines[3]["cases"] if c["name"] == PROGRAM_OPTIONS)
     assert (flagging["verdict"], round(flagging["ratio"], 3)) == ("regression", 1.024)
     for step in steps:
@@ -1208,7 +1246,8 @@ def test_the_comment_marks_the_flags_whose_code_is_the_same_version_in_both_buil
     assert len(compare.regressions(record)) == 8
     text = compare.comment(record)
     assert text.count(" † |") == 2
-    assert f"| `{'bench_memory.PointerGetAttribute.time_pointer_get_attribute'}('bindings')` † |" in text
+    assert (f"| `{'bench_memory.PointerGetAttribute.time_pointer_get_attribute'}('bindings')` "
+            "(`cuPointerGetAttribute`) † |") in text
     assert "† marks 2 cases whose timed calls run only code that is the same version in both builds " \
            "(cuda-bindings 13.3.1 on both sides)" in text
     record["versions"]["head"]["cuda-bindings"] = "13.3.2"

@@ -151,8 +151,8 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # reads, before both; the exit statuses, which every stage and command returns, at the bottom;
 # the counting pass, which drives those workers and keeps their records as the steps keep theirs,
 # after the steps); a module imports only modules before it
-FLOW = ["status", "paths", "names", "text", "words", "stats", "machine", "suite", "counts", "build",
-        "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps",
+FLOW = ["status", "paths", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
+        "build", "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps",
         "countpass", "plan", "overcpp", "summary", "overview", "report", "publish", "asv_plugin",
         "apis", "commands", "cli"]
 

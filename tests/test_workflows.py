@@ -188,7 +188,7 @@ def test_the_pr_comment_leads_with_what_changed():
     assert body.startswith(compare.MARKER)
     first_case = body.index("| `bench_")
     assert body.index("#### Regressions") < first_case < body.index("<details>")
-    assert f"| `{SLOWED}` |" in body.split("<details>")[0]
+    assert f"| `{SLOWED}` (`Device.set_current`) |" in body.split("<details>")[0]
     assert "Controls (no cuda-python code" in body and "95% interval" in body
 
 
