@@ -297,20 +297,20 @@ def test_upgrade_keeps_every_optional_field_a_schema_1_record_holds(tmp_path):
 
 
 def test_a_rerun_puts_back_a_skipped_value_only_under_the_benchmarks_same_version():
-    """A results file as asv writes it, run again: a case it skips now gets its measured value back
-    where the benchmark's version is the one it was measured under; after the benchmark changed (a
-    new version), the old value measured other work and stays out."""
+    """A results file as asv writes it, run again: a case the second run skips gets its measured
+    value back where the benchmark's version is the one it was measured under; where the benchmark
+    changed since (another version), the old value measured other work and stays out."""
     path = next((SITE / "gpu-a").glob("0e5bc0a6-*.json"))
     old = json.loads(path.read_text())
     name = "bench_device.SetCurrent.time_set_current"
     measured = old["results"][name][0][0]
-    new = copy.deepcopy(old)
-    new["results"][name][0][0] = float("nan")
-    assert asv_plugin.keep_measured(old, new) == [f"{name}('core')"]
-    assert new["results"][name][0][0] == measured
+    again = copy.deepcopy(old)
+    again["results"][name][0][0] = float("nan")
+    assert asv_plugin.keep_measured(old, again) == [f"{name}('core')"]
+    assert again["results"][name][0][0] == measured
     changed = copy.deepcopy(old)
     changed["results"][name][0][0] = float("nan")
-    changed["results"][name][2] = "a-new-version"
+    changed["results"][name][2] = "another-version"
     assert asv_plugin.keep_measured(old, changed) == []
     assert math.isnan(changed["results"][name][0][0])
 
@@ -339,8 +339,7 @@ def edges(tmp_path_factory):
                         command="cuda-bench steps", lost={HOSTILE_FLAG: HOSTILE_LOST},
                         host={"start": "boot-5", "boot": "2026-12-06T09:00:00Z"},
                         cases=[step_case(HOSTILE_FLAG, 1.08, "regression", low=1.06, high=1.10,
-                                         base_ns=500.0,
-                                         head_ns=540.0)])
+                                         base_ns=500.0, head_ns=540.0)])
     bad = step_record(cases=[step_case(EVENT, verdict=HOSTILE_VERDICT)])
     with open(results_dir / "gpu-a" / records.FILES["step"], "a") as f:
         f.write(json.dumps(records.check(records.stamped(again, "step"), "step")) + "\n")
