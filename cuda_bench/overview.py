@@ -10,8 +10,9 @@ reports (``cuda_bench.report``) render these rows.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from cuda_bench import history, overcpp, results, suite, summary
+from cuda_bench import history, overcpp, records, results, suite, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
 from cuda_bench.text import number, standing
 
@@ -43,6 +44,24 @@ def suite_differs(versions=None):
     except Exception as exc:  # the report still stands without the marks
         print(f"report: no marks from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
         return {}
+
+
+def machine_order(by_machine):
+    """The machines of ``by_machine`` ({machine: its results, newest last}) as every page lists them: those with
+    a GPU first, then by name."""
+    return sorted(by_machine, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))
+
+
+def rows_of(results_dir, runs, steps_by_machine, known):
+    """:func:`overview_rows` of ``runs`` with what ``results_dir`` holds beside them: asv's description of the
+    suite (parameter names, benchmark versions) and each machine's over-C++ records."""
+    described = results.suite(results_dir)  # asv's benchmarks.json
+    versions = {name: b.get("version") for name, b in described.items()}
+    machines = list(dict.fromkeys(m for m, _ in runs))
+    return overview_rows(runs, steps_by_machine, known,
+                         {name: b.get("param_names", []) for name, b in described.items()},
+                         {m: records.read(Path(results_dir) / m, "over-cpp") for m in machines},
+                         suite_differs(versions), versions)
 
 
 def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machine=None, differs=None,
@@ -87,7 +106,7 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
     by_machine = {}
     for machine_name, data in runs:
         by_machine.setdefault(machine_name, []).append(data)
-    order = sorted(by_machine, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
+    order = machine_order(by_machine)
     for machine_name in order:
         runs_of = by_machine[machine_name]
         newest = runs_of[-1]

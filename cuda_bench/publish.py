@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-from cuda_bench import calls, history, overcpp, overview, records, results, summary, words
+from cuda_bench import calls, history, overcpp, overview, results, summary, words
 from cuda_bench import counts as counting
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name, split_case
 from cuda_bench.overview import APIS, TITLES
@@ -1067,17 +1067,13 @@ def finish(conf, results_dir, html_dir):
     machines = list(dict.fromkeys(m for m, _ in runs))
     steps = {m: history.steps(results_dir, m) for m in machines}
     suite = results.suite(results_dir)
-    param_names = {name: b.get("param_names", []) for name, b in suite.items()}
-    versions = {name: b.get("version") for name, b in suite.items()}
-    rows = overview.overview_rows(runs, steps, known, param_names,
-                                  {m: records.read(results_dir / m, "over-cpp") for m in machines},
-                                  overview.suite_differs(versions), versions)
+    rows = overview.rows_of(results_dir, runs, steps, known)
     work = {m: history.work(results_dir, m) for m in machines}
     banner = unreadable_html(results.noted(results_dir), results_dir)  # all read by now
     add_work(rows, work)
     (html_dir / "overview.json").write_text(json.dumps(rows, indent=1))
     by_machine = {m: [d for n, d in runs if n == m] for m in machines}
-    order = sorted(machines, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))  # GPUs first
+    order = overview.machine_order(by_machine)
     told = {m: summary.landing(m, by_machine[m], steps[m], known, work[m],
                                results.unreadable_results(results_dir, m, known)) for m in order}
     (html_dir / "index.html").write_text(page(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, history, overcpp, overview, records, report, results, summary
+from cuda_bench import asvrun, history, overcpp, overview, report, results, summary
 from cuda_bench.paths import RESULTS, machine_dirs
 from cuda_bench.status import OK, REGRESSION
 
@@ -61,11 +61,7 @@ def main(args, argv):
         if not runs:
             raise asvrun.RunError(f"no results in {args.results}" + (f" of {args.commit}" if args.commit else "")
                                   + " (cuda-bench run makes some)")
-        described = results.suite(args.results)  # asv's benchmarks.json (not the `suite` module)
-        versions = {n: b.get("version") for n, b in described.items()}
-        rows = overview.overview_rows(runs, steps, known, {n: b.get("param_names", []) for n, b in described.items()},
-                                      {m: records.read(Path(args.results) / m, "over-cpp") for m in machines},
-                                      overview.suite_differs(versions), versions)
+        rows = overview.rows_of(args.results, runs, steps, known)
         order = list(dict.fromkeys(r["machine"] for r in rows))
         if args.commit:
             text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m]) for m in order)
