@@ -166,3 +166,21 @@ def test_publish_needs_no_network_and_no_npm(tmp_path):
         assert any(p.name.startswith("LICENSE") for p in (html / "vendor" / package).iterdir()) or \
             "no licence file" in readme, package
     assert not (ROOT / "dashboard" / "package.json").exists()
+
+
+@pytest.mark.slow
+def test_every_published_file_is_as_the_manifest_says():
+    """Both histories (the committed one and the dashboard tests' one) published again give every file of
+    tests/fixtures/pages.json byte for byte: a change to how pages are assembled or drawn shows here, by name,
+    and ``python tests/pages.py --write`` records one that is meant."""
+    import pages
+
+    expected = json.loads(pages.MANIFEST.read_text())
+    assert pages.differences(expected, pages.current()) == []
+
+
+def test_publishing_leaves_the_checkouts_html_readme_as_committed():
+    """publish writes dashboard/html-README.md as html/README.md, which git tracks: the two are one text."""
+    from cuda_bench.paths import DASHBOARD, ROOT
+
+    assert (ROOT / "html" / "README.md").read_text() == (DASHBOARD / "html-README.md").read_text()
