@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cuda_bench import history, overcpp, records, results, suite, summary
+from cuda_bench import counts, history, overcpp, records, results, suite, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
 from cuda_bench.text import number, standing
 
@@ -52,16 +52,33 @@ def machine_order(by_machine):
     return sorted(by_machine, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))
 
 
-def rows_of(results_dir, runs, steps_by_machine, known):
+def rows_of(results_dir, runs, steps_by_machine, known, work=None):
     """:func:`overview_rows` of ``runs`` with what ``results_dir`` holds beside them: asv's description of the
-    suite (parameter names, benchmark versions) and each machine's over-C++ records."""
+    suite (parameter names, benchmark versions) and each machine's over-C++ records; with ``work`` ({machine:
+    {commit: counts record}}, ``history.work``), each Python cell's work per call (:func:`add_work`)."""
     described = results.suite(results_dir)  # asv's benchmarks.json
     versions = {name: b.get("version") for name, b in described.items()}
     machines = list(dict.fromkeys(m for m, _ in runs))
-    return overview_rows(runs, steps_by_machine, known,
+    rows = overview_rows(runs, steps_by_machine, known,
                          {name: b.get("param_names", []) for name, b in described.items()},
                          {m: records.read(Path(results_dir) / m, "over-cpp") for m in machines},
                          suite_differs(versions), versions)
+    add_work(rows, work or {})
+    return rows
+
+
+def add_work(rows, work):
+    """Each Python cell of ``rows`` gets ``work``: its case's work per call at the row's commit, in a line, where
+    that commit was counted (``work``: {machine: {commit: counts record}}, ``history.work``)."""
+    for row in rows:
+        counted = summary.counted_at(work.get(row["machine"], {}).get(row["commit"]))
+        if counted is None:
+            continue
+        cases = {c["name"]: c for c in counted["cases"]}
+        for cell in row["cells"].values():
+            found = cases.get(cell.get("case"))  # Python cells only: the C++ twin's cell names no case
+            if found:
+                cell["work"] = counts.work_line(found)
 
 
 def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machine=None, differs=None,

@@ -29,7 +29,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, asv_conf, run_asv, run_module
 
-from cuda_bench import calls, counts, history, publish, report, results, stats, summary, text
+from cuda_bench import calls, counts, history, report, results, stats, summary, text
+from cuda_bench.pages import graph as graph_page
+from cuda_bench.pages import html as pages_html
+from cuda_bench.pages import landing as landing_page
+from cuda_bench.pages import regressions as regressions_page
+from cuda_bench.pages import releases as releases_page
 
 #: asv publish and a real browser: the full suite's lane
 pytestmark = pytest.mark.slow
@@ -264,7 +269,7 @@ def test_a_badge_marks_exactly_the_cases_the_step_to_the_head_judged(site, steps
 
     names = {n: b.get("param_names", []) for n, b in results.suite(results_dir).items()}
     rows = overview.overview_rows(runs, {MACHINE: steps}, known, names)
-    page_html = publish.render(rows)
+    page_html = landing_page.render(rows)
     marked = re.findall(r'<tr data-benchmark="([^"]+)" data-case="([^"]*)">|<td class="(\w+)[^"]*" data-value="[^"]*"'
                         r'(?: data-net="[^"]*")? data-verdict="(\w+)"', page_html)
     found, current = set(), None
@@ -295,12 +300,12 @@ def test_the_newest_release_to_mains_head_is_said_missing_where_the_history_lack
     steps = history.steps(copy, MACHINE)
     told = summary.landing(MACHINE, [d for _, d in results.load_all(copy)], steps, known)
     assert told["release"]["commit"] == SHA["v020"] and told["release"]["step"] is None
-    text = publish.render_landing(told, [], known)
+    text = landing_page.render_landing(told, [], known)
     assert 'data-against="release" class="missing"' in text and "not measured yet" in text
     assert "cuda-bench ladder" in text and "2 slower" not in text
     found = summary.releases(steps, known, SHA["m4"])
     assert found["to_head"] is None and found["newest"] == SHA["v020"]
-    text = publish.render_releases(MACHINE, found, known)
+    text = releases_page.render_releases(MACHINE, found, known)
     assert "release-step missing" in text and "Not measured yet" in text and "cuda-core-v0.2.0" in text
 
 
@@ -435,7 +440,7 @@ def test_a_step_whose_commits_were_not_both_counted_says_nothing_of_their_work(s
     work = history.work(results_dir, MACHINE)
     for base, head in (("m1", "m2"), ("m2", "m3")):
         assert summary.described(step_of(steps, base, head), known, work)["work"] is None
-        assert publish.work_html(summary.described(step_of(steps, base, head), known, work)) == ""
+        assert pages_html.work_html(summary.described(step_of(steps, base, head), known, work)) == ""
     assert summary.described(step_of(steps, "m3", "m4"), known, work)["work"]["changed"] == {}
 
 
@@ -689,7 +694,7 @@ def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
             per["cpp"]["twin"] = HOSTILE_CASE
         for series in per.values():
             series["chain"] = [[*p[:4], HOSTILE_TAG] if p[0] == 1 else p for p in series["chain"]]
-    path.write_text(publish.data_script(name, data))
+    path.write_text(graph_page.data_script(name, data))
     server, there = serve(copy)
     try:
         for tab in browser_tab(there):
@@ -708,7 +713,7 @@ def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
 
 
 def graph_script(path):
-    """(name, data) of one of the graph page's data scripts (``publish.data_script``)."""
+    """(name, data) of one of the graph page's data scripts (``graph_page.data_script``)."""
     text, call = path.read_text(), "cudaBenchData("
     assert text.startswith(call) and text.endswith(");\n"), text[:80]
     name, end = json.JSONDecoder().raw_decode(text, len(call))
@@ -725,8 +730,8 @@ def test_what_the_pages_did_not_write_is_escaped_in_their_html_too(site):
     for page_file in sorted(html.glob("*.html")):
         text = page_file.read_text()
         assert not [r for r in raw if r in text], page_file.name
-    assert f'title="{publish.esc(HOSTILE)}"' in (html / "index.html").read_text()
-    assert "&quot;quotes&quot;" in publish.esc(HOSTILE) and "&#x27;" in publish.esc(HOSTILE_TAG)
+    assert f'title="{pages_html.esc(HOSTILE)}"' in (html / "index.html").read_text()
+    assert "&quot;quotes&quot;" in pages_html.esc(HOSTILE) and "&#x27;" in pages_html.esc(HOSTILE_TAG)
 
 
 # --- a history that cannot all be read -------------------------------------------------------------------
@@ -1056,8 +1061,8 @@ def test_every_page_report_and_issue_says_one_rule_for_confirmed(site, steps, kn
     case = case_of(step_of(fixed, "m2", "m3"), LAUNCH_16)
     starts = len({m["start"] for m in case["measurements"]})
     assert (summary.status(case), starts) == ("not yet confirmed", 2)
-    shown = publish.render_regressions(MACHINE, summary.regressions(fixed, known), known)
-    row = shown.split(f'data-case="{publish.esc(LAUNCH_16)}" data-base="{SHA["m2"]}"', 1)[1]
+    shown = regressions_page.render_regressions(MACHINE, summary.regressions(fixed, known), known)
+    row = shown.split(f'data-case="{pages_html.esc(LAUNCH_16)}" data-base="{SHA["m2"]}"', 1)[1]
     row = row.split("</tr>")[0]
     assert "<b>not yet confirmed</b>" in row and "2 machine starts" in row
     assert ("flagged on 2 machine starts, each with one layout per build (ASLR off), not yet "

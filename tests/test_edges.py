@@ -27,7 +27,10 @@ from pathlib import Path
 import pytest
 from conftest import asv_conf, over_cpp_case, over_cpp_record, run_module, step_case, step_record
 
-from cuda_bench import asv_plugin, history, overcpp, publish, records, report, results, summary
+from cuda_bench import asv_plugin, history, overcpp, records, report, results, summary
+from cuda_bench.pages import asv_site
+from cuda_bench.pages import html as pages_html
+from cuda_bench.pages import landing as landing_page
 from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD, verdict
 from cuda_bench.text import fmt
 
@@ -78,7 +81,7 @@ def test_the_time_per_call_of_a_changed_case_is_in_ns_on_the_pages_and_in_the_ma
     listed."""
     case = step_case(EVENT, 1.07, "regression", low=1.058, high=1.082, base_ns=1090.0,
                      head_ns=1166.3)
-    assert ">1.09 µs → 1.17 µs</td>" in publish.changed_table("gpu-a", [case])
+    assert ">1.09 µs → 1.17 µs</td>" in pages_html.changed_table("gpu-a", [case])
     (row,) = report._case_rows([case])
     assert row.endswith("| 1.09 µs → 1.17 µs |")
 
@@ -92,7 +95,7 @@ def test_dates_are_in_utc_whatever_the_machines_time_zone(monkeypatch):
     monkeypatch.setenv("TZ", "IST-5:30")
     time.tzset()
     try:
-        for said in (publish.render_landing(told, [], known),
+        for said in (landing_page.render_landing(told, [], known),
                      report.landing_markdown(told, [], known)):
             assert "2026-07-04 23:00 UTC" in said and "2026-07-05" not in said
     finally:
@@ -159,7 +162,7 @@ def test_of_several_steps_into_mains_head_the_previous_is_the_one_from_the_newes
                  date="2026-12-05T12:00:00Z")
     told = summary.landing("gpu-a", [run_of(n) for n in "123"], [newer, older], known)
     assert told["previous"]["commit"] == sha("2") and told["previous"]["step"] is newer
-    flags = publish.newest_flags([newer, older], known, [sha(n) for n in "123"])
+    flags = asv_site.newest_flags([newer, older], known, [sha(n) for n in "123"])
     assert flags[EVENT][0] is newer
 
 
@@ -235,7 +238,7 @@ def test_exactly_1_us_over_cpp_is_not_under_the_target():
                "case": [],
                "commit": sha("m"), "floor": None, "differs": "", "older": [],
                "cells": {"core": cell | {"value": 2e-6, "net": None, "step": None, "index": None}}}
-        assert f'<td class="core {mark}"' in publish.render([row])
+        assert f'<td class="core {mark}"' in landing_page.render([row])
 
 
 def test_one_over_cpp_run_shows_no_range_and_two_do():
@@ -359,15 +362,15 @@ def test_hostile_text_in_a_flagged_case_a_lost_message_and_an_unread_line_is_nev
     for name, page in pages.items():
         assert not [r for r in RAW if r in page], name
     for name in ("index.html", "releases.html", "regressions.html", "steps.html", "graph.html"):
-        assert publish.esc(HOSTILE_VERDICT) in pages[name], name  # the banner names it, escaped
+        assert pages_html.esc(HOSTILE_VERDICT) in pages[name], name  # the banner names it, escaped
     for name in ("index.html", "regressions.html", "steps.html"):
-        assert f'data-case="{publish.esc(HOSTILE_FLAG)}"' in pages[name], name
-    assert publish.esc(HOSTILE_LOST) in pages["steps.html"]
+        assert f'data-case="{pages_html.esc(HOSTILE_FLAG)}"' in pages[name], name
+    assert pages_html.esc(HOSTILE_LOST) in pages["steps.html"]
     atom = {"a": "http://www.w3.org/2005/Atom"}
     entries = ET.parse(html / "regressions.xml").findall("a:entry", atom)
     contents = [e.find("a:content", atom).text for e in entries]
     (flagged,) = [c for c in contents if "alert(6)" in c]
-    assert publish.esc(HOSTILE_FLAG) in flagged and "<img" not in flagged
+    assert pages_html.esc(HOSTILE_FLAG) in flagged and "<img" not in flagged
 
 
 def test_asvs_list_and_regressions_json_hold_the_paired_numbers_and_revisions(edges):

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from cuda_bench import publish
+from cuda_bench.pages import asv_site
 from cuda_bench.paths import WORK
 
 
@@ -158,7 +159,7 @@ def test_publish_needs_no_network_and_no_npm(tmp_path):
                           text=True, env=dict(os.environ, PATH=str(tmp_path / "bin"), PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stderr[-3000:]
     html = tmp_path / "html"
-    for path in [*publish.ASSETS.values(), *publish.EXTRA_FILES]:
+    for path in [*asv_site.ASSETS.values(), *asv_site.EXTRA_FILES]:
         assert (html / "vendor" / path).exists(), path
     readme = (VENDOR / "README.md").read_text()
     for package in sorted(p.name for p in VENDOR.iterdir() if p.is_dir()):

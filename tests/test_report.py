@@ -26,7 +26,10 @@ from conftest import (
     write_records,
 )
 
-from cuda_bench import compare, history, overcpp, overview, publish, records, report, results, stats
+from cuda_bench import compare, history, overcpp, overview, records, report, results, stats
+from cuda_bench.pages import html as pages_html
+from cuda_bench.pages import landing as landing_page
+from cuda_bench.pages import steps as steps_page
 from cuda_bench.paths import machine_dirs, result_files
 from cuda_bench.status import INCOMPLETE
 from cuda_bench.text import TARGET_NS, fmt, fmt_net, interval, measurements, number, signed, standing, unchanged
@@ -83,7 +86,7 @@ def test_overview_rows_have_the_net_of_every_python_number(machine):
 def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
     names = suite_names()
     data = json.loads(newest(machine).read_text())
-    assert "data-net=" in publish.render(overview.overview_rows([(machine, data)], {}, {}, names))
+    assert "data-net=" in landing_page.render(overview.overview_rows([(machine, data)], {}, {}, names))
     del data["results"][FLOOR[0]]
     rows = overview.overview_rows([(machine, data)], {}, {}, names)
     row = next(r for r in rows if r["benchmark"] == "bench_event.EventCreate.time_event_create")
@@ -91,7 +94,7 @@ def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
     assert row["floor"] is None and core["net"] is None
     assert core["over_cpp_of"] == "raw"
     assert core["over_cpp_ns"] == pytest.approx((core["value"] - cpp["value"]) * 1e9)
-    page = publish.render(rows)
+    page = landing_page.render(rows)
     assert "data-net" not in page and "net of the harness floor" not in page and 'class="floor">n/a' in page
 
 
@@ -163,18 +166,18 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     assert "over_cpp" not in row["cells"]["bindings"]  # no record for it: the unpaired difference stays
     # above the 1 us target
     assert overcpp.over_text(core) == "+1.20 µs ×1.80 (180 ns against 100 ns in one process) ✗"
-    page = publish.render(rows)
+    page = landing_page.render(rows)
     assert 'class="differs"' in page and "CuPy destroys the event" in page and "1.7" in page
     assert "processes in the fast state" not in page  # a record read over every process says nothing of it
     record["cases"][0] |= {"fast": 9, "processes": 60}  # read in the fast state: the tooltip says over how many
-    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs))
+    page = landing_page.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [record]}, differs))
     assert "paired in one process, over the 9 of 60 processes in the fast state: ×1.70–1.90" in page
     assert "slow state" not in page
     fast = {"twins": "3245fe7f3c6c087e", "settings": {"layouts": "fixed", "state": "fast", "processes": 60}}
     # a newer run whose twins ran 1.6x slower
     quick, slow = ({**record, **fast, "cases": [{**record["cases"][0], "cpp_ns": t, "ratio": t / 25}]}
                    for t in (50.0, 80.0))
-    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
+    page = landing_page.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
     assert "⚠ slow state" not in page  # the older, quick run's
     assert "×2.00 (180 ns against 50 ns in one process; 1 in the slow state left out)" in page
     assert "1 run(s) in the slow state left out" in page
@@ -183,13 +186,13 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     other = {**record["cases"][0], "name": "bench_x.X.time_x('core')"}
     slow = {**slow, "cases": [*slow["cases"], {**other, "cpp_ns": 80.0}]}
     quick_other = {**quick, "cases": [{**other, "cpp_ns": 50.0}]}
-    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick_other, slow]},
+    page = landing_page.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick_other, slow]},
                                                  differs))
     assert "⚠ slow state" in page and "its C++ twins ran ×1.300 slower than their fastest recorded run" in page
     # a commit measured once is judged against the machine's runs of other commits: the twins do not change
     elsewhere = {**quick, "commit": "0" * 40}
     alone = {**slow, "cases": slow["cases"][:1]}  # the only run of this commit
-    page = publish.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [elsewhere, alone]},
+    page = landing_page.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [elsewhere, alone]},
                                                  differs))
     assert "⚠ slow state" in page and "its C++ twins ran ×1.600 slower than their fastest recorded run" in page
     text = report.markdown([r for r in rows if r["machine"] == machine])
@@ -211,7 +214,7 @@ def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
                and r["benchmark"] == "bench_launch.Launch.time_launch" and r["case"] == ["512 int"])
     cell = row["cells"]["bindings"]
     over = cell["over_cpp"]
-    page = publish.render([r for r in rows if r["machine"] == machine])
+    page = landing_page.render([r for r in rows if r["machine"] == machine])
     found = re.search(r'<td class="bindings[^"]*" data-value="' + re.escape(repr(cell["value"])) +
                       r'"[^>]*title="([^"]*)"><a[^>]*>([^<]*)</a>', page)
     title, shown = found.group(1).replace("&#x27;", "'"), found.group(2)
@@ -291,7 +294,7 @@ def test_no_cell_holds_a_difference_of_medians_between_commits(machine):
     rows = overview.overview_rows([(machine, older), (machine, newest_data)], {}, {}, names)
     assert rows == alone
     assert not any(key.startswith("vs_") for r in rows for c in r["cells"].values() for key in c)
-    assert publish.render(rows) == publish.render(alone) and report.markdown(rows) == report.markdown(alone)
+    assert landing_page.render(rows) == landing_page.render(alone) and report.markdown(rows) == report.markdown(alone)
 
 
 def auto_env(name):
@@ -359,7 +362,7 @@ def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine)
     assert "bench_device.SetCurrent.time_set_current" not in {r["benchmark"] for r in rows}
     assert len(rows) == len(same) - 1
     assert "Not in the table: `bench_cpp.Cpp.track_latency`" in report.markdown(rows)
-    assert 'class="older"' in publish.render(rows)
+    assert 'class="older"' in landing_page.render(rows)
 
 
 def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_path):
@@ -916,9 +919,9 @@ def test_the_steps_page_and_markdown_name_what_a_step_did_not_measure(tmp_path):
         cases=[step_case(x)], errors={y: "log tail\nhead worker (b) died (exit 7) during setup"},
         lost={x: "1 of 45 process pairs lost, measured from the other 44; the first: timeout"})])
     steps = history.steps(tmp_path, "m")
-    page = publish.render_steps({"m": steps})
+    page = steps_page.render_steps({"m": steps})
     assert "<th>not measured</th>" in page and '<td data-count="not measured">1</td>' in page
-    assert f'data-case="{publish.esc(y)}" data-verdict="not measured"' in page
+    assert f'data-case="{pages_html.esc(y)}" data-verdict="not measured"' in page
     assert "not measured: head worker (b) died" in page
     assert "log tail" not in page  # the line that says what went wrong, not the worker's log
     assert "measured from fewer process pairs: 1 of 45 process pairs lost" in page
@@ -958,8 +961,8 @@ def test_the_steps_page_markdown_and_nightly_issue_mark_a_flag_whose_code_did_no
         for start in "12"])  # flagged on two starts, each with a layout per process: confirmed
     steps = history.steps(tmp_path, "m")
     mark = "confirmed on 2 machine starts; cuda-bindings 13.3.1 on both sides"
-    page = publish.render_steps({"m": steps})
-    assert page.count(publish.esc(mark)) == 1 and "on both sides" not in page.split(publish.esc(moved))[1]
+    page = steps_page.render_steps({"m": steps})
+    assert page.count(pages_html.esc(mark)) == 1 and "on both sides" not in page.split(pages_html.esc(moved))[1]
     text = report.steps_markdown("m", steps)
     assert f"`{same}`: regression ({mark})" in text and f"`{moved}`: regression (confirmed on 2 machine starts)" in text
     issue, count = report.issue_body({"m": steps})
@@ -1146,10 +1149,10 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     assert not any(history.attributed(s, c) for s in ladder if s is not ladder[2] for c in s["cases"])
     text, count = report.issue_body({machine: steps})
     assert count == 0 and "Not counted here: 29 regressions between cuda-core releases" in text
-    page = publish.render_steps({machine: steps})  # steps.html: main's history first, then the ladder's
+    page = steps_page.render_steps({machine: steps})  # steps.html: main's history first, then the ladder's
     heads = re.findall(r'<tr data-base="\w+" data-head="(\w{9})', page)
     assert heads == [s["head"][:9] for s in reversed(steps) if s not in ladder] + LADDER[:0:-1]
-    assert page.index(publish.esc("main's history")) < page.index("between cuda-core releases") < page.index(LADDER[-1])
+    assert page.index(pages_html.esc("main's history")) < page.index("between cuda-core releases") < page.index(LADDER[-1])
 
 
 def test_the_main_jobs_step_measured_on_a_third_start_flags_nothing(machine, tmp_path):

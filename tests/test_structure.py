@@ -153,8 +153,10 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
         "build", "results", "records", "history", "asvrun", "worker", "paired", "compare", "steps",
-        "countpass", "plan", "overcpp", "summary", "overview", "report", "publish", "asv_plugin",
-        "apis", "commands", "cli"]
+        "countpass", "plan", "overcpp", "summary", "overview", "read", "report", "pages.html",
+        "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
+        "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]
+PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own
 
 
 def test_cuda_bench_modules_import_only_earlier_stages():
@@ -164,22 +166,54 @@ def test_cuda_bench_modules_import_only_earlier_stages():
     import ast
 
     package = ROOT / "cuda_bench"
-    modules = sorted([*(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")), "commands"])
+    modules = sorted([*(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")), "commands",
+                      *(f"pages.{p.stem}" for p in (package / "pages").glob("*.py") if p.stem != "__init__")])
     assert sorted(FLOW) == modules
-    files = {name: [package / f"{name}.py"] for name in FLOW if name != "commands"}
+    files = {name: [package / f"{name.replace('.', '/')}.py"] for name in FLOW if name != "commands"}
     files["commands"] = sorted((package / "commands").glob("*.py"))
     for name, paths in files.items():
         imported = set()
         for path in paths:
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.module:
+                    parts = node.module.split(".")
                     if node.module == "cuda_bench":
                         imported |= {alias.name for alias in node.names}
-                    elif node.module.startswith("cuda_bench."):
-                        imported.add(node.module.split(".")[1])
+                    elif node.module == "cuda_bench.pages":
+                        imported |= {f"pages.{alias.name}" for alias in node.names}
+                    elif parts[:2] == ["cuda_bench", "pages"]:
+                        imported.add(".".join(parts[1:3]))
+                    elif parts[0] == "cuda_bench":
+                        imported.add(parts[1])
         own = {"commands"} if name == "commands" else set()
         later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)} - own
         assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
+
+
+#: what reads results/: only the read layer (cuda_bench.read) calls these for the pages and reports
+READERS = {("results", "load_all"), ("results", "load_machine"), ("results", "commits"), ("results", "suite"),
+           ("history", "steps"), ("history", "work"), ("history", "missing_steps"), ("records", "read"),
+           ("overview", "rows_of"), ("summary", "landing"), ("summary", "releases"), ("summary", "regressions")}
+
+
+def test_the_pages_and_reports_draw_from_the_read_layer_and_read_no_file():
+    """Every page (cuda_bench/pages/), the Markdown report and the nightly issue (report.py, commands/report.py)
+    are drawn from ``read.load``'s History: none of them calls what reads results/ or assembles what a page says
+    of it (READERS), and none opens a file of it."""
+    import ast
+
+    package = ROOT / "cuda_bench"
+    drawers = [*sorted((package / "pages").glob("*.py")), package / "report.py", package / "commands" / "report.py"]
+    for path in drawers:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                assert (node.value.id, node.attr) not in READERS, f"{path.name} calls {node.value.id}.{node.attr}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                assert node.func.attr not in ("read_text", "read_bytes") or path.name == "asv_site.py", \
+                    f"{path.name} reads a file"  # asv_site reads asv's own published files, not results/
+    used = {(node.value.id, node.attr) for node in ast.walk(ast.parse((package / "read.py").read_text()))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
+    assert READERS - {("results", "load_machine"), ("records", "read")} <= used
 
 
 def command_imports(path, commands):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, history, overcpp, overview, report, results, summary
+from cuda_bench import asvrun, overcpp, overview, read, report, results
 from cuda_bench.paths import RESULTS, machine_dirs
 from cuda_bench.status import OK, REGRESSION
 
@@ -33,44 +33,35 @@ def add(sub):
 
 
 def main(args, argv):
-    runs = results.load_all(args.results)
-    machines = sorted({m for m, _ in runs})
-    steps = {m: history.steps(args.results, m) for m in machines}
-    known = results.commits(args.results)
+    found = read.load(args.results)
+    known, runs = found.known, found.runs
     status = OK
     if args.issue:
-        text, count = report.issue_body(steps, known=known)
+        text, count = report.issue_body(found.steps, known=known)
         status = REGRESSION if count else OK
     elif args.steps:
-        text = "\n\n".join(report.steps_markdown(m, s) for m, s in steps.items() if s) or "No paired steps yet."
+        text = "\n\n".join(report.steps_markdown(m, s) for m, s in found.steps.items() if s) or "No paired steps yet."
     elif args.across:
         text = report.across(runs, args.across, args.api)
     elif args.releases:
-        heads = {m: summary.main_head([d["commit_hash"] for n, d in runs if n == m], known) for m in machines}
-        text = "\n\n".join(report.releases_markdown(m, summary.releases(steps[m], known, heads[m],
-                                                                           history.work(args.results, m)), known)
-                           for m in machines) or "No results yet."
+        text = "\n\n".join(report.releases_markdown(name, machine.releases, known)
+                           for name, machine in found.machines.items()) or "No results yet."
     elif args.agreement:
-        found = [overcpp.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)]
-        text = "\n\n".join(t for t in found if t)
+        said = [overcpp.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)]
+        text = "\n\n".join(t for t in said if t)
         if not text:
             raise asvrun.RunError("fewer than two over-C++ runs of that commit (cuda-bench over-cpp makes one)")
+    elif args.commit:
+        rows = found.rows_at(args.commit)
+        if not rows:
+            raise asvrun.RunError(f"no results in {args.results} of {args.commit} (cuda-bench run makes some)")
+        text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m])
+                            for m in dict.fromkeys(r["machine"] for r in rows))
+    elif not runs:
+        raise asvrun.RunError(f"no results in {args.results} (cuda-bench run makes some)")
     else:
-        if args.commit:
-            runs = [(m, d) for m, d in runs if d["commit_hash"].startswith(args.commit)]
-        if not runs:
-            raise asvrun.RunError(f"no results in {args.results}" + (f" of {args.commit}" if args.commit else "")
-                                  + " (cuda-bench run makes some)")
-        rows = overview.rows_of(args.results, runs, steps, known)
-        order = list(dict.fromkeys(r["machine"] for r in rows))
-        if args.commit:
-            text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m]) for m in order)
-        else:
-            told = {m: summary.landing(m, [d for n, d in runs if n == m], steps[m], known,
-                                       history.work(args.results, m),
-                                       results.unreadable_results(args.results, m, known)) for m in order}
-            text = report.landing(told, rows, known)
-    banner = report.unreadable_markdown(results.noted(args.results), args.results)
+        text = report.landing({name: machine.landing for name, machine in found.machines.items()}, found.rows, known)
+    banner = report.unreadable_markdown(results.noted(args.results), args.results)  # what --commit read too
     if banner:  # on top; the issue's marker stays its first line
         first, _, rest = text.partition("\n") if text.startswith(report.MARKER) else ("", "", text)
         text = "\n".join(filter(None, [first, banner, rest]))

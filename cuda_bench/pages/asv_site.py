@@ -1,0 +1,211 @@
+"""asv's own pages, made part of the site: self-contained (their libraries copied from ``dashboard/vendor/``),
+the app at ``asv.html``, its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's
+step detection on unpaired medians."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+
+from cuda_bench import history, results, summary
+from cuda_bench.names import case_name, split_case
+from cuda_bench.pages.html import (
+    ratio_text,
+)
+from cuda_bench.paths import DASHBOARD, VENDOR
+from cuda_bench.text import (
+    number,
+)
+
+# the end of each CDN address asv's pages use -> the same library's file in dashboard/vendor/ (its README says
+# which npm package and version each comes from, and its licence)
+ASSETS = {
+    "jquery-3.3.1.min.js": "jquery/dist/jquery.min.js",
+    "flot/0.8.3/jquery.flot.min.js": "flot/jquery.flot.js",
+    "flot/0.8.3/jquery.flot.time.min.js": "flot/jquery.flot.time.js",
+    "flot/0.8.3/jquery.flot.selection.min.js": "flot/jquery.flot.selection.js",
+    "flot/0.8.3/jquery.flot.categories.min.js": "flot/jquery.flot.categories.js",
+    "flot-orderbars@1.0.0/js/jquery.flot.orderBars.js": "flot-orderbars/js/jquery.flot.orderBars.js",
+    "stupidtable/1.0.1/stupidtable.min.js": "stupid-table-plugin/stupidtable.min.js",
+    "blueimp-md5/2.19.0/js/md5.min.js": "blueimp-md5/js/md5.min.js",
+    "bootstrap@3.1.1/dist/js/bootstrap.min.js": "bootstrap/dist/js/bootstrap.min.js",
+    "bootstrap@3.1.1/dist/css/bootstrap.min.css": "bootstrap/dist/css/bootstrap.min.css",
+}
+
+
+# bootstrap.min.css loads ../fonts/glyphicons-*; the graph page's band and markers
+EXTRA_FILES = ["bootstrap/dist/fonts", "flot/jquery.flot.fillbetween.js", "flot/jquery.flot.symbol.js"]
+
+
+SITE_FILES = ["site.css", "asv-extra.js", "graph.js"]  # dashboard/site/
+
+
+TAG = re.compile(r'<(script|link)\b[^>]*?(?:src|href)="(https?://[^"]+)"[^>]*>(?:</script>)?')
+
+
+class DashboardError(Exception):
+    pass
+
+
+def vendor(html_dir):
+    """Copy the libraries (``dashboard/vendor/``, with their licences) into html/vendor and point every page at
+    them; no address outside html/ stays, and nothing is fetched."""
+    missing = [path for path in [*ASSETS.values(), *EXTRA_FILES] if not (VENDOR / path).exists()]
+    if missing:
+        raise DashboardError(f"{VENDOR} lacks {', '.join(missing)} (see its README.md)")
+    shutil.copytree(VENDOR, html_dir / "vendor", dirs_exist_ok=True)
+    for name in SITE_FILES:
+        shutil.copy2(DASHBOARD / "site" / name, html_dir / name)
+
+    def local(match):
+        kind, url = match.groups()
+        for suffix, path in ASSETS.items():
+            if url.endswith(suffix):
+                if kind == "script":
+                    return f'<script src="vendor/{path}"></script>'
+                return f'<link rel="stylesheet" href="vendor/{path}">'
+        raise DashboardError(f"{url}: an asset this script does not know (a newer asv?); add it to ASSETS")
+
+    for page in html_dir.glob("*.html"):
+        page.write_text(TAG.sub(local, page.read_text()))
+
+
+def patch(path, old, new):
+    """Replace ``old`` by ``new`` once in one of asv's files; fail loudly when asv changed it."""
+    text = path.read_text()
+    if new in text:
+        return
+    if text.count(old) != 1:
+        raise DashboardError(f"{path.name}: no single {old!r} to patch (a newer asv?)")
+    path.write_text(text.replace(old, new))
+
+
+def asv_app(html_dir):
+    """asv's app moves to asv.html (the front page is the project's): its navigation bar leads back to the
+    project's pages on one line, its Regressions route opens regressions.html, its graphs space commits evenly
+    with the legend beside the plot, one colour per library, times in ns or µs and release names readable."""
+    app = html_dir / "asv.html"
+    (html_dir / "index.html").rename(app)
+    patch(app, "<title>airspeed velocity</title>", "<title>cuda-python-bench: asv's pages</title>")
+    patch(app, '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>',
+          '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>\n'
+          '    <link href="site.css" rel="stylesheet" type="text/css"/>\n'
+          '    <script src="asv-extra.js"></script>')
+    patch(app, re.search(r'<p class="navbar-text">.*?</p>', app.read_text(), re.S).group(0),
+          '<p class="navbar-text"><a href="index.html" class="navbar-link"><b>cuda-python-bench</b></a>: '
+          '<a id="project-name" href="#" class="navbar-link">project</a></p>')
+    patch(app, '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>',
+          '<li><a href="regressions.html">Regressions</a></li>\n'
+          '\t<li><a href="releases.html">Releases</a></li>\n'
+          '\t<li><a href="index.html">Main\'s head</a></li>\n'
+          '\t<li><a href="glossary.html">Glossary</a></li>')
+    patch(app, '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
+          '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; '
+          'overflow: auto"></div>\n'
+          '          <div style="position: absolute; top: 48px; left: 0; right: 270px; bottom: 100px;">')
+    graphs = html_dir / "graphdisplay.js"
+    patch(graphs, "        if (params['x-axis-scale']) {",
+          "        if (!params['x-axis-scale']) { params['x-axis-scale'] = ['even']; }  // cuda-python-bench\n"
+          "        if (params['x-axis-scale']) {")
+    patch(graphs, 'position: "nw",', 'position: "nw", container: $("#cuda-bench-legend"),  // cuda-python-bench')
+    patch(graphs, "                        label: graph_content[1],\n",
+          "                        label: graph_content[1],\n"
+          "                        color: cudaBench.color(graph_content[1]),  // cuda-python-bench\n")
+    patch(graphs, "                    return (v / multiplier).toPrecision(3);",
+          "                    return unit_list === $.asv.time_units ? cudaBench.time(v)  // cuda-python-bench\n"
+          "                        : (v / multiplier).toPrecision(3);")
+    patch(graphs, "                options.yaxis.axisLabel = unit_name;",
+          "                options.yaxis.axisLabel = unit_list === $.asv.time_units ? 'time per call' : unit_name;")
+    patch(graphs, '"top: -2ex;" +', '"top: 4px; writing-mode: vertical-rl; z-index: 1;" +  // cuda-python-bench')
+    patch(graphs, "font-size:smaller;'>\" + tag + \"</div>\");",
+          "font-size:smaller;'>\" + $('<span>').text(tag).html() + \"</div>\");")
+    listing = html_dir / "summarylist.js"
+    patch(listing, "                text = text.replace('-', '\\u2212');",
+          "                text = text.replace('-', '\\u2212');\n"
+          "                if (row.paired) { text = row.paired; }  // cuda-python-bench: the paired step's ratio")
+    patch(listing, "                if (change > 5) {",
+          "                if (row.verdict ? row.verdict == 'regression' : change > 5) {")
+    patch(listing, "                else if (change < -5) {",
+          "                else if (row.verdict ? row.verdict == 'improvement' : change < -5) {")
+    patch(listing, "                    commit_a.text(commit_1 + '...' + commit_2);",
+          "                    commit_a.text(row.paired_where || (commit_1 + '...' + commit_2));")
+    patch(listing, "                    commit_a.text(commit_2);",
+          "                    commit_a.text(row.paired_where || commit_2);")
+    patch(listing, "'<th data-sort=\"float\">Recent change</th>' +",
+          "'<th data-sort=\"float\">Newest paired change</th>' +")
+
+
+def newest_flags(steps, known, commits_order):
+    """{case: (step, case record)}: of every step that judged the case slower or faster, the one whose head comes
+    last in the history (a "not reproduced" flag is no change)."""
+    at = {c: i for i, c in enumerate(commits_order)}
+    out = {}
+    for step in steps:
+        for case in summary.counted(step):
+            if case["verdict"] not in summary.CHANGES:
+                continue
+            key = (at.get(step["head"], -1), at.get(step["base"], -1))
+            if case["name"] not in out or key >= out[case["name"]][0]:
+                out[case["name"]] = (key, step, case)
+    return {name: (step, case) for name, (_, step, case) in out.items()}
+
+
+def paired_summaries(html_dir, runs, steps_by_machine, revisions, known):
+    """asv's Benchmark list (the summary.json of each graph folder) says what the paired steps say: each case's
+    value is its median at the machine's newest commit; its "change" is the newest paired step that judged it
+    slower or faster (its ratio, interval and status, the commits by name), or none. asv's own step detection
+    on unpaired medians never shows."""
+    newest = {}
+    for machine, data in runs:
+        newest[machine] = data
+    for path in (html_dir / "graphs").rglob("summary.json"):
+        machine = next((p[len("machine-"):] for p in path.relative_to(html_dir).parts if p.startswith("machine-")),
+                       None)
+        rows = json.loads(path.read_text())
+        if machine not in newest:
+            continue
+        values = results.values(newest[machine])
+        head = newest[machine]["commit_hash"]
+        measured = [d["commit_hash"] for m, d in runs if m == machine]
+        flags = newest_flags(steps_by_machine.get(machine, []), known, summary.order(measured, known))
+        for row in rows:
+            benchmark, combo = split_case(row["pretty_name"]) if row["idx"] is not None else (row["name"], ())
+            value = values.get((row["name"], combo))
+            row.update(last_value=value if number(value) else None, last_err=None, prev_value=None,
+                       change_rev=None, last_rev=revisions.get(head))
+            found = flags.get(case_name(row["name"], combo))
+            if found and row["last_value"] is not None and revisions.get(found[0]["head"]) is not None:
+                step, case = found
+                base_rev = revisions.get(step["base"])
+                row.update(prev_value=row["last_value"] / case["ratio"], verdict=case["verdict"],
+                           change_rev=[base_rev, revisions[step["head"]]],
+                           paired=f"{ratio_text(case)} {summary.status_word(case)}",
+                           paired_where=f"{summary.name(step['base'], known)} → {summary.name(step['head'], known)}")
+        path.write_text(json.dumps(rows, separators=(",", ":")))
+
+
+def asv_regressions(steps_by_machine, suite, revisions, html_dir):
+    """asv's regressions.json entries for the open regressions of the paired steps: [name, graph, params, flat
+    index, last, best, [[rev before, rev after, before, after]]]; before/after are the step's base median per
+    call and that times the paired ratio, so asv's factor is the paired ratio. asv.html#regressions opens
+    regressions.html, which shows their intervals and status."""
+    entries = []
+    graphs = {}
+    for path in (html_dir / "graphs").rglob("*.json"):
+        graphs.setdefault(path.stem, []).append(path.relative_to(html_dir).as_posix())
+    for machine, steps in steps_by_machine.items():
+        for step, case in history.flagged_steps(steps):
+            before, after = revisions.get(step["base"]), revisions.get(step["head"])
+            benchmark, combo = split_case(case["name"])
+            info = suite.get(benchmark)
+            if after is None or info is None:
+                continue  # not in the published history: listed on regressions.html only
+            combos = [tuple(map(str, c)) for c in itertools.product(*info.get("params", []))]
+            idx = combos.index(combo) if combo in combos else None
+            graph = next((g for g in graphs.get(benchmark, []) if f"/machine-{machine}/" in g), "")
+            base_s = case["base_ns"] * 1e-9
+            entries.append([case["name"], graph, {"machine": machine}, idx, base_s * case["ratio"], base_s,
+                            [[before, after, base_s, base_s * case["ratio"]]]])
+    return entries

@@ -1,0 +1,106 @@
+"""Stage 5, publish: the read layer. :func:`load` reads ``results/`` once into a :class:`History`, and every
+page (``cuda_bench.pages``), the Markdown report and the nightly issue (``cuda_bench.report``) are drawn from it:
+none of them reads a file or decides a verdict.
+
+What it holds, per machine: asv's results files, the paired steps (``history.steps``: one per pair and
+cuda-bindings), the counts records (``history.work``), the pairs of measured commits the history has no step
+between (``history.missing_steps``), and what the front page, the Releases page and the Regressions page say of
+them (``summary.landing``, ``summary.releases``, ``summary.regressions``); for the whole history, the commits
+(``results/commits.json``), asv's description of the suite, the operation table (``overview.rows_of``) and every
+file or line that could not be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuda_bench import history, overview, results, summary
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One machine's history, as read."""
+
+    name: str
+    #: its asv results files that could be read, oldest commit first (``results.load_machine``)
+    runs: list[dict]
+    #: its paired steps, one per (base, head, cuda-bindings) (``history.steps``)
+    steps: list[dict]
+    #: {commit: counts record} (``history.work``)
+    work: dict[str, dict]
+    #: [(cuda-bindings, base, head)]: measured commits not yet paired with the one before (``history.missing_steps``)
+    gaps: list[tuple[str, str, str]]
+    #: what the front page says of it (``summary.landing``)
+    landing: dict
+    #: its release ladder and the newest release against main's head (``summary.releases``)
+    releases: dict
+    #: [(step, case, kind)]: every flag of its steps (``summary.regressions``)
+    regressions: list[tuple[dict, dict, str]]
+
+    @property
+    def params(self):
+        """asv's description of the machine (its newest results file's)."""
+        return self.runs[-1]["params"] if self.runs else {}
+
+
+@dataclass(frozen=True)
+class History:
+    """Everything ``results/`` holds that the pages and reports say, read once."""
+
+    results_dir: Path
+    #: {commit: title, date, tags, place on main} (``results.commits``)
+    known: dict[str, dict]
+    #: asv's benchmarks.json: {benchmark: its params, param names, version}
+    suite: dict[str, dict]
+    #: [(machine, asv results file)] of every machine, each machine's newest commit last (``results.load_all``)
+    runs: list[tuple[str, dict]]
+    #: every machine with results, in the order every page lists them (``overview.machine_order``)
+    machines: dict[str, Machine]
+    #: the operation table: one row per (machine, operation, case) at each machine's newest commit
+    rows: list[dict]
+    #: [(path, line, why)] of every file or line that could not be read (``results.noted``)
+    unreadable: list[tuple]
+
+    @property
+    def steps(self):
+        """{machine: its paired steps}."""
+        return {name: machine.steps for name, machine in self.machines.items()}
+
+    @property
+    def work(self):
+        """{machine: {commit: counts record}}."""
+        return {name: machine.work for name, machine in self.machines.items()}
+
+    def rows_at(self, prefix):
+        """The operation table at the commits whose hash starts with ``prefix`` (``rows`` holds it at each
+        machine's newest)."""
+        runs = [(name, data) for name, data in self.runs if data["commit_hash"].startswith(prefix)]
+        return overview.rows_of(self.results_dir, runs, self.steps, self.known, self.work)
+
+
+def load(results_dir):
+    """``results_dir`` read into a :class:`History`. What cannot be read is left out, named in
+    ``unreadable`` (and noted afresh: ``results.noted``)."""
+    results_dir = Path(results_dir)
+    results.forget(results_dir)
+    known = results.commits(results_dir)
+    runs = results.load_all(results_dir)
+    by_machine = {}
+    for name, data in runs:
+        by_machine.setdefault(name, []).append(data)
+    steps = {name: history.steps(results_dir, name) for name in by_machine}
+    work = {name: history.work(results_dir, name) for name in by_machine}
+    machines = {}
+    for name in overview.machine_order(by_machine):
+        told = summary.landing(name, by_machine[name], steps[name], known, work[name],
+                               results.unreadable_results(results_dir, name, known))
+        gaps = [(bindings, base, head) for bindings, pairs in history.missing_steps(results_dir, name).items()
+                for base, head in pairs]
+        machines[name] = Machine(
+            name=name, runs=by_machine[name], steps=steps[name], work=work[name], gaps=gaps, landing=told,
+            releases=summary.releases(steps[name], known, (told["head"] or {}).get("commit"), work[name]),
+            regressions=summary.regressions(steps[name], known))
+    rows = overview.rows_of(results_dir, runs, steps, known, work)
+    return History(results_dir=results_dir, known=known, suite=results.suite(results_dir), runs=runs,
+                   machines=machines, rows=rows, unreadable=results.noted(results_dir))
