@@ -1,6 +1,6 @@
 """asv's own pages, made part of the site: self-contained (their libraries copied from ``dashboard/vendor/``),
-the app at ``asv.html``, its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's
-step detection on unpaired medians."""
+the app at ``asv.html``; its Benchmark list holds the medians alone, ``regressions.json`` and the Atom feed the
+paired steps' flags: asv's step detection on unpaired medians never shows."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ import json
 import re
 import shutil
 
-from cuda_bench import history, results, summary
-from cuda_bench.names import case_name, split_case
-from cuda_bench.pages.html import (
-    ratio_text,
-)
+from cuda_bench import history, results
+from cuda_bench.names import split_case
 from cuda_bench.paths import DASHBOARD, VENDOR
 from cuda_bench.text import (
     number,
@@ -121,68 +118,29 @@ def asv_app(html_dir):
     patch(graphs, '"top: -2ex;" +', '"top: 4px; writing-mode: vertical-rl; z-index: 1;" +  // cuda-python-bench')
     patch(graphs, "font-size:smaller;'>\" + tag + \"</div>\");",
           "font-size:smaller;'>\" + $('<span>').text(tag).html() + \"</div>\");")
-    listing = html_dir / "summarylist.js"
-    patch(listing, "                text = text.replace('-', '\\u2212');",
-          "                text = text.replace('-', '\\u2212');\n"
-          "                if (row.paired) { text = row.paired; }  // cuda-python-bench: the paired step's ratio")
-    patch(listing, "                if (change > 5) {",
-          "                if (row.verdict ? row.verdict == 'regression' : change > 5) {")
-    patch(listing, "                else if (change < -5) {",
-          "                else if (row.verdict ? row.verdict == 'improvement' : change < -5) {")
-    patch(listing, "                    commit_a.text(commit_1 + '...' + commit_2);",
-          "                    commit_a.text(row.paired_where || (commit_1 + '...' + commit_2));")
-    patch(listing, "                    commit_a.text(commit_2);",
-          "                    commit_a.text(row.paired_where || commit_2);")
-    patch(listing, "'<th data-sort=\"float\">Recent change</th>' +",
-          "'<th data-sort=\"float\">Newest paired change</th>' +")
 
 
-def newest_flags(steps, known, commits_order):
-    """{case: (step, case record)}: of every step that judged the case slower or faster, the one whose head comes
-    last in the history (a "not reproduced" flag is no change)."""
-    at = {c: i for i, c in enumerate(commits_order)}
-    out = {}
-    for step in steps:
-        for case in summary.counted(step):
-            if case["verdict"] not in summary.CHANGES:
-                continue
-            key = (at.get(step["head"], -1), at.get(step["base"], -1))
-            if case["name"] not in out or key >= out[case["name"]][0]:
-                out[case["name"]] = (key, step, case)
-    return {name: (step, case) for name, (_, step, case) in out.items()}
-
-
-def paired_summaries(html_dir, runs, steps_by_machine, revisions, known):
-    """asv's Benchmark list (the summary.json of each graph folder) says what the paired steps say: each case's
-    value is its median at the machine's newest commit; its "change" is the newest paired step that judged it
-    slower or faster (its ratio, interval and status, the commits by name), or none. asv's own step detection
-    on unpaired medians never shows."""
+def median_summaries(html_dir, runs, revisions):
+    """asv's Benchmark list (the summary.json of each graph folder) holds each case's median at the machine's
+    newest measured commit, and no change: asv finds its changes by step detection on unpaired medians, which no
+    page shows. What changed is what the paired steps judged: the project's pages say it, each with its
+    interval."""
     newest = {}
     for machine, data in runs:
         newest[machine] = data
     for path in (html_dir / "graphs").rglob("summary.json"):
-        machine = next((p[len("machine-"):] for p in path.relative_to(html_dir).parts if p.startswith("machine-")),
-                       None)
-        rows = json.loads(path.read_text())
+        parts = path.relative_to(html_dir).parts
+        machine = next((p[len("machine-"):] for p in parts if p.startswith("machine-")), None)
         if machine not in newest:
             continue
+        rows = json.loads(path.read_text())
         values = results.values(newest[machine])
         head = newest[machine]["commit_hash"]
-        measured = [d["commit_hash"] for m, d in runs if m == machine]
-        flags = newest_flags(steps_by_machine.get(machine, []), known, summary.order(measured, known))
         for row in rows:
-            benchmark, combo = split_case(row["pretty_name"]) if row["idx"] is not None else (row["name"], ())
+            combo = split_case(row["pretty_name"])[1] if row["idx"] is not None else ()
             value = values.get((row["name"], combo))
             row.update(last_value=value if number(value) else None, last_err=None, prev_value=None,
                        change_rev=None, last_rev=revisions.get(head))
-            found = flags.get(case_name(row["name"], combo))
-            if found and row["last_value"] is not None and revisions.get(found[0]["head"]) is not None:
-                step, case = found
-                base_rev = revisions.get(step["base"])
-                row.update(prev_value=row["last_value"] / case["ratio"], verdict=case["verdict"],
-                           change_rev=[base_rev, revisions[step["head"]]],
-                           paired=f"{ratio_text(case)} {summary.status_word(case)}",
-                           paired_where=f"{summary.name(step['base'], known)} → {summary.name(step['head'], known)}")
         path.write_text(json.dumps(rows, separators=(",", ":")))
 
 
