@@ -474,26 +474,18 @@ ASV_GRAPH_DRAWN = "() => !!($('#main-graph').data('plot') && $('#main-graph').da
 
 
 def test_asvs_graph_draws_one_line_per_library_across_the_environment_change(site, page):
-    """asv's graph of SetCurrent: three lines (core, bindings, CuPy), one colour each, every one through all six
-    commits although the releases were measured with cuda-bindings auto and main with 13.3.1; the legend has no
-    environment in it, the release tags are drawn by name, times read in ns or µs; one line of navigation."""
+    """asv's own graph of SetCurrent, as asv draws it from what the project's plugin gives asv publish: three
+    lines (core, bindings, CuPy), every one through all six commits although the releases were measured with
+    cuda-bindings auto and main with 13.3.1; no environment in their names; the release tags drawn by name."""
     html, results_dir, origin = site
     page.goto(f"{origin}/asv.html#bench_device.SetCurrent.time_set_current?machine={MACHINE}")
-    page.wait_for_selector("#cuda-bench-legend table", timeout=20000)
-    series = page.evaluate("""() => $('#main-graph').data('plot').getData().map(s => [s.label, s.color,
+    page.wait_for_function(ASV_GRAPH_DRAWN, timeout=20000)
+    series = page.evaluate("""() => $('#main-graph').data('plot').getData().map(s => [s.label,
         s.data.filter(p => p[1] !== null).length, s.data.length])""")
     assert sorted(s[0] for s in series) == ["api-bindings", "api-core", "api-cupy"]
-    assert all(s[2] == s[3] == 6 for s in series), series
-    assert len({s[1] for s in series}) == 3
-    legend = page.inner_text("#cuda-bench-legend")
-    assert "env" not in legend and "CUDA_BENCH" not in legend
+    assert all(s[1] == s[2] == 6 for s in series), series
     tags = page.eval_on_selector_all("#main-graph div", "ds => ds.map(d => d.innerText.trim()).filter(Boolean)")
     assert {"cuda-core-v0.1.0", "cuda-core-v0.2.0"} <= set(tags)
-    ticks = page.eval_on_selector_all("#main-graph .flot-y-axis .flot-tick-label", "ds => ds.map(d => d.innerText)")
-    assert ticks and all(re.fullmatch(r"0|[\d.]+ (ns|µs|ms)", t) for t in ticks), ticks
-    nav = page.locator("#nav").bounding_box()
-    graph = page.locator("#main-graph").bounding_box()
-    assert nav["height"] <= 60 and graph["y"] >= nav["y"] + nav["height"], (nav, graph)
     shoot(page, "asv-graph-fixture.png")
 
 
@@ -649,7 +641,7 @@ def test_every_page_shows_text_it_did_not_write_literally_and_injects_nothing(si
     if url.startswith("graph"):
         page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
     if url.startswith("asv.html#bench"):
-        page.wait_for_selector("#cuda-bench-legend table", timeout=20000)
+        page.wait_for_function(ASV_GRAPH_DRAWN, timeout=20000)
     if url.startswith("asv.html#summary"):
         page.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
     page.wait_for_timeout(300)
@@ -837,7 +829,7 @@ def test_publish_needs_no_repository_and_plain_asv_publish_makes_the_same_site(s
     for name in ("regressions.json", "overview.json", "index.html", "releases.html", "regressions.html"):
         assert (tmp_path / "html" / name).read_text() == (html / name).read_text(), name
     index = json.loads((html / "index.json").read_text())
-    assert index["tags"] == {"cuda-core-v0.1.0": 0, "cuda-core-v0.2.0": 1, HOSTILE_TAG: 3}
+    assert index["tags"] == {"cuda-core-v0.1.0": 0, "cuda-core-v0.2.0": 1, pages_html.esc(HOSTILE_TAG): 3}
     assert [index["revision_to_hash"][str(i)] for i in range(6)] == list(SHA.values())
     for page_file in html.glob("*.html"):
         text = page_file.read_text()
@@ -997,10 +989,10 @@ def test_every_page_links_the_glossary_and_it_has_each_word_they_use(site, page)
         page.goto(f"{origin}/{url}")
         if url.startswith("graph"):
             page.wait_for_function(GRAPH_READY, timeout=20000)
-        if url.startswith("asv"):
-            shown = ("#summarylist-body table tbody tr" if "summarylist" in url
-                     else "#cuda-bench-legend table")
-            page.wait_for_selector(shown, timeout=20000)
+        if "summarylist" in url:
+            page.wait_for_selector("#summarylist-body table tbody tr", timeout=20000)
+        elif url.startswith("asv"):
+            page.wait_for_function(ASV_GRAPH_DRAWN, timeout=20000)
         link = page.locator(GLOSSARY_LINK)
         assert link.count() == 1 and link.is_visible(), url
         if url == "glossary.html":

@@ -81,8 +81,7 @@ def patch(path, old, new):
 
 def asv_app(html_dir):
     """asv's app moves to asv.html (the front page is the project's): its navigation bar leads back to the
-    project's pages on one line, its Regressions route opens regressions.html, its graphs space commits evenly
-    with the legend beside the plot, one colour per library, times in ns or µs and release names readable."""
+    project's pages on one line, its Regressions route opens regressions.html; its graphs are asv's own."""
     app = html_dir / "asv.html"
     (html_dir / "index.html").rename(app)
     patch(app, "<title>airspeed velocity</title>", "<title>cuda-python-bench: asv's pages</title>")
@@ -98,26 +97,6 @@ def asv_app(html_dir):
           '\t<li><a href="releases.html">Releases</a></li>\n'
           '\t<li><a href="index.html">Main\'s head</a></li>\n'
           '\t<li><a href="glossary.html">Glossary</a></li>')
-    patch(app, '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
-          '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; '
-          'overflow: auto"></div>\n'
-          '          <div style="position: absolute; top: 48px; left: 0; right: 270px; bottom: 100px;">')
-    graphs = html_dir / "graphdisplay.js"
-    patch(graphs, "        if (params['x-axis-scale']) {",
-          "        if (!params['x-axis-scale']) { params['x-axis-scale'] = ['even']; }  // cuda-python-bench\n"
-          "        if (params['x-axis-scale']) {")
-    patch(graphs, 'position: "nw",', 'position: "nw", container: $("#cuda-bench-legend"),  // cuda-python-bench')
-    patch(graphs, "                        label: graph_content[1],\n",
-          "                        label: graph_content[1],\n"
-          "                        color: cudaBench.color(graph_content[1]),  // cuda-python-bench\n")
-    patch(graphs, "                    return (v / multiplier).toPrecision(3);",
-          "                    return unit_list === $.asv.time_units ? cudaBench.time(v)  // cuda-python-bench\n"
-          "                        : (v / multiplier).toPrecision(3);")
-    patch(graphs, "                options.yaxis.axisLabel = unit_name;",
-          "                options.yaxis.axisLabel = unit_list === $.asv.time_units ? 'time per call' : unit_name;")
-    patch(graphs, '"top: -2ex;" +', '"top: 4px; writing-mode: vertical-rl; z-index: 1;" +  // cuda-python-bench')
-    patch(graphs, "font-size:smaller;'>\" + tag + \"</div>\");",
-          "font-size:smaller;'>\" + $('<span>').text(tag).html() + \"</div>\");")
 
 
 def median_summaries(html_dir, runs, revisions):
