@@ -1,6 +1,8 @@
-"""asv's own pages, made part of the site: self-contained (their libraries copied from ``dashboard/vendor/``),
-the app at ``asv.html``; its Benchmark list holds the medians alone, ``regressions.json`` and the Atom feed the
-paired steps' flags: asv's step detection on unpaired medians never shows."""
+"""asv's own pages, part of the site as asv wrote them: self-contained (each library's address
+points at its copy from ``dashboard/vendor/``, the one change to asv's files), the app at
+``asv.html``. What they show comes from data asv reads: its Benchmark list holds the medians alone,
+``regressions.json`` and the Atom feed the paired steps' flags; asv's step detection on unpaired
+medians never shows."""
 
 from __future__ import annotations
 
@@ -36,7 +38,8 @@ ASSETS = {
 EXTRA_FILES = ["bootstrap/dist/fonts", "flot/jquery.flot.fillbetween.js", "flot/jquery.flot.symbol.js"]
 
 
-SITE_FILES = ["site.css", "asv-extra.js", "graph.js"]  # dashboard/site/
+# dashboard/site/: the project's pages' style and scripts
+SITE_FILES = ["site.css", "site.js", "graph.js"]
 
 
 TAG = re.compile(r'<(script|link)\b[^>]*?(?:src|href)="(https?://[^"]+)"[^>]*>(?:</script>)?')
@@ -48,7 +51,9 @@ class DashboardError(Exception):
 
 def vendor(html_dir):
     """Copy the libraries (``dashboard/vendor/``, with their licences) into html/vendor and point every page at
-    them; no address outside html/ stays, and nothing is fetched."""
+    them: each ``<script>`` or ``<link>`` of a CDN address in asv's pages becomes one of its
+    copy, the one change made to asv's files. No address outside html/ stays, and nothing is
+    fetched."""
     missing = [path for path in [*ASSETS.values(), *EXTRA_FILES] if not (VENDOR / path).exists()]
     if missing:
         raise DashboardError(f"{VENDOR} lacks {', '.join(missing)} (see its README.md)")
@@ -69,41 +74,18 @@ def vendor(html_dir):
         page.write_text(TAG.sub(local, page.read_text()))
 
 
-def patch(path, old, new):
-    """Replace ``old`` by ``new`` once in one of asv's files; fail loudly when asv changed it."""
-    text = path.read_text()
-    if new in text:
-        return
-    if text.count(old) != 1:
-        raise DashboardError(f"{path.name}: no single {old!r} to patch (a newer asv?)")
-    path.write_text(text.replace(old, new))
-
-
 def asv_app(html_dir):
-    """asv's app moves to asv.html (the front page is the project's): its navigation bar leads back to the
-    project's pages on one line, its Regressions route opens regressions.html; its graphs are asv's own."""
-    app = html_dir / "asv.html"
-    (html_dir / "index.html").rename(app)
-    patch(app, "<title>airspeed velocity</title>", "<title>cuda-python-bench: asv's pages</title>")
-    patch(app, '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>',
-          '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>\n'
-          '    <link href="site.css" rel="stylesheet" type="text/css"/>\n'
-          '    <script src="asv-extra.js"></script>')
-    patch(app, re.search(r'<p class="navbar-text">.*?</p>', app.read_text(), re.S).group(0),
-          '<p class="navbar-text"><a href="index.html" class="navbar-link"><b>cuda-python-bench</b></a>: '
-          '<a id="project-name" href="#" class="navbar-link">project</a></p>')
-    patch(app, '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>',
-          '<li><a href="regressions.html">Regressions</a></li>\n'
-          '\t<li><a href="releases.html">Releases</a></li>\n'
-          '\t<li><a href="index.html">Main\'s head</a></li>\n'
-          '\t<li><a href="glossary.html">Glossary</a></li>')
+    """asv's app moves to asv.html, as asv wrote it (the front page, index.html, is the
+    project's); asv's navigation bar links the project's name to ``project_url``, which
+    asv.conf.json sets to that front page."""
+    (html_dir / "index.html").rename(html_dir / "asv.html")
 
 
 def median_summaries(html_dir, runs, revisions):
-    """asv's Benchmark list (the summary.json of each graph folder) holds each case's median at the machine's
-    newest measured commit, and no change: asv finds its changes by step detection on unpaired medians, which no
-    page shows. What changed is what the paired steps judged: the project's pages say it, each with its
-    interval."""
+    """asv's Benchmark list (the summary.json of each graph folder) holds each case's median at
+    the machine's newest measured commit, and no change: asv finds its changes by step detection
+    on unpaired medians, which no page shows. What changed is what the paired steps judged: the
+    project's pages say it, each with its interval."""
     newest = {}
     for machine, data in runs:
         newest[machine] = data
