@@ -177,7 +177,8 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     # a newer run whose twins ran 1.6x slower
     quick, slow = ({**record, **fast, "cases": [{**record["cases"][0], "cpp_ns": t, "ratio": t / 25}]}
                    for t in (50.0, 80.0))
-    page = landing_page.render(overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs))
+    rows = overview.overview_rows([(machine, data)], {}, {}, names, {machine: [quick, slow]}, differs)
+    page = landing_page.render(rows)
     assert "⚠ slow state" not in page  # the older, quick run's
     assert "×2.00 (180 ns against 50 ns in one process; 1 in the slow state left out)" in page
     assert "1 run(s) in the slow state left out" in page
@@ -1152,7 +1153,8 @@ def test_the_release_ladders_steps_stand_on_two_starts_and_stay_out_of_mains_iss
     page = steps_page.render_steps({machine: steps})  # steps.html: main's history first, then the ladder's
     heads = re.findall(r'<tr data-base="\w+" data-head="(\w{9})', page)
     assert heads == [s["head"][:9] for s in reversed(steps) if s not in ladder] + LADDER[:0:-1]
-    assert page.index(pages_html.esc("main's history")) < page.index("between cuda-core releases") < page.index(LADDER[-1])
+    history_at = page.index(pages_html.esc("main's history"))
+    assert history_at < page.index("between cuda-core releases") < page.index(LADDER[-1])
 
 
 def test_the_main_jobs_step_measured_on_a_third_start_flags_nothing(machine, tmp_path):
