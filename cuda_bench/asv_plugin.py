@@ -18,10 +18,11 @@ are behave as the project needs. asv imports this module because ``asv.conf.json
   comparison of one unpaired run per commit flags noise on a machine whose speed moves; with
   ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
 * **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
-  ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network; it draws one line per case
-  across the whole history, whatever cuda-bindings environment measured each commit; and it adds the project's
-  pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain ``asv publish`` shows what
-  ``cuda-bench publish`` shows.
+  ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network, each tag's
+  name escaped for asv's graphs, which write it into the page as HTML; it draws one line per case
+  across the whole history, whatever cuda-bindings environment measured each commit; and it adds
+  the project's pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain
+  ``asv publish`` shows what ``cuda-bench publish`` shows.
 
 asv 0.6.6 (pinned in pyproject.toml) calls a command as ``Command.run_from_conf_args(conf, args)`` after it
 imports the plugins, so wrapping that classmethod reaches the command that is about to run.
@@ -29,6 +30,7 @@ imports the plugins, so wrapping that classmethod reaches the command that is ab
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -195,8 +197,13 @@ def history_repo():
         def get_date_from_name(self, name):
             return self.get_date(name)
 
-        def get_tags(self):
+        def _tags(self):
             return {tag: sha for sha in self._order for tag in self._known[sha]["tags"]}
+
+        def get_tags(self):
+            """{tag: commit}, for asv publish's ``index.json``: asv's graphs write each tag's name
+            into the page as HTML, so each is given escaped and reads there as it was written."""
+            return {html.escape(tag): sha for tag, sha in self._tags().items()}
 
         def get_revisions(self, commits):
             return {sha: i for i, sha in enumerate(self._order) if sha in commits}
@@ -208,7 +215,7 @@ def history_repo():
                 if not self._main:
                     raise NoSuchNameError(name)
                 return self._main[-1]
-            tags = self.get_tags()
+            tags = self._tags()
             if name in tags:
                 return tags[name]
             found = [sha for sha in self._order if sha.startswith(name)]

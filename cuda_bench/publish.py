@@ -11,8 +11,9 @@ it, every page says so on top (file and line), and the command exits 2 (``result
 
 The site: the project's pages, each drawn by a module of ``cuda_bench.pages`` from the read layer's History
 (``cuda_bench.read``): ``index.html`` (main's head), ``releases.html``, ``regressions.html`` (and its feed),
-``steps.html``, ``graph.html`` and ``glossary.html``; and asv's own app at ``asv.html``, made self-contained, its
-Benchmark list, ``regressions.json`` and feed fed by the paired steps (``pages.asv_site``).
+``steps.html``, ``graph.html`` and ``glossary.html``; and asv's own app at ``asv.html``, made
+self-contained, its Benchmark list holding the medians alone, ``regressions.json`` and the feed the
+paired steps' flags (``pages.asv_site``).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ PAGES = {"index.html": landing, "releases.html": releases, "regressions.html": r
 def finish(conf, results_dir, html_dir):
     """Make asv's published ``html_dir`` the project's site (``conf``: asv's config, for the project's name):
     self-contained, asv's app at asv.html, the project's pages (each drawn from ``read.load``'s History of
-    ``results_dir``), and asv's list, regressions and feed fed by the paired steps. Returns (operation rows, asv
-    regressions entries)."""
+    ``results_dir``), asv's list the medians alone, its regressions and feed the paired steps'
+    flags. Returns (operation rows, asv regressions entries)."""
     html_dir = Path(html_dir)
     asv_site.vendor(html_dir)
     asv_site.asv_app(html_dir)
@@ -51,7 +52,7 @@ def finish(conf, results_dir, html_dir):
     for name, module in PAGES.items():
         (html_dir / name).write_text(module.document(found))
     graph.write_data(html_dir, found)
-    asv_site.paired_summaries(html_dir, found.runs, found.steps, revisions, found.known)
+    asv_site.median_summaries(html_dir, found.runs, revisions)
     entries = asv_site.asv_regressions(found.steps, found.suite, revisions, html_dir)
     (html_dir / "regressions.json").write_text(json.dumps({"regressions": entries}, separators=(",", ":")))
     regressions.write_feed(html_dir, getattr(conf, "project", "cuda-python"),

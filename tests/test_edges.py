@@ -1,8 +1,8 @@
 """The edges of a history that the fixture histories do not reach, each with its known answer.
 
 * the numbers around a verdict: a chain's band where a step is walked backwards, the time per call
-  in ns, the dates in UTC whatever the machine's zone, asv's list and regressions.json as the paired
-  steps say;
+  in ns, the dates in UTC whatever the machine's zone, asv's list (medians, no change) and
+  regressions.json as the paired steps say;
 * ordering and tie-breaks: several release tags on one commit, releases tagged out of version order,
   a merge whose commit date is older than the commit before it on main, several steps into one head,
   several counts records of one commit, flags of several steps;
@@ -28,11 +28,11 @@ import pytest
 from conftest import asv_conf, over_cpp_case, over_cpp_record, run_module, step_case, step_record
 
 from cuda_bench import asv_plugin, history, overcpp, records, report, results, summary
-from cuda_bench.pages import asv_site
+from cuda_bench.names import split_case
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
 from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD, verdict
-from cuda_bench.text import fmt
+from cuda_bench.text import fmt, number
 
 SITE = Path(__file__).parent / "fixtures" / "site" / "results"
 EVENT = "bench_event.EventCreate.time_event_create('core')"
@@ -154,16 +154,13 @@ def test_mains_head_is_the_commit_furthest_along_main_even_when_merged_with_an_o
 
 def test_of_several_steps_into_mains_head_the_previous_is_the_one_from_the_newest_base():
     """m2 -> m3, then m1 -> m3 (made later, filling a gap): main's head m3 is read against m2, the
-    previous measured commit; asv's list, of two steps into one head that flag a case, takes the one
-    from m2."""
+    previous measured commit."""
     known = {sha(n): commit(date=100 * int(n), position=int(n)) for n in "123"}
     newer = step("2", "3", step_case(EVENT, 1.05, "regression", low=1.04, high=1.06))
     older = step("1", "3", step_case(EVENT, 0.95, "improvement", low=0.94, high=0.96),
                  date="2026-12-05T12:00:00Z")
     told = summary.landing("gpu-a", [run_of(n) for n in "123"], [newer, older], known)
     assert told["previous"]["commit"] == sha("2") and told["previous"]["step"] is newer
-    flags = asv_site.newest_flags([newer, older], known, [sha(n) for n in "123"])
-    assert flags[EVENT][0] is newer
 
 
 def test_the_regressions_page_lists_the_newest_step_first_and_the_largest_ratio_first_within_one():
@@ -373,18 +370,21 @@ def test_hostile_text_in_a_flagged_case_a_lost_message_and_an_unread_line_is_nev
     assert pages_html.esc(HOSTILE_FLAG) in flagged and "<img" not in flagged
 
 
-def test_asvs_list_and_regressions_json_hold_the_paired_numbers_and_revisions(edges):
-    """asv's Benchmark list: a case a paired step changed has the value before it at the head's
-    value over the step's ratio; regressions.json names each open regression's step by its base's
-    revision, then its head's."""
+def test_asvs_list_holds_medians_alone_and_regressions_json_the_paired_revisions(edges):
+    """asv's Benchmark list: each case's median at the machine's newest commit, and no change (no
+    value before, no commits of a change: asv's step detection on unpaired medians never shows);
+    regressions.json names each open regression's step by its base's revision, then its head's."""
     html, results_dir, _ = edges
+    head = results.load_all(results_dir)[-1][1]
+    medians = results.values(head)
     rows = [row for path in (html / "graphs").rglob("summary.json")
-            for row in json.loads(path.read_text())
-            if row.get("paired")]
-    assert len(rows) >= 3
+            for row in json.loads(path.read_text())]
+    assert len(rows) >= 3 and any(row["last_value"] is not None for row in rows)
     for row in rows:
-        ratio = float(row["paired"].split()[0].lstrip("×"))
-        assert row["last_value"] / row["prev_value"] == pytest.approx(ratio, abs=6e-4), row["name"]
+        assert (row["prev_value"], row["change_rev"], row["last_err"]) == (None, None, None), row
+        combo = split_case(row["pretty_name"])[1] if row["idx"] is not None else ()
+        median = medians.get((row["name"], combo))
+        assert row["last_value"] == (median if number(median) else None), row["name"]
     revisions = {commit: int(rev) for rev, commit in
                  json.loads((html / "index.json").read_text())["revision_to_hash"].items()}
     flagged = history.flagged_steps(history.steps(results_dir, "gpu-a"))

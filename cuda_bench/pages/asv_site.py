@@ -1,6 +1,8 @@
-"""asv's own pages, made part of the site: self-contained (their libraries copied from ``dashboard/vendor/``),
-the app at ``asv.html``, its Benchmark list, ``regressions.json`` and Atom feed fed by the paired steps, not by asv's
-step detection on unpaired medians."""
+"""asv's own pages, part of the site as asv wrote them: self-contained (each library's address
+points at its copy from ``dashboard/vendor/``, the one change to asv's files), the app at
+``asv.html``. What they show comes from data asv reads: its Benchmark list holds the medians alone,
+``regressions.json`` and the Atom feed the paired steps' flags; asv's step detection on unpaired
+medians never shows."""
 
 from __future__ import annotations
 
@@ -9,11 +11,8 @@ import json
 import re
 import shutil
 
-from cuda_bench import history, results, summary
-from cuda_bench.names import case_name, split_case
-from cuda_bench.pages.html import (
-    ratio_text,
-)
+from cuda_bench import history, results
+from cuda_bench.names import split_case
 from cuda_bench.paths import DASHBOARD, VENDOR
 from cuda_bench.text import (
     number,
@@ -39,7 +38,8 @@ ASSETS = {
 EXTRA_FILES = ["bootstrap/dist/fonts", "flot/jquery.flot.fillbetween.js", "flot/jquery.flot.symbol.js"]
 
 
-SITE_FILES = ["site.css", "asv-extra.js", "graph.js"]  # dashboard/site/
+# dashboard/site/: the project's pages' style and scripts
+SITE_FILES = ["site.css", "site.js", "graph.js"]
 
 
 TAG = re.compile(r'<(script|link)\b[^>]*?(?:src|href)="(https?://[^"]+)"[^>]*>(?:</script>)?')
@@ -51,7 +51,9 @@ class DashboardError(Exception):
 
 def vendor(html_dir):
     """Copy the libraries (``dashboard/vendor/``, with their licences) into html/vendor and point every page at
-    them; no address outside html/ stays, and nothing is fetched."""
+    them: each ``<script>`` or ``<link>`` of a CDN address in asv's pages becomes one of its
+    copy, the one change made to asv's files. No address outside html/ stays, and nothing is
+    fetched."""
     missing = [path for path in [*ASSETS.values(), *EXTRA_FILES] if not (VENDOR / path).exists()]
     if missing:
         raise DashboardError(f"{VENDOR} lacks {', '.join(missing)} (see its README.md)")
@@ -72,117 +74,34 @@ def vendor(html_dir):
         page.write_text(TAG.sub(local, page.read_text()))
 
 
-def patch(path, old, new):
-    """Replace ``old`` by ``new`` once in one of asv's files; fail loudly when asv changed it."""
-    text = path.read_text()
-    if new in text:
-        return
-    if text.count(old) != 1:
-        raise DashboardError(f"{path.name}: no single {old!r} to patch (a newer asv?)")
-    path.write_text(text.replace(old, new))
-
-
 def asv_app(html_dir):
-    """asv's app moves to asv.html (the front page is the project's): its navigation bar leads back to the
-    project's pages on one line, its Regressions route opens regressions.html, its graphs space commits evenly
-    with the legend beside the plot, one colour per library, times in ns or µs and release names readable."""
-    app = html_dir / "asv.html"
-    (html_dir / "index.html").rename(app)
-    patch(app, "<title>airspeed velocity</title>", "<title>cuda-python-bench: asv's pages</title>")
-    patch(app, '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>',
-          '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml"/>\n'
-          '    <link href="site.css" rel="stylesheet" type="text/css"/>\n'
-          '    <script src="asv-extra.js"></script>')
-    patch(app, re.search(r'<p class="navbar-text">.*?</p>', app.read_text(), re.S).group(0),
-          '<p class="navbar-text"><a href="index.html" class="navbar-link"><b>cuda-python-bench</b></a>: '
-          '<a id="project-name" href="#" class="navbar-link">project</a></p>')
-    patch(app, '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>',
-          '<li><a href="regressions.html">Regressions</a></li>\n'
-          '\t<li><a href="releases.html">Releases</a></li>\n'
-          '\t<li><a href="index.html">Main\'s head</a></li>\n'
-          '\t<li><a href="glossary.html">Glossary</a></li>')
-    patch(app, '<div style="position: absolute; top: 48px; left: 0; right: 0; bottom: 100px;">',
-          '<div id="cuda-bench-legend" style="position: absolute; top: 48px; right: 0; width: 260px; bottom: 100px; '
-          'overflow: auto"></div>\n'
-          '          <div style="position: absolute; top: 48px; left: 0; right: 270px; bottom: 100px;">')
-    graphs = html_dir / "graphdisplay.js"
-    patch(graphs, "        if (params['x-axis-scale']) {",
-          "        if (!params['x-axis-scale']) { params['x-axis-scale'] = ['even']; }  // cuda-python-bench\n"
-          "        if (params['x-axis-scale']) {")
-    patch(graphs, 'position: "nw",', 'position: "nw", container: $("#cuda-bench-legend"),  // cuda-python-bench')
-    patch(graphs, "                        label: graph_content[1],\n",
-          "                        label: graph_content[1],\n"
-          "                        color: cudaBench.color(graph_content[1]),  // cuda-python-bench\n")
-    patch(graphs, "                    return (v / multiplier).toPrecision(3);",
-          "                    return unit_list === $.asv.time_units ? cudaBench.time(v)  // cuda-python-bench\n"
-          "                        : (v / multiplier).toPrecision(3);")
-    patch(graphs, "                options.yaxis.axisLabel = unit_name;",
-          "                options.yaxis.axisLabel = unit_list === $.asv.time_units ? 'time per call' : unit_name;")
-    patch(graphs, '"top: -2ex;" +', '"top: 4px; writing-mode: vertical-rl; z-index: 1;" +  // cuda-python-bench')
-    patch(graphs, "font-size:smaller;'>\" + tag + \"</div>\");",
-          "font-size:smaller;'>\" + $('<span>').text(tag).html() + \"</div>\");")
-    listing = html_dir / "summarylist.js"
-    patch(listing, "                text = text.replace('-', '\\u2212');",
-          "                text = text.replace('-', '\\u2212');\n"
-          "                if (row.paired) { text = row.paired; }  // cuda-python-bench: the paired step's ratio")
-    patch(listing, "                if (change > 5) {",
-          "                if (row.verdict ? row.verdict == 'regression' : change > 5) {")
-    patch(listing, "                else if (change < -5) {",
-          "                else if (row.verdict ? row.verdict == 'improvement' : change < -5) {")
-    patch(listing, "                    commit_a.text(commit_1 + '...' + commit_2);",
-          "                    commit_a.text(row.paired_where || (commit_1 + '...' + commit_2));")
-    patch(listing, "                    commit_a.text(commit_2);",
-          "                    commit_a.text(row.paired_where || commit_2);")
-    patch(listing, "'<th data-sort=\"float\">Recent change</th>' +",
-          "'<th data-sort=\"float\">Newest paired change</th>' +")
+    """asv's app moves to asv.html, as asv wrote it (the front page, index.html, is the
+    project's); asv's navigation bar links the project's name to ``project_url``, which
+    asv.conf.json sets to that front page."""
+    (html_dir / "index.html").rename(html_dir / "asv.html")
 
 
-def newest_flags(steps, known, commits_order):
-    """{case: (step, case record)}: of every step that judged the case slower or faster, the one whose head comes
-    last in the history (a "not reproduced" flag is no change)."""
-    at = {c: i for i, c in enumerate(commits_order)}
-    out = {}
-    for step in steps:
-        for case in summary.counted(step):
-            if case["verdict"] not in summary.CHANGES:
-                continue
-            key = (at.get(step["head"], -1), at.get(step["base"], -1))
-            if case["name"] not in out or key >= out[case["name"]][0]:
-                out[case["name"]] = (key, step, case)
-    return {name: (step, case) for name, (_, step, case) in out.items()}
-
-
-def paired_summaries(html_dir, runs, steps_by_machine, revisions, known):
-    """asv's Benchmark list (the summary.json of each graph folder) says what the paired steps say: each case's
-    value is its median at the machine's newest commit; its "change" is the newest paired step that judged it
-    slower or faster (its ratio, interval and status, the commits by name), or none. asv's own step detection
-    on unpaired medians never shows."""
+def median_summaries(html_dir, runs, revisions):
+    """asv's Benchmark list (the summary.json of each graph folder) holds each case's median at
+    the machine's newest measured commit, and no change: asv finds its changes by step detection
+    on unpaired medians, which no page shows. What changed is what the paired steps judged: the
+    project's pages say it, each with its interval."""
     newest = {}
     for machine, data in runs:
         newest[machine] = data
     for path in (html_dir / "graphs").rglob("summary.json"):
-        machine = next((p[len("machine-"):] for p in path.relative_to(html_dir).parts if p.startswith("machine-")),
-                       None)
-        rows = json.loads(path.read_text())
+        parts = path.relative_to(html_dir).parts
+        machine = next((p[len("machine-"):] for p in parts if p.startswith("machine-")), None)
         if machine not in newest:
             continue
+        rows = json.loads(path.read_text())
         values = results.values(newest[machine])
         head = newest[machine]["commit_hash"]
-        measured = [d["commit_hash"] for m, d in runs if m == machine]
-        flags = newest_flags(steps_by_machine.get(machine, []), known, summary.order(measured, known))
         for row in rows:
-            benchmark, combo = split_case(row["pretty_name"]) if row["idx"] is not None else (row["name"], ())
+            combo = split_case(row["pretty_name"])[1] if row["idx"] is not None else ()
             value = values.get((row["name"], combo))
             row.update(last_value=value if number(value) else None, last_err=None, prev_value=None,
                        change_rev=None, last_rev=revisions.get(head))
-            found = flags.get(case_name(row["name"], combo))
-            if found and row["last_value"] is not None and revisions.get(found[0]["head"]) is not None:
-                step, case = found
-                base_rev = revisions.get(step["base"])
-                row.update(prev_value=row["last_value"] / case["ratio"], verdict=case["verdict"],
-                           change_rev=[base_rev, revisions[step["head"]]],
-                           paired=f"{ratio_text(case)} {summary.status_word(case)}",
-                           paired_where=f"{summary.name(step['base'], known)} → {summary.name(step['head'], known)}")
         path.write_text(json.dumps(rows, separators=(",", ":")))
 
 

@@ -35,7 +35,9 @@ def esc(text):
 
 
 def page(title, body, current, banner=""):
-    """One of the project's pages: the navigation, ``banner`` (:func:`unreadable_html`) on top, then ``body``."""
+    """One of the project's pages: the navigation, ``banner`` (:func:`unreadable_html`) on top,
+    then ``body``; ``site.js`` makes the link to asv's pages say how to serve them where the page
+    was opened from disk."""
     active = ' class="active"'
     nav = " ".join(f'<a href="{href}"{active if href == current else ""}>{esc(label)}</a>' for href, label in NAV)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
@@ -43,6 +45,7 @@ def page(title, body, current, banner=""):
             '<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">'
             '<link rel="stylesheet" href="site.css">'
             '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml">'
+            '<script src="site.js"></script>'
             f'</head>\n<body><nav class="site">{nav}</nav>\n<main>\n{banner}<h1>{esc(title)}</h1>\n{body}\n'
             '</main></body></html>\n')
 
