@@ -1,31 +1,32 @@
-"""What the project adds to asv itself, so that ``asv run``, ``asv continuous`` and ``asv publish`` typed as they
-are behave as the project needs. asv imports this module because ``asv.conf.json`` names it in ``plugins``.
+"""What the project adds to asv itself, so that ``asv run``, ``asv continuous`` and ``asv publish``
+typed as they are behave as the project needs. asv imports this module because ``asv.conf.json``
+names it in ``plugins``.
 
-* **Set once**: ``cuda-bench init`` writes ``.asv/local.json`` (this checkout's cuda-python clone and asv
-  machine name); every asv command reads it, so ``asv run HEAD~20..HEAD`` needs neither ``--machine`` nor a
-  reachable GitHub.
-* **No GPU, no history**: on a machine without a GPU, asv's results go to ``results-no-gpu`` beside asv's
-  environments (``.asv/results-no-gpu``), never into ``results/``, the history of real GPU runs. ``asv publish``
-  still publishes ``results/``.
-* **Nothing measured is lost**: a case that a results file holds a measured value of, and that a later run
-  skipped or failed under the same benchmark version, keeps its value; the command names each such case and
-  exits 2.
-* **No verdict on nothing**: ``asv compare`` stops with exit status 2, before asv's "not significantly changed",
-  when no case was measured on both commits.
-* **The pull-request command decides by the paired engine**: ``asv continuous BASE HEAD`` times both builds in
-  turn, process pair by process pair (``cuda_bench.compare.gate``, what ``cuda-bench compare`` runs), prints the
-  paired comment and exits with its status (1: a regression beyond its interval and threshold). asv's own
-  comparison of one unpaired run per commit flags noise on a machine whose speed moves; with
-  ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
+* **Set once**: ``cuda-bench init`` writes ``.asv/local.json`` (this checkout's cuda-python clone
+  and asv machine name); every asv command reads it, so ``asv run HEAD~20..HEAD`` needs neither
+  ``--machine`` nor a reachable GitHub.
+* **No GPU, no history**: on a machine without a GPU, asv's results go to ``results-no-gpu`` beside
+  asv's environments (``.asv/results-no-gpu``), never into ``results/``, the history of real GPU
+  runs. ``asv publish`` still publishes ``results/``.
+* **Nothing measured is lost**: a case that a results file holds a measured value of, and that a
+  later run skipped or failed under the same benchmark version, keeps its value; the command names
+  each such case and exits 2.
+* **No verdict on nothing**: ``asv compare`` stops with exit status 2, before asv's "not
+  significantly changed", when no case was measured on both commits.
+* **The pull-request command decides by the paired engine**: ``asv continuous BASE HEAD`` times both
+  builds in turn, process pair by process pair (``cuda_bench.compare.gate``, what ``cuda-bench
+  compare`` runs), prints the paired comment and exits with its status (1: a regression beyond its
+  interval and threshold). asv's own comparison of one unpaired run per commit flags noise on a
+  machine whose speed moves; with ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
 * **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
   ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network, each tag's
   name escaped for asv's graphs, which write it into the page as HTML; it draws one line per case
-  across the whole history, whatever cuda-bindings environment measured each commit; and it adds
-  the project's pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain
-  ``asv publish`` shows what ``cuda-bench publish`` shows.
+  across the whole history, whatever cuda-bindings environment measured each commit; and it adds the
+  project's pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain ``asv
+  publish`` shows what ``cuda-bench publish`` shows.
 
-asv 0.6.6 (pinned in pyproject.toml) calls a command as ``Command.run_from_conf_args(conf, args)`` after it
-imports the plugins, so wrapping that classmethod reaches the command that is about to run.
+asv 0.6.6 (pinned in pyproject.toml) calls a command as ``Command.run_from_conf_args(conf, args)``
+after it imports the plugins, so wrapping that classmethod reaches the command that is about to run.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ from cuda_bench.paths import ASV_PAGES_ONLY, machine_dirs, no_gpu_results, resul
 WRITERS = ("Run", "Continuous", "Find", "Profile")
 # asv commands that read the history as it is: publish and preview show results/ on any machine
 SHOW_HISTORY = ("Publish", "Preview")
-RESULTS_REPO = "cuda-bench-results"  # asv's dvcs for the history as results/ records it (ResultsRepo)
+RESULTS_REPO = (
+    "cuda-bench-results"  # asv's dvcs for the history as results/ records it (ResultsRepo)
+)
 
 
 def say(message):
@@ -52,9 +55,12 @@ def say(message):
 
 
 def apply_settings(name, conf, args, settings=None, gpu=None):
-    """Adjust asv's ``conf`` and ``args`` for command ``name`` (a Command class name) before it runs."""
+    """Adjust asv's ``conf`` and ``args`` for command ``name`` (a Command class name) before it
+    runs."""
     settings = asvrun.local_settings() if settings is None else settings
-    if settings.get("repo") and conf.repo == asvrun.load_conf().get("repo"):  # a repository asked for stays
+    if settings.get("repo") and conf.repo == asvrun.load_conf().get(
+        "repo"
+    ):  # a repository asked for stays
         conf.repo = settings["repo"]
     if hasattr(args, "machine") and not args.machine and settings.get("machine"):
         args.machine = settings["machine"]
@@ -66,17 +72,21 @@ def apply_settings(name, conf, args, settings=None, gpu=None):
     elsewhere = no_gpu_results(conf.env_dir)
     if not gpu and Path(conf.results_dir).resolve() != elsewhere:
         if name in WRITERS:
-            say(f"no GPU on this machine: results go to {elsewhere}, not {conf.results_dir} (the history of GPU runs)")
+            say(
+                f"no GPU on this machine: results go to {elsewhere}, not {conf.results_dir} (the "
+                "history of GPU runs)"
+            )
         conf.results_dir = str(elsewhere)
 
 
-# --- nothing measured is lost ------------------------------------------------------------------------
+# --- nothing measured is lost -----------------------------------------------------------------
 def measured(value):
     return isinstance(value, (int, float)) and not math.isnan(value)
 
 
 def snapshot(results_dir):
-    """{results file: its JSON} of every machine in ``results_dir``; files that do not parse are left out."""
+    """{results file: its JSON} of every machine in ``results_dir``; files that do not parse are
+    left out."""
     found = {}
     for folder in machine_dirs(results_dir):
         for path in result_files(folder):
@@ -88,9 +98,9 @@ def snapshot(results_dir):
 
 
 def keep_measured(old, new):
-    """Put back into ``new`` (a results file's JSON, changed in place) every case that ``old`` measured and
-    ``new`` holds as skipped (NaN) or failed (None) under the same benchmark version. Returns the case names
-    (``benchmark(params)``) put back."""
+    """Put back into ``new`` (a results file's JSON, changed in place) every case that ``old``
+    measured and ``new`` holds as skipped (NaN) or failed (None) under the same benchmark version.
+    Returns the case names (``benchmark(params)``) put back."""
     columns = new.get("result_columns") or []
     if columns != old.get("result_columns") or "result" not in columns:
         return []
@@ -103,14 +113,25 @@ def keep_measured(old, new):
         params = row[at["params"]] if "params" in at else []
         if before[at["params"]] != params:
             continue
-        combos = _combos(params)  # asv keeps every result as a list, one per combination ([()] without params)
+        combos = _combos(
+            params
+        )  # asv keeps every result as a list, one per combination ([()] without params)
         row, before = _padded(row, columns, len(combos)), _padded(before, columns, len(combos))
         for i, combo in enumerate(combos):
             if measured(before[at["result"]][i]) and not measured(row[at["result"]][i]):
-                for column, j in at.items():  # every per-case column: result, the stats, the samples
-                    if column == "params" or not isinstance(before[j], list) or len(before[j]) != len(combos):
+                for (
+                    column,
+                    j,
+                ) in at.items():  # every per-case column: result, the stats, the samples
+                    if (
+                        column == "params"
+                        or not isinstance(before[j], list)
+                        or len(before[j]) != len(combos)
+                    ):
                         continue
-                    if not isinstance(row[j], list):  # asv writes None for a column no case of this run has
+                    if not isinstance(
+                        row[j], list
+                    ):  # asv writes None for a column no case of this run has
                         row[j] = [None] * len(combos)
                     row[j][i] = before[j][i]
                 kept.append(f"{name}({', '.join(combo)})" if combo else name)
@@ -121,8 +142,8 @@ def keep_measured(old, new):
 
 
 def _padded(row, columns, combos):
-    """A results row as long as ``columns`` (asv leaves trailing empty columns out), its result a list of one value
-    per combination (asv writes None for a benchmark that failed in every one)."""
+    """A results row as long as ``columns`` (asv leaves trailing empty columns out), its result a
+    list of one value per combination (asv writes None for a benchmark that failed in every one)."""
     row = list(row) + [None] * (len(columns) - len(row))
     at = columns.index("result")
     if row[at] is None:
@@ -137,8 +158,8 @@ def _combos(params):
 
 
 def restore_measured(results_dir, before):
-    """After a command: for every results file of ``before`` (:func:`snapshot`) that it rewrote, put back what
-    it lost (:func:`keep_measured`). Returns [(file, case)] put back."""
+    """After a command: for every results file of ``before`` (:func:`snapshot`) that it rewrote, put
+    back what it lost (:func:`keep_measured`). Returns [(file, case)] put back."""
     from asv import util
 
     lost = []
@@ -154,9 +175,10 @@ def restore_measured(results_dir, before):
     return lost
 
 
-# --- the history as results/ records it ---------------------------------------------------------------
+# --- the history as results/ records it -------------------------------------------------------
 def history_repo():
-    """:class:`ResultsRepo`, made once asv can be imported (asv finds a dvcs among ``Repo``'s subclasses)."""
+    """:class:`ResultsRepo`, made once asv can be imported (asv finds a dvcs among ``Repo``'s
+    subclasses)."""
     global ResultsRepo
     if ResultsRepo is not None:
         return ResultsRepo
@@ -164,9 +186,10 @@ def history_repo():
     from asv.repo import NoSuchNameError, Repo
 
     class _ResultsRepo(Repo):
-        """cuda-python's history as ``results/`` records it: each measured commit's date, release tags and place
-        on main's first-parent history (``results.commits``: ``results/commits.json``, or the results file's
-        date for a commit it lacks). asv publish needs nothing else from a repository; building needs a clone."""
+        """cuda-python's history as ``results/`` records it: each measured commit's date, release
+        tags and place on main's first-parent history (``results.commits``:
+        ``results/commits.json``, or the results file's date for a commit it lacks). asv publish
+        needs nothing else from a repository; building needs a clone."""
 
         dvcs = RESULTS_REPO
         _default_branch = "main"
@@ -176,10 +199,15 @@ def history_repo():
             if self.results_dir is None:
                 raise util.UserError("the results-only history needs a results directory")
             self._known = results.commits(self.results_dir)
-            self._order = sorted(self._known, key=lambda c: (self._known[c]["date"],
-                                                              self._known[c]["position"] or 0, c))
-            self._main = [c for c in self._order if self._known[c]["position"] is not None
-                          or not self._known[c]["recorded"]]
+            self._order = sorted(
+                self._known,
+                key=lambda c: (self._known[c]["date"], self._known[c]["position"] or 0, c),
+            )
+            self._main = [
+                c
+                for c in self._order
+                if self._known[c]["position"] is not None or not self._known[c]["recorded"]
+            ]
 
         @classmethod
         def url_match(cls, url):
@@ -189,7 +217,9 @@ def history_repo():
             pass
 
         def checkout(self, path, commit_hash):
-            raise util.UserError("results/ records the history, not the code: building needs a clone (--repo)")
+            raise util.UserError(
+                "results/ records the history, not the code: building needs a clone (--repo)"
+            )
 
         def get_date(self, hash):
             return self._known[self.get_hash_from_name(hash)]["date"]
@@ -239,14 +269,14 @@ def history_repo():
             return f"{latest_result}..{self.get_branch_name(branch)}"
 
         def get_hashes_from_range(self, range_spec):
-            """Newest first, as ``git rev-list --first-parent`` lists them: main's measured commits after A up to B
-            for ``A..B``; B and the main commits before it for ``B``."""
+            """Newest first, as ``git rev-list --first-parent`` lists them: main's measured commits
+            after A up to B for ``A..B``; B and the main commits before it for ``B``."""
             start, dots, end = (range_spec or self._default_branch).partition("..")
             if not dots:
                 start, end = None, start
             end = self.get_hash_from_name(end or self._default_branch)
             line = self._main if end in self._main else [*self._main, end]
-            upto = line[:line.index(end) + 1]
+            upto = line[: line.index(end) + 1]
             if start:
                 first = self.get_hash_from_name(start)
                 upto = [sha for sha in upto if self._order.index(sha) > self._order.index(first)]
@@ -263,10 +293,12 @@ ResultsRepo = None
 
 
 def one_line_per_case(iter_results):
-    """asv publish's reader of results files, machine folder by machine folder (``results/commits.json`` and
-    ``benchmarks.json`` beside them are no results), without their environment variables: a commit measured with
-    one cuda-bindings (the releases, ``auto``) and the next with another (main, ``13.3.1``) stay on one line of one
-    graph, instead of two graphs that stop where the environment changes."""
+    """asv publish's reader of results files, machine folder by machine folder
+    (``results/commits.json`` and ``benchmarks.json`` beside them are no results), without their
+    environment variables: a commit measured with one cuda-bindings (the releases, ``auto``) and the
+    next with another (main, ``13.3.1``) stay on one line of one graph, instead of two graphs that
+    stop where the environment changes."""
+
     def without_env(results_dir):
         for folder in machine_dirs(results_dir):
             for found in iter_results(str(folder)):
@@ -276,50 +308,83 @@ def one_line_per_case(iter_results):
     return without_env
 
 
-# --- asv continuous, decided by the paired engine ------------------------------------------------------
+# --- asv continuous, decided by the paired engine ---------------------------------------------
 UNPAIRED = "CUDA_BENCH_ASV_UNPAIRED"
 
 
 def paired_continuous(conf, args):
-    """``asv continuous [BASE] HEAD [-b REGEX ...]``: the two commits through the paired engine, as ``cuda-bench
-    compare`` measures them (each case's ratio with its 95 % interval; a regression only beyond its threshold,
-    calibrated on this machine), the comment printed; its exit status."""
+    """``asv continuous [BASE] HEAD [-b REGEX ...]``: the two commits through the paired engine, as
+    ``cuda-bench compare`` measures them (each case's ratio with its 95 % interval; a regression
+    only beyond its threshold, calibrated on this machine), the comment printed; its exit status."""
     from cuda_bench import build, compare, paired, records
     from cuda_bench.paths import RESULTS, label
     from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 
     head = args.branch or "main"
     base = args.base or f"{head}^"
-    derived = {"repo": conf.repo, "project": conf.project, "matrix": conf.matrix}  # what asv would have built
+    derived = {
+        "repo": conf.repo,
+        "project": conf.project,
+        "matrix": conf.matrix,
+    }  # what asv would have built
     repo = asvrun.local_repo(derived)
-    name, info = machine.record(getattr(args, "machine", None) or asvrun.local_settings().get("machine"))
+    name, info = machine.record(
+        getattr(args, "machine", None) or asvrun.local_settings().get("machine")
+    )
     thresholds = records.calibration(RESULTS / name)
-    out = Path(conf.env_dir).parent / "continuous" / f"{label(base)}-{label(head)}"  # beside asv's environments
-    say(f"asv continuous {base} {head}: decided by the paired engine ({paired.Settings().pairs} process pairs, "
-        f"both builds timed in turn on one core; {len(thresholds) or 'no'} thresholds calibrated on {name}); "
-        f"asv's unpaired comparison: {UNPAIRED}=1")
+    out = (
+        Path(conf.env_dir).parent / "continuous" / f"{label(base)}-{label(head)}"
+    )  # beside asv's environments
+    say(
+        f"asv continuous {base} {head}: decided by the paired engine ({paired.Settings().pairs} "
+        "process pairs, "
+        f"both builds timed in turn on one core; {len(thresholds) or 'no'} thresholds calibrated "
+        f"on {name}); "
+        f"asv's unpaired comparison: {UNPAIRED}=1"
+    )
     try:
-        data, text, _ = compare.gate(repo, base, head, conf=derived, kind="pr", settings=paired.Settings(),
-                                     bench=list(getattr(args, "bench", None) or []), thresholds=thresholds, out=out,
-                                     command=f"asv continuous {base} {head}", info=info, progress=say)
+        data, text, _ = compare.gate(
+            repo,
+            base,
+            head,
+            conf=derived,
+            kind="pr",
+            settings=paired.Settings(),
+            bench=list(getattr(args, "bench", None) or []),
+            thresholds=thresholds,
+            out=out,
+            command=f"asv continuous {base} {head}",
+            info=info,
+            progress=say,
+        )
     except (build.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
         say(f"asv continuous {base} {head}: not measured: {exc}")
         return INCOMPLETE
     print(text, flush=True)
     status = compare.exit_status(data)
-    say(f"{out}/summary.md: " + {OK: "no regression", REGRESSION: "PERFORMANCE DECREASED (paired)",
-                                 INCOMPLETE: "something could not be measured"}[status])
+    say(
+        f"{out}/summary.md: "
+        + {
+            OK: "no regression",
+            REGRESSION: "PERFORMANCE DECREASED (paired)",
+            INCOMPLETE: "something could not be measured",
+        }[status]
+    )
     return status
 
 
-# --- the wrapper ----------------------------------------------------------------------------------
+# --- the wrapper ------------------------------------------------------------------------------
 def wrap(cls):
     original = cls.__dict__["run_from_conf_args"].__func__
     if cls.__name__ == "Continuous":
         asv_own = original
 
         def original(klass, conf, args):
-            return asv_own(klass, conf, args) if os.environ.get(UNPAIRED) else paired_continuous(conf, args)
+            return (
+                asv_own(klass, conf, args)
+                if os.environ.get(UNPAIRED)
+                else paired_continuous(conf, args)
+            )
 
     def run_from_conf_args(klass, conf, args):
         apply_settings(klass.__name__, conf, args)
@@ -331,46 +396,82 @@ def wrap(cls):
                 from cuda_bench import publish
 
                 publish.finish(conf, conf.results_dir, conf.html_dir)
-        except SystemExit as stop:  # asv continuous on nothing measured, sys.exit(0) in asv: values still go back
+        except (
+            SystemExit
+        ) as stop:  # asv continuous on nothing measured, sys.exit(0) in asv: values still go back
             if stop.code is None or isinstance(stop.code, int):
                 status = stop.code or 0
             else:  # sys.exit("message"): the message, exit status 1, as Python gives it
                 say(str(stop.code))
                 status = 1
-        finally:  # also when the command stops on an error or an interrupt, after some results were written
+        # also when the command stops on an error or an interrupt, after some results were written
+        finally:
             lost = restore_measured(conf.results_dir, before) if before else []
             for path, case in lost:
-                say(f"{case} at {path.name[:8]}: measured before, skipped or failed now; the measured value is kept")
+                say(
+                    f"{case} at {path.name[:8]}: measured before, skipped or failed now; the "
+                    "measured value is kept"
+                )
             if lost:
-                say(f"{len(lost)} measured case(s) this run did not measure again (above); results are as they were")
+                say(
+                    f"{len(lost)} measured case(s) this run did not measure again (above); results "
+                    "are as they were"
+                )
         return (status or 2) if lost else status
 
     cls.run_from_conf_args = classmethod(run_from_conf_args)
 
 
 def no_verdict_on_nothing(compare):
-    """``Compare.print_table`` (``asv compare``, and ``asv continuous`` after its runs) that stops with exit status
-    2 when no case has a measured value on both sides."""
+    """``Compare.print_table`` (``asv compare``, and ``asv continuous`` after its runs) that stops
+    with exit status 2 when no case has a measured value on both sides."""
     original = compare.__dict__["print_table"].__func__
 
-    def print_table(klass, conf, hash_1, hash_2, factor, split, resultset_1=None, resultset_2=None, **kwargs):
+    def print_table(
+        klass, conf, hash_1, hash_2, factor, split, resultset_1=None, resultset_2=None, **kwargs
+    ):
         machine_name, env_names = kwargs.get("machine"), kwargs.get("env_names")
-        resultset_1 = list(_results_of(conf, hash_1, machine_name, env_names) if resultset_1 is None else resultset_1)
-        resultset_2 = list(_results_of(conf, hash_2, machine_name, env_names) if resultset_2 is None else resultset_2)
+        resultset_1 = list(
+            _results_of(conf, hash_1, machine_name, env_names)
+            if resultset_1 is None
+            else resultset_1
+        )
+        resultset_2 = list(
+            _results_of(conf, hash_2, machine_name, env_names)
+            if resultset_2 is None
+            else resultset_2
+        )
         first = {(r[0], r[6], r[7]): r[2] for r in resultset_1}
-        both = [r for r in resultset_2 if _any_measured(first.get((r[0], r[6], r[7]))) and _any_measured(r[2])]
+        both = [
+            r
+            for r in resultset_2
+            if _any_measured(first.get((r[0], r[6], r[7]))) and _any_measured(r[2])
+        ]
         if not both:
-            say(f"no case has a measured value at both {hash_1[:9]} and {hash_2[:9]} (every one skipped or failed, "
-                "or not run): nothing to compare")
+            say(
+                f"no case has a measured value at both {hash_1[:9]} and {hash_2[:9]} (every one "
+                "skipped or failed, "
+                "or not run): nothing to compare"
+            )
             raise SystemExit(2)
-        return original(klass, conf, hash_1, hash_2, factor, split, resultset_1=resultset_1,
-                        resultset_2=resultset_2, **kwargs)
+        return original(
+            klass,
+            conf,
+            hash_1,
+            hash_2,
+            factor,
+            split,
+            resultset_1=resultset_1,
+            resultset_2=resultset_2,
+            **kwargs,
+        )
 
     compare.print_table = classmethod(print_table)
 
 
 def _results_of(conf, commit_hash, machine_name, env_names):
-    """The rows ``asv compare`` reads of one commit when it is given none, as asv 0.6.6 reads them."""
+    """The rows ``asv compare`` reads of one commit when it is given none, as asv 0.6.6 reads
+    them."""
     from asv.results import iter_results_for_machine_and_hash
 
     rows = []
@@ -379,9 +480,18 @@ def _results_of(conf, commit_hash, machine_name, env_names):
             continue
         for key in result.get_all_result_keys():
             params = result.get_result_params(key)
-            rows.append((key, params, result.get_result_value(key, params), result.get_result_stats(key, params),
-                         result.get_result_samples(key, params), result.benchmark_version.get(key),
-                         result.params["machine"], result.env_name))
+            rows.append(
+                (
+                    key,
+                    params,
+                    result.get_result_value(key, params),
+                    result.get_result_stats(key, params),
+                    result.get_result_samples(key, params),
+                    result.benchmark_version.get(key),
+                    result.params["machine"],
+                    result.env_name,
+                )
+            )
     return rows
 
 

@@ -1,19 +1,21 @@
-"""Stage 5, publish: the static dashboard in ``html/``, from ``results/`` alone, saying only what the paired steps say.
+"""Stage 5, publish: the static dashboard in ``html/``, from ``results/`` alone, saying only what
+the paired steps say.
 
     python -m cuda_bench.publish [--config asv.conf.json]     # cuda-bench publish
 
-``asv publish`` writes asv's pages into a new folder next to ``html/``: the project's asv plugin gives it the
-history from ``results/commits.json`` (commit order, dates, release tags; no clone, no network) and one line per
-case across every cuda-bindings environment. :func:`finish` then makes the site (plain ``asv publish`` calls it
-too, through the plugin); only when every step has worked does the folder replace ``html/`` (a failed publish
-leaves the old dashboard). A results file or a record's line that cannot be read is left out with one line naming
-it, every page says so on top (file and line), and the command exits 2 (``results.unreadable``).
+``asv publish`` writes asv's pages into a new folder next to ``html/``: the project's asv plugin
+gives it the history from ``results/commits.json`` (commit order, dates, release tags; no clone, no
+network) and one line per case across every cuda-bindings environment. :func:`finish` then makes the
+site (plain ``asv publish`` calls it too, through the plugin); only when every step has worked does
+the folder replace ``html/`` (a failed publish leaves the old dashboard). A results file or a
+record's line that cannot be read is left out with one line naming it, every page says so on top
+(file and line), and the command exits 2 (``results.unreadable``).
 
-The site: the project's pages, each drawn by a module of ``cuda_bench.pages`` from the read layer's History
-(``cuda_bench.read``): ``index.html`` (main's head), ``releases.html``, ``regressions.html`` (and its feed),
-``steps.html``, ``graph.html`` and ``glossary.html``; and asv's own app at ``asv.html``, made
-self-contained, its Benchmark list holding the medians alone, ``regressions.json`` and the feed the
-paired steps' flags (``pages.asv_site``).
+The site: the project's pages, each drawn by a module of ``cuda_bench.pages`` from the read layer's
+History (``cuda_bench.read``): ``index.html`` (main's head), ``releases.html``, ``regressions.html``
+(and its feed), ``steps.html``, ``graph.html`` and ``glossary.html``; and asv's own app at
+``asv.html``, made self-contained, its Benchmark list holding the medians alone,
+``regressions.json`` and the feed the paired steps' flags (``pages.asv_site``).
 """
 
 from __future__ import annotations
@@ -33,15 +35,21 @@ from cuda_bench.pages.asv_site import DashboardError
 from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, WORK
 
 #: the project's pages: file -> the module that draws it from the read layer's History
-PAGES = {"index.html": landing, "releases.html": releases, "regressions.html": regressions, "steps.html": steps,
-         "graph.html": graph, "glossary.html": glossary}
+PAGES = {
+    "index.html": landing,
+    "releases.html": releases,
+    "regressions.html": regressions,
+    "steps.html": steps,
+    "graph.html": graph,
+    "glossary.html": glossary,
+}
 
 
 def finish(conf, results_dir, html_dir):
-    """Make asv's published ``html_dir`` the project's site (``conf``: asv's config, for the project's name):
-    self-contained, asv's app at asv.html, the project's pages (each drawn from ``read.load``'s History of
-    ``results_dir``), asv's list the medians alone, its regressions and feed the paired steps'
-    flags. Returns (operation rows, asv regressions entries)."""
+    """Make asv's published ``html_dir`` the project's site (``conf``: asv's config, for the
+    project's name): self-contained, asv's app at asv.html, the project's pages (each drawn from
+    ``read.load``'s History of ``results_dir``), asv's list the medians alone, its regressions and
+    feed the paired steps' flags. Returns (operation rows, asv regressions entries)."""
     html_dir = Path(html_dir)
     asv_site.vendor(html_dir)
     asv_site.asv_app(html_dir)
@@ -54,16 +62,22 @@ def finish(conf, results_dir, html_dir):
     graph.write_data(html_dir, found)
     asv_site.median_summaries(html_dir, found.runs, revisions)
     entries = asv_site.asv_regressions(found.steps, found.suite, revisions, html_dir)
-    (html_dir / "regressions.json").write_text(json.dumps({"regressions": entries}, separators=(",", ":")))
-    regressions.write_feed(html_dir, getattr(conf, "project", "cuda-python"),
-                           {name: machine.regressions for name, machine in found.machines.items()}, found.known)
+    (html_dir / "regressions.json").write_text(
+        json.dumps({"regressions": entries}, separators=(",", ":"))
+    )
+    regressions.write_feed(
+        html_dir,
+        getattr(conf, "project", "cuda-python"),
+        {name: machine.regressions for name, machine in found.machines.items()},
+        found.known,
+    )
     shutil.copy2(DASHBOARD / "html-README.md", html_dir / "README.md")
     return found.rows, entries
 
 
 def clean_results(results_dir, work):
-    """``results_dir`` itself, or, for asv, a copy in ``work`` without the results files that do not parse (each
-    named in a line, and noted: ``results.bad_files``)."""
+    """``results_dir`` itself, or, for asv, a copy in ``work`` without the results files that do not
+    parse (each named in a line, and noted: ``results.bad_files``)."""
     bad = results.bad_files(results_dir)
     if not bad:
         return Path(results_dir)
@@ -77,8 +91,8 @@ def clean_results(results_dir, work):
 
 
 def swap_in(new, html_dir, aside):
-    """``new`` becomes ``html_dir``: the old one is moved to ``aside`` first and put back if the new one cannot
-    take its place, so ``html_dir`` is never left missing."""
+    """``new`` becomes ``html_dir``: the old one is moved to ``aside`` first and put back if the new
+    one cannot take its place, so ``html_dir`` is never left missing."""
     had = html_dir.exists()
     if had:
         html_dir.rename(aside)
@@ -91,8 +105,9 @@ def swap_in(new, html_dir, aside):
 
 
 def publish(config=CONF):
-    """Publish ``config``'s results into its html_dir: built aside (in .asv/, which git ignores), swapped in only
-    when complete; a failure or an interrupt at any point leaves the old html_dir as it was."""
+    """Publish ``config``'s results into its html_dir: built aside (in .asv/, which git ignores),
+    swapped in only when complete; a failure or an interrupt at any point leaves the old html_dir as
+    it was."""
     import json5  # asv's own reader of its config (the file has comments)
 
     config = Path(config).resolve()
@@ -105,7 +120,9 @@ def publish(config=CONF):
     html_dir.parent.mkdir(parents=True, exist_ok=True)
     WORK.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="publish-", dir=WORK))
-    temp_config = work / "asv.conf.json"  # in .asv/: nothing of a publish is left in the checkout, killed or not
+    temp_config = (
+        work / "asv.conf.json"
+    )  # in .asv/: nothing of a publish is left in the checkout, killed or not
     try:
         new_html = work / "html"
         used = clean_results(results_dir, work)
@@ -113,23 +130,37 @@ def publish(config=CONF):
         for key in ("env_dir", "benchmark_dir"):
             conf[key] = str((base / conf[key]).resolve())
         temp_config.write_text(json.dumps(conf))
-        path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])  # the project's plugin
-        proc = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(temp_config)], cwd=base,
-                              capture_output=True, text=True,
-                              env=dict(os.environ, PYTHONPATH=path, **{ASV_PAGES_ONLY: "1"}))
+        path = os.pathsep.join(
+            [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )  # the project's plugin
+        proc = subprocess.run(
+            [sys.executable, "-m", "asv", "publish", "--config", str(temp_config)],
+            cwd=base,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=path, **{ASV_PAGES_ONLY: "1"}),
+        )
         if proc.returncode != 0:
             lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
             said = lines[-1].strip() if lines else "no output"
-            raise DashboardError(f"asv publish exited {proc.returncode} ({said}); {html_dir} is as it was")
-        # the pages from the results themselves (the copy asv read lacks what could not be read: the pages name it)
-        rows, entries = finish(argparse.Namespace(project=conf.get("project", "cuda-python")), results_dir,
-                               new_html)
+            raise DashboardError(
+                f"asv publish exited {proc.returncode} ({said}); {html_dir} is as it was"
+            )
+        # the pages from the results themselves (the copy asv read lacks what could not be read: the
+        # pages name it)
+        rows, entries = finish(
+            argparse.Namespace(project=conf.get("project", "cuda-python")), results_dir, new_html
+        )
         swap_in(new_html, html_dir, work / "old")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"publish: {html_dir} ({len(rows)} operation rows, {len(entries)} open regressions from paired steps). "
-          f"Open {html_dir / 'index.html'}; asv's pages (asv.html) need `cuda-bench serve` "
-          "(http://127.0.0.1:8080): browsers refuse asv's data from file://", file=sys.stderr)
+    print(
+        f"publish: {html_dir} ({len(rows)} operation rows, {len(entries)} open regressions from "
+        "paired steps). "
+        f"Open {html_dir / 'index.html'}; asv's pages (asv.html) need `cuda-bench serve` "
+        "(http://127.0.0.1:8080): browsers refuse asv's data from file://",
+        file=sys.stderr,
+    )
 
 
 def main(argv=None):
@@ -141,8 +172,8 @@ def main(argv=None):
         publish(args.config)
     except DashboardError as exc:
         print(f"publish: {exc}", file=sys.stderr)
-        return 3  # as every command that could not do its job (cuda_bench.cli); 1 means a regression
-    return 2 if results.say_unreadable("publish") else 0  # 2: something could not be read (cuda_bench.cli)
+        return 3  # as every command that could not do its job (cuda_bench.cli)
+    return 2 if results.say_unreadable("publish") else 0  # 2: something could not be read
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
-"""Stage 5, publish: the read layer. :func:`load` reads ``results/`` once into a :class:`History`, and every
-page (``cuda_bench.pages``), the Markdown report and the nightly issue (``cuda_bench.report``) are drawn from it:
-none of them reads a file or decides a verdict.
+"""Stage 5, publish: the read layer. :func:`load` reads ``results/`` once into a :class:`History`,
+and every page (``cuda_bench.pages``), the Markdown report and the nightly issue
+(``cuda_bench.report``) are drawn from it: none of them reads a file or decides a verdict.
 
-What it holds, per machine: asv's results files, the paired steps (``history.steps``: one per pair and
-cuda-bindings), the counts records (``history.work``), the pairs of measured commits the history has no step
-between (``history.missing_steps``), and what the front page, the Releases page and the Regressions page say of
-them (``summary.landing``, ``summary.releases``, ``summary.regressions``); for the whole history, the commits
-(``results/commits.json``), asv's description of the suite, the operation table (``overview.rows_of``) and every
-file or line that could not be read.
+What it holds, per machine: asv's results files, the paired steps (``history.steps``: one per pair
+and cuda-bindings), the counts records (``history.work``), the pairs of measured commits the history
+has no step between (``history.missing_steps``), and what the front page, the Releases page and the
+Regressions page say of them (``summary.landing``, ``summary.releases``, ``summary.regressions``);
+for the whole history, the commits (``results/commits.json``), asv's description of the suite, the
+operation table (``overview.rows_of``) and every file or line that could not be read.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ class Machine:
     steps: list[dict]
     #: {commit: counts record} (``history.work``)
     work: dict[str, dict]
-    #: [(cuda-bindings, base, head)]: measured commits not yet paired with the one before (``history.missing_steps``)
+    #: [(cuda-bindings, base, head)]: measured commits not yet paired with the one before
+    #: (``history.missing_steps``)
     gaps: list[tuple[str, str, str]]
     #: what the front page says of it (``summary.landing``)
     landing: dict
@@ -53,7 +54,8 @@ class History:
     known: dict[str, dict]
     #: asv's benchmarks.json: {benchmark: its params, param names, version}
     suite: dict[str, dict]
-    #: [(machine, asv results file)] of every machine, each machine's newest commit last (``results.load_all``)
+    #: [(machine, asv results file)] of every machine, each machine's newest commit last
+    #: (``results.load_all``)
     runs: list[tuple[str, dict]]
     #: every machine with results, in the order every page lists them (``overview.machine_order``)
     machines: dict[str, Machine]
@@ -73,8 +75,8 @@ class History:
         return {name: machine.work for name, machine in self.machines.items()}
 
     def rows_at(self, prefix):
-        """The operation table at the commits whose hash starts with ``prefix`` (``rows`` holds it at each
-        machine's newest)."""
+        """The operation table at the commits whose hash starts with ``prefix`` (``rows`` holds it
+        at each machine's newest)."""
         runs = [(name, data) for name, data in self.runs if data["commit_hash"].startswith(prefix)]
         return overview.rows_of(self.results_dir, runs, self.steps, self.known, self.work)
 
@@ -93,14 +95,38 @@ def load(results_dir):
     work = {name: history.work(results_dir, name) for name in by_machine}
     machines = {}
     for name in overview.machine_order(by_machine):
-        told = summary.landing(name, by_machine[name], steps[name], known, work[name],
-                               results.unreadable_results(results_dir, name, known))
-        gaps = [(bindings, base, head) for bindings, pairs in history.missing_steps(results_dir, name).items()
-                for base, head in pairs]
+        told = summary.landing(
+            name,
+            by_machine[name],
+            steps[name],
+            known,
+            work[name],
+            results.unreadable_results(results_dir, name, known),
+        )
+        gaps = [
+            (bindings, base, head)
+            for bindings, pairs in history.missing_steps(results_dir, name).items()
+            for base, head in pairs
+        ]
         machines[name] = Machine(
-            name=name, runs=by_machine[name], steps=steps[name], work=work[name], gaps=gaps, landing=told,
-            releases=summary.releases(steps[name], known, (told["head"] or {}).get("commit"), work[name]),
-            regressions=summary.regressions(steps[name], known))
+            name=name,
+            runs=by_machine[name],
+            steps=steps[name],
+            work=work[name],
+            gaps=gaps,
+            landing=told,
+            releases=summary.releases(
+                steps[name], known, (told["head"] or {}).get("commit"), work[name]
+            ),
+            regressions=summary.regressions(steps[name], known),
+        )
     rows = overview.rows_of(results_dir, runs, steps, known, work)
-    return History(results_dir=results_dir, known=known, suite=results.suite(results_dir), runs=runs,
-                   machines=machines, rows=rows, unreadable=results.noted(results_dir))
+    return History(
+        results_dir=results_dir,
+        known=known,
+        suite=results.suite(results_dir),
+        runs=runs,
+        machines=machines,
+        rows=rows,
+        unreadable=results.noted(results_dir),
+    )

@@ -18,15 +18,17 @@ from cuda_bench.text import (
     number,
 )
 
-# the end of each CDN address asv's pages use -> the same library's file in dashboard/vendor/ (its README says
-# which npm package and version each comes from, and its licence)
+# the end of each CDN address asv's pages use -> the same library's file in dashboard/vendor/ (its
+# README says which npm package and version each comes from, and its licence)
 ASSETS = {
     "jquery-3.3.1.min.js": "jquery/dist/jquery.min.js",
     "flot/0.8.3/jquery.flot.min.js": "flot/jquery.flot.js",
     "flot/0.8.3/jquery.flot.time.min.js": "flot/jquery.flot.time.js",
     "flot/0.8.3/jquery.flot.selection.min.js": "flot/jquery.flot.selection.js",
     "flot/0.8.3/jquery.flot.categories.min.js": "flot/jquery.flot.categories.js",
-    "flot-orderbars@1.0.0/js/jquery.flot.orderBars.js": "flot-orderbars/js/jquery.flot.orderBars.js",
+    "flot-orderbars@1.0.0/js/jquery.flot.orderBars.js": (
+        "flot-orderbars/js/jquery.flot.orderBars.js"
+    ),
     "stupidtable/1.0.1/stupidtable.min.js": "stupid-table-plugin/stupidtable.min.js",
     "blueimp-md5/2.19.0/js/md5.min.js": "blueimp-md5/js/md5.min.js",
     "bootstrap@3.1.1/dist/js/bootstrap.min.js": "bootstrap/dist/js/bootstrap.min.js",
@@ -35,7 +37,11 @@ ASSETS = {
 
 
 # bootstrap.min.css loads ../fonts/glyphicons-*; the graph page's band and markers
-EXTRA_FILES = ["bootstrap/dist/fonts", "flot/jquery.flot.fillbetween.js", "flot/jquery.flot.symbol.js"]
+EXTRA_FILES = [
+    "bootstrap/dist/fonts",
+    "flot/jquery.flot.fillbetween.js",
+    "flot/jquery.flot.symbol.js",
+]
 
 
 # dashboard/site/: the project's pages' style and scripts
@@ -50,9 +56,9 @@ class DashboardError(Exception):
 
 
 def vendor(html_dir):
-    """Copy the libraries (``dashboard/vendor/``, with their licences) into html/vendor and point every page at
-    them: each ``<script>`` or ``<link>`` of a CDN address in asv's pages becomes one of its
-    copy, the one change made to asv's files. No address outside html/ stays, and nothing is
+    """Copy the libraries (``dashboard/vendor/``, with their licences) into html/vendor and point
+    every page at them: each ``<script>`` or ``<link>`` of a CDN address in asv's pages becomes one
+    of its copy, the one change made to asv's files. No address outside html/ stays, and nothing is
     fetched."""
     missing = [path for path in [*ASSETS.values(), *EXTRA_FILES] if not (VENDOR / path).exists()]
     if missing:
@@ -68,7 +74,9 @@ def vendor(html_dir):
                 if kind == "script":
                     return f'<script src="vendor/{path}"></script>'
                 return f'<link rel="stylesheet" href="vendor/{path}">'
-        raise DashboardError(f"{url}: an asset this script does not know (a newer asv?); add it to ASSETS")
+        raise DashboardError(
+            f"{url}: an asset this script does not know (a newer asv?); add it to ASSETS"
+        )
 
     for page in html_dir.glob("*.html"):
         page.write_text(TAG.sub(local, page.read_text()))
@@ -91,7 +99,7 @@ def median_summaries(html_dir, runs, revisions):
         newest[machine] = data
     for path in (html_dir / "graphs").rglob("summary.json"):
         parts = path.relative_to(html_dir).parts
-        machine = next((p[len("machine-"):] for p in parts if p.startswith("machine-")), None)
+        machine = next((p[len("machine-") :] for p in parts if p.startswith("machine-")), None)
         if machine not in newest:
             continue
         rows = json.loads(path.read_text())
@@ -100,16 +108,21 @@ def median_summaries(html_dir, runs, revisions):
         for row in rows:
             combo = split_case(row["pretty_name"])[1] if row["idx"] is not None else ()
             value = values.get((row["name"], combo))
-            row.update(last_value=value if number(value) else None, last_err=None, prev_value=None,
-                       change_rev=None, last_rev=revisions.get(head))
+            row.update(
+                last_value=value if number(value) else None,
+                last_err=None,
+                prev_value=None,
+                change_rev=None,
+                last_rev=revisions.get(head),
+            )
         path.write_text(json.dumps(rows, separators=(",", ":")))
 
 
 def asv_regressions(steps_by_machine, suite, revisions, html_dir):
-    """asv's regressions.json entries for the open regressions of the paired steps: [name, graph, params, flat
-    index, last, best, [[rev before, rev after, before, after]]]; before/after are the step's base median per
-    call and that times the paired ratio, so asv's factor is the paired ratio. asv.html#regressions opens
-    regressions.html, which shows their intervals and status."""
+    """asv's regressions.json entries for the open regressions of the paired steps: [name, graph,
+    params, flat index, last, best, [[rev before, rev after, before, after]]]; before/after are the
+    step's base median per call and that times the paired ratio, so asv's factor is the paired
+    ratio. asv.html#regressions opens regressions.html, which shows their intervals and status."""
     entries = []
     graphs = {}
     for path in (html_dir / "graphs").rglob("*.json"):
@@ -125,6 +138,15 @@ def asv_regressions(steps_by_machine, suite, revisions, html_dir):
             idx = combos.index(combo) if combo in combos else None
             graph = next((g for g in graphs.get(benchmark, []) if f"/machine-{machine}/" in g), "")
             base_s = case["base_ns"] * 1e-9
-            entries.append([case["name"], graph, {"machine": machine}, idx, base_s * case["ratio"], base_s,
-                            [[before, after, base_s, base_s * case["ratio"]]]])
+            entries.append(
+                [
+                    case["name"],
+                    graph,
+                    {"machine": machine},
+                    idx,
+                    base_s * case["ratio"],
+                    base_s,
+                    [[before, after, base_s, base_s * case["ratio"]]],
+                ]
+            )
     return entries

@@ -1,6 +1,6 @@
-"""The pieces every page of the dashboard shares: the frame and its navigation, the banner for what could not be
-read, links to commits and cases, the table of a step's changed cases, its work per call. Everything a page did
-not write itself goes through :func:`esc`."""
+"""The pieces every page of the dashboard shares: the frame and its navigation, the banner for what
+could not be read, links to commits and cases, the table of a step's changed cases, its work per
+call. Everything a page did not write itself goes through :func:`esc`."""
 
 from __future__ import annotations
 
@@ -23,14 +23,21 @@ METHOD = "https://github.com/NVIDIA/cuda-python-bench/blob/main/docs/method.md"
 COMMIT_URL = "https://github.com/NVIDIA/cuda-python/commit/"
 
 
-NAV = [("index.html", "Main's head"), ("releases.html", "Releases"), ("regressions.html", "Regressions"),
-       ("graph.html", "Graphs"), ("steps.html", "Steps"), ("asv.html", "asv's pages"),
-       ("glossary.html", "Glossary")]
+NAV = [
+    ("index.html", "Main's head"),
+    ("releases.html", "Releases"),
+    ("regressions.html", "Regressions"),
+    ("graph.html", "Graphs"),
+    ("steps.html", "Steps"),
+    ("asv.html", "asv's pages"),
+    ("glossary.html", "Glossary"),
+]
 
 
 def esc(text):
-    """``text`` as HTML text or as an attribute's value in double or single quotes: every page escapes what it did
-    not write itself (commit titles, tags, case names, hashes, what a record says)."""
+    """``text`` as HTML text or as an attribute's value in double or single quotes: every page
+    escapes what it did not write itself (commit titles, tags, case names, hashes, what a record
+    says)."""
     return html.escape(str(text), quote=True)
 
 
@@ -39,39 +46,59 @@ def page(title, body, current, banner=""):
     then ``body``; ``site.js`` makes the link to asv's pages say how to serve them where the page
     was opened from disk."""
     active = ' class="active"'
-    nav = " ".join(f'<a href="{href}"{active if href == current else ""}>{esc(label)}</a>' for href, label in NAV)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            '<link rel="icon" href="swallow.ico">'
-            '<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">'
-            '<link rel="stylesheet" href="site.css">'
-            '<link rel="alternate" type="application/atom+xml" title="Regressions" href="regressions.xml">'
-            '<script src="site.js"></script>'
-            f'</head>\n<body><nav class="site">{nav}</nav>\n<main>\n{banner}<h1>{esc(title)}</h1>\n{body}\n'
-            '</main></body></html>\n')
+    nav = " ".join(
+        f'<a href="{href}"{active if href == current else ""}>{esc(label)}</a>'
+        for href, label in NAV
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
+        '<link rel="icon" href="swallow.ico">'
+        '<link rel="stylesheet" href="vendor/bootstrap/dist/css/bootstrap.min.css">'
+        '<link rel="stylesheet" href="site.css">'
+        '<link rel="alternate" type="application/atom+xml" title="Regressions" '
+        'href="regressions.xml">'
+        '<script src="site.js"></script>'
+        "</head>\n<body><nav "
+        f'class="site">{nav}</nav>\n<main>\n{banner}<h1>{esc(title)}</h1>\n{body}\n'
+        "</main></body></html>\n"
+    )
 
 
 def unreadable_html(found, results_dir):
-    """The banner every page carries while part of the history cannot be read (``results.noted``): each file and
-    line, and why; "" when all of it was read."""
+    """The banner every page carries while part of the history cannot be read (``results.noted``):
+    each file and line, and why; "" when all of it was read."""
     if not found:
         return ""
-    items = "".join(f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{line or ""}"><code>'
-                    f'{esc(results.shown(path, results_dir))}</code>{f" line {line}" if line else ""}: {esc(why)}</li>'
-                    for path, line, why in found)
-    return ('<div class="alert alert-warning unreadable" role="alert"><b>Part of the history could not be read</b>'
-            " and is left out of every page: what they say may change once it is mended (<code>cuda-bench "
-            f"publish</code> and <code>report</code> exit 2 until then).<ul>{items}</ul></div>\n")
+    items = "".join(
+        f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{line or ""}"><code>'
+        f"{esc(results.shown(path, results_dir))}</code>{f' line {line}' if line else ''}: "
+        f"{esc(why)}</li>"
+        for path, line, why in found
+    )
+    return (
+        '<div class="alert alert-warning unreadable" role="alert"><b>Part of the history could not '
+        "be read</b>"
+        " and is left out of every page: what they say may change once it is mended "
+        "(<code>cuda-bench "
+        f"publish</code> and <code>report</code> exit 2 until then).<ul>{items}</ul></div>\n"
+    )
 
 
 def commit_link(commit, known, url=COMMIT_URL):
     info = known.get(commit) or {}
     title = f' title="{esc(info["title"])}"' if info.get("title") else ""
-    return (f'<a class="commit" href="{esc(url + quote(commit))}" data-commit="{esc(commit)}"{title}>'
-            f'{esc(summary.name(commit, known))}</a>')
+    return (
+        f'<a class="commit" href="{esc(url + quote(commit))}" data-commit="{esc(commit)}"{title}>'
+        f"{esc(summary.name(commit, known))}</a>"
+    )
 
 
 def date_text(ms):
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if ms else "not recorded"
+    return (
+        datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        if ms
+        else "not recorded"
+    )
 
 
 def case_label(name):
@@ -91,8 +118,10 @@ def calls_html(names):
 def case_html(machine, name):
     """A case as the pages name it: its label, linked to its graph, and what it uses
     (:func:`calls_html`)."""
-    return (f'<a href="{esc(case_href(machine, name))}">{esc(case_label(name))}</a> '
-            f'{calls_html(calls.of(name))}')
+    return (
+        f'<a href="{esc(case_href(machine, name))}">{esc(case_label(name))}</a> '
+        f"{calls_html(calls.of(name))}"
+    )
 
 
 def code_html(name):
@@ -122,49 +151,74 @@ def case_href(machine, name):
     return graph_href(machine, benchmark, [c.strip("'") for c in combo[1:]])
 
 
-STATUS_CLASS = {"confirmed": "danger", "not yet confirmed": "warning", "not reproduced": "muted",
-                "improvement": "success", "regression": "danger"}
+STATUS_CLASS = {
+    "confirmed": "danger",
+    "not yet confirmed": "warning",
+    "not reproduced": "muted",
+    "improvement": "success",
+    "regression": "danger",
+}
 
 
 def changed_table(machine, cases, kind="changed"):
     """The cases a step judged slower or faster: case, ratio [95 % interval], status, per call."""
     if not cases:
         return ""
-    out = [f'<table class="table table-condensed {kind}"><thead><tr><th>case</th><th>ratio [{CONFIDENCE:.0%} '
-           f'interval]</th><th>status</th><th>{esc(PER_CALL)}</th></tr></thead><tbody>']
+    out = [
+        f'<table class="table table-condensed {kind}"><thead><tr><th>case</th><th>ratio '
+        f"[{CONFIDENCE:.0%} "
+        f"interval]</th><th>status</th><th>{esc(PER_CALL)}</th></tr></thead><tbody>"
+    ]
     for case in cases:
         state = summary.status(case)
         word = summary.status_word(case)
-        out.append(f'<tr class="case" data-case="{esc(case["name"])}" data-verdict="{esc(case["verdict"])}" '
-                   f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
-                   f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
-                   f'<td>{ratio_text(case)}</td>'
-                   f'<td class="text-{STATUS_CLASS.get(state, "muted")}">{esc(word)}</td>'
-                   f'<td class="per-call">{esc(per_call(case))}</td></tr>')
+        out.append(
+            f'<tr class="case" data-case="{esc(case["name"])}" '
+            f'data-verdict="{esc(case["verdict"])}" '
+            f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" '
+            f'data-high="{case["high"]!r}" '
+            f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
+            f"<td>{ratio_text(case)}</td>"
+            f'<td class="text-{STATUS_CLASS.get(state, "muted")}">{esc(word)}</td>'
+            f'<td class="per-call">{esc(per_call(case))}</td></tr>'
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
 
 def work_html(told, where=""):
-    """What changed in the work per call over a step (``summary.work_changed``; ``where``: which step, where the
-    page shows more than one): each changed case, as counted; that nothing changed in what both commits counted;
-    or, where a side was not counted, nothing at all."""
+    """What changed in the work per call over a step (``summary.work_changed``; ``where``: which
+    step, where the page shows more than one): each changed case, as counted; that nothing changed
+    in what both commits counted; or, where a side was not counted, nothing at all."""
     work = told.get("work")
     if work is None:
         return ""
-    notes = "".join(f' <small class="text-muted">{code_text(note)}</small>' for note in work["caveats"])
+    notes = "".join(
+        f' <small class="text-muted">{code_text(note)}</small>' for note in work["caveats"]
+    )
     changed, said = summary.work_said(work)
     if not changed:
         return f'<p class="work" data-changed="0">Work per call{where}: {said}.{notes}</p>'
-    items = "".join(f'<li data-case="{esc(name)}"><code>{esc(counting.case_label(name))}</code>: {esc(text)}</li>'
-                    for name, text in work["changed"].items())
-    return (f'<div class="work" data-changed="{len(work["changed"])}"><b>Work per call{where} {said}</b> (exact '
-            f"counts, no interval needed):{notes}<ul>{items}</ul></div>")
+    items = "".join(
+        f'<li data-case="{esc(name)}"><code>{esc(counting.case_label(name))}</code>: '
+        f"{esc(text)}</li>"
+        for name, text in work["changed"].items()
+    )
+    return (
+        f'<div class="work" data-changed="{len(work["changed"])}"><b>Work per call{where} '
+        f"{said}</b> (exact "
+        f"counts, no interval needed):{notes}<ul>{items}</ul></div>"
+    )
 
 
 def unseen_html(shown):
-    """What the work counts cannot see, said once under a page's work lines (``shown``: the page has some)."""
-    return f'<p class="unseen"><small class="text-muted">{esc(counting.UNSEEN)}</small></p>' if shown else ""
+    """What the work counts cannot see, said once under a page's work lines (``shown``: the page has
+    some)."""
+    return (
+        f'<p class="unseen"><small class="text-muted">{esc(counting.UNSEEN)}</small></p>'
+        if shown
+        else ""
+    )
 
 
 def code_text(text):
@@ -183,10 +237,15 @@ def one_side_html(machine, step):
     found = summary.one_side(step)
     if not found:
         return ""
-    items = "".join(f'<li data-case="{esc(name)}" data-side="{esc(side)}">'
-                    f"{case_html(machine, name)}: {esc(words)}</li>" for name, side, words in found)
-    return (f'<details class="one-side" data-cases="{len(found)}"><summary>{len(found)} on one '
-            f"side only</summary><ul>{items}</ul></details>")
+    items = "".join(
+        f'<li data-case="{esc(name)}" data-side="{esc(side)}">'
+        f"{case_html(machine, name)}: {esc(words)}</li>"
+        for name, side, words in found
+    )
+    return (
+        f'<details class="one-side" data-cases="{len(found)}"><summary>{len(found)} on one '
+        f"side only</summary><ul>{items}</ul></details>"
+    )
 
 
 def verdict_badge(found):
@@ -200,5 +259,6 @@ def verdict_badge(found):
 
 
 def banner(found):
-    """The banner of every page of ``found`` (``read.History``): :func:`unreadable_html` of what it could not read."""
+    """The banner of every page of ``found`` (``read.History``): :func:`unreadable_html` of what it
+    could not read."""
     return unreadable_html(found.unreadable, found.results_dir)

@@ -1,6 +1,7 @@
-"""``index.html``, the front page: per machine, main's head, its paired verdicts against the previous measured
-commit and against the newest release, the regressions still open, and each operation at the head: one number
-per cell (asv's median), a badge where the paired step to the head flagged the case, the rest on hover."""
+"""``index.html``, the front page: per machine, main's head, its paired verdicts against the
+previous measured commit and against the newest release, the regressions still open, and each
+operation at the head: one number per cell (asv's median), a badge where the paired step to the head
+flagged the case, the rest on hover."""
 
 from __future__ import annotations
 
@@ -37,8 +38,10 @@ from cuda_bench.text import (
 )
 
 HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
-<p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case a ratio (head over
-base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> only when its whole interval lies
+<p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case \
+a ratio (head over
+base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> \
+only when its whole interval lies
 beyond the case's threshold (a percent or two, calibrated per case on the machine). {rule_html()}.
 The table's numbers are asv's medians per call at main's head: context, since they move with the
 machine's state (up to 2× on the H200), never a change; a cell's hover says every other number of
@@ -47,160 +50,282 @@ its case. The rules and the evidence:
 
 
 def verdict_row(key, heading, part, missing):
-    """One row of the landing page's verdicts: a paired step's counts and changed cases, or why there is none."""
+    """One row of the landing page's verdicts: a paired step's counts and changed cases, or why
+    there is none."""
     if part and part.get("step"):
         told = part["described"]
-        return (f'<tr data-against="{key}" data-base="{esc(told["base"])}" data-head="{esc(told["head"])}">'
-                f'<th>{heading}</th>'
-                f'<td>{verdict_badge(told["counts"])}</td><td>{counts_text(told["counts"])} '
-                f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])})</small></td></tr>')
-    return f'<tr data-against="{key}" class="missing"><th>{heading}</th><td></td><td>{missing}</td></tr>'
+        return (
+            f'<tr data-against="{key}" data-base="{esc(told["base"])}" '
+            f'data-head="{esc(told["head"])}">'
+            f"<th>{heading}</th>"
+            f"<td>{verdict_badge(told['counts'])}</td><td>{counts_text(told['counts'])} "
+            f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])})</small></td></tr>'
+        )
+    return (
+        f'<tr data-against="{key}" class="missing"><th>{heading}</th><td></td>'
+        f"<td>{missing}</td></tr>"
+    )
 
 
 def render_landing(told, rows, known):
-    """One machine's part of the front page: main's head, the verdicts, the open regressions, each operation."""
+    """One machine's part of the front page: main's head, the verdicts, the open regressions, each
+    operation."""
     machine = told["machine"]
     params = told["params"]
-    out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)} <small>'
-           f'{esc(params.get("gpu", "no GPU"))}, driver {esc(params.get("driver", "-"))}</small></h2>']
+    out = [
+        f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)} <small>'
+        f"{esc(params.get('gpu', 'no GPU'))}, driver {esc(params.get('driver', '-'))}</small></h2>"
+    ]
     head, lost = told["head"], told.get("lost_head")
     if lost:
         title = f" “{esc(lost['title'])}”" if lost["title"] else ""
-        out.append(f'<p class="lost-head" data-commit="{esc(lost["commit"])}">Main\'s head: '
-                   f'{commit_link(lost["commit"], known)}{title}: <b>its results file could not be read</b> '
-                   f'(<code>{esc(lost["file"])}</code>{" line " + str(lost["line"]) if lost["line"] else ""}: '
-                   f'{esc(lost["why"])}). Nothing below is of it.</p>')
+        out.append(
+            f'<p class="lost-head" data-commit="{esc(lost["commit"])}">Main\'s head: '
+            f"{commit_link(lost['commit'], known)}{title}: <b>its results file could not be "
+            "read</b> "
+            f"(<code>{esc(lost['file'])}</code>"
+            f"{' line ' + str(lost['line']) if lost['line'] else ''}: "
+            f"{esc(lost['why'])}). Nothing below is of it.</p>"
+        )
     if head is None:
         out.append("<p>No commit of main measured on this machine yet.</p></section>")
         return "\n".join(out)
     title = f" “{esc(head['title'])}”" if head["title"] else ""
     said = "The newest commit of main whose results could be read" if lost else "Main's head"
-    out.append(f'<p class="head" data-commit="{esc(head["commit"])}">{said}: {commit_link(head["commit"], known)}'
-               f'{title}, committed {date_text(head["date"])[:10]}; asv measured it {date_text(head["measured"])}.</p>')
+    out.append(
+        f'<p class="head" data-commit="{esc(head["commit"])}">{said}: '
+        f"{commit_link(head['commit'], known)}"
+        f"{title}, committed {date_text(head['date'])[:10]}; asv measured it "
+        f"{date_text(head['measured'])}.</p>"
+    )
     out.append('<table class="table verdicts"><tbody>')
     previous = told["previous"] or {}
-    prev_name = f'{commit_link(previous["commit"], known)} (the previous measured commit)' \
-        if previous.get("commit") else "the previous measured commit"
-    out.append(verdict_row("previous", f"against {prev_name}", previous,
-                           "no paired step to main's head yet: <code>cuda-bench steps</code> makes it"
-                           if previous.get("commit") else "main's first measured commit: nothing to pair it with"))
+    prev_name = (
+        f"{commit_link(previous['commit'], known)} (the previous measured commit)"
+        if previous.get("commit")
+        else "the previous measured commit"
+    )
+    out.append(
+        verdict_row(
+            "previous",
+            f"against {prev_name}",
+            previous,
+            "no paired step to main's head yet: <code>cuda-bench steps</code> makes it"
+            if previous.get("commit")
+            else "main's first measured commit: nothing to pair it with",
+        )
+    )
     release = told["release"]
     if release:
-        out.append(verdict_row(
-            "release", f'against {commit_link(release["commit"], known)} (the newest release)', release,
-            f'<b>not measured yet</b>: the history has no paired step from {esc(release["name"])} to '
-            f'{esc(head["name"])}. <code>cuda-bench ladder</code> on a GPU machine measures every release, then '
-            "main's head, and pairs each with the one before it."))
+        out.append(
+            verdict_row(
+                "release",
+                f"against {commit_link(release['commit'], known)} (the newest release)",
+                release,
+                "<b>not measured yet</b>: the history has no paired step from "
+                f"{esc(release['name'])} to "
+                f"{esc(head['name'])}. <code>cuda-bench ladder</code> on a GPU machine measures "
+                "every release, then "
+                "main's head, and pairs each with the one before it.",
+            )
+        )
     opened = told["open"]
     confirmed = sum(bool(c.get("confirmed")) for _, c in opened)
-    text = (f"{confirmed} confirmed · {len(opened) - confirmed} not yet confirmed" if opened
-            else "none")
-    ladder = (f' <small class="text-muted">(and {told["release_open"]} between releases: '
-              '<a href="releases.html">Releases</a>)</small>') if told["release_open"] else ""
-    badge = ('<span class="label label-danger">open</span>' if opened
-             else '<span class="label label-default">none</span>')
-    out.append(f'<tr data-against="open"><th>regressions still open on main</th><td>{badge}</td>'
-               f'<td><a href="regressions.html">{text}</a>{ladder}</td></tr>')
+    text = (
+        f"{confirmed} confirmed · {len(opened) - confirmed} not yet confirmed" if opened else "none"
+    )
+    ladder = (
+        (
+            f' <small class="text-muted">(and {told["release_open"]} between releases: '
+            '<a href="releases.html">Releases</a>)</small>'
+        )
+        if told["release_open"]
+        else ""
+    )
+    badge = (
+        '<span class="label label-danger">open</span>'
+        if opened
+        else '<span class="label label-default">none</span>'
+    )
+    out.append(
+        f'<tr data-against="open"><th>regressions still open on main</th><td>{badge}</td>'
+        f'<td><a href="regressions.html">{text}</a>{ladder}</td></tr>'
+    )
     out.append("</tbody></table>")
-    for key, heading in (("previous", "Changed since the previous measured commit"),
-                         ("release", "Changed since the newest release")):
+    for key, heading in (
+        ("previous", "Changed since the previous measured commit"),
+        ("release", "Changed since the newest release"),
+    ):
         part = told.get(key) or {}
-        if part.get("step") and (part["described"]["changed"] or (part["described"]["work"] or {}).get("changed")):
-            out.append(f'<h3 class="changed" data-against="{key}">{heading}</h3>'
-                       + changed_table(machine, part["described"]["changed"]) + work_html(part["described"]))
+        if part.get("step") and (
+            part["described"]["changed"] or (part["described"]["work"] or {}).get("changed")
+        ):
+            out.append(
+                f'<h3 class="changed" data-against="{key}">{heading}</h3>'
+                + changed_table(machine, part["described"]["changed"])
+                + work_html(part["described"])
+            )
         elif part.get("step") and part["described"]["work"] is not None:
-            where = " since the previous measured commit" if key == "previous" else " since the newest release"
+            where = (
+                " since the previous measured commit"
+                if key == "previous"
+                else " since the newest release"
+            )
             out.append(f'<div data-against="{key}">{work_html(part["described"], where)}</div>')
-    out.append(unseen_html(any((told.get(key) or {}).get("step") and told[key]["described"]["work"] is not None
-                               for key in ("previous", "release"))))
+    out.append(
+        unseen_html(
+            any(
+                (told.get(key) or {}).get("step") and told[key]["described"]["work"] is not None
+                for key in ("previous", "release")
+            )
+        )
+    )
     if opened:
-        out.append('<h3>Open regressions on main</h3><ul class="open">' + "".join(
-            f'<li data-case="{esc(c["name"])}" data-head="{esc(s["head"])}">'
-            f'{case_html(machine, c["name"])} {ratio_text(c)} at {commit_link(s["base"], known)} → '
-            f'{commit_link(s["head"], known)}: {esc(summary.status(c))}</li>' for s, c in opened) + "</ul>")
+        out.append(
+            '<h3>Open regressions on main</h3><ul class="open">'
+            + "".join(
+                f'<li data-case="{esc(c["name"])}" data-head="{esc(s["head"])}">'
+                f"{case_html(machine, c['name'])} {ratio_text(c)} at "
+                f"{commit_link(s['base'], known)} → "
+                f"{commit_link(s['head'], known)}: {esc(summary.status(c))}</li>"
+                for s, c in opened
+            )
+            + "</ul>"
+        )
     if rows:
-        out.append(f'<h3>Each operation at {esc(head["name"])}</h3>')
+        out.append(f"<h3>Each operation at {esc(head['name'])}</h3>")
         out.append(render(rows))
     out.append("</section>")
     return "\n".join(out)
 
 
 def cell_title(cell, row, usual):
-    """What a cell says on hover: the median's place, net of the floor, the paired step, over C++."""
-    lines = [f"asv's median at {row['commit'][:9]}: {fmt(cell['value'])} per call (one unpaired run: context)"]
+    """What a cell says on hover: the median's place, net of the floor, the paired step, over
+    C++."""
+    lines = [
+        f"asv's median at {row['commit'][:9]}: {fmt(cell['value'])} per call (one unpaired run: "
+        "context)"
+    ]
     if number(cell.get("net")):
         lines.append(f"net of the harness floor ({fmt(row['floor'])}): {fmt_net(cell['net'])}")
     step = cell.get("step")
     if step:
-        said = {"regression": "slower", "improvement": "faster"}.get(step["verdict"], step["verdict"])
-        lines.append(f"paired with {step['base'][:9]}: {interval(step)} ({CONFIDENCE:.0%}), {said}"
-                     + (f"; {step['standing']}" if step.get("standing") else ""))
+        said = {"regression": "slower", "improvement": "faster"}.get(
+            step["verdict"], step["verdict"]
+        )
+        lines.append(
+            f"paired with {step['base'][:9]}: {interval(step)} ({CONFIDENCE:.0%}), {said}"
+            + (f"; {step['standing']}" if step.get("standing") else "")
+        )
     if cell.get("index"):
         product, base, count = cell["index"]
-        lines.append(f"paired chain ×{product:.3f} since {base[:9]} ({count} step{'s' if count != 1 else ''})")
+        lines.append(
+            f"paired chain ×{product:.3f} since {base[:9]} ({count} "
+            f"step{'s' if count != 1 else ''})"
+        )
     if cell.get("work"):
         lines.append(f"work per call, counted: {cell['work']}")
     if "over_cpp_ns" in cell:
         over = cell.get("over_cpp")
-        text = f"over its C++ twin: {overcpp.over_text(cell, usual)} ({cell.get('over_cpp_of', 'raw')})"
+        of = cell.get("over_cpp_of", "raw")
+        text = f"over its C++ twin: {overcpp.over_text(cell, usual)} ({of})"
         if over:
-            state = (f", over the {over['fast']} of {over['processes']} processes in the fast state"
-                     if over.get("fast") is not None else "")
-            text += (f"; paired in one process{state}: ×{over['low']:.2f}–{over['high']:.2f}, "
-                     f"{signed(over['over_low'] * 1e-9)} to {signed(over['over_high'] * 1e-9)} ({CONFIDENCE:.0%})")
+            state = (
+                f", over the {over['fast']} of {over['processes']} processes in the fast state"
+                if over.get("fast") is not None
+                else ""
+            )
+            text += (
+                f"; paired in one process{state}: ×{over['low']:.2f}–{over['high']:.2f}, "
+                f"{signed(over['over_low'] * 1e-9)} to {signed(over['over_high'] * 1e-9)} "
+                f"({CONFIDENCE:.0%})"
+            )
             runs = over.get("runs")
             if runs and runs["runs"] > 1:
-                text += (f"; ×{runs['low']:.2f}–{runs['high']:.2f} over {runs['runs']} runs of this commit "
-                         f"(the records name {runs['starts']} machine starts)")
+                text += (
+                    f"; ×{runs['low']:.2f}–{runs['high']:.2f} over {runs['runs']} runs of this "
+                    "commit "
+                    f"(the records name {runs['starts']} machine starts)"
+                )
             if runs and runs.get("left_out"):
-                text += (f"; {runs['left_out']} run(s) in the slow state left out (their C++ twins ran more than "
-                         f"×{overcpp.SLOW_STATE} slower than their fastest recorded run)")
+                text += (
+                    f"; {runs['left_out']} run(s) in the slow state left out (their C++ twins ran "
+                    "more than "
+                    f"×{overcpp.SLOW_STATE} slower than their fastest recorded run)"
+                )
             if overcpp.slow_state(runs):
-                text += (f" (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their fastest recorded "
-                         "run on this machine: probably no process in the fast state, so the ratio reads high)")
+                text += (
+                    f" (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their "
+                    "fastest recorded "
+                    "run on this machine: probably no process in the fast state, so the ratio "
+                    "reads high)"
+                )
             if number(over.get("py_ns")) and over["py_ns"] > 0:
                 apart = cell["value"] * 1e9 / over["py_ns"]
                 python = fmt(over["py_ns"] * 1e-9)
-                text += (f". Measured apart from asv's median above: that is ×{apart:.2f} this "
-                         f"measurement's Python time per call ({python}); another run, in another "
-                         "state of the machine")
+                text += (
+                    f". Measured apart from asv's median above: that is ×{apart:.2f} this "
+                    f"measurement's Python time per call ({python}); another run, in another "
+                    "state of the machine"
+                )
             else:
-                text += (". Measured apart from the median above, in the fast state: the two need "
-                         "not agree")
-        lines.append(text + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above")
+                text += (
+                    ". Measured apart from the median above, in the fast state: the two need "
+                    "not agree"
+                )
+        lines.append(
+            text
+            + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above"
+        )
     return "\n".join(lines)
 
 
 def render(rows):
-    """The operations table of each machine in ``rows`` (``overview.overview_rows``): one number per cell, asv's
-    median, with a badge where the paired step to the commit flagged the case; the rest on hover (``title``), a
-    click opens the case's graph. ★ marks an operation whose sides do different work, said once below."""
+    """The operations table of each machine in ``rows`` (``overview.overview_rows``): one number per
+    cell, asv's median, with a badge where the paired step to the commit flagged the case; the rest
+    on hover (``title``), a click opens the case's graph. ★ marks an operation whose sides do
+    different work, said once below."""
     out = []
     for machine in dict.fromkeys(r["machine"] for r in rows):
         mrows = [r for r in rows if r["machine"] == machine]
         first = mrows[0]
         floor = first["floor"]
         usual = overcpp.usual_runs(mrows)
-        out.append(f'<p class="legend-line">Median time per call (asv); harness floor <span class="floor">'
-                   f'{fmt(floor) if number(floor) else "n/a"}</span>. <span class="label label-danger">slower'
-                   '</span> <span class="label label-success">faster</span>: the paired step to this commit says so. '
-                   'Hover a number for its interval and its cost over C++; click it for its graph.</p>')
-        out.append(f'<table class="table table-condensed table-hover overview" data-machine="{esc(machine)}">'
-                   '<thead><tr><th>operation</th>' + "".join(f"<th>{TITLES[a]}</th>" for a in APIS)
-                   + "</tr></thead><tbody>")
+        out.append(
+            f'<p class="legend-line">Median time per call (asv); harness floor <span class="floor">'
+            f'{fmt(floor) if number(floor) else "n/a"}</span>. <span class="label '
+            'label-danger">slower'
+            '</span> <span class="label label-success">faster</span>: the paired step to this '
+            "commit says so. "
+            "Hover a number for its interval and its cost over C++; click it for its graph.</p>"
+        )
+        out.append(
+            '<table class="table table-condensed table-hover overview" '
+            f'data-machine="{esc(machine)}">'
+            "<thead><tr><th>operation</th>"
+            + "".join(f"<th>{TITLES[a]}</th>" for a in APIS)
+            + "</tr></thead><tbody>"
+        )
         reasons = {}
         for row in mrows:
             star = ""
             if row.get("differs"):
-                mark = reasons.setdefault(row["differs"], "★" if not reasons else f"★{len(reasons) + 1}")
+                mark = reasons.setdefault(
+                    row["differs"], "★" if not reasons else f"★{len(reasons) + 1}"
+                )
                 star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
             case = " ".join(row["case"])
-            named = [row["cells"][api]["case"] for api in APIS
-                     if (row["cells"].get(api) or {}).get("case")]
+            named = [
+                row["cells"][api]["case"]
+                for api in APIS
+                if (row["cells"].get(api) or {}).get("case")
+            ]
             uses = [n for name in named for n in calls.of(name)]
-            out.append(f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
-                       f'{esc(short_name(row["benchmark"]))}{" " + esc(case) if case else ""}{star}'
-                       f'{"<br>" + calls_html(list(dict.fromkeys(uses))) if uses else ""}</td>')
+            out.append(
+                f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
+                f"{esc(short_name(row['benchmark']))}{' ' + esc(case) if case else ''}{star}"
+                f"{'<br>' + calls_html(list(dict.fromkeys(uses))) if uses else ''}</td>"
+            )
             for api in APIS:
                 cell = row["cells"].get(api)
                 if cell is None:
@@ -210,28 +335,42 @@ def render(rows):
                 link = graph_href(machine, row["benchmark"], row["case"])
                 if not number(value):
                     text = "failed" if value is None else "n/a"
-                    out.append(f'<td class="{api}" data-value=""><a href="{esc(link)}">{text}</a></td>')
+                    out.append(
+                        f'<td class="{api}" data-value=""><a href="{esc(link)}">{text}</a></td>'
+                    )
                     continue
                 badge, verdict = "", ""
                 step = cell.get("step")
                 if step and step["verdict"] in summary.CHANGES:
                     verdict = step["verdict"]
-                    kind, word = ("danger", "slower") if verdict == "regression" else ("success", "faster")
+                    kind, word = (
+                        ("danger", "slower") if verdict == "regression" else ("success", "faster")
+                    )
                     badge = f' <span class="label label-{kind} badge-{verdict}">{word}</span>'
                 net = cell.get("net")
                 data_net = f' data-net="{net!r}"' if number(net) else ""
                 target = ""
                 if "over_cpp_ns" in cell:
                     target = " over-ok" if cell["over_cpp_ns"] < TARGET_NS else " over-target"
-                out.append(f'<td class="{api}{target}" data-value="{value!r}"{data_net} data-verdict="{verdict}" '
-                           f'title="{esc(cell_title(cell, row, usual))}"><a href="{esc(link)}">{fmt(value)}</a>'
-                           f'{badge}</td>')
+                out.append(
+                    f'<td class="{api}{target}" data-value="{value!r}"{data_net} '
+                    f'data-verdict="{verdict}" '
+                    f'title="{esc(cell_title(cell, row, usual))}"><a '
+                    f'href="{esc(link)}">{fmt(value)}</a>'
+                    f"{badge}</td>"
+                )
             out.append("</tr>")
         out.append("</tbody></table>")
         if reasons:
-            out.append('<ul class="differs-notes">' + "".join(
-                f'<li><span class="differs">{mark}</span> the sides do different work: {esc(reason)}</li>'
-                for reason, mark in reasons.items()) + "</ul>")
+            out.append(
+                '<ul class="differs-notes">'
+                + "".join(
+                    f'<li><span class="differs">{mark}</span> the sides do different work: '
+                    f"{esc(reason)}</li>"
+                    for reason, mark in reasons.items()
+                )
+                + "</ul>"
+            )
         if first.get("older"):
             out.append(f'<p class="older">{esc(OLDER.format(names=", ".join(first["older"])))}</p>')
     return "\n".join(out)
@@ -239,6 +378,10 @@ def render(rows):
 
 def document(found):
     """``index.html`` of ``found`` (``read.History``)."""
-    body = "\n".join(render_landing(machine.landing, [r for r in found.rows if r["machine"] == name], found.known)
-                     for name, machine in found.machines.items())
+    body = "\n".join(
+        render_landing(
+            machine.landing, [r for r in found.rows if r["machine"] == name], found.known
+        )
+        for name, machine in found.machines.items()
+    )
     return page("cuda-python: is main fine?", HOW_TO_READ + body, "index.html", banner(found))
