@@ -4,9 +4,10 @@
     python -m cuda_bench.apis --resolve-only  # names only: no CUDA work at all
     python -m cuda_bench.apis --json out.json
 
-For each case it prints ``ok`` (the API exists and setup ran), ``ok (api)`` (the API exists; setup was not
-run, with --resolve-only) or ``skip: <reason>``. Run it in the environment you want to check, from the
-project root. Exit status 1 when a case fails with anything but a skip (a bug in the suite).
+For each case it prints ``ok`` (the API exists and setup ran), ``ok (api)`` (the API exists; setup
+was not run, with --resolve-only) or ``skip: <reason>``. Run it in the environment you want to
+check, from the project root. Exit status 1 when a case fails with anything but a skip (a bug in the
+suite).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from cuda_bench.suite import cases
 
 
 def operations():
-    """{case name: Case} for the suite's operations (``benchmarks._op.Op`` subclasses), in file order."""
+    """{case name: Case} for the suite's operations (``benchmarks._op.Op`` subclasses), in file
+    order."""
     from benchmarks._op import Op
 
     return {name: case for name, case in cases().items() if issubclass(case.cls, Op)}
@@ -45,7 +47,9 @@ def check(case, resolve_only):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resolve-only", action="store_true", help="check names only; no CUDA work")
+    parser.add_argument(
+        "--resolve-only", action="store_true", help="check names only; no CUDA work"
+    )
     parser.add_argument("--json", type=Path, help="also write the table as JSON")
     args = parser.parse_args(argv)
     from benchmarks import _compat as compat
@@ -59,7 +63,11 @@ def main(argv=None):
         except Exception:
             status = "FAIL: " + traceback.format_exc().strip().splitlines()[-1]
             failed = True
-        flags = [flag for flag, on in (("queued", case.cls.queued), ("synchronizes", case.cls.synchronizes)) if on]
+        flags = [
+            flag
+            for flag, on in (("queued", case.cls.queued), ("synchronizes", case.cls.synchronizes))
+            if on
+        ]
         rows.append({"benchmark": name, "api": case.params[0], "status": status, "flags": flags})
         print(f"{name:80s} {status}{'  [' + ', '.join(flags) + ']' if flags else ''}", flush=True)
     versions = {api: compat.describe(api) for api in compat.LIBRARIES}

@@ -1,7 +1,7 @@
 """What each case calls, in the words a maintainer types: ``Device.set_current`` for
-``bench_device.SetCurrent.time_set_current('core')``, ``cuCtxSetCurrent`` for its cuda.bindings form. The
-suite declares it once, per operation and library (``benchmarks._op.Op.needs``); every page and report
-reads it from here.
+``bench_device.SetCurrent.time_set_current('core')``, ``cuCtxSetCurrent`` for its cuda.bindings
+form. The suite declares it once, per operation and library (``benchmarks._op.Op.needs``); every
+page and report reads it from here.
 """
 
 from __future__ import annotations
@@ -31,18 +31,19 @@ def declared():
                 continue
             for method in suite.timed_methods(cls):
                 out[f"{module}.{cls.__name__}.{method}"] = {
-                    api: tuple(dict.fromkeys(_typed(n) for n in names
-                                             if not n.startswith("numpy.")))
-                    for api, names in cls.needs.items()}
+                    api: tuple(
+                        dict.fromkeys(_typed(n) for n in names if not n.startswith("numpy."))
+                    )
+                    for api, names in cls.needs.items()
+                }
         return out
     except Exception as exc:  # the pages still stand without the names
-        print(f"calls: no call names from the suite ({type(exc).__name__}: {exc})",
-              file=sys.stderr)
+        print(f"calls: no call names from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
         return {}
 
 
 def _typed(name):
-    return next((name[len(m):] for m in MODULES if name.startswith(m)), name)
+    return next((name[len(m) :] for m in MODULES if name.startswith(m)), name)
 
 
 def of(name):

@@ -1,11 +1,12 @@
 """``cuda-bench``: one command line for every stage, parsing and dispatch only (the commands are
 ``cuda_bench.commands``). ``cuda-bench COMMAND --help`` says what each option does.
 
-Exit status, for every command: 0 done, nothing regressed; 1 a regression (and nothing else); 2 something could
-not be measured (a case failed, lost process pairs, a step not made, a measured value kept) or could not be read
-(a results file or a record's line of the history, each named: what the command says leaves it out); 3 the
-command could not start or stopped on an error (a bad revision or option, an unreachable repository, a record
-of the wrong shape: one line, no traceback); 130 interrupted.
+Exit status, for every command: 0 done, nothing regressed; 1 a regression (and nothing else); 2
+something could not be measured (a case failed, lost process pairs, a step not made, a measured
+value kept) or could not be read (a results file or a record's line of the history, each named: what
+the command says leaves it out); 3 the command could not start or stopped on an error (a bad
+revision or option, an unreachable repository, a record of the wrong shape: one line, no traceback);
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -20,26 +21,32 @@ from cuda_bench import asvrun, paired, publish, records, results, steps
 from cuda_bench.commands import COMMANDS
 from cuda_bench.status import ERROR, INCOMPLETE, INTERRUPTED, described, worst
 
-DESCRIPTION = """\
+DESCRIPTION = (
+    """\
 cuda-python-bench: how fast is each cuda.core / cuda.bindings call, commit after commit.
 
 commands:
-  init       once per checkout: this machine and the cuda-python clone every command (and plain asv) uses
+  init       once per checkout: this machine and the cuda-python clone every command (and plain \
+asv) uses
   run        asv run over commits of cuda-python (default: main's newest), pair each newly measured
              commit with the previous one, time the newest against C++ (paired), publish html/
-  ladder     the same over every cuda-core-v* release tag and main's head (--new: only releases newer
+  ladder     the same over every cuda-core-v* release tag and main's head (--new: only releases \
+newer
              than the newest measured, each paired with the release before it)
   steps      the paired steps the history lacks, made now (--recheck: flags not yet confirmed)
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
   over-cpp   each Python form against its C++ twin, sample by sample in one process, at one commit
-  counts     the work per call of every case at one commit or two (CUDA API calls by name, NVRTC calls,
+  counts     the work per call of every case at one commit or two (CUDA API calls by name, NVRTC \
+calls,
              Python and C calls, net memory blocks), counted, not timed; with two, what changed
-  plan       what this machine's history lacks, most valuable first, with minutes each (--run --budget:
+  plan       what this machine's history lacks, most valuable first, with minutes each (--run \
+--budget:
              as much of it as fits)
   publish    html/ from results/ alone (self-contained: no network, no clone)
   serve      html/ on http://127.0.0.1:8080
-  report     the history as Markdown (the front page, --releases, --steps, --across, --agreement, --issue)
+  report     the history as Markdown (the front page, --releases, --steps, --across, --agreement, \
+--issue)
   prebuild   build several commits into the wheel cache at once, before a run
   upgrade    the records in results/ brought to the current schema
 
@@ -51,12 +58,16 @@ examples:
   cuda-bench aa main                              # thresholds for this machine
   cuda-bench counts cuda-core-v0.3.2 main         # what each call does, and what changed
 
-""" + textwrap.fill("exit status: " + described(), 100) + "\n"
+"""
+    + textwrap.fill("exit status: " + described(), 100)
+    + "\n"
+)
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, but a bad option or argument exits 3 (the command could not start), as every other
-    one-line error does: argparse's own 2 says that something could not be measured here."""
+    """argparse's parser, but a bad option or argument exits 3 (the command could not start), as
+    every other one-line error does: argparse's own 2 says that something could not be measured
+    here."""
 
     def error(self, message):
         self.print_usage(sys.stderr)
@@ -64,10 +75,15 @@ class Parser(argparse.ArgumentParser):
 
 
 def parser():
-    top = Parser(prog="cuda-bench", usage="%(prog)s [-h] COMMAND ...", description=DESCRIPTION,
-                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS,
-                             prog="cuda-bench")  # the commands are listed once, in DESCRIPTION
+    top = Parser(
+        prog="cuda-bench",
+        usage="%(prog)s [-h] COMMAND ...",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = top.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog="cuda-bench"
+    )  # the commands are listed once, in DESCRIPTION
     for module in dict.fromkeys(COMMANDS.values()):
         module.add(sub)
     return top
@@ -85,10 +101,15 @@ def main(argv=None):
         top.error(f"unrecognised arguments: {' '.join(rest)}")
     module = COMMANDS[args.command]
     start = time.monotonic()
-    paired.stop_on_sigterm()  # SIGTERM stops a command as Ctrl-C does: its children stopped, its files removed
+    # SIGTERM stops a command as Ctrl-C does: its children stopped, its files removed
+    paired.stop_on_sigterm()
     results.forget()  # what this command could not read, noted as it reads
     try:
-        status = module.main(args, rest, argv) if args.command in ("run", "ladder") else module.main(args, argv)
+        status = (
+            module.main(args, rest, argv)
+            if args.command in ("run", "ladder")
+            else module.main(args, argv)
+        )
         return with_unreadable(status)
     except ERRORS as exc:
         print(f"bench: {exc}", file=sys.stderr)
@@ -105,8 +126,8 @@ def main(argv=None):
 
 
 def with_unreadable(status):
-    """A command's exit status, and what it could not read: each file and line named once more at the end, and
-    INCOMPLETE (2) unless the status says more (a regression, 1, still outranks it:
+    """A command's exit status, and what it could not read: each file and line named once more at
+    the end, and INCOMPLETE (2) unless the status says more (a regression, 1, still outranks it:
     ``status.worst``)."""
     return worst([status, INCOMPLETE]) if results.say_unreadable("bench") else status
 

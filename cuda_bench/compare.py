@@ -2,17 +2,19 @@
 
 Three uses of one engine (``cuda_bench.paired``):
 
-* the pull-request gate, ``cuda-bench compare BASE HEAD``: a comment that leads with the cases that changed,
-  each with its ratio and interval; exit status 1 only for a regression, a case whose whole interval lies
-  beyond its threshold;
-* calibration, ``cuda-bench aa COMMIT``: the same build on both sides; the farthest each case's interval
-  strays from 1 sets that case's threshold on this machine (``results/<machine>/calibration.jsonl``);
-* the history (``cuda_bench.steps``): each newly measured commit paired with the previous measured one on
-  the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from.
+* the pull-request gate, ``cuda-bench compare BASE HEAD``: a comment that leads with the cases that
+  changed, each with its ratio and interval; exit status 1 only for a regression, a case whose whole
+  interval lies beyond its threshold;
+* calibration, ``cuda-bench aa COMMIT``: the same build on both sides; the farthest each case's
+  interval strays from 1 sets that case's threshold on this machine
+  (``results/<machine>/calibration.jsonl``);
+* the history (``cuda_bench.steps``): each newly measured commit paired with the previous measured
+  one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from.
 
-Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the ratio, the
-interval and the verdict; after a pull-request comparison, both commits' work per call (``counts``: counted in a
-pass of its own, ``cuda_bench.countpass``), and the comment names each case whose work changed.
+Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the
+ratio, the interval and the verdict; after a pull-request comparison, both commits' work per call
+(``counts``: counted in a pass of its own, ``cuda_bench.countpass``), and the comment names each
+case whose work changed.
 """
 
 from __future__ import annotations
@@ -56,9 +58,19 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
     def one(commit):
         path = PAIRED_ENVS / f"{commit[:12]}-{label(bindings)}-{build.python_tag()}"
         ready = (path / "cuda-bench-env.json").exists()
-        progress(f"compare: environment for {commit[:9]} ({'reused' if ready else 'building'}: {path})")
-        record = build.environment(repo, commit, path, bindings, requirements, system_site, jobs,
-                                   Path(log_dir) / f"build-{commit[:12]}.log")
+        progress(
+            f"compare: environment for {commit[:9]} ({'reused' if ready else 'building'}: {path})"
+        )
+        record = build.environment(
+            repo,
+            commit,
+            path,
+            bindings,
+            requirements,
+            system_site,
+            jobs,
+            Path(log_dir) / f"build-{commit[:12]}.log",
+        )
         if not ready:
             progress(f"compare: environment for {commit[:9]} ready in {record['seconds']} s")
         return commit, record
@@ -68,46 +80,82 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
 
 
 def built_from(repo, base, head, bindings):
-    """{"base": identity, "head": identity}: what each side's environment is built from (``build.identity``), read
-    from git before anything is built; None where git cannot say (a revision it does not have: the build then says
-    why it cannot build it)."""
+    """{"base": identity, "head": identity}: what each side's environment is built from
+    (``build.identity``), read from git before anything is built; None where git cannot say (a
+    revision it does not have: the build then says why it cannot build it)."""
     try:
-        return {side: build.identity(repo, build.resolve(repo, rev), bindings)
-                for side, rev in (("base", base), ("head", head))}
+        return {
+            side: build.identity(repo, build.resolve(repo, rev), bindings)
+            for side, rev in (("base", base), ("head", head))
+        }
     except build.BuildError:
         return None
 
 
 def packages_changed(sides):
-    """The packages whose build differs between the sides of :func:`built_from`: [] for identical builds, which
-    only two cuda-python trees can be (both have ``cuda_core/``); None where it is not known."""
+    """The packages whose build differs between the sides of :func:`built_from`: [] for identical
+    builds, which only two cuda-python trees can be (both have ``cuda_core/``); None where it is not
+    known."""
     if not sides or not all("cuda_core" in sides[side] for side in ("base", "head")):
         return None
     return build.differs(sides["base"], sides["head"])
 
 
 def identical(sides):
-    """Whether the sides of :func:`built_from` are identical builds: nothing to measure between them."""
+    """Whether the sides of :func:`built_from` are identical builds: nothing to measure between
+    them."""
     return packages_changed(sides) == []
 
 
-def identical_summary(repo, base, head, kind, sides, bindings, settings, command=None, machine_info=None):
-    """The record of a comparison between identical builds (:func:`packages_changed` is empty): nothing measured,
-    since both sides would install the same wheels and time the same code; its ``built_from`` says what they are."""
+def identical_summary(
+    repo, base, head, kind, sides, bindings, settings, command=None, machine_info=None
+):
+    """The record of a comparison between identical builds (:func:`packages_changed` is empty):
+    nothing measured, since both sides would install the same wheels and time the same code; its
+    ``built_from`` says what they are."""
     return {
-        "kind": kind, "base": build.resolve(repo, base), "head": build.resolve(repo, head), "base_rev": base,
-        "head_rev": head, "seconds": 0.0, "build_seconds": 0.0, "expected": [], "command": command,
-        "machine": machine_info or {}, "host": machine.host(),
+        "kind": kind,
+        "base": build.resolve(repo, base),
+        "head": build.resolve(repo, head),
+        "base_rev": base,
+        "head_rev": head,
+        "seconds": 0.0,
+        "build_seconds": 0.0,
+        "expected": [],
+        "command": command,
+        "machine": machine_info or {},
+        "host": machine.host(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "settings": settings_record(settings or paired.Settings(), [], []), "versions": {}, "cases": [], "skipped": {},
+        "settings": settings_record(settings or paired.Settings(), [], []),
+        "versions": {},
+        "cases": [],
+        "skipped": {},
         "only": {},
-        "errors": {}, "lost": {}, "env": {}, "bindings": bindings, "identical": True, "built_from": sides,
+        "errors": {},
+        "lost": {},
+        "env": {},
+        "bindings": bindings,
+        "identical": True,
+        "built_from": sides,
         "packages_changed": [],
     }
 
 
-def measure(repo, base, head, *, bindings, requirements=(), system_site=None, settings=None, bench=(),
-            thresholds=None, log_dir, progress=None, env=None):
+def measure(
+    repo,
+    base,
+    head,
+    *,
+    bindings,
+    requirements=(),
+    system_site=None,
+    settings=None,
+    bench=(),
+    thresholds=None,
+    log_dir,
+    progress=None,
+    env=None,
+):
     """Build (or reuse) both environments and run the paired engine: (paired.Report, build seconds).
     ``env``: {"base"/"head": extra environment variables for that side's workers}."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
@@ -116,59 +164,119 @@ def measure(repo, base, head, *, bindings, requirements=(), system_site=None, se
     start = time.monotonic()
     envs = environments(repo, [base, head], bindings, requirements, system_site, log_dir, progress)
     built = round(time.monotonic() - start, 1)
-    sides = [paired.Side(name, rev, envs[rev]["commit"], envs[rev]["python"], env=dict((env or {}).get(name, {})),
-                         record=envs[rev])
-             for name, rev in (("base", base), ("head", head))]
-    return paired.run(sides, names, settings, Path(log_dir) / "workers", thresholds, progress), built
+    sides = [
+        paired.Side(
+            name,
+            rev,
+            envs[rev]["commit"],
+            envs[rev]["python"],
+            env=dict((env or {}).get(name, {})),
+            record=envs[rev],
+        )
+        for name, rev in (("base", base), ("head", head))
+    ]
+    return paired.run(
+        sides, names, settings, Path(log_dir) / "workers", thresholds, progress
+    ), built
 
 
-def gate(repo, base, head, *, conf, kind, settings, bench, thresholds, out, command, info, progress, env=None,
-         expected=()):
-    """Two revisions through the paired engine, as the pull-request gate decides: (record, the comment, the
-    paired.Report or None). Identical builds (:func:`identical`) are not measured, unless ``env`` gives a side
-    variables of its own; an A/A run (``kind`` "aa") always is. The record and the comment are written to ``out``
-    (summary.json, summary.md) before anything else happens. ``conf``: the derived asv.conf.json, as a dict."""
+def gate(
+    repo,
+    base,
+    head,
+    *,
+    conf,
+    kind,
+    settings,
+    bench,
+    thresholds,
+    out,
+    command,
+    info,
+    progress,
+    env=None,
+    expected=(),
+):
+    """Two revisions through the paired engine, as the pull-request gate decides: (record, the
+    comment, the paired.Report or None). Identical builds (:func:`identical`) are not measured,
+    unless ``env`` gives a side variables of its own; an A/A run (``kind`` "aa") always is. The
+    record and the comment are written to ``out`` (summary.json, summary.md) before anything else
+    happens. ``conf``: the derived asv.conf.json, as a dict."""
     bindings = asvrun.bindings_of(conf)
     sides = built_from(repo, base, head, bindings)
     if kind != "aa" and identical(sides) and not any((env or {}).values()):
         data = identical_summary(repo, base, head, kind, sides, bindings, settings, command, info)
-        progress(f"{base} and {head}: identical builds ({built_from_text(sides)}): nothing measured")
+        progress(
+            f"{base} and {head}: identical builds ({built_from_text(sides)}): nothing measured"
+        )
         return data, write(out, data), None
-    report, built = measure(repo, base, head, bindings=bindings, requirements=asvrun.requirements(conf),
-                            system_site=asvrun.system_site_of(conf), settings=settings, bench=bench,
-                            thresholds=thresholds, log_dir=Path(out) / "logs", progress=progress, env=env)
+    report, built = measure(
+        repo,
+        base,
+        head,
+        bindings=bindings,
+        requirements=asvrun.requirements(conf),
+        system_site=asvrun.system_site_of(conf),
+        settings=settings,
+        bench=bench,
+        thresholds=thresholds,
+        log_dir=Path(out) / "logs",
+        progress=progress,
+        env=env,
+    )
     data = summary(report, kind, expected, built, command, info, sides)
     return data, write(out, data), report
 
 
-def summary(report, kind, expected=(), build_seconds=None, command=None, machine_info=None, sides=None):
+def summary(
+    report, kind, expected=(), build_seconds=None, command=None, machine_info=None, sides=None
+):
     """The record of one paired run (``summary.json``); ``sides``: what each side is built from
     (:func:`built_from`)."""
     base, head = report.sides
-    built = {"identical": False, "built_from": sides, "packages_changed": packages_changed(sides)} if sides else {}
+    built = (
+        {"identical": False, "built_from": sides, "packages_changed": packages_changed(sides)}
+        if sides
+        else {}
+    )
     return built | {
-        "kind": kind, "base": base.commit, "head": head.commit, "base_rev": base.rev, "head_rev": head.rev,
-        "seconds": report.seconds, "build_seconds": build_seconds, "expected": list(expected),
-        "command": command, "machine": machine_info or {}, "host": machine.host(),
+        "kind": kind,
+        "base": base.commit,
+        "head": head.commit,
+        "base_rev": base.rev,
+        "head_rev": head.rev,
+        "seconds": report.seconds,
+        "build_seconds": build_seconds,
+        "expected": list(expected),
+        "command": command,
+        "machine": machine_info or {},
+        "host": machine.host(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "settings": settings_record(report.settings, report.cores,
-                                    [w.get("aslr_off") for w in report.workers.values()]),
+        "settings": settings_record(
+            report.settings, report.cores, [w.get("aslr_off") for w in report.workers.values()]
+        ),
         "versions": {side: w.get("versions") for side, w in report.workers.items()},
         "cases": [case.summary() for case in report.cases],
-        "skipped": report.skipped, "only": {name: list(v) for name, v in report.only.items()},
-        "errors": report.errors, "lost": report.lost,
+        "skipped": report.skipped,
+        "only": {name: list(v) for name, v in report.only.items()},
+        "errors": report.errors,
+        "lost": report.lost,
         "env": {side.name: side.env for side in report.sides if side.env},
         "time": report.time,
     }
 
 
 def settings_record(settings, cores, aslr_off):
-    """How a paired record says it was measured: the settings, the cores, and ``layouts``: "random" (a layout per
-    process) unless asked for "fixed" or every worker's layout was fixed anyway (``aslr_off``: a kernel that
-    randomises nothing)."""
+    """How a paired record says it was measured: the settings, the cores, and ``layouts``: "random"
+    (a layout per process) unless asked for "fixed" or every worker's layout was fixed anyway
+    (``aslr_off``: a kernel that randomises nothing)."""
     fixed = bool(aslr_off) and all(aslr_off)
-    return {**settings.describe(), "cores": cores, "aslr_off": fixed,
-            "layouts": "fixed" if fixed else settings.layouts}
+    return {
+        **settings.describe(),
+        "cores": cores,
+        "aslr_off": fixed,
+        "layouts": "fixed" if fixed else settings.layouts,
+    }
 
 
 def counted(data):
@@ -181,8 +289,8 @@ def regressions(data):
 
 
 def incomplete(data):
-    """Whether a record left something out: a case not measured, or measured without some of its processes
-    (``paired.kept``)."""
+    """Whether a record left something out: a case not measured, or measured without some of its
+    processes (``paired.kept``)."""
     return bool(data["errors"] or data.get("lost"))
 
 
@@ -196,8 +304,10 @@ def exit_status(data):
 
 
 def case_row(case, mark=""):
-    return (f"| {calls.named(case['name'])}{mark} | {per_call(case)} | ×{case['ratio']:.3f} | "
-            f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |")
+    return (
+        f"| {calls.named(case['name'])}{mark} | {per_call(case)} | ×{case['ratio']:.3f} | "
+        f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |"
+    )
 
 
 def ordinal(n):
@@ -205,34 +315,54 @@ def ordinal(n):
 
 
 def table_head(confidence):
-    return [f"| case | {PER_CALL} | ratio | {confidence:.0%} interval | threshold |",
-            "|---|--:|--:|:-:|--:|"]
+    return [
+        f"| case | {PER_CALL} | ratio | {confidence:.0%} interval | threshold |",
+        "|---|--:|--:|:-:|--:|",
+    ]
 
 
 def built_from_text(sides):
-    """What each side is built from, in one line: the packages whose trees (or wheel) differ, and those that do not."""
+    """What each side is built from, in one line: the packages whose trees (or wheel) differ, and
+    those that do not."""
     base, head = sides["base"], sides["head"]
     changed = build.differs(base, head)
     same = [p for p in build.PACKAGES if p not in changed and p in base]
-    parts = [f"`{p}` {str(base.get(p) or 'none')[:12]} → {str(head.get(p) or 'none')[:12]}" for p in changed]
-    return ("; ".join(parts) or "nothing differs") + (f"; the same: {', '.join(f'`{p}`' for p in same)}" if same
-                                                     else "")
+    parts = [
+        f"`{p}` {str(base.get(p) or 'none')[:12]} → {str(head.get(p) or 'none')[:12]}"
+        for p in changed
+    ]
+    return ("; ".join(parts) or "nothing differs") + (
+        f"; the same: {', '.join(f'`{p}`' for p in same)}" if same else ""
+    )
 
 
 def comment(data):
-    """The pull-request comment: the cases that changed first, each with the interval it rests on."""
+    """The pull-request comment: the cases that changed first, each with the interval it rests
+    on."""
     if data.get("identical"):
-        return "\n".join([
-            MARKER, f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`", "",
-            "**Identical builds: nothing measured.** Both commits build the same wheels (the same trees of every "
-            "package folder, the same cuda-bindings), so every case would time the same code.", "",
-            "Built from: " + built_from_text(data["built_from"]) + "."]) + "\n"
+        return (
+            "\n".join(
+                [
+                    MARKER,
+                    f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`",
+                    "",
+                    "**Identical builds: nothing measured.** Both commits build the same wheels "
+                    "(the same trees of every package folder, the same cuda-bindings), so every "
+                    "case would time the same code.",
+                    "",
+                    "Built from: " + built_from_text(data["built_from"]) + ".",
+                ]
+            )
+            + "\n"
+        )
     cases = counted(data)
     worse = sorted(regressions(data), key=lambda c: -c["low"])
     better = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["high"])
     same = [c for c in cases if c["verdict"] == "same"]
     versions = data.get("versions") or {}
-    same_code = {c["name"]: said for c in worse + better if (said := unchanged(c["name"], versions))}
+    same_code = {
+        c["name"]: said for c in worse + better if (said := unchanged(c["name"], versions))
+    }
 
     def row(case):
         return case_row(case, " †" if case["name"] in same_code else "")
@@ -241,8 +371,15 @@ def comment(data):
     gpu = ", ".join(str(info[k]) for k in ("gpu", "driver") if info.get(k)) or "no GPU"
     s = data["settings"]
     thresholds = sorted({c["threshold"] for c in cases})
-    span = (f"{thresholds[0]:.1%}" if len(thresholds) == 1 else f"{thresholds[0]:.1%}–{thresholds[-1]:.1%}") \
-        if thresholds else "n/a"
+    span = (
+        (
+            f"{thresholds[0]:.1%}"
+            if len(thresholds) == 1
+            else f"{thresholds[0]:.1%}–{thresholds[-1]:.1%}"
+        )
+        if thresholds
+        else "n/a"
+    )
     out = [
         MARKER,
         f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`",
@@ -250,65 +387,122 @@ def comment(data):
         f"**{len(worse)} regression{'s' if len(worse) != 1 else ''}**, {len(better)} improvement"
         f"{'s' if len(better) != 1 else ''}, {len(same)} without a change beyond their threshold"
         + (f", {len(data['errors'])} not measured (errors below)" if data["errors"] else "")
-        + (f", {len(data['lost'])} measured without some process pairs (below)" if data.get("lost") else "") + ".",
+        + (
+            f", {len(data['lost'])} measured without some process pairs (below)"
+            if data.get("lost")
+            else ""
+        )
+        + ".",
         "",
-        f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one worker per build on "
-        f"one core"
+        f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one "
+        "worker per build on one core"
         + (", each process its own memory layout (ASLR on)" if s["layouts"] == "random" else "")
-        + f", samples taken in turn (A B B A); a case's ratio is the median over the pairs and its interval "
-        f"a {s['confidence']:.0%} confidence interval of that median. A verdict needs the whole interval beyond "
-        f"the case's threshold ({span}). {data['seconds']:.0f} s of measurement"
-        + (f", {data['build_seconds']:.0f} s of builds" if data.get("build_seconds") is not None else "") + ".",
+        + ", samples taken in turn (A B B A); a case's ratio is the median over the pairs and its "
+        f"interval a {s['confidence']:.0%} confidence interval of that median. A verdict needs the "
+        f"whole interval beyond the case's threshold ({span}). {data['seconds']:.0f} s of "
+        "measurement"
+        + (
+            f", {data['build_seconds']:.0f} s of builds"
+            if data.get("build_seconds") is not None
+            else ""
+        )
+        + ".",
     ]
     if data.get("env"):  # the sides differ by more than their builds
-        out += ["", "Workers' environments: " + "; ".join(
-            f"{side}: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items())) for side, env in data["env"].items())
-            + "."]
+        out += [
+            "",
+            "Workers' environments: "
+            + "; ".join(
+                f"{side}: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items()))
+                for side, env in data["env"].items()
+            )
+            + ".",
+        ]
     if cases and max(c["coverage"] for c in cases) < s["confidence"]:
-        out += ["", f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} interval "
-                f"({stats.fewest_pairs(s['confidence'])} or more can)."]
+        out += [
+            "",
+            f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} "
+            f"interval ({stats.fewest_pairs(s['confidence'])} or more can).",
+        ]
     if worse:
         out += ["", "#### Regressions", "", *table_head(s["confidence"]), *map(row, worse)]
     if better:
         out += ["", "#### Improvements", "", *table_head(s["confidence"]), *map(row, better)]
     if same_code:
         many = len(same_code) != 1
-        out += ["", f"† marks {len(same_code)} case{'s' if many else ''} whose timed calls run only code that is the "
-                "same version in both builds (" + "; ".join(sorted(set(same_code.values()))) + "): what moved "
-                f"{'them' if many else 'it'} lies outside that code, in what else the process holds or in the "
-                "machine start (docs/method.md, rule 6)."]
+        out += [
+            "",
+            f"† marks {len(same_code)} case{'s' if many else ''} whose timed calls run only code "
+            "that is the same version in both builds ("
+            + "; ".join(sorted(set(same_code.values())))
+            + f"): what moved {'them' if many else 'it'} lies outside that code, in what else the "
+            "process holds or in the machine start (docs/method.md, rule 6).",
+        ]
     out += work_section(data)
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
-        out += ["", "Controls (no cuda-python code; should read ×1.000): " + ", ".join(
-            f"`{c['name']}` {interval(c)}" for c in controls)]
+        out += [
+            "",
+            "Controls (no cuda-python code; should read ×1.000): "
+            + ", ".join(f"`{c['name']}` {interval(c)}" for c in controls),
+        ]
     if data["errors"]:
-        out += ["", "#### Not measured", ""] + [f"- `{name}`: {last_line(text)}"
-                                               for name, text in sorted(data["errors"].items())]
+        out += ["", "#### Not measured", ""] + [
+            f"- `{name}`: {last_line(text)}" for name, text in sorted(data["errors"].items())
+        ]
     if data.get("lost"):
-        out += ["", "#### Measured without some process pairs", "",
-                "Some process pairs could not measure these (a worker died or timed out there: a crash of one "
-                "build is a finding of its own); each is measured from the others, enough for its interval:",
-                ""] + [f"- `{name}`: {text}" for name, text in sorted(data["lost"].items())]
+        out += [
+            "",
+            "#### Measured without some process pairs",
+            "",
+            "Some process pairs could not measure these (a worker died or timed out there: a crash "
+            "of one build is a finding of its own); each is measured from the others, enough for "
+            "its interval:",
+            "",
+        ] + [f"- `{name}`: {text}" for name, text in sorted(data["lost"].items())]
     if data["only"]:
-        out += ["", "Measured on one side only (the other build skips it): " + ", ".join(
-            f"`{name}` (only {side})" for name, (side, _) in sorted(data["only"].items()))]
+        out += [
+            "",
+            "Measured on one side only (the other build skips it): "
+            + ", ".join(
+                f"`{name}` (only {side})" for name, (side, _) in sorted(data["only"].items())
+            ),
+        ]
     if same:
-        out += ["", f"<details><summary>{len(same)} cases without a change beyond their threshold</summary>", "",
-                *table_head(s["confidence"]), *map(case_row, same), "", "</details>"]
+        out += [
+            "",
+            f"<details><summary>{len(same)} cases without a change beyond their "
+            "threshold</summary>",
+            "",
+            *table_head(s["confidence"]),
+            *map(case_row, same),
+            "",
+            "</details>",
+        ]
     if data["skipped"]:
-        out += ["", f"{len(data['skipped'])} cases skipped by both builds (e.g. `{next(iter(data['skipped']))}`: "
-                f"{next(iter(data['skipped'].values()))})."]
+        out += [
+            "",
+            f"{len(data['skipped'])} cases skipped by both builds (e.g. "
+            f"`{next(iter(data['skipped']))}`: {next(iter(data['skipped'].values()))}).",
+        ]
     if data.get("built_from"):
         out += ["", "Built from: " + built_from_text(data["built_from"]) + "."]
     if versions:
-        out += ["", "Builds: " + "; ".join(f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
-                                          for side, found in versions.items() if found)]
+        out += [
+            "",
+            "Builds: "
+            + "; ".join(
+                f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
+                for side, found in versions.items()
+                if found
+            ),
+        ]
     return "\n".join(out) + "\n"
 
 
 def timing_of(data, name):
-    """A case's timing verdict in a paired record, as the comment names it beside its change of work."""
+    """A case's timing verdict in a paired record, as the comment names it beside its change of
+    work."""
     found = next((c for c in data["cases"] if c["name"] == name), None)
     if found is not None:
         return f"{interval(found)} {'control' if found.get('control') else found['verdict']}"
@@ -320,21 +514,30 @@ def timing_of(data, name):
 
 
 def work_section(data):
-    """The comment's lines on the work per call that changed, where ``data`` carries both commits' counts
-    (``data["counts"]``: {"base": record, "head": record}, ``cuda_bench.counts``): each case whose counts differ,
-    beside its timing verdict, flagged or not."""
+    """The comment's lines on the work per call that changed, where ``data`` carries both commits'
+    counts (``data["counts"]``: {"base": record, "head": record}, ``cuda_bench.counts``): each case
+    whose counts differ, beside its timing verdict, flagged or not."""
     found = data.get("counts") or {}
     base, head = found.get("base"), found.get("head")
     if not base or not head:
-        return ["", "#### Work per call that changed", "", f"Not counted: {found['error']}"] if found.get("error") \
+        return (
+            ["", "#### Work per call that changed", "", f"Not counted: {found['error']}"]
+            if found.get("error")
             else []
+        )
     changed = counts.diff(base, head)
     both = len({c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]})
-    out = ["", "#### Work per call that changed", "",
-           f"Counted, not timed, in a pass of its own after the timing: per call of each case's timed body, after "
-           f"a warm-up; CUDA driver and runtime API calls ({'CUPTI' if head['cuda_counted'] else 'not counted'}), "
-           f"NVRTC calls seen from Python (not those made from Cython), Python and C calls ({head['mechanism']}), "
-           "net memory blocks. Counts have no noise: any change is a change of work, whatever the timing says.", ""]
+    out = [
+        "",
+        "#### Work per call that changed",
+        "",
+        "Counted, not timed, in a pass of its own after the timing: per call of each case's timed "
+        "body, after a warm-up; CUDA driver and runtime API calls "
+        f"({'CUPTI' if head['cuda_counted'] else 'not counted'}), NVRTC calls seen from Python "
+        f"(not those made from Cython), Python and C calls ({head['mechanism']}), net memory "
+        "blocks. Counts have no noise: any change is a change of work, whatever the timing says.",
+        "",
+    ]
     if changed:
         out += [f"- {text} ({timing_of(data, name)})" for name, text in changed.items()]
     else:
@@ -342,12 +545,15 @@ def work_section(data):
     notes = [*counts.caveats(base, head), counts.UNSEEN]
     errors = sorted(set(base["errors"]) | set(head["errors"]))
     if errors:
-        notes.append(f"{len(errors)} cases could not be counted (e.g. `{errors[0]}`; summary.json has why).")
+        notes.append(
+            f"{len(errors)} cases could not be counted (e.g. `{errors[0]}`; summary.json has why)."
+        )
     return out + (["", " ".join(notes)] if notes else [])
 
 
 def write_files(out_dir, data, stem, markdown):
-    """The record as ``stem``.json and ``markdown(data)`` as ``stem``.md into ``out_dir``; the Markdown."""
+    """The record as ``stem``.json and ``markdown(data)`` as ``stem``.md into ``out_dir``; the
+    Markdown."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
@@ -362,9 +568,14 @@ def write(out_dir, data):
 
 
 def calibration_record(data):
-    """A calibration line for ``results/<machine>/calibration.jsonl`` from an A/A summary (the same commit on
-    both sides, or two builds of the same behaviour)."""
+    """A calibration line for ``results/<machine>/calibration.jsonl`` from an A/A summary (the same
+    commit on both sides, or two builds of the same behaviour)."""
     if data["kind"] != "aa":
         raise CompareError("calibration needs an A/A run")
-    return {"base": data["base"], "head": data["head"], "date": data["date"], "settings": data["settings"],
-            "thresholds": stats.calibrate(data["cases"])}
+    return {
+        "base": data["base"],
+        "head": data["head"],
+        "date": data["date"],
+        "settings": data["settings"],
+        "thresholds": stats.calibrate(data["cases"]),
+    }

@@ -21,8 +21,10 @@ from cuda_bench import asvrun, compare, counts, machine, paired, steps
 from cuda_bench.paths import BENCHMARKS, WORK, label
 from cuda_bench.status import INCOMPLETE, OK
 
-WARMUP = ("the case's setup (its body once), then one uncounted run of the counted size: the first "
-          "calls are left out")
+WARMUP = (
+    "the case's setup (its body once), then one uncounted run of the counted size: the first "
+    "calls are left out"
+)
 
 
 def say(message):
@@ -56,14 +58,29 @@ def with_cupti(sides, wheels, folder, progress=say):
         target = Path(folder) / key
         if not (target / ".installed").exists():
             progress(f"counts: {', '.join(f.name for f in files)} -> {target} (for {side.python})")
-            done = subprocess.run([side.python, "-m", "pip", "install", "--quiet",
-                                   "--disable-pip-version-check", "--no-deps", "--no-index",
-                                   "--upgrade", "--target", str(target), *map(str, files)],
-                                  capture_output=True, text=True)
+            done = subprocess.run(
+                [
+                    side.python,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--no-index",
+                    "--upgrade",
+                    "--target",
+                    str(target),
+                    *map(str, files),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode:
                 said = (done.stderr or done.stdout).strip().splitlines()[-1:]
-                raise compare.CompareError(f"--cupti: {side.python} could not install "
-                                           f"{', '.join(map(str, files))}: {said}")
+                raise compare.CompareError(
+                    f"--cupti: {side.python} could not install {', '.join(map(str, files))}: {said}"
+                )
             (target / ".installed").write_text(json.dumps([f.name for f in files]) + "\n")
         paths = [str(target), *filter(None, [side.env.get("PYTHONPATH")])]
         env = {**side.env, "PYTHONPATH": os.pathsep.join(paths)}
@@ -77,9 +94,20 @@ def _mechanism(hello):
     return "sys.monitoring" if newer else "sys.setprofile"
 
 
-def count_side(side, names, *, calls=counts.CALLS, slow_calls=counts.SLOW_CALLS,
-               benchmark_dir=BENCHMARKS, log_dir, progress=None, timeout=600, command=None,
-               machine_info=None, build_seconds=None):
+def count_side(
+    side,
+    names,
+    *,
+    calls=counts.CALLS,
+    slow_calls=counts.SLOW_CALLS,
+    benchmark_dir=BENCHMARKS,
+    log_dir,
+    progress=None,
+    timeout=600,
+    command=None,
+    machine_info=None,
+    build_seconds=None,
+):
     """Every case of ``names`` counted in worker processes of ``side`` (a paired.Side; a worker that
     dies is replaced for the cases after it): the record of type "counts"."""
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
@@ -108,10 +136,18 @@ def count_side(side, names, *, calls=counts.CALLS, slow_calls=counts.SLOW_CALLS,
                 errors[name] = answer.get("error") or json.dumps(answer)
             else:
                 answers.append(answer)
-                cases.append({"name": name, "calls": answer["calls"], "cuda": answer["cuda"],
-                              "nvrtc": answer["nvrtc"], "python_calls": answer["python_calls"],
-                              "c_calls": answer["c_calls"], "net_blocks": answer["net_blocks"],
-                              "unsteady": answer["unsteady"]})
+                cases.append(
+                    {
+                        "name": name,
+                        "calls": answer["calls"],
+                        "cuda": answer["cuda"],
+                        "nvrtc": answer["nvrtc"],
+                        "python_calls": answer["python_calls"],
+                        "c_calls": answer["c_calls"],
+                        "net_blocks": answer["net_blocks"],
+                        "unsteady": answer["unsteady"],
+                    }
+                )
             if (i + 1) % 25 == 0:
                 progress(f"counts at {side.rev}: {i + 1}/{len(names)} cases")
     finally:
@@ -120,18 +156,28 @@ def count_side(side, names, *, calls=counts.CALLS, slow_calls=counts.SLOW_CALLS,
     first = answers[0] if answers else {}
     whys = list(dict.fromkeys(a["cuda_why"] for a in answers))
     return {
-        "commit": side.commit, "rev": side.rev,
+        "commit": side.commit,
+        "rev": side.rev,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "seconds": round(time.monotonic() - start, 1), "build_seconds": build_seconds,
-        "command": command, "machine": machine_info or {}, "host": machine.host(),
+        "seconds": round(time.monotonic() - start, 1),
+        "build_seconds": build_seconds,
+        "command": command,
+        "machine": machine_info or {},
+        "host": machine.host(),
         "versions": hello.get("versions") or {},
-        "settings": {"calls": calls, "slow_calls": slow_calls, "runs": counts.RUNS,
-                     "warmup": WARMUP},
+        "settings": {
+            "calls": calls,
+            "slow_calls": slow_calls,
+            "runs": counts.RUNS,
+            "warmup": WARMUP,
+        },
         "mechanism": first.get("mechanism") or _mechanism(hello),
         "cuda_counted": any(c["cuda"] is not None for c in cases),
         "cuda_why": "; ".join(whys) if whys else "no case was counted",
         "nvrtc_why": first.get("nvrtc_why") or counts.NVRTC_WHY,
-        "cases": cases, "skipped": skipped, "errors": errors,
+        "cases": cases,
+        "skipped": skipped,
+        "errors": errors,
     }
 
 
@@ -164,34 +210,55 @@ def write(out_dir, record):
     return compare.write_files(out_dir, record, "counts", counts.markdown)
 
 
-def record_commits(repo, commits, *, conf, machine_name, info, results_dir, cupti=(), command=None,
-                   progress=say):
+def record_commits(
+    repo, commits, *, conf, machine_name, info, results_dir, cupti=(), command=None, progress=say
+):
     """The counting pass of ``cuda-bench run``: each of ``commits`` counted in its own environment
     (the ones the paired steps use) and recorded in ``results_dir/<machine>/counts.jsonl``. Its exit
     status: INCOMPLETE when a commit could not be counted or recorded, else OK."""
     out = WORK / "counts"
     try:
-        envs = compare.environments(repo, list(commits), asvrun.bindings_of(conf),
-                                    asvrun.requirements(conf), asvrun.system_site_of(conf),
-                                    out / "logs", progress)
-        sides = with_cupti([paired.Side(f"rev{i}", c, envs[c]["commit"], envs[c]["python"],
-                                        record=envs[c]) for i, c in enumerate(commits)],
-                           cupti, WORK / "cupti", progress)
+        envs = compare.environments(
+            repo,
+            list(commits),
+            asvrun.bindings_of(conf),
+            asvrun.requirements(conf),
+            asvrun.system_site_of(conf),
+            out / "logs",
+            progress,
+        )
+        sides = with_cupti(
+            [
+                paired.Side(f"rev{i}", c, envs[c]["commit"], envs[c]["python"], record=envs[c])
+                for i, c in enumerate(commits)
+            ],
+            cupti,
+            WORK / "cupti",
+            progress,
+        )
     except steps.MEASURE_ERRORS as exc:
         progress(f"counts not made: {exc}")
         return INCOMPLETE
     status = OK
     names = compare.case_names([], BENCHMARKS)
     for side in sides:  # one commit at a time: the counts of one do not wait on the others' builds
-        record = count_side(side, names, log_dir=out / "logs", progress=progress, command=command,
-                            machine_info=info)
+        record = count_side(
+            side, names, log_dir=out / "logs", progress=progress, command=command, machine_info=info
+        )
         here = out / label(side.rev[:12])
         write(here, record)
-        if not steps.record_or_say(Path(results_dir) / machine_name, "counts", record,
-                                   here / "counts.json", f"counts at {side.rev[:9]}"):
+        if not steps.record_or_say(
+            Path(results_dir) / machine_name,
+            "counts",
+            record,
+            here / "counts.json",
+            f"counts at {side.rev[:9]}",
+        ):
             status = INCOMPLETE
         elif record["errors"]:
             status = INCOMPLETE
-        progress(f"counts at {side.rev[:9]}: {len(record['cases'])} counted, "
-                 f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted")
+        progress(
+            f"counts at {side.rev[:9]}: {len(record['cases'])} counted, "
+            f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted"
+        )
     return status

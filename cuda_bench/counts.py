@@ -1,43 +1,48 @@
-"""The work each call does: CUDA API calls by name, NVRTC calls, Python calls, C calls and net memory blocks per
-call of a case's timed body, counted in a pass of its own (never while timing), and how two commits' counts
-differ.
+"""The work each call does: CUDA API calls by name, NVRTC calls, Python calls, C calls and net
+memory blocks per call of a case's timed body, counted in a pass of its own (never while timing),
+and how two commits' counts differ.
 
-A timing verdict says that a call got slower, not why, and a change below a case's threshold passes unseen; most
-of cuda-python's latency fixes were about work that can be counted (fewer CUDA API calls, a lookup no longer
-repeated on every call, a stream no longer created per call). Counts have no noise and need no threshold: any
-difference between two commits is a difference of work.
+A timing verdict says that a call got slower, not why, and a change below a case's threshold passes
+unseen; most of cuda-python's latency fixes were about work that can be counted (fewer CUDA API
+calls, a lookup no longer repeated on every call, a stream no longer created per call). Counts have
+no noise and need no threshold: any difference between two commits is a difference of work.
 
-How a case is counted (:func:`count_work`, in a ``cuda_bench.worker`` after the case's own ``setup``):
+How a case is counted (:func:`count_work`, in a ``cuda_bench.worker`` after the case's own
+``setup``):
 
-* **warm-up**: the case's setup has already run its body once (``benchmarks._op``); one more run of the counted
-  size runs uncounted, so that what a first call fills (a library loaded, a cache, an interned string) is not
-  counted. The first calls are left out, not counted separately.
-* each count is taken over ``calls`` calls (whole bodies of ``unroll`` calls; for a ``queued`` operation whole
-  batches of its sample, drained between batches outside the count, as a timed sample is), **twice**: ``unsteady``
-  names the counts that the two runs did not agree on (work that depends on where memory lies, say), which a
-  comparison leaves out. Per call is the second run's total divided by its calls: an integer,
-  or an exact fraction (given to 6 decimals) for work that recurs every few calls.
-* what the counting harness itself does (its loop, its own calls, the integers it keeps) is counted too, by
-  the same harness around a body that does nothing, and subtracted.
-* **Python calls** and **C calls** (:func:`python_mechanism`): on Python 3.12+ ``sys.monitoring`` (PY_START: a
-  Python function starts, generators' resumptions not counted; CALL: a call made from Python bytecode to anything
-  that is not a Python function: builtins, Cython functions, types), before it ``sys.setprofile`` ('call': a
-  Python frame starts, generators' resumptions included; 'c_call': a call from Python of a builtin function or
-  method, which leaves out Cython functions and types). The two differ, so the record names the mechanism and
-  two records are compared only where it is the same. ``sys.setprofile`` sees the counting thread only.
-* **net blocks**: the change of ``sys.getallocatedblocks()`` (the interpreter's small-object blocks) over the
-  calls, divided by them; with the garbage collector off, as in a timed sample, so a reference cycle a call
-  leaves counts until a collection would free it.
-* **CUDA calls** (:func:`cuda_counter`): CUPTI's callback API (``cupti-python``), every driver and runtime API
-  entry (API_ENTER) however cuda.bindings resolved the function (cuGetProcAddress), by the name CUPTI gives it.
-  Without cupti-python, or where CUPTI cannot start (no driver), ``cuda`` is None and ``cuda_why`` says why.
-* **NVRTC calls** (:func:`nvrtc_counted`): the calls of ``cuda.bindings.nvrtc``'s functions that are looked up
-  on that module at call time or bound after counting began (the case is set up again with counting wrappers in
-  place, in a pass of its own): from Python, and from Cython code that calls them as Python functions. NVRTC
-  calls made from Cython through ``cynvrtc`` are not seen, nor functions bound before (``from ... import``).
+* **warm-up**: the case's setup has already run its body once (``benchmarks._op``); one more run of
+  the counted size runs uncounted, so that what a first call fills (a library loaded, a cache, an
+  interned string) is not counted. The first calls are left out, not counted separately.
+* each count is taken over ``calls`` calls (whole bodies of ``unroll`` calls; for a ``queued``
+  operation whole batches of its sample, drained between batches outside the count, as a timed
+  sample is), **twice**: ``unsteady`` names the counts that the two runs did not agree on (work that
+  depends on where memory lies, say), which a comparison leaves out. Per call is the second run's
+  total divided by its calls: an integer, or an exact fraction (given to 6 decimals) for work that
+  recurs every few calls.
+* what the counting harness itself does (its loop, its own calls, the integers it keeps) is counted
+  too, by the same harness around a body that does nothing, and subtracted.
+* **Python calls** and **C calls** (:func:`python_mechanism`): on Python 3.12+ ``sys.monitoring``
+  (PY_START: a Python function starts, generators' resumptions not counted; CALL: a call made from
+  Python bytecode to anything that is not a Python function: builtins, Cython functions, types),
+  before it ``sys.setprofile`` ('call': a Python frame starts, generators' resumptions included;
+  'c_call': a call from Python of a builtin function or method, which leaves out Cython functions
+  and types). The two differ, so the record names the mechanism and two records are compared only
+  where it is the same. ``sys.setprofile`` sees the counting thread only.
+* **net blocks**: the change of ``sys.getallocatedblocks()`` (the interpreter's small-object blocks)
+  over the calls, divided by them; with the garbage collector off, as in a timed sample, so a
+  reference cycle a call leaves counts until a collection would free it.
+* **CUDA calls** (:func:`cuda_counter`): CUPTI's callback API (``cupti-python``), every driver and
+  runtime API entry (API_ENTER) however cuda.bindings resolved the function (cuGetProcAddress), by
+  the name CUPTI gives it. Without cupti-python, or where CUPTI cannot start (no driver), ``cuda``
+  is None and ``cuda_why`` says why.
+* **NVRTC calls** (:func:`nvrtc_counted`): the calls of ``cuda.bindings.nvrtc``'s functions that are
+  looked up on that module at call time or bound after counting began (the case is set up again with
+  counting wrappers in place, in a pass of its own): from Python, and from Cython code that calls
+  them as Python functions. NVRTC calls made from Cython through ``cynvrtc`` are not seen, nor
+  functions bound before (``from ... import``).
 
-Standard library only, and cupti-python where it is installed: it runs inside benchmark environments (the
-paired workers), where nothing else of the project is installed.
+Standard library only, and cupti-python where it is installed: it runs inside benchmark environments
+(the paired workers), where nothing else of the project is installed.
 """
 
 from __future__ import annotations
@@ -54,18 +59,24 @@ from fractions import Fraction
 from cuda_bench.names import split_case
 
 #: what no count sees, said wherever counts are shown: the pages, the comment, the reports
-UNSEEN = ("Not counted: work inside compiled code that makes no Python, CUDA or NVRTC call it can see (a Cython "
-          "function calling another from a .pyx method, the driver's own time); a change there shows in the timing "
-          "only.")
-CALLS = 100  # calls counted per run (whole bodies): the unrolled body's 100, or a queued operation's batch
-SLOW_CALLS = 10  # for an operation the suite times one call per body (unroll = 1: tens of microseconds or more)
+UNSEEN = (
+    "Not counted: work inside compiled code that makes no Python, CUDA or NVRTC call it can see (a "
+    "Cython function calling another from a .pyx method, the driver's own time); a change there "
+    "shows in the timing only."
+)
+# calls counted per run (whole bodies): the unrolled body's 100, or a queued operation's batch
+CALLS = 100
+# for an operation the suite times one call per body (unroll = 1: tens of microseconds or more)
+SLOW_CALLS = 10
 RUNS = 2  # counted runs per count; a count on which they disagree is ``unsteady``
-NVRTC_WHY = ("calls of cuda.bindings.nvrtc functions looked up on that module when called (from Python, or from "
-             "Cython as Python functions), counted in a setup of their own; NVRTC calls made from Cython through "
-             "cynvrtc, and functions bound before counting began, are not seen")
+NVRTC_WHY = (
+    "calls of cuda.bindings.nvrtc functions looked up on that module when called (from Python, or "
+    "from Cython as Python functions), counted in a setup of their own; NVRTC calls made from "
+    "Cython through cynvrtc, and functions bound before counting began, are not seen"
+)
 
 
-# --- what the numbers are -------------------------------------------------------------------------------
+# --- what the numbers are -------------------------------------------------------------------------
 def per_call(total, calls):
     """``total`` over ``calls``: an int where it divides, else the exact fraction to 6 decimals."""
     value = Fraction(total, calls)
@@ -73,7 +84,8 @@ def per_call(total, calls):
 
 
 def python_mechanism():
-    """How Python and C calls are counted in this interpreter: "sys.monitoring" (3.12+) or "sys.setprofile"."""
+    """How Python and C calls are counted in this interpreter: "sys.monitoring" (3.12+) or
+    "sys.setprofile"."""
     return "sys.monitoring" if hasattr(sys, "monitoring") else "sys.setprofile"
 
 
@@ -87,8 +99,8 @@ def _bodies(k, body):
 
 
 def _run(body, bodies, batch, drain, begin, end):
-    """``bodies`` runs of ``body`` in batches of ``batch``: ``begin()`` and ``end()`` around each batch, ``drain()``
-    (queued work) after it, outside the count."""
+    """``bodies`` runs of ``body`` in batches of ``batch``: ``begin()`` and ``end()`` around each
+    batch, ``drain()`` (queued work) after it, outside the count."""
     done = 0
     while done < bodies:
         k = min(batch, bodies - done)
@@ -102,7 +114,7 @@ def _run(body, bodies, batch, drain, begin, end):
         done += k
 
 
-# --- one counter per kind of work: each makes (begin, end, read) for one run ---------------------------------
+# --- one counter per kind of work: each makes (begin, end, read) for one run ----------------------
 def _blocks():
     state = [0, 0]
     getallocatedblocks = sys.getallocatedblocks
@@ -135,7 +147,8 @@ def _setprofile():
 
 
 class _Monitoring:
-    """A ``sys.monitoring`` tool for one count (3.12+): PY_START and CALL events, global while on."""
+    """A ``sys.monitoring`` tool for one count (3.12+): PY_START and CALL events, global while
+    on."""
 
     def __enter__(self):
         monitoring = sys.monitoring
@@ -178,10 +191,10 @@ class _Monitoring:
         return begin, end, lambda: {"python_calls": counted[0], "c_calls": counted[1]}
 
 
-# --- CUDA calls through CUPTI ----------------------------------------------------------------------------
+# --- CUDA calls through CUPTI ---------------------------------------------------------------------
 class _Cupti:
-    """One CUPTI subscriber for the process (CUPTI allows one), made on first use; driver and runtime API
-    callbacks enabled only while a count runs."""
+    """One CUPTI subscriber for the process (CUPTI allows one), made on first use; driver and
+    runtime API callbacks enabled only while a count runs."""
 
     def __init__(self):
         self.why = None
@@ -204,15 +217,18 @@ class _Cupti:
 
         try:
             self.subscriber = cupti.subscribe(callback, self)
-        except Exception as exc:  # noqa: BLE001 -- CUPTI's own errors: no driver, another subscriber (a profiler)
+        # CUPTI's own errors: no driver, another subscriber (a profiler)
+        except Exception as exc:  # noqa: BLE001
             self.why = f"CUPTI could not start: {type(exc).__name__}: {exc}"
             return
         import atexit
 
         atexit.register(self.close)
         version = _dist_version("cupti-python")
-        self.how = (f"CUPTI callback API (cupti-python {version}): every CUDA driver and runtime API entry, "
-                    "however cuda.bindings resolved it")
+        self.how = (
+            f"CUPTI callback API (cupti-python {version}): every CUDA driver and runtime API "
+            "entry, however cuda.bindings resolved it"
+        )
 
     def close(self):
         """Unsubscribe at the worker's exit."""
@@ -232,7 +248,9 @@ class _Cupti:
             try:
                 self.names[key] = str(self.cupti.get_callback_name(domain, cbid))
             except Exception:  # noqa: BLE001 -- a callback id this CUPTI cannot name
-                self.names[key] = f"{'driver' if domain == int(self.domains[0]) else 'runtime'} callback {cbid}"
+                self.names[key] = (
+                    f"{'driver' if domain == int(self.domains[0]) else 'runtime'} callback {cbid}"
+                )
         return self.names[key]
 
     def counter(self):
@@ -264,23 +282,27 @@ def _dist_version(name):
 
 @functools.cache
 def cuda_counter():
-    """This process's CUPTI subscriber (``.why``: None, or why CUDA calls cannot be counted here)."""
+    """This process's CUPTI subscriber (``.why``: None, or why CUDA calls cannot be counted
+    here)."""
     return _Cupti()
 
 
-# --- NVRTC calls seen from Python -------------------------------------------------------------------------
+# --- NVRTC calls seen from Python -----------------------------------------------------------------
 @contextlib.contextmanager
 def nvrtc_counted():
-    """Inside: ``cuda.bindings.nvrtc``'s functions replaced by counting wrappers (set up the case inside, so that
-    what it binds is the wrapper). Yields (counter, on): ``on[0]`` switches counting; None where cuda.bindings
-    has no nvrtc module."""
+    """Inside: ``cuda.bindings.nvrtc``'s functions replaced by counting wrappers (set up the case
+    inside, so that what it binds is the wrapper). Yields (counter, on): ``on[0]`` switches
+    counting; None where cuda.bindings has no nvrtc module."""
     try:
         from cuda.bindings import nvrtc
     except ImportError:
         yield None
         return
-    originals = {name: value for name, value in vars(nvrtc).items()
-                 if name.startswith("nvrtc") and callable(value) and not isinstance(value, type)}
+    originals = {
+        name: value
+        for name, value in vars(nvrtc).items()
+        if name.startswith("nvrtc") and callable(value) and not isinstance(value, type)
+    }
     counter, on = collections.Counter(), [False]
 
     def counting(name, fn):
@@ -289,6 +311,7 @@ def nvrtc_counted():
             if on[0]:
                 counter[name] += 1
             return fn(*args, **kwargs)
+
         return wrapper
 
     for name, fn in originals.items():
@@ -311,10 +334,10 @@ def _nvrtc(counter, on):
     return begin, end, lambda: {"nvrtc": dict(counter)}
 
 
-# --- a case's count ---------------------------------------------------------------------------------------
+# --- a case's count -------------------------------------------------------------------------------
 def plan(unroll, calls, batch=None):
-    """(bodies per run, bodies per batch): at least ``calls`` calls in whole bodies of ``unroll``, and for a
-    queued operation (``batch``: bodies per sample) in whole batches."""
+    """(bodies per run, bodies per batch): at least ``calls`` calls in whole bodies of ``unroll``,
+    and for a queued operation (``batch``: bodies per sample) in whole batches."""
     bodies = max(1, -(-int(calls) // int(unroll)))
     if batch:
         bodies = -(-bodies // batch) * batch
@@ -322,8 +345,10 @@ def plan(unroll, calls, batch=None):
 
 
 def _count(make, body, bodies, batch, drain, runs, baseline):
-    """``runs`` counts of ``bodies`` runs of ``body``, each with a fresh counter from ``make()``, less what the
-    same harness counts around a body that does nothing (``baseline``). [{name: total}] per run."""
+    """``runs`` counts of ``bodies`` runs of ``body``, each with a fresh counter from ``make()``,
+    less what the same harness counts around a body that does nothing (``baseline``). [{name:
+    total}] per run."""
+
     def once(what):
         begin, end, read = make()
         _run(what, bodies, batch, drain if what is body else None, begin, end)
@@ -333,15 +358,19 @@ def _count(make, body, bodies, batch, drain, runs, baseline):
     found = []
     for _ in range(runs):
         got = once(body)
-        found.append({key: value - base[key] if key in base else value for key, value in got.items()})
+        found.append(
+            {key: value - base[key] if key in base else value for key, value in got.items()}
+        )
     return found
 
 
-def count_work(body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS, warmup=True, cuda=True):
-    """The work per call of ``body`` (a function of no arguments that makes ``unroll`` calls of the operation):
-    {"calls", "python_calls", "c_calls", "mechanism", "net_blocks", "cuda", "cuda_why", "unsteady"}. Module
-    docstring: the warm-up, the runs, the baseline that is subtracted (the call of ``body`` itself is the
-    baseline's too: what it calls is counted)."""
+def count_work(
+    body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS, warmup=True, cuda=True
+):
+    """The work per call of ``body`` (a function of no arguments that makes ``unroll`` calls of the
+    operation): {"calls", "python_calls", "c_calls", "mechanism", "net_blocks", "cuda", "cuda_why",
+    "unsteady"}. Module docstring: the warm-up, the runs, the baseline that is subtracted (the call
+    of ``body`` itself is the baseline's too: what it calls is counted)."""
     bodies, batch = plan(unroll, calls, batch)
     counted = bodies * int(unroll)
     enabled = gc.isenabled()
@@ -353,7 +382,9 @@ def count_work(body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS
         runs_of["blocks"] = _count(_blocks, body, bodies, batch, drain, runs, baseline=True)
         if hasattr(sys, "monitoring"):
             with _Monitoring() as tool:
-                runs_of["python"] = _count(tool.counter, body, bodies, batch, drain, runs, baseline=True)
+                runs_of["python"] = _count(
+                    tool.counter, body, bodies, batch, drain, runs, baseline=True
+                )
         else:
             runs_of["python"] = _count(_setprofile, body, bodies, batch, drain, runs, baseline=True)
         cupti = cuda_counter() if cuda else None
@@ -361,13 +392,17 @@ def count_work(body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS
         if why is None:
             cupti.enable(True)
             try:
-                runs_of["cuda"] = _count(cupti.counter, body, bodies, batch, drain, runs, baseline=False)
+                runs_of["cuda"] = _count(
+                    cupti.counter, body, bodies, batch, drain, runs, baseline=False
+                )
             finally:
                 cupti.enable(False)
     finally:
         if enabled:
             gc.enable()
-    unsteady = sorted(key for found in runs_of.values() for key in found[-1] if found[0][key] != found[-1][key])
+    unsteady = sorted(
+        key for found in runs_of.values() for key in found[-1] if found[0][key] != found[-1][key]
+    )
     last = {key: value for found in runs_of.values() for key, value in found[-1].items()}
     return {
         "calls": counted,
@@ -381,9 +416,11 @@ def count_work(body, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS
     }
 
 
-def count_nvrtc(body, counted, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS, warmup=True):
-    """NVRTC calls per call of ``body``, set up inside :func:`nvrtc_counted` (``counted``: what it yielded):
-    ({name: per call}, ["nvrtc"] where the two runs disagreed, else [])."""
+def count_nvrtc(
+    body, counted, *, unroll=1, calls=CALLS, batch=None, drain=None, runs=RUNS, warmup=True
+):
+    """NVRTC calls per call of ``body``, set up inside :func:`nvrtc_counted` (``counted``: what it
+    yielded): ({name: per call}, ["nvrtc"] where the two runs disagreed, else [])."""
     bodies, batch = plan(unroll, calls, batch)
     enabled = gc.isenabled()
     gc.disable()
@@ -394,14 +431,16 @@ def count_nvrtc(body, counted, *, unroll=1, calls=CALLS, batch=None, drain=None,
     finally:
         if enabled:
             gc.enable()
-    return per_call_map(found[-1]["nvrtc"], bodies * int(unroll)), [] if found[0] == found[-1] else ["nvrtc"]
+    return per_call_map(found[-1]["nvrtc"], bodies * int(unroll)), [] if found[0] == found[
+        -1
+    ] else ["nvrtc"]
 
 
 def per_call_map(totals, calls):
     return {name: per_call(total, calls) for name, total in sorted(totals.items()) if total}
 
 
-# --- the record and its differences ------------------------------------------------------------------------
+# --- the record and its differences ---------------------------------------------------------------
 def case_label(name):
     """``bench_event.EventCreate.time_event_create('core')`` -> ``EventCreate('core')``."""
     benchmark, combo = split_case(name)
@@ -427,23 +466,31 @@ def _delta(base, head):
 
 
 def _sub(a, b):
-    value = Fraction(a).limit_denominator(10 ** 6) - Fraction(b).limit_denominator(10 ** 6)
+    value = Fraction(a).limit_denominator(10**6) - Fraction(b).limit_denominator(10**6)
     return int(value) if value.denominator == 1 else round(float(value), 6)
 
 
 def changes(base_case, head_case, base_record=None, head_record=None):
-    """What changed between one case's two counts, as [(what, change)]: CUDA calls by name (where both sides
-    counted them), NVRTC calls, Python and C calls (where both counted them the same way), net blocks; a count
-    that either side found unsteady is left out."""
+    """What changed between one case's two counts, as [(what, change)]: CUDA calls by name (where
+    both sides counted them), NVRTC calls, Python and C calls (where both counted them the same
+    way), net blocks; a count that either side found unsteady is left out."""
     unsteady = set(base_case.get("unsteady") or ()) | set(head_case.get("unsteady") or ())
     out = []
-    if base_case.get("cuda") is not None and head_case.get("cuda") is not None and "cuda" not in unsteady:
+    if (
+        base_case.get("cuda") is not None
+        and head_case.get("cuda") is not None
+        and "cuda" not in unsteady
+    ):
         out += list(_delta(base_case["cuda"], head_case["cuda"]).items())
     if "nvrtc" not in unsteady:
         out += list(_delta(base_case.get("nvrtc") or {}, head_case.get("nvrtc") or {}).items())
     mechanism = (base_record or {}).get("mechanism", base_case.get("mechanism"))
     same_way = mechanism == (head_record or {}).get("mechanism", head_case.get("mechanism"))
-    for key, what in (("python_calls", "Python calls"), ("c_calls", "C calls"), ("net_blocks", "net blocks")):
+    for key, what in (
+        ("python_calls", "Python calls"),
+        ("c_calls", "C calls"),
+        ("net_blocks", "net blocks"),
+    ):
         if key in unsteady or (key != "net_blocks" and not same_way):
             continue
         change = _sub(head_case[key], base_case[key])
@@ -470,78 +517,132 @@ def changed_work(base, head):
 def diff(base, head):
     """{case name: text} for every case counted in both records whose work per call changed:
     ``"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 net blocks"``."""
-    return {name: f"`{case_label(name)}`: {text}" for name, text in changed_work(base, head).items()}
+    return {
+        name: f"`{case_label(name)}`: {text}" for name, text in changed_work(base, head).items()
+    }
 
 
 def caveats(base, head):
-    """What the differences leave out, one sentence each: CUDA calls not counted on a side, NVRTC calls seen on
-    one side only, unsteady counts, Python calls counted by two mechanisms."""
+    """What the differences leave out, one sentence each: CUDA calls not counted on a side, NVRTC
+    calls seen on one side only, unsteady counts, Python calls counted by two mechanisms."""
     out = []
-    missing = [(side, record) for side, record in (("base", base), ("head", head))
-               if record.get("cuda_counted") is False]
+    missing = [
+        (side, record)
+        for side, record in (("base", base), ("head", head))
+        if record.get("cuda_counted") is False
+    ]
     if len(missing) == 2 and base.get("cuda_why") == head.get("cuda_why"):
         out.append(f"CUDA calls were not counted on either side ({base.get('cuda_why')}).")
     else:
-        out += [f"CUDA calls were not counted on the {side} side ({record.get('cuda_why')})."
-                for side, record in missing]
+        out += [
+            f"CUDA calls were not counted on the {side} side ({record.get('cuda_why')})."
+            for side, record in missing
+        ]
     heads = {c["name"]: c for c in head["cases"]}
-    uncounted = [c["name"] for c in base["cases"] if c["name"] in heads
-                 and (c.get("cuda") is None or heads[c["name"]].get("cuda") is None)]
+    uncounted = [
+        c["name"]
+        for c in base["cases"]
+        if c["name"] in heads and (c.get("cuda") is None or heads[c["name"]].get("cuda") is None)
+    ]
     if uncounted and not missing:
-        out.append(f"CUDA calls of `{case_label(uncounted[0])}`{' and others' if len(uncounted) > 1 else ''} were "
-                   "not counted at both commits: not compared.")
-    vanished = [c["name"] for c in base["cases"] if c["name"] in heads
-                and bool(c.get("nvrtc")) != bool(heads[c["name"]].get("nvrtc"))]
+        out.append(
+            "CUDA calls of "
+            f"`{case_label(uncounted[0])}`{' and others' if len(uncounted) > 1 else ''} were not "
+            "counted at both commits: not compared."
+        )
+    vanished = [
+        c["name"]
+        for c in base["cases"]
+        if c["name"] in heads and bool(c.get("nvrtc")) != bool(heads[c["name"]].get("nvrtc"))
+    ]
     if vanished:
-        out.append(f"NVRTC calls are those seen from Python: where a case's fall to none or rise from none "
-                   f"(`{case_label(vanished[0])}`{' and others' if len(vanished) > 1 else ''}), its NVRTC calls may "
-                   "have moved into Cython or out of it, where they are not seen, rather than changed.")
-    unsteady = [(c["name"], c["unsteady"]) for record in (base, head) for c in record["cases"]
-                if c.get("unsteady") and c["name"] in heads]
+        out.append(
+            "NVRTC calls are those seen from Python: where a case's fall to none or rise from none "
+            f"(`{case_label(vanished[0])}`{' and others' if len(vanished) > 1 else ''}), its NVRTC "
+            "calls may have moved into Cython or out of it, where they are not seen, rather than "
+            "changed."
+        )
+    unsteady = [
+        (c["name"], c["unsteady"])
+        for record in (base, head)
+        for c in record["cases"]
+        if c.get("unsteady") and c["name"] in heads
+    ]
     if unsteady:
         name, which = unsteady[0]
-        out.append(f"Counts that two runs in one process did not agree on are left out (`{case_label(name)}`: "
-                   f"{', '.join(which)}{'; and others' if len(unsteady) > 1 else ''}).")
+        out.append(
+            "Counts that two runs in one process did not agree on are left out "
+            f"(`{case_label(name)}`: "
+            f"{', '.join(which)}{'; and others' if len(unsteady) > 1 else ''})."
+        )
     if base.get("mechanism") != head.get("mechanism"):
-        out.append(f"Python and C calls were counted by {base.get('mechanism')} on one side and "
-                   f"{head.get('mechanism')} on the other, which count differently: not compared.")
+        out.append(
+            f"Python and C calls were counted by {base.get('mechanism')} on one side and "
+            f"{head.get('mechanism')} on the other, which count differently: not compared."
+        )
     return out
 
 
 def _calls_text(found):
-    return ", ".join(f"{name} {value}" for name, value in sorted(found.items())) if found else "none"
+    return (
+        ", ".join(f"{name} {value}" for name, value in sorted(found.items())) if found else "none"
+    )
 
 
 def work_line(case):
-    """One case's work per call in a line: ``"CUDA cuCtxSetCurrent 1; 6 Python calls, 2 C calls, 0 net blocks"``."""
-    cuda = f"CUDA {_calls_text(case['cuda'])}" if case["cuda"] is not None else "CUDA calls not counted"
+    """One case's work per call in a line: ``"CUDA cuCtxSetCurrent 1; 6 Python calls, 2 C calls, 0
+    net blocks"``."""
+    cuda = (
+        f"CUDA {_calls_text(case['cuda'])}"
+        if case["cuda"] is not None
+        else "CUDA calls not counted"
+    )
     nvrtc = f"; NVRTC {_calls_text(case['nvrtc'])}" if case["nvrtc"] else ""
-    return (f"{cuda}{nvrtc}; {case['python_calls']} Python calls, {case['c_calls']} C calls, {case['net_blocks']} net "
-            "blocks")
+    return (
+        f"{cuda}{nvrtc}; {case['python_calls']} Python calls, {case['c_calls']} C calls, "
+        f"{case['net_blocks']} net blocks"
+    )
 
 
 def markdown(record):
     """One commit's counts as a Markdown table."""
     cuda, settings = record.get("cuda_counted"), record["settings"]
-    out = [f"### Work per call at `{record['rev']}` ({record['commit'][:12]})", "",
-           f"Counted over {settings['calls']} calls of each case's timed body ({settings['slow_calls']} "
-           "for the operations timed one call per body), after a warm-up that is not counted, twice (≠ marks the "
-           f"counts the second run counted differently). Python and C calls: {record['mechanism']}. Net blocks: "
-           "sys.getallocatedblocks() after less before, with the garbage collector off. CUDA calls: "
-           f"{record['cuda_why']}. NVRTC calls: {record['nvrtc_why']}.", "",
-           "| case | CUDA calls | NVRTC calls | Python calls | C calls | net blocks |", "|---|---|---|--:|--:|--:|"]
+    out = [
+        f"### Work per call at `{record['rev']}` ({record['commit'][:12]})",
+        "",
+        f"Counted over {settings['calls']} calls of each case's timed body "
+        f"({settings['slow_calls']} for the operations timed one call per body), after a warm-up "
+        "that is not counted, twice (≠ marks the counts the second run counted differently). "
+        f"Python and C calls: {record['mechanism']}. Net blocks: sys.getallocatedblocks() after "
+        f"less before, with the garbage collector off. CUDA calls: {record['cuda_why']}. NVRTC "
+        f"calls: {record['nvrtc_why']}.",
+        "",
+        "| case | CUDA calls | NVRTC calls | Python calls | C calls | net blocks |",
+        "|---|---|---|--:|--:|--:|",
+    ]
     for case in record["cases"]:
         mark = f" ≠ {', '.join(case['unsteady'])}" if case["unsteady"] else ""
-        cuda_text = _calls_text(case["cuda"]) if case["cuda"] is not None else ("n/a" if cuda is False else "—")
-        out.append(f"| `{case_label(case['name'])}`{mark} | {cuda_text} | {_calls_text(case['nvrtc'])} | "
-                   f"{case['python_calls']} | {case['c_calls']} | {case['net_blocks']} |")
+        cuda_text = (
+            _calls_text(case["cuda"])
+            if case["cuda"] is not None
+            else ("n/a" if cuda is False else "—")
+        )
+        out.append(
+            f"| `{case_label(case['name'])}`{mark} | {cuda_text} | {_calls_text(case['nvrtc'])} | "
+            f"{case['python_calls']} | {case['c_calls']} | {case['net_blocks']} |"
+        )
     if record["skipped"]:
         skipped = record["skipped"]
-        out += ["", f"{len(skipped)} case{'s' if len(skipped) != 1 else ''} skipped (e.g. `{next(iter(skipped))}`: "
-                f"{next(iter(skipped.values()))})."]
+        out += [
+            "",
+            f"{len(skipped)} case{'s' if len(skipped) != 1 else ''} skipped (e.g. "
+            f"`{next(iter(skipped))}`: {next(iter(skipped.values()))}).",
+        ]
     if record["errors"]:
-        out += ["", "Not counted:", ""] + [f"- `{name}`: {(text or '?').strip().splitlines()[-1]}"
-                                          for name, text in sorted(record["errors"].items())]
+        out += ["", "Not counted:", ""] + [
+            f"- `{name}`: {(text or '?').strip().splitlines()[-1]}"
+            for name, text in sorted(record["errors"].items())
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -551,7 +652,10 @@ def diff_markdown(base, head):
     common = len({c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]})
     out = [f"### Work per call, `{base['rev']}` → `{head['rev']}`", ""]
     if found:
-        out += [f"{len(found)} of {common} cases counted on both sides do different work per call:", ""]
+        out += [
+            f"{len(found)} of {common} cases counted on both sides do different work per call:",
+            "",
+        ]
         out += [f"- {text}" for text in found.values()]
     else:
         out += [f"No case's work per call changed ({common} counted on both sides)."]

@@ -1,9 +1,9 @@
 """Stage 3, results: the history of one machine, read from its results files and paired steps.
 
-What was measured in which environment, which measured commits follow each other (the steps the history has
-and lacks), a step's measurements merged into one verdict per case (``stats.repeated_verdict``), the chain of
-paired ratios from a commit back to the first one the steps reach, the release ladder's steps, and the work
-each call does at each counted commit.
+What was measured in which environment, which measured commits follow each other (the steps the
+history has and lacks), a step's measurements merged into one verdict per case
+(``stats.repeated_verdict``), the chain of paired ratios from a commit back to the first one the
+steps reach, the release ladder's steps, and the work each call does at each counted commit.
 """
 
 from __future__ import annotations
@@ -16,20 +16,21 @@ from cuda_bench.paths import result_files
 
 
 def release_step(step):
-    """Whether a history step pairs two cuda-core releases (the release ladder's steps): its ``release_tags``
-    name both commits' tags."""
+    """Whether a history step pairs two cuda-core releases (the release ladder's steps): its
+    ``release_tags`` name both commits' tags."""
     return bool(step.get("release_tags"))
 
 
-#: the packages of an environment that come from wheels, not from the commits a step pairs; cuda-bindings only where
-#: the step installed its wheel (``bindings`` not "source")
+#: the packages of an environment that come from wheels, not from the commits a step pairs;
+#: cuda-bindings only where the step installed its wheel (``bindings`` not "source")
 WHEELS = ("python", "cuda-bindings", "numpy", "cupy-cuda13x", "cupy-cuda12x")
 
 
 def environment_change(step):
-    """{package: (base's version, head's version)} of what changed between a step's sides without either commit
-    changing it: a cuda-bindings wheel (``auto`` gives CUDA 12's to old releases and CUDA 13's to newer ones),
-    Python, numpy, CuPy. Each side's versions as its workers reported them (``versions``)."""
+    """{package: (base's version, head's version)} of what changed between a step's sides without
+    either commit changing it: a cuda-bindings wheel (``auto`` gives CUDA 12's to old releases and
+    CUDA 13's to newer ones), Python, numpy, CuPy. Each side's versions as its workers reported them
+    (``versions``)."""
     versions = step.get("versions") or {}
     base, head = versions.get("base") or {}, versions.get("head") or {}
     out = {}
@@ -42,8 +43,9 @@ def environment_change(step):
 
 
 def attributed(step, case):
-    """What a step's case is put down to when it is not the commits' own doing: "cuda-bindings 12.9.10 → 13.3.1" for
-    a cuda.bindings case of a step across a cuda-bindings wheel change (:func:`environment_change`); else None."""
+    """What a step's case is put down to when it is not the commits' own doing: "cuda-bindings
+    12.9.10 → 13.3.1" for a cuda.bindings case of a step across a cuda-bindings wheel change
+    (:func:`environment_change`); else None."""
     change = environment_change(step).get("cuda-bindings")
     if change and library_of(case["name"]) == "bindings":
         return f"cuda-bindings {change[0]} → {change[1]}"
@@ -51,20 +53,28 @@ def attributed(step, case):
 
 
 def twin(step, steps):
-    """Where ``step`` crosses a cuda-bindings wheel change (:func:`environment_change`): the step of ``steps`` that
-    pairs the same two commits with one cuda-bindings on both sides, which tells the commits' own change apart from
-    the wheel's; else None."""
+    """Where ``step`` crosses a cuda-bindings wheel change (:func:`environment_change`): the step of
+    ``steps`` that pairs the same two commits with one cuda-bindings on both sides, which tells the
+    commits' own change apart from the wheel's; else None."""
     if "cuda-bindings" not in environment_change(step):
         return None
-    return next((other for other in steps if (other["base"], other["head"]) == (step["base"], step["head"])
-                 and other is not step and not identical(other)
-                 and "cuda-bindings" not in environment_change(other)
-                 and set((other.get("versions") or {}).get("base") or {}) >= {"cuda-bindings"}), None)
+    return next(
+        (
+            other
+            for other in steps
+            if (other["base"], other["head"]) == (step["base"], step["head"])
+            and other is not step
+            and not identical(other)
+            and "cuda-bindings" not in environment_change(other)
+            and set((other.get("versions") or {}).get("base") or {}) >= {"cuda-bindings"}
+        ),
+        None,
+    )
 
 
 def judged(steps):
-    """The steps whose verdicts stand: all but a step across a cuda-bindings change that has a :func:`twin` (the
-    twin judges those commits; the step across the change is context)."""
+    """The steps whose verdicts stand: all but a step across a cuda-bindings change that has a
+    :func:`twin` (the twin judges those commits; the step across the change is context)."""
     return [step for step in steps if twin(step, steps) is None]
 
 
@@ -74,9 +84,9 @@ def identical(step):
 
 
 def work(results_dir, machine_name):
-    """{commit: its counts records, oldest first} of one machine: the work each call does, counted per commit
-    (``cuda-bench counts``; ``run`` counts each newly measured commit), perhaps in several environments or for
-    some cases only (``summary.counted_at`` picks and merges)."""
+    """{commit: its counts records, oldest first} of one machine: the work each call does, counted
+    per commit (``cuda-bench counts``; ``run`` counts each newly measured commit), perhaps in
+    several environments or for some cases only (``summary.counted_at`` picks and merges)."""
     out = {}
     for found in records.read(Path(results_dir) / machine_name, "counts"):
         out.setdefault(found["commit"], []).append(found)
@@ -84,24 +94,26 @@ def work(results_dir, machine_name):
 
 
 def steps(results_dir, machine_name):
-    """The history's paired steps of one machine, one per (base, head, cuda-bindings), in the order they were
-    first made: the same two commits paired in another environment are another step.
+    """The history's paired steps of one machine, one per (base, head, cuda-bindings), in the order
+    they were first made: the same two commits paired in another environment are another step.
 
-    A step measured again (``cuda-bench steps --recheck`` measures its flagged cases on another machine start)
-    keeps its first record's fields but these: ``errors`` names the cases no record measured (the newest
-    record's text), ``lost`` the cases whose shown measurement lost process pairs (``paired.kept``),
-    ``seconds`` and ``build_seconds`` add up. Each case takes the numbers of its newest measurement (of a
-    regression: its newest flag) and adds:
+    A step measured again (``cuda-bench steps --recheck`` measures its flagged cases on another
+    machine start) keeps its first record's fields but these: ``errors`` names the cases no record
+    measured (the newest record's text), ``lost`` the cases whose shown measurement lost process
+    pairs (``paired.kept``), ``seconds`` and ``build_seconds`` add up. Each case takes the numbers
+    of its newest measurement (of a regression: its newest flag) and adds:
 
-    * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (the record's
-      ``host.start``), ``boot`` (when that start booted), ``date``, ``layouts``, ratio, interval and verdict;
+    * ``measurements``: every measurement of the case, oldest first, each with its ``start`` (the
+      record's ``host.start``), ``boot`` (when that start booted), ``date``, ``layouts``, ratio,
+      interval and verdict;
     * the ``verdict`` that all of them give together, and ``confirmed``
       (``stats.repeated_verdict``);
     * of a case "not reproduced": its numbers are those of the flag it was (the newest), and
       ``cleared_by`` the measurement that cleared it (``stats.clearing``; the newest of those), as
       in ``measurements``.
 
-    ``rechecks`` lists the later records, a recheck or the whole step measured again (date, boot, command)."""
+    ``rechecks`` lists the later records, a recheck or the whole step measured again (date, boot,
+    command)."""
     found = {}
     for record in records.read(Path(results_dir) / machine_name, "step"):
         found.setdefault((record["base"], record["head"], record["bindings"]), []).append(record)
@@ -114,9 +126,19 @@ def _merged(measured_records):
     for record in measured_records:
         for case in record["cases"]:
             seen = {k: case[k] for k in ("ratio", "low", "high", "verdict")}
-            by_name.setdefault(case["name"], []).append((case, seen | {
-                "start": record["host"]["start"], "boot": record["host"]["boot"], "date": record["date"],
-                "layouts": record["settings"]["layouts"]}, record))
+            by_name.setdefault(case["name"], []).append(
+                (
+                    case,
+                    seen
+                    | {
+                        "start": record["host"]["start"],
+                        "boot": record["host"]["boot"],
+                        "date": record["date"],
+                        "layouts": record["settings"]["layouts"],
+                    },
+                    record,
+                )
+            )
     cases, lost = [], {}
     for name, measured in by_name.items():
         triples = [(m["start"], m["verdict"], m["layouts"]) for _, m, _ in measured]
@@ -124,30 +146,45 @@ def _merged(measured_records):
         # the numbers shown: the newest measurement that says what the verdict says (a regression's,
         # its flag; a flag not reproduced, the flag, beside what cleared it)
         said = "regression" if verdict == "not reproduced" else verdict
-        shown, _, record = next((found for found in reversed(measured)
-                                 if found[1]["verdict"] == said), measured[-1])
+        shown, _, record = next(
+            (found for found in reversed(measured) if found[1]["verdict"] == said), measured[-1]
+        )
         more = {}
         if verdict == "not reproduced":
             more["cleared_by"] = measured[stats.clearing(triples)[-1]][1]
-        cases.append(shown | {"verdict": verdict, "confirmed": confirmed,
-                              "measurements": [m for _, m, _ in measured]} | more)
+        cases.append(
+            shown
+            | {
+                "verdict": verdict,
+                "confirmed": confirmed,
+                "measurements": [m for _, m, _ in measured],
+            }
+            | more
+        )
         if name in record["lost"]:  # of the measurement shown, not of another
             lost[name] = record["lost"][name]
-    again = [{"date": r["date"], "boot": r["host"]["boot"], "command": r["command"]} for r in measured_records[1:]]
+    again = [
+        {"date": r["date"], "boot": r["host"]["boot"], "command": r["command"]}
+        for r in measured_records[1:]
+    ]
     errors, only = {}, {}
     for record in measured_records:
         errors |= record["errors"]
         only |= record.get("only") or {}
-    return first | {"cases": cases, "rechecks": again, "lost": lost,
-                    "errors": {name: text for name, text in errors.items() if name not in by_name},
-                    "only": {name: said for name, said in only.items() if name not in by_name},
-                    "seconds": round(sum(r["seconds"] for r in measured_records), 1),
-                    "build_seconds": round(sum(r["build_seconds"] or 0 for r in measured_records), 1)}
+    return first | {
+        "cases": cases,
+        "rechecks": again,
+        "lost": lost,
+        "errors": {name: text for name, text in errors.items() if name not in by_name},
+        "only": {name: said for name, said in only.items() if name not in by_name},
+        "seconds": round(sum(r["seconds"] for r in measured_records), 1),
+        "build_seconds": round(sum(r["build_seconds"] or 0 for r in measured_records), 1),
+    }
 
 
 def measured_in(results_dir, machine_name, conf):
-    """The commits this machine measured in the environment ``conf`` (a derived asv.conf.json) builds: the
-    same environment variables (cuda-bindings, system site)."""
+    """The commits this machine measured in the environment ``conf`` (a derived asv.conf.json)
+    builds: the same environment variables (cuda-bindings, system site)."""
     env = {key: values[0] for key, values in conf.get("matrix", {}).get("env", {}).items()}
     found = set()
     for path in result_files(Path(results_dir) / machine_name):
@@ -158,18 +195,20 @@ def measured_in(results_dir, machine_name, conf):
 
 
 def newer_releases(commits, measured):
-    """Of the release ladder's ``commits`` (``asvrun.release_ladder``'s, oldest first): the newest release whose
-    commit is in ``measured`` as (tag, commit), or None; and the releases after it. A release of an older
-    series tagged later (0.4.3 after 0.5.1) is not newer; the branch head is left to the nightly run of main."""
+    """Of the release ladder's ``commits`` (``asvrun.release_ladder``'s, oldest first): the newest
+    release whose commit is in ``measured`` as (tag, commit), or None; and the releases after it. A
+    release of an older series tagged later (0.4.3 after 0.5.1) is not newer; the branch head is
+    left to the nightly run of main."""
     releases = [(tag, sha) for tag, sha in commits if is_release_tag(tag)]
     newest = max((i for i, (_, sha) in enumerate(releases) if sha in measured), default=None)
-    return (None, []) if newest is None else (releases[newest], releases[newest + 1:])
+    return (None, []) if newest is None else (releases[newest], releases[newest + 1 :])
 
 
 def release_chain(newest, newer, measured):
-    """The ladder's steps ``ladder --new`` makes: (release, next release) from ``newest`` through each of
-    ``newer`` that asv measured (``measured``), skipping one it could not; not the steps by commit date that
-    :func:`new_steps` finds, which would pair a new release with main's head where a full ladder measured it."""
+    """The ladder's steps ``ladder --new`` makes: (release, next release) from ``newest`` through
+    each of ``newer`` that asv measured (``measured``), skipping one it could not; not the steps by
+    commit date that :func:`new_steps` finds, which would pair a new release with main's head where
+    a full ladder measured it."""
     chain = [newest[1]] + [sha for _, sha in newer if sha in measured]
     return list(zip(chain, chain[1:]))
 
@@ -187,7 +226,8 @@ def newly_measured(results_dir, machine_name, before):
 
 
 def newest_measured(results_dir, machine_name, before):
-    """The newest commit (by commit date) among the results files that changed since ``before``, or None."""
+    """The newest commit (by commit date) among the results files that changed since ``before``, or
+    None."""
     after = snapshot(results_dir, machine_name)
     found = [results.load(p) for p, mtime in after.items() if before.get(p) != mtime]
     found = [d for d in found if d is not None]
@@ -195,62 +235,79 @@ def newest_measured(results_dir, machine_name, before):
 
 
 def neighbours(results_dir, machine_name):
-    """[(bindings, previous measured commit, next measured commit, previous's results file, next's)] in commit
-    order and per environment; ``bindings``: the environment's ``CUDA_BENCH_BINDINGS`` (the paired engine builds
-    both sides of a step with one)."""
+    """[(bindings, previous measured commit, next measured commit, previous's results file, next's)]
+    in commit order and per environment; ``bindings``: the environment's ``CUDA_BENCH_BINDINGS``
+    (the paired engine builds both sides of a step with one)."""
     by_env = {}
     for path in result_files(Path(results_dir) / machine_name):
         data = results.load(path)
         if data is not None:
             bindings = (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS")
             by_env.setdefault((data.get("env_name"), bindings), []).append(
-                (data.get("date") or 0, data["commit_hash"], path))
+                (data.get("date") or 0, data["commit_hash"], path)
+            )
     found = []
     for (_, bindings), runs in by_env.items():
         runs.sort()
-        found += [(bindings, previous, commit, before_path, path)
-                  for (_, previous, before_path), (_, commit, path) in zip(runs, runs[1:]) if previous != commit]
+        found += [
+            (bindings, previous, commit, before_path, path)
+            for (_, previous, before_path), (_, commit, path) in zip(runs, runs[1:])
+            if previous != commit
+        ]
     return found
 
 
 def new_steps(results_dir, machine_name, before):
-    """(previous measured commit, next measured commit) pairs, in commit order and per environment, for the
-    results files that changed since ``before`` (a :func:`snapshot`): each newly measured commit is paired
-    with the measured commit just before it, and with the one just after it when it was measured later (an
-    older commit filled in), so the steps keep chaining."""
+    """(previous measured commit, next measured commit) pairs, in commit order and per environment,
+    for the results files that changed since ``before`` (a :func:`snapshot`): each newly measured
+    commit is paired with the measured commit just before it, and with the one just after it when it
+    was measured later (an older commit filled in), so the steps keep chaining."""
     after = snapshot(results_dir, machine_name)
     changed = {p for p, mtime in after.items() if before.get(p) != mtime}
-    return list(dict.fromkeys((previous, commit) for _, previous, commit, before_path, path
-                              in neighbours(results_dir, machine_name)
-                              if path in changed or before_path in changed))  # once, however many envs
+    return list(
+        dict.fromkeys(
+            (previous, commit)
+            for _, previous, commit, before_path, path in neighbours(results_dir, machine_name)
+            if path in changed or before_path in changed
+        )
+    )  # once, however many envs
 
 
 def missing_steps(results_dir, machine_name):
-    """{bindings: [(previous, next)]}: the pairs of measured commits that have no paired step yet (a step that
-    failed, a run with --no-steps), in commit order, by the cuda-bindings their environments were built with
-    (``cuda-bench steps --bindings`` makes one list)."""
-    done = {(step["bindings"], step["base"], step["head"]) for step in steps(results_dir, machine_name)}
+    """{bindings: [(previous, next)]}: the pairs of measured commits that have no paired step yet (a
+    step that failed, a run with --no-steps), in commit order, by the cuda-bindings their
+    environments were built with (``cuda-bench steps --bindings`` makes one list)."""
+    done = {
+        (step["bindings"], step["base"], step["head"]) for step in steps(results_dir, machine_name)
+    }
     missing = {}
     for bindings, previous, commit, _, _ in neighbours(results_dir, machine_name):
         pairs = missing.setdefault(bindings, [])
-        if (bindings, previous, commit) not in done and (previous, commit) not in pairs:  # once, however many envs
+        # once, however many envs
+        if (bindings, previous, commit) not in done and (previous, commit) not in pairs:
             pairs.append((previous, commit))
     return missing
 
 
 def to_recheck(results_dir, machine_name, start):
-    """The history's regressions not yet confirmed, which a measurement on this machine start (``start``, the
-    ``start`` of ``machine.host()``) confirms or does not reproduce (``stats.repeated_verdict``):
-    {(base, head, bindings): [case]}; and [(base, head, case)] for those flagged on this very start only,
-    with a layout per process, which only another start can confirm. (The recheck has a layout per process:
-    a flag made with one fixed layout per build is measured again on any start, its own included, where a
-    flag clears it or not.)"""
+    """The history's regressions not yet confirmed, which a measurement on this machine start
+    (``start``, the ``start`` of ``machine.host()``) confirms or does not reproduce
+    (``stats.repeated_verdict``):
+    {(base, head, bindings): [case]}; and [(base, head, case)] for those flagged on this very start
+    only, with a layout per process, which only another start can confirm. (The recheck has a layout
+    per process:
+    a flag made with one fixed layout per build is measured again on any start, its own included,
+    where a flag clears it or not.)"""
     todo, here = {}, []
     for step in steps(results_dir, machine_name):
         for case in step["cases"]:
             if case["verdict"] != "regression" or case["confirmed"]:
                 continue
-            flags = [(m["start"], m["layouts"]) for m in case["measurements"] if m["verdict"] == "regression"]
+            flags = [
+                (m["start"], m["layouts"])
+                for m in case["measurements"]
+                if m["verdict"] == "regression"
+            ]
             if {s for s, _ in flags} == {start} and (start, "random") in flags:
                 here.append((step["base"], step["head"], case["name"]))
                 continue
@@ -258,10 +315,10 @@ def to_recheck(results_dir, machine_name, start):
     return todo, here
 
 
-# --- chains of paired steps -------------------------------------------------------------------------
+# --- chains of paired steps -----------------------------------------------------------------------
 def chains(steps):
-    """{commit: [steps from the chain's first commit to it]} for the commits the steps reach: each step
-    pairs a commit with the previous measured one, so they chain."""
+    """{commit: [steps from the chain's first commit to it]} for the commits the steps reach: each
+    step pairs a commit with the previous measured one, so they chain."""
     by_head = {step["head"]: step for step in steps}
     out = {}
     for head in by_head:
@@ -282,9 +339,10 @@ def chain_link(case):
 
 
 def chained_ratio(path, name):
-    """(product of the case's paired ratios along ``path``, the commit it starts from, steps used), or None
-    when a step of the path did not measure the case: the paired chain of the case from the path's first
-    commit to its last. A step between identical builds is ×1 for every case: both sides are the same code."""
+    """(product of the case's paired ratios along ``path``, the commit it starts from, steps used),
+    or None when a step of the path did not measure the case: the paired chain of the case from the
+    path's first commit to its last. A step between identical builds is ×1 for every case: both
+    sides are the same code."""
     product = 1.0
     for step in path:
         if identical(step):
@@ -297,8 +355,15 @@ def chained_ratio(path, name):
 
 
 def flagged_steps(steps):
-    """[(step, case)] for every case a step found to regress (controls never count, nor a case put down to a change
-    of the environment, :func:`attributed`, nor a step that a :func:`twin` judges), newest step first."""
-    found = [(step, case) for step in judged(steps) for case in step["cases"]
-             if case["verdict"] == "regression" and not is_control(case["name"]) and not attributed(step, case)]
+    """[(step, case)] for every case a step found to regress (controls never count, nor a case put
+    down to a change of the environment, :func:`attributed`, nor a step that a :func:`twin` judges),
+    newest step first."""
+    found = [
+        (step, case)
+        for step in judged(steps)
+        for case in step["cases"]
+        if case["verdict"] == "regression"
+        and not is_control(case["name"])
+        and not attributed(step, case)
+    ]
     return sorted(found, key=lambda sc: sc[0]["date"], reverse=True)

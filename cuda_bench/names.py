@@ -1,5 +1,5 @@
-"""What things are called: the suite's case names, the Python <-> C++ twin IDs, the controls and the release
-tags, written once.
+"""What things are called: the suite's case names, the Python <-> C++ twin IDs, the controls and the
+release tags, written once.
 
 Standard library only (it runs inside benchmark environments, in the paired workers).
 """
@@ -14,27 +14,33 @@ HARNESS = "bench_harness.Floor.time_noop"  # the timing harness around a call th
 HARNESS_CASE = f"{HARNESS}('noop')"
 CONTROLS = ("bench_cpp.", "bench_harness.")
 MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
-# The library a form times is its first parameter; the distributions whose code its timed calls run, named as
-# the workers record their versions (cuda_bench.worker): cuda.core's calls go through cuda.bindings; CuPy
-# comes as one of two distributions.
-TIMED_CODE = {"core": ("cuda-core", "cuda-bindings"), "bindings": ("cuda-bindings",),
-              "cupy": ("cupy-cuda13x", "cupy-cuda12x"), "pathfinder": ("cuda-pathfinder",)}
+# The library a form times is its first parameter; the distributions whose code its timed calls run,
+# named as the workers record their versions (cuda_bench.worker): cuda.core's calls go through
+# cuda.bindings; CuPy comes as one of two distributions.
+TIMED_CODE = {
+    "core": ("cuda-core", "cuda-bindings"),
+    "bindings": ("cuda-bindings",),
+    "cupy": ("cupy-cuda13x", "cupy-cuda12x"),
+    "pathfinder": ("cuda-pathfinder",),
+}
 
 
 def case_name(benchmark, combo=()):
-    """asv's name of one case: ``bench_device.SetCurrent.time_set_current('core')``. ``combo`` holds the
-    parameter values as asv stores them (``repr`` strings: ``"'core'"``)."""
+    """asv's name of one case: ``bench_device.SetCurrent.time_set_current('core')``. ``combo`` holds
+    the parameter values as asv stores them (``repr`` strings: ``"'core'"``)."""
     return f"{benchmark}({', '.join(combo)})" if combo else benchmark
 
 
 def short_name(benchmark):
-    """How the pages name an operation: ``bench_device.SetCurrent.time_set_current`` -> ``device.SetCurrent``."""
+    """How the pages name an operation: ``bench_device.SetCurrent.time_set_current`` ->
+    ``device.SetCurrent``."""
     module, cls = benchmark.split(".")[:2]
     return f"{module.removeprefix(MODULE_PREFIX)}.{cls}"
 
 
 def split_case(name):
-    """``"bench_x.C.time_y('core', '16 ptr')"`` -> ``("bench_x.C.time_y", ("'core'", "'16 ptr'"))``."""
+    """``"bench_x.C.time_y('core', '16 ptr')"`` -> ``("bench_x.C.time_y", ("'core'", "'16
+    ptr'"))``."""
     match = re.fullmatch(r"([\w.]+)(?:\((.*)\))?", name)
     if not match:
         raise ValueError(f"not a case name: {name!r}")
@@ -43,30 +49,33 @@ def split_case(name):
 
 
 def library_of(name):
-    """The library a case times, its first parameter (``'bindings'``); None for a case that times none."""
+    """The library a case times, its first parameter (``'bindings'``); None for a case that times
+    none."""
     combo = split_case(name)[1]
     api = combo[0].strip("'") if combo else None
     return api if api in TIMED_CODE else None
 
 
 def is_control(name):
-    """C++ twins and the harness floor: independent of cuda-python, so never a regression of a commit."""
+    """C++ twins and the harness floor: independent of cuda-python, so never a regression of a
+    commit."""
     return name.startswith(CONTROLS)
 
 
 def cpp_id(benchmark, combo):
-    """The C++ twin of a Python case: ``bench_launch.Launch.time_launch`` + ``("'core'", "'16 ptr'")`` ->
-    ``"launch[16 ptr]"``: the method name without ``time_``, the non-api parameters in brackets.
-    ``LaunchPrepacked`` and ``LaunchVoidPointer`` share ``launch``'s twins (C++ always passes packed addresses)."""
-    op = benchmark.rsplit(".", 1)[1][len("time_"):]
+    """The C++ twin of a Python case: ``bench_launch.Launch.time_launch`` + ``("'core'", "'16
+    ptr'")`` -> ``"launch[16 ptr]"``: the method name without ``time_``, the non-api parameters in
+    brackets. ``LaunchPrepacked`` and ``LaunchVoidPointer`` share ``launch``'s twins (C++ always
+    passes packed addresses)."""
+    op = benchmark.rsplit(".", 1)[1][len("time_") :]
     op = {"launch_prepacked": "launch", "launch_void_pointer": "launch"}.get(op, op)
     case = [c.strip("'") for c in combo[1:]]
     return f"{op}[{' '.join(case)}]" if case else op
 
 
 def is_release_tag(tag):
-    """A cuda-core release, ``cuda-core-v0.3.2`` (not ``...rc1``): the ladder's rungs and the pages' "newest
-    release" both go by it (scripts/shallow_clone.sh keeps the same tags)."""
+    """A cuda-core release, ``cuda-core-v0.3.2`` (not ``...rc1``): the ladder's rungs and the pages'
+    "newest release" both go by it (scripts/shallow_clone.sh keeps the same tags)."""
     return re.fullmatch(r"cuda-core-v\d+\.\d+\.\d+", tag) is not None
 
 

@@ -1,10 +1,11 @@
-"""Stage 5, publish: the overview's rows, one per (machine, operation, case) at each machine's newest commit.
+"""Stage 5, publish: the overview's rows, one per (machine, operation, case) at each machine's
+newest commit.
 
-asv's medians for C++, cuda.bindings, cuda.core and CuPy, each Python number raw and net of the same run's
-harness floor, the paired over-C++ measurement where there is one, and the history's paired view of the same
-case: the newest step's verdict with its interval and the paired chain since the first commit the steps reach
-(the product of the paired ratios along the way). The dashboard (``cuda_bench.publish``) and the Markdown
-reports (``cuda_bench.report``) render these rows.
+asv's medians for C++, cuda.bindings, cuda.core and CuPy, each Python number raw and net of the same
+run's harness floor, the paired over-C++ measurement where there is one, and the history's paired
+view of the same case: the newest step's verdict with its interval and the paired chain since the
+first commit the steps reach (the product of the paired ratios along the way). The dashboard
+(``cuda_bench.publish``) and the Markdown reports (``cuda_bench.report``) render these rows.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ APIS = ("cpp", "bindings", "core", "cupy")
 TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
 
 
-# --- the overview ---------------------------------------------------------------------------------------
+# --- the overview ---------------------------------------------------------------------------------
 def suite_differs(versions=None):
-    """{benchmark: reason} for the suite's operations whose sides do different work (``Op.differs``); {} when the
-    suite cannot be imported here. ``versions`` ({benchmark: version} of asv's benchmarks.json, the versions the
-    history's numbers were measured with): where the suite has changed a benchmark since, its reason says that the
-    numbers predate the change, since the suite's words are about the new work."""
+    """{benchmark: reason} for the suite's operations whose sides do different work
+    (``Op.differs``); {} when the suite cannot be imported here. ``versions`` ({benchmark: version}
+    of asv's benchmarks.json, the versions the history's numbers were measured with): where the
+    suite has changed a benchmark since, its reason says that the numbers predate the change, since
+    the suite's words are about the new work."""
     try:
         out = {}
         for module, cls in suite.benchmark_classes():
@@ -35,9 +37,11 @@ def suite_differs(versions=None):
                 name, reason = f"{module}.{cls.__name__}.{method}", getattr(cls, "differs", "")
                 measured = (versions or {}).get(name)
                 if measured is not None and measured != getattr(cls, "version", measured):
-                    out[name] = ("these numbers are of an earlier version of this benchmark, which the suite has "
-                                 "changed since (the next asv run measures it again)"
-                                 + (f"; the new version: {reason}" if reason else ""))
+                    out[name] = (
+                        "these numbers are of an earlier version of this benchmark, which the "
+                        "suite has changed since (the next asv run measures it again)"
+                        + (f"; the new version: {reason}" if reason else "")
+                    )
                 elif reason:
                     out[name] = reason
         return out
@@ -47,74 +51,93 @@ def suite_differs(versions=None):
 
 
 def machine_order(by_machine):
-    """The machines of ``by_machine`` ({machine: its results, newest last}) as every page lists them: those with
-    a GPU first, then by name."""
+    """The machines of ``by_machine`` ({machine: its results, newest last}) as every page lists
+    them: those with a GPU first, then by name."""
     return sorted(by_machine, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))
 
 
 def rows_of(results_dir, runs, steps_by_machine, known, work=None):
-    """:func:`overview_rows` of ``runs`` with what ``results_dir`` holds beside them: asv's description of the
-    suite (parameter names, benchmark versions) and each machine's over-C++ records; with ``work`` ({machine:
-    {commit: counts record}}, ``history.work``), each Python cell's work per call (:func:`add_work`)."""
+    """:func:`overview_rows` of ``runs`` with what ``results_dir`` holds beside them: asv's
+    description of the suite (parameter names, benchmark versions) and each machine's over-C++
+    records; with ``work`` ({machine: {commit: counts record}}, ``history.work``), each Python
+    cell's work per call (:func:`add_work`)."""
     described = results.suite(results_dir)  # asv's benchmarks.json
     versions = {name: b.get("version") for name, b in described.items()}
     machines = list(dict.fromkeys(m for m, _ in runs))
-    rows = overview_rows(runs, steps_by_machine, known,
-                         {name: b.get("param_names", []) for name, b in described.items()},
-                         {m: records.read(Path(results_dir) / m, "over-cpp") for m in machines},
-                         suite_differs(versions), versions)
+    rows = overview_rows(
+        runs,
+        steps_by_machine,
+        known,
+        {name: b.get("param_names", []) for name, b in described.items()},
+        {m: records.read(Path(results_dir) / m, "over-cpp") for m in machines},
+        suite_differs(versions),
+        versions,
+    )
     add_work(rows, work or {})
     return rows
 
 
 def add_work(rows, work):
-    """Each Python cell of ``rows`` gets ``work``: its case's work per call at the row's commit, in a line, where
-    that commit was counted (``work``: {machine: {commit: counts record}}, ``history.work``)."""
+    """Each Python cell of ``rows`` gets ``work``: its case's work per call at the row's commit, in
+    a line, where that commit was counted (``work``: {machine: {commit: counts record}},
+    ``history.work``)."""
     for row in rows:
         counted = summary.counted_at(work.get(row["machine"], {}).get(row["commit"]))
         if counted is None:
             continue
         cases = {c["name"]: c for c in counted["cases"]}
         for cell in row["cells"].values():
-            found = cases.get(cell.get("case"))  # Python cells only: the C++ twin's cell names no case
+            # Python cells only: the C++ twin's cell names no case
+            found = cases.get(cell.get("case"))
             if found:
                 cell["work"] = counts.work_line(found)
 
 
-def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machine=None, differs=None,
-                  versions=None):
-    """One row per (machine, operation, case) at each machine's newest commit (``html/overview.json``).
+def overview_rows(
+    runs,
+    steps_by_machine,
+    known,
+    param_names,
+    overhead_by_machine=None,
+    differs=None,
+    versions=None,
+):
+    """One row per (machine, operation, case) at each machine's newest commit
+    (``html/overview.json``).
 
-    A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release`` (the tag of
-    the newest release measured on the machine, from ``known``: ``results.commits``; or None), ``params`` (the
-    machine's), ``floor`` (this run's ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None),
-    ``gpu`` (the machine has one) and ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``.
-    A cell:
+    A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release``
+    (the tag of the newest release measured on the machine, from ``known``: ``results.commits``; or
+    None), ``params`` (the machine's), ``floor`` (this run's
+    ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None), ``gpu`` (the machine has
+    one) and ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``. A cell:
 
-    - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params`` (for asv's
-      graph link), ``case`` (Python cells: the case's full name, as the paired steps and the counts name it);
-    - Python cells only: ``net`` (``value - floor``), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of`` (with a
-      C++ twin: net Python over C++), ``step`` (the paired step of main that ends at this commit, for this case:
-      ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index`` (``[product of paired ratios, from
-      commit, steps]`` along main's steps since the first commit they reach), each None where there is none;
-      ``regression``: the step's verdict is "regression". No cell holds a difference of asv's medians between
-      commits: what changed is the paired steps' to say;
+    - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params``
+      (for asv's graph link), ``case`` (Python cells: the case's full name, as the paired steps and
+      the counts name it);
+    - Python cells only: ``net`` (``value - floor``), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of``
+      (with a C++ twin: net Python over C++), ``step`` (the paired step of main that ends at this
+      commit, for this case: ``ratio``, ``low``, ``high``, ``verdict``, ``base``) and ``index``
+      (``[product of paired ratios, from commit, steps]`` along main's steps since the first commit
+      they reach), each None where there is none; ``regression``: the step's verdict is
+      "regression". No cell holds a difference of asv's medians between commits: what changed is the
+      paired steps' to say;
     - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
-      ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++ measurement
-      (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`; ``ratio``, ``low``,
-      ``high``, ``over_ns``, ``over_low``, ``over_high``, and the times per call it compares,
-      ``py_ns`` and ``cpp_ns``: Python and its twin timed in turn in one process),
-      and ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired"); ``over_cpp["runs"]``
-      says how far its ratio moved over the commit's recorded runs that timed the same twins the same way
-      (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``; a run in the slow state is left out
-      where another measured the case, ``left_out``, else marked, ``slower``).
+      ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++
+      measurement (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`;
+      ``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``, and the times per call
+      it compares, ``py_ns`` and ``cpp_ns``: Python and its twin timed in turn in one process), and
+      ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired");
+      ``over_cpp["runs"]`` says how far its ratio moved over the commit's recorded runs that timed
+      the same twins the same way (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``;
+      a run in the slow state is left out where another measured the case, ``left_out``, else
+      marked, ``slower``).
 
-    ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do different
-    work: ``row["differs"]``.
+    ``differs`` ({benchmark: reason}, from the suite's ``Op.differs``) marks rows whose sides do
+    different work: ``row["differs"]``.
 
-    ``versions`` ({benchmark: version}, the suite's, from asv's benchmarks.json): the newest commit's numbers
-    of a benchmark measured under another version (the benchmark has changed since) are left out, and every
-    row of that machine names them in ``row["older"]``.
+    ``versions`` ({benchmark: version}, the suite's, from asv's benchmarks.json): the newest
+    commit's numbers of a benchmark measured under another version (the benchmark has changed since)
+    are left out, and every row of that machine names them in ``row["older"]``.
     """
     overhead_by_machine = overhead_by_machine or {}
     differs = differs or {}
@@ -129,20 +152,33 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
         newest = runs_of[-1]
         current = results.values(newest)
         measured_as = results.versions(newest)
-        older = sorted({name for name, _ in current if versions and name in versions
-                        and measured_as.get(name) != versions[name]})
+        older = sorted(
+            {
+                name
+                for name, _ in current
+                if versions and name in versions and measured_as.get(name) != versions[name]
+            }
+        )
         current = {key: value for key, value in current.items() if key[0] not in older}
         floor = current.get((HARNESS, ("'noop'",)))
-        released = [d["commit_hash"] for d in runs_of if summary.tag(d["commit_hash"], known)
-                    and d["commit_hash"] != newest["commit_hash"]]
+        released = [
+            d["commit_hash"]
+            for d in runs_of
+            if summary.tag(d["commit_hash"], known) and d["commit_hash"] != newest["commit_hash"]
+        ]
         release_name = summary.tag(summary.order(released, known)[-1], known) if released else None
-        main_steps = [s for s in steps_by_machine.get(machine_name, []) if summary.step_kind(s, known) == "main"]
+        main_steps = [
+            s
+            for s in steps_by_machine.get(machine_name, [])
+            if summary.step_kind(s, known) == "main"
+        ]
         path = history.chains(main_steps).get(newest["commit_hash"], [])
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
         recorded = overhead_by_machine.get(machine_name, [])
-        paired = overcpp.over_cpp_cases([r for r in recorded if r["commit"] == newest["commit_hash"]], recorded,
-                                        versions)
+        paired = overcpp.over_cpp_cases(
+            [r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions
+        )
         params_of = {}
         for name, combo in current:
             params_of.setdefault(name, []).append(combo)
@@ -151,14 +187,27 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
                 continue
             combos = params_of[name]
             for case in dict.fromkeys(c[1:] for c in combos):  # asv's parameter order
-                row = {"machine": machine_name, "benchmark": name, "case": [c.strip("'") for c in case],
-                       "commit": newest["commit_hash"], "release": release_name, "floor": floor,
-                       "params": newest["params"], "gpu": bool(newest["params"].get("gpu")), "cells": {},
-                       "differs": differs.get(name, ""), "older": older}
+                row = {
+                    "machine": machine_name,
+                    "benchmark": name,
+                    "case": [c.strip("'") for c in case],
+                    "commit": newest["commit_hash"],
+                    "release": release_name,
+                    "floor": floor,
+                    "params": newest["params"],
+                    "gpu": bool(newest["params"].get("gpu")),
+                    "cells": {},
+                    "differs": differs.get(name, ""),
+                    "older": older,
+                }
                 twin = cpp_id(name, ("'x'", *case))
                 cpp_value = cpp.get(twin)
                 if number(cpp_value):
-                    row["cells"]["cpp"] = {"value": cpp_value, "benchmark": CPP, "params": {"op": f"'{twin}'"}}
+                    row["cells"]["cpp"] = {
+                        "value": cpp_value,
+                        "benchmark": CPP,
+                        "params": {"op": f"'{twin}'"},
+                    }
                 for combo in combos:
                     if combo[1:] != case:
                         continue
@@ -167,13 +216,22 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
                     net = value - floor if number(value) and number(floor) else None
                     full = case_name(name, combo)
                     step = last_step.get(full)
-                    cell = {"value": value, "net": net, "benchmark": name, "case": full,
-                            "params": dict(zip(param_names.get(name, []), combo)),
-                            "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")} | {
-                                "base": path[-1]["base"],
-                                "standing": standing(step, path[-1].get("versions"))} if step else None,
-                            "index": list(history.chained_ratio(path, full) or []) or None,
-                            "regression": bool(step and step["verdict"] == "regression")}
+                    cell = {
+                        "value": value,
+                        "net": net,
+                        "benchmark": name,
+                        "case": full,
+                        "params": dict(zip(param_names.get(name, []), combo)),
+                        "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")}
+                        | {
+                            "base": path[-1]["base"],
+                            "standing": standing(step, path[-1].get("versions")),
+                        }
+                        if step
+                        else None,
+                        "index": list(history.chained_ratio(path, full) or []) or None,
+                        "regression": bool(step and step["verdict"] == "regression"),
+                    }
                     if number(cpp_value) and number(value):
                         # the C++ twin has no harness around it: compare it with the net call
                         python = value if net is None else net
@@ -182,8 +240,18 @@ def overview_rows(runs, steps_by_machine, known, param_names, overhead_by_machin
                         cell["over_cpp_x"] = python / cpp_value if python > 0 else None
                     over, spread = paired.get(full, (None, None))
                     if over:
-                        kept = ("ratio", "low", "high", "over_ns", "over_low", "over_high", "py_ns",
-                                "cpp_ns", "fast", "processes")
+                        kept = (
+                            "ratio",
+                            "low",
+                            "high",
+                            "over_ns",
+                            "over_low",
+                            "over_high",
+                            "py_ns",
+                            "cpp_ns",
+                            "fast",
+                            "processes",
+                        )
                         cell["over_cpp"] = {k: over[k] for k in kept if k in over}
                         if spread:
                             cell["over_cpp"]["runs"] = spread

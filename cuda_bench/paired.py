@@ -1,21 +1,23 @@
-"""Stage 4, compare: the paired engine. Two builds of cuda-python, every case, interleaved sample by sample.
+"""Stage 4, compare: the paired engine. Two builds of cuda-python, every case, interleaved sample by
+sample.
 
-For each process pair, two workers (``cuda_bench.worker``), one per build, run on the same core with the
-same hash seed, each with a memory layout of its own (``Settings.layouts``: address-space randomisation on,
-or off with "fixed", over C++'s default). For each case both set up the suite's own
-benchmark class, then take turns: A, B, B, A (one ABBA group), again and again for ``seconds``. A sample is
-``calls`` calls of the operation (whole runs of the benchmark's unrolled body), sized so that a sample
-lasts about ``sample_ns`` (queued operations use their class's fixed batch and are drained after every
-sample, untimed). The machine's speed, which on
-the H200 VM changes by 2x for seconds at a time, is the same within a group and cancels in its ratio;
-``cuda_bench.stats`` turns the groups into a ratio, an interval over process pairs and a verdict.
+For each process pair, two workers (``cuda_bench.worker``), one per build, run on the same core with
+the same hash seed, each with a memory layout of its own (``Settings.layouts``: address-space
+randomisation on, or off with "fixed", over C++'s default). For each case both set up the suite's
+own benchmark class, then take turns: A, B, B, A (one ABBA group), again and again for ``seconds``.
+A sample is ``calls`` calls of the operation (whole runs of the benchmark's unrolled body), sized so
+that a sample lasts about ``sample_ns`` (queued operations use their class's fixed batch and are
+drained after every sample, untimed). The machine's speed, which on the H200 VM changes by 2x for
+seconds at a time, is the same within a group and cancels in its ratio; ``cuda_bench.stats`` turns
+the groups into a ratio, an interval over process pairs and a verdict.
 
-Process pairs run concurrently, one per core (core 0 is left to the controller and the system where there are more
-than two). A pair is driven by its own process pinned to the pair's core, so the driver and its two workers take
-turns on that core and never wait for another pair's driver; each pair goes through the cases in its own shuffled
-order, so that no two pairs load the GPU with the same operation at the same time. A worker that dies or stops
-answering (``timeout``) is reported with its log, and its pair starts fresh workers for the next case; a case that
-only a few pairs lost this way is measured from the others, and the loss is named (``kept``).
+Process pairs run concurrently, one per core (core 0 is left to the controller and the system where
+there are more than two). A pair is driven by its own process pinned to the pair's core, so the
+driver and its two workers take turns on that core and never wait for another pair's driver; each
+pair goes through the cases in its own shuffled order, so that no two pairs load the GPU with the
+same operation at the same time. A worker that dies or stops answering (``timeout``) is reported
+with its log, and its pair starts fresh workers for the next case; a case that only a few pairs lost
+this way is measured from the others, and the loss is named (``kept``).
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ from cuda_bench.text import last_line
 from cuda_bench.worker import calls_for
 
 MAX_CALLS = 1 << 22
-# over C++: two runs of 60 processes agree within 5% on 89-100% of cases on one machine start (docs/method.md, rule 12)
+# over C++: two runs of 60 processes agree within 5% on 89-100% of cases on one machine start
+# (docs/method.md, rule 12)
 OVER_CPP_PROCESSES = 60
-#: over C++ keeps one layout per run: its two sides are different code in one process, and there random layouts
-#: agreed less across machine starts, not more (docs/method.md, rule 12)
+#: over C++ keeps one layout per run: its two sides are different code in one process, and there
+#: random layouts agreed less across machine starts, not more (docs/method.md, rule 12)
 OVER_CPP_LAYOUTS = "fixed"
 
 
@@ -70,21 +73,30 @@ class Settings:
     jobs: int = 0  # process pairs at a time; 0: one per core but core 0
     benchmark_dir: Path = BENCHMARKS
     confidence: float = stats.CONFIDENCE
-    timeout: float = 600  # seconds a worker may take to answer one request (a setup compiles kernels)
-    #: "random": ASLR on, each worker process its own memory layout, which the median over the process pairs
-    #: averages. "fixed": ASLR off, one layout per build for the whole run; that layout biases a build by up
-    #: to 4.5% on some forms, the same way on every machine start, so a change to what else the process
-    #: holds reads as a reproducible regression (docs/method.md, rule 6).
+    # seconds a worker may take to answer one request (a setup compiles kernels)
+    timeout: float = 600
+    #: "random": ASLR on, each worker process its own memory layout, which the median over the
+    #: process pairs averages. "fixed": ASLR off, one layout per build for the whole run; that
+    #: layout biases a build by up to 4.5% on some forms, the same way on every machine start, so a
+    #: change to what else the process holds reads as a reproducible regression (docs/method.md,
+    #: rule 6).
     layouts: str = "random"
 
     @classmethod
     def over_cpp(cls, **given):
-        """Over C++'s settings: ``OVER_CPP_PROCESSES`` processes, ``OVER_CPP_LAYOUTS``, and what is ``given``."""
+        """Over C++'s settings: ``OVER_CPP_PROCESSES`` processes, ``OVER_CPP_LAYOUTS``, and what is
+        ``given``."""
         return cls(**{"pairs": OVER_CPP_PROCESSES, "layouts": OVER_CPP_LAYOUTS, **given})
 
     def describe(self):
-        return {"pairs": self.pairs, "seconds_per_case_and_pair": self.seconds, "sample_ns": self.sample_ns,
-                "min_groups": self.min_groups, "confidence": self.confidence, "layouts": self.layouts}
+        return {
+            "pairs": self.pairs,
+            "seconds_per_case_and_pair": self.seconds,
+            "sample_ns": self.sample_ns,
+            "min_groups": self.min_groups,
+            "confidence": self.confidence,
+            "layouts": self.layouts,
+        }
 
 
 class WorkerError(RuntimeError):
@@ -92,30 +104,52 @@ class WorkerError(RuntimeError):
 
 
 class Worker:
-    """A ``cuda_bench.worker`` process of one side, pinned to one core (``core`` None: not pinned); its stderr goes
-    to ``log``."""
+    """A ``cuda_bench.worker`` process of one side, pinned to one core (``core`` None: not pinned);
+    its stderr goes to ``log``."""
 
     def __init__(self, side, core, settings, log):
         self.side, self.core, self.log, self.timeout = side, core, Path(log), settings.timeout
         fixed = machine.no_aslr_prefix() if settings.layouts == "fixed" else []
-        cmd = [*fixed, side.python, "-m", "cuda_bench.worker", *(["--core", str(core)] if core is not None else []),
-               "--benchmark-dir", str(settings.benchmark_dir)]
+        cmd = [
+            *fixed,
+            side.python,
+            "-m",
+            "cuda_bench.worker",
+            *(["--core", str(core)] if core is not None else []),
+            "--benchmark-dir",
+            str(settings.benchmark_dir),
+        ]
         env = machine.timed_env()
         env.update(side.env)
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
         env["PYTHONUNBUFFERED"] = "1"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a") as stderr:
-            self.log_start = stderr.tell()  # the pair's earlier workers wrote before this: not this one's tail
+            # the pair's earlier workers wrote before this: not this one's tail
+            self.log_start = stderr.tell()
             try:
-                self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                             text=True, bufsize=1, env=env, cwd=ROOT, preexec_fn=die_with_parent)
-            except OSError as exc:  # a WorkerError, as every other way a worker fails: its pair goes on
-                raise WorkerError(f"the {side.name} worker ({side.rev}) could not start: {exc}") from exc
+                self.proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    text=True,
+                    bufsize=1,
+                    env=env,
+                    cwd=ROOT,
+                    preexec_fn=die_with_parent,
+                )
+            # a WorkerError, as every other way a worker fails: its pair goes on
+            except OSError as exc:
+                raise WorkerError(
+                    f"the {side.name} worker ({side.rev}) could not start: {exc}"
+                ) from exc
         self.hello = self.ask(op="hello")
         if "error" in self.hello:
             self.close()
-            raise WorkerError(f"{side.name} worker ({side.rev}) did not start: {self.hello['error']}")
+            raise WorkerError(
+                f"{side.name} worker ({side.rev}) did not start: {self.hello['error']}"
+            )
 
     def ask(self, **request):
         try:
@@ -124,8 +158,10 @@ class Worker:
             ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
             if not ready:
                 self.proc.kill()
-                raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) gave no answer to "
-                                  f"{request.get('op')} in {self.timeout:g} s; killed (log {self.log})")
+                raise WorkerError(
+                    f"the {self.side.name} worker ({self.side.rev}) gave no answer to "
+                    f"{request.get('op')} in {self.timeout:g} s; killed (log {self.log})"
+                )
             line = self.proc.stdout.readline()
         except (BrokenPipeError, OSError):
             line = ""
@@ -134,17 +170,22 @@ class Worker:
                 code = self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 code = None
-            raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) died"
-                              f"{f' (exit {code})' if code is not None else ''} during {request.get('op')}; "
-                              f"log {self.log}{self.log_tail()}")
+            raise WorkerError(
+                f"the {self.side.name} worker ({self.side.rev}) died"
+                f"{f' (exit {code})' if code is not None else ''} during {request.get('op')}; "
+                f"log {self.log}{self.log_tail()}"
+            )
         try:
             return json.loads(line)
         except json.JSONDecodeError as exc:  # something else wrote to the worker's stdout
-            raise WorkerError(f"the {self.side.name} worker ({self.side.rev}) answered {request.get('op')} with "
-                              f"{line[:200]!r}, not a JSON line; log {self.log}") from exc
+            raise WorkerError(
+                f"the {self.side.name} worker ({self.side.rev}) answered {request.get('op')} with "
+                f"{line[:200]!r}, not a JSON line; log {self.log}"
+            ) from exc
 
     def log_tail(self, lines=12):
-        """What this worker wrote to its log, its last ``lines``, after a colon; or why there is nothing."""
+        """What this worker wrote to its log, its last ``lines``, after a colon; or why there is
+        nothing."""
         try:
             with open(self.log, "rb") as f:
                 f.seek(self.log_start)
@@ -184,8 +225,9 @@ def calls_per_sample(a, settings, unroll=1):
 
 
 class Clock:
-    """Where a process pair's time goes: ``clock(phase)`` adds the wall time since the last mark to ``phase`` in
-    ``into`` (seconds), which a step's record keeps (``Report.phases``) so that its cost can be cut where it is."""
+    """Where a process pair's time goes: ``clock(phase)`` adds the wall time since the last mark to
+    ``phase`` in ``into`` (seconds), which a step's record keeps (``Report.phases``) so that its
+    cost can be cut where it is."""
 
     def __init__(self, into=None):
         self.into = {} if into is None else into
@@ -202,15 +244,16 @@ PHASES = ("start", "setup", "calibrate", "warm-up", "timed", "teardown")
 
 
 def measure_case(a, b, name, settings, now=time.monotonic, clock=None):
-    """One case in one process pair. ("ok", calls, groups) with groups of (a1, b1, b2, a2) nanoseconds,
-    ("skip", reason), ("only", side, reason) when one build has the case and the other skips it, or
-    ("error", text). ``clock``: a :class:`Clock` that hears of each phase."""
+    """One case in one process pair. ("ok", calls, groups) with groups of (a1, b1, b2, a2)
+    nanoseconds, ("skip", reason), ("only", side, reason) when one build has the case and the other
+    skips it, or ("error", text). ``clock``: a :class:`Clock` that hears of each phase."""
     clock = clock or Clock()
     answers = (a.setup(name), b.setup(name))
     clock("setup")
     try:
         outcome = _sample_case(a, b, answers, settings, now, clock)
-    except WorkerError:  # a worker died or hung: the error that says so is the one to keep, not teardown's
+    # a worker died or hung: the error that says so is the one to keep, not teardown's
+    except WorkerError:
         _teardown(a, b, answers, quiet=True)
         raise
     _teardown(a, b, answers)
@@ -219,8 +262,8 @@ def measure_case(a, b, name, settings, now=time.monotonic, clock=None):
 
 
 def _teardown(a, b, answers, quiet=False):
-    """Teardown on each worker whose setup worked; ``quiet``: after another error, a worker that cannot
-    answer any more (dead, killed) is left as it is."""
+    """Teardown on each worker whose setup worked; ``quiet``: after another error, a worker that
+    cannot answer any more (dead, killed) is left as it is."""
     for worker, answer in zip((a, b), answers):
         if "ok" in answer:
             try:
@@ -237,13 +280,19 @@ def _sample_case(a, b, answers, settings, now, clock):
         return ("error", "\n".join(errors))
     skips = [(w.side.name, ans["skip"]) for w, ans in zip((a, b), answers) if "skip" in ans]
     if len(skips) == 2:
-        return ("skip", skips[0][1] if skips[0][1] == skips[1][1] else "; ".join(f"{s}: {r}" for s, r in skips))
+        return (
+            "skip",
+            skips[0][1] if skips[0][1] == skips[1][1] else "; ".join(f"{s}: {r}" for s, r in skips),
+        )
     if skips:
         present = b.side.name if skips[0][0] == a.side.name else a.side.name
         return ("only", present, skips[0][1])
     if answers[0].get("unroll") != answers[1].get("unroll"):
-        return ("error", f"the builds' suites unroll the body differently: {answers[0].get('unroll')} "
-                         f"and {answers[1].get('unroll')} calls")
+        return (
+            "error",
+            f"the builds' suites unroll the body differently: {answers[0].get('unroll')} "
+            f"and {answers[1].get('unroll')} calls",
+        )
     number = answers[0].get("number") or answers[1].get("number")
     calls = number or calls_per_sample(a, settings, answers[0].get("unroll") or 1)
     clock("calibrate")
@@ -272,18 +321,21 @@ class Report:
     seconds: float
     workers: dict  # side name -> the first worker's hello (versions, ASLR, core)
     cores: list
-    lost: dict = field(default_factory=dict)  # name -> text: measured, but some process pairs could not (:func:`kept`)
-    #: {"phases": {phase: seconds summed over the process pairs}, "cases": {name: seconds}}: where the time went
+    # name -> text: measured, but some process pairs could not (:func:`kept`)
+    lost: dict = field(default_factory=dict)
+    #: {"phases": {phase: seconds summed over the process pairs}, "cases": {name: seconds}}: where
+    #: the time went
     time: dict = field(default_factory=dict)
 
 
 def kept(answers, failed, confidence=stats.CONFIDENCE):
-    """A case's answers from its process pairs (or processes), of which ``failed(answer)`` could not measure
-    it (a worker that died or timed out, a setup that failed there): (the others, or None when they are too
-    few; the first failure, or None). Enough: at least half of them, and as many as a ``confidence``
-    interval needs (:func:`stats.fewest_pairs`) where the run had that many. The case is then measured from
-    the rest, so one timeout on a busy machine does not throw away 44 good pairs; the loss is reported next
-    to it (``Report.lost``) and makes the run's exit status 2, as an error does (``compare.exit_status``):
+    """A case's answers from its process pairs (or processes), of which ``failed(answer)`` could not
+    measure it (a worker that died or timed out, a setup that failed there): (the others, or None
+    when they are too few; the first failure, or None). Enough: at least half of them, and as many
+    as a ``confidence`` interval needs (:func:`stats.fewest_pairs`) where the run had that many. The
+    case is then measured from the rest, so one timeout on a busy machine does not throw away 44
+    good pairs; the loss is reported next to it (``Report.lost``) and makes the run's exit status 2,
+    as an error does (``compare.exit_status``):
     a build that crashes now and then is a finding too."""
     good = [a for a in answers if not failed(a)]
     first = next((a for a in answers if failed(a)), None)
@@ -292,24 +344,33 @@ def kept(answers, failed, confidence=stats.CONFIDENCE):
 
 
 def sort_out(every, failed, error_of, what, confidence=stats.CONFIDENCE):
-    """One case through :func:`kept`, as both the A/B engine and over C++ report it: (the answers it is
-    measured from, or None; its error when too few are left; what ``lost`` says when some were lost).
-    ``every``: one answer per process pair (``what``: "process pairs") or process; ``error_of(answer)``: the
-    text of a failed one. An error's last line (the one every report shows) says how many failed."""
+    """One case through :func:`kept`, as both the A/B engine and over C++ report it: (the answers it
+    is measured from, or None; its error when too few are left; what ``lost`` says when some were
+    lost). ``every``: one answer per process pair (``what``: "process pairs") or process;
+    ``error_of(answer)``: the text of a failed one. An error's last line (the one every report
+    shows) says how many failed."""
     answers, failure = kept(every, failed, confidence)
     total = len(every)
     if answers is None:
         good = sum(not failed(a) for a in every)
         error = error_of(failure)
         if good:
-            error = (f"{error.rstrip()}\n{last_line(error)} ({total - good} of {total} {what} failed; the {good} left "
-                     "are too few)")
+            error = (
+                f"{error.rstrip()}\n{last_line(error)} ({total - good} of {total} {what} failed; "
+                f"the {good} left are too few)"
+            )
         return None, error, None
     if failure is None:
         return answers, None, None
     good = len(answers)
-    return answers, None, (f"{total - good} of {total} {what} lost, measured from the other {good}; "
-                           f"the first: {last_line(error_of(failure))}")
+    return (
+        answers,
+        None,
+        (
+            f"{total - good} of {total} {what} lost, measured from the other {good}; "
+            f"the first: {last_line(error_of(failure))}"
+        ),
+    )
 
 
 def default_cores():
@@ -318,10 +379,11 @@ def default_cores():
 
 
 def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Worker):
-    """Process pair number ``pair``: both workers on ``core``, every case in a shuffled order. {name: outcome of
-    measure_case}; ``done(name)`` hears of every finished case."""
+    """Process pair number ``pair``: both workers on ``core``, every case in a shuffled order.
+    {name: outcome of measure_case}; ``done(name)`` hears of every finished case."""
     if hasattr(os, "sched_setaffinity") and make_worker is Worker:
-        os.sched_setaffinity(0, {core})  # this driver takes turns with its two workers on their core
+        # this driver takes turns with its two workers on their core
+        os.sched_setaffinity(0, {core})
     order = list(names)
     random.Random(pair).shuffle(order)
     found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
@@ -331,8 +393,12 @@ def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Work
             begun = clock.last
             try:
                 if workers is None:
-                    workers = [make_worker(side, core, settings, Path(log_dir) / f"pair{pair:02d}-{side.name}.log")
-                               for side in sides]
+                    workers = [
+                        make_worker(
+                            side, core, settings, Path(log_dir) / f"pair{pair:02d}-{side.name}.log"
+                        )
+                        for side in sides
+                    ]
                     for worker in workers:
                         hello.setdefault(worker.side.name, worker.hello)
                     clock("start")
@@ -352,8 +418,9 @@ def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Work
 
 
 def die_with_parent():
-    """Have the kernel kill this process when the process that started it dies (Linux ``PR_SET_PDEATHSIG``), so
-    that a controller killed outright (SIGKILL) leaves no pair driver or worker running; elsewhere, nothing."""
+    """Have the kernel kill this process when the process that started it dies (Linux
+    ``PR_SET_PDEATHSIG``), so that a controller killed outright (SIGKILL) leaves no pair driver or
+    worker running; elsewhere, nothing."""
     try:
         import ctypes
 
@@ -367,7 +434,9 @@ class Interrupted(KeyboardInterrupt):
 
 
 def stop_on_sigterm():
-    """From now on SIGTERM stops this process as Ctrl-C does (:class:`Interrupted`), so every ``finally`` runs."""
+    """From now on SIGTERM stops this process as Ctrl-C does (:class:`Interrupted`), so every
+    ``finally`` runs."""
+
     def stop(signum, frame):
         raise Interrupted(f"signal {signum}")
 
@@ -375,8 +444,9 @@ def stop_on_sigterm():
 
 
 def _driver(task, i, args, core, messages):
-    """A forked task process: its own process group (Ctrl-C at a terminal reaches the controller alone, which
-    stops the group: this driver and the workers it starts), killed with the controller, its result sent back."""
+    """A forked task process: its own process group (Ctrl-C at a terminal reaches the controller
+    alone, which stops the group: this driver and the workers it starts), killed with the
+    controller, its result sent back."""
     os.setpgrp()
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -389,14 +459,15 @@ def _driver(task, i, args, core, messages):
 
 
 def in_parallel(task, args, count, cores, total, progress, label, threads=False):
-    """``task(i, *args, core, done)`` for i in range(count), one per core of ``cores`` at a time, each in a
-    process forked from this one (threads for tests); a progress line every 15 s from the cases the tasks
-    report with ``done(name)``. The tasks' results, in order; a task that failed (it raised, or its process died)
-    is a RuntimeError in its place.
+    """``task(i, *args, core, done)`` for i in range(count), one per core of ``cores`` at a time,
+    each in a process forked from this one (threads for tests); a progress line every 15 s from the
+    cases the tasks report with ``done(name)``. The tasks' results, in order; a task that failed (it
+    raised, or its process died) is a RuntimeError in its place.
 
-    An interrupt (Ctrl-C, or SIGTERM after :func:`stop_on_sigterm`) or any error here kills every task's
-    process group (its driver and the workers it started) before it propagates: nothing is left running and
-    nothing waits on a task that will never finish. A task process that dies without a result is an error."""
+    An interrupt (Ctrl-C, or SIGTERM after :func:`stop_on_sigterm`) or any error here kills every
+    task's process group (its driver and the workers it started) before it propagates: nothing is
+    left running and nothing waits on a task that will never finish. A task process that dies
+    without a result is an error."""
     ctx = multiprocessing.get_context("fork")
     messages = queue.Queue() if threads else ctx.Queue()
     free, pending, running, results = list(cores), list(range(count)), {}, {}
@@ -409,7 +480,13 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
 
             def body():
                 try:
-                    messages.put(("result", i, task(i, *args, core, lambda name: messages.put(("case", i, name)))))
+                    messages.put(
+                        (
+                            "result",
+                            i,
+                            task(i, *args, core, lambda name: messages.put(("case", i, name))),
+                        )
+                    )
                 except BaseException as exc:  # noqa: BLE001
                     messages.put(("failed", i, f"{type(exc).__name__}: {exc}"))
 
@@ -446,7 +523,9 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
                         while i not in results:
                             handle(messages.get(timeout=2))
                     except queue.Empty:
-                        results[i] = RuntimeError(f"{label} task {i} died (exit {getattr(worker, 'exitcode', '?')})")
+                        results[i] = RuntimeError(
+                            f"{label} task {i} died (exit {getattr(worker, 'exitcode', '?')})"
+                        )
                 if not threads:
                     worker.join()
                 free.append(core)
@@ -454,8 +533,10 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
             now = time.monotonic()
             if finished and (now - last >= 15 or finished == total):
                 last = now
-                progress(f"{label}: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s, "
-                         f"about {(now - start) / finished * (total - finished):.0f} s left")
+                progress(
+                    f"{label}: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s, "
+                    f"about {(now - start) / finished * (total - finished):.0f} s left"
+                )
     except BaseException:
         if not threads:
             for worker, _ in running.values():
@@ -466,35 +547,56 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
             for worker, _ in running.values():
                 worker.join(timeout=10)
         raise
-    return [results[i] for i in range(count)]  # a task that failed is its exception: the caller decides
+    # a task that failed is its exception: the caller decides
+    return [results[i] for i in range(count)]
 
 
 def failed_as(outcomes, what, as_error):
-    """The outcomes of :func:`in_parallel`, each task that failed as ``as_error(its exception)``: it lost every case
-    it had not reported, as errors of that task, which the other tasks can make up for (:func:`kept`). When every
-    task (``what``: "process pairs", "processes") failed, nothing was measured: a WorkerError naming the first."""
+    """The outcomes of :func:`in_parallel`, each task that failed as ``as_error(its exception)``: it
+    lost every case it had not reported, as errors of that task, which the other tasks can make up
+    for (:func:`kept`). When every task (``what``: "process pairs", "processes") failed, nothing was
+    measured: a WorkerError naming the first."""
     if outcomes and all(isinstance(o, BaseException) for o in outcomes):
-        raise WorkerError(f"every one of the {len(outcomes)} {what} failed; the first: {outcomes[0]}")
+        raise WorkerError(
+            f"every one of the {len(outcomes)} {what} failed; the first: {outcomes[0]}"
+        )
     return [as_error(o) if isinstance(o, BaseException) else o for o in outcomes]
 
 
-def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=None, make_worker=Worker):
-    """Measure ``names`` (case names) with ``sides`` (base, head): a :class:`Report`. Process pairs run in
-    processes of their own; with another ``make_worker`` (tests), in threads."""
+def run(
+    sides, names, settings, log_dir, thresholds=None, progress=None, cores=None, make_worker=Worker
+):
+    """Measure ``names`` (case names) with ``sides`` (base, head): a :class:`Report`. Process pairs
+    run in processes of their own; with another ``make_worker`` (tests), in threads."""
     progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
     thresholds = thresholds or {}
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
     total = len(names) * settings.pairs
-    progress(f"paired: {len(names)} cases x {settings.pairs} process pairs, {jobs} at a time on cores "
-             f"{','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per case and pair "
-             f"(about {total / jobs * (settings.seconds + 0.05) / 60:.1f} min)")
+    progress(
+        f"paired: {len(names)} cases x {settings.pairs} process pairs, {jobs} at a time on cores "
+        f"{','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per case and "
+        f"pair (about {total / jobs * (settings.seconds + 0.05) / 60:.1f} min)"
+    )
     start = time.monotonic()
-    task = one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
-    outcomes = in_parallel(task, (sides, names, settings, log_dir), settings.pairs, cores[:jobs], total,
-                           progress, "paired", threads=make_worker is not Worker)
-    outcomes = failed_as(outcomes, "process pairs",
-                         lambda exc: ({n: ("error", str(exc)) for n in names}, {}, {"phases": {}, "cases": {}}))
+    task = (
+        one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
+    )
+    outcomes = in_parallel(
+        task,
+        (sides, names, settings, log_dir),
+        settings.pairs,
+        cores[:jobs],
+        total,
+        progress,
+        "paired",
+        threads=make_worker is not Worker,
+    )
+    outcomes = failed_as(
+        outcomes,
+        "process pairs",
+        lambda exc: ({n: ("error", str(exc)) for n in names}, {}, {"phases": {}, "cases": {}}),
+    )
     hello = {}
     for _, pair_hello, _ in outcomes:
         for side, answer in pair_hello.items():
@@ -504,14 +606,24 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
         for part in ("phases", "cases"):
             for key, seconds in pair_spent[part].items():
                 spent[part][key] = spent[part].get(key, 0.0) + seconds
-    spent = {part: {key: round(seconds, 2) for key, seconds in found.items()} for part, found in spent.items()}
+    spent = {
+        part: {key: round(seconds, 2) for key, seconds in found.items()}
+        for part, found in spent.items()
+    }
 
-    found = {name: [pair_found.get(name) or ("error", "not measured") for pair_found, _, _ in outcomes]
-             for name in names}
+    found = {
+        name: [pair_found.get(name) or ("error", "not measured") for pair_found, _, _ in outcomes]
+        for name in names
+    }
     results, skipped, only, errors, lost = [], {}, {}, {}, {}
     for name in names:
-        outcomes_, error, lost_note = sort_out(found[name], lambda o: o[0] == "error", lambda o: o[1],
-                                               "process pairs", settings.confidence)
+        outcomes_, error, lost_note = sort_out(
+            found[name],
+            lambda o: o[0] == "error",
+            lambda o: o[1],
+            "process pairs",
+            settings.confidence,
+        )
         if error:
             errors[name] = error
             continue
@@ -522,27 +634,40 @@ def run(sides, names, settings, log_dir, thresholds=None, progress=None, cores=N
             only[name] = outcomes_[0][1:]
         elif kinds == {"ok"}:
             threshold = thresholds.get(name, stats.DEFAULT_THRESHOLD)
-            results.append(stats.analyse(name, [o[1:] for o in outcomes_], threshold, is_control(name),
-                                         settings.confidence))
+            results.append(
+                stats.analyse(
+                    name,
+                    [o[1:] for o in outcomes_],
+                    threshold,
+                    is_control(name),
+                    settings.confidence,
+                )
+            )
         else:
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
         if lost_note and name not in errors:
             lost[name] = lost_note
     seconds = round(time.monotonic() - start, 1)
     progress(f"paired: {seconds:g} s on {jobs} cores; {time_spent(spent['phases'])}")
-    return Report(sides, settings, results, skipped, only, errors, seconds, hello, cores[:jobs], lost, spent)
+    return Report(
+        sides, settings, results, skipped, only, errors, seconds, hello, cores[:jobs], lost, spent
+    )
 
 
 def time_spent(phases):
     """One line: each phase's share of the process pairs' time (``Report.time["phases"]``)."""
     total = sum(phases.values()) or 1
     order = [p for p in PHASES if p in phases] + sorted(set(phases) - set(PHASES))
-    return ", ".join(f"{phase} {phases[phase] / total:.0%}" for phase in order) + f" of {total:.0f} core-seconds"
+    return (
+        ", ".join(f"{phase} {phases[phase] / total:.0%}" for phase in order)
+        + f" of {total:.0f} core-seconds"
+    )
 
 
 def one_process(index, side, items, settings, log_dir, core, done, make_worker=Worker):
-    """Worker process number ``index`` of an over-C++ run, on ``core``: every (case, twin) of ``items`` in a
-    shuffled order, each the Python case and its C++ twin timed in turn inside that one process."""
+    """Worker process number ``index`` of an over-C++ run, on ``core``: every (case, twin) of
+    ``items`` in a shuffled order, each the Python case and its C++ twin timed in turn inside that
+    one process."""
     if hasattr(os, "sched_setaffinity") and make_worker is Worker:
         os.sched_setaffinity(0, {core})
     order = list(items)
@@ -552,10 +677,18 @@ def one_process(index, side, items, settings, log_dir, core, done, make_worker=W
         for name, twin in order:
             try:
                 if worker is None:
-                    worker = make_worker(side, core, settings, Path(log_dir) / f"over-cpp{index:02d}.log")
+                    worker = make_worker(
+                        side, core, settings, Path(log_dir) / f"over-cpp{index:02d}.log"
+                    )
                     hello = worker.hello
-                found[name] = worker.ask(op="over_cpp", case=name, twin=twin, seconds=settings.seconds,
-                                         sample_ns=settings.sample_ns, min_groups=settings.min_groups)
+                found[name] = worker.ask(
+                    op="over_cpp",
+                    case=name,
+                    twin=twin,
+                    seconds=settings.seconds,
+                    sample_ns=settings.sample_ns,
+                    min_groups=settings.min_groups,
+                )
             except WorkerError as exc:
                 found[name] = {"error": str(exc)}
                 if worker is not None:
@@ -569,27 +702,40 @@ def one_process(index, side, items, settings, log_dir, core, done, make_worker=W
 
 
 def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
-    """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs`` worker
-    processes (fresh, ASLR off by default: ``OVER_CPP_LAYOUTS``; one core each, several at a time), each timing
-    every case against its twin sample by sample. {"cases": [stats.over_cpp ...], "skipped", "errors", "lost"
-    (:func:`kept`), "seconds", "hello", "cores",
-    "groups": {case: per process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core
-    each process ran on}."""
+    """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs``
+    worker processes (fresh, ASLR off by default: ``OVER_CPP_LAYOUTS``; one core each, several at a
+    time), each timing every case against its twin sample by sample. {"cases": [stats.over_cpp ...],
+    "skipped", "errors", "lost" (:func:`kept`), "seconds", "hello", "cores", "groups": {case: per
+    process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core each
+    process ran on}."""
     progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
     total = len(items) * settings.pairs
-    progress(f"over C++: {len(items)} cases x {settings.pairs} processes, {jobs} at a time; "
-             f"{settings.seconds:g} s each (about {total / jobs * (settings.seconds + 0.1) / 60:.1f} min)")
+    progress(
+        f"over C++: {len(items)} cases x {settings.pairs} processes, {jobs} at a time; "
+        f"{settings.seconds:g} s each (about {total / jobs * (settings.seconds + 0.1) / 60:.1f} "
+        "min)"
+    )
     start = time.monotonic()
-    outcomes = in_parallel(one_process, (side, items, settings, log_dir), settings.pairs, cores[:jobs], total,
-                           progress, "over C++")
-    outcomes = failed_as(outcomes, "processes", lambda exc: ({n: {"error": str(exc)} for n, _ in items}, {}))
+    outcomes = in_parallel(
+        one_process,
+        (side, items, settings, log_dir),
+        settings.pairs,
+        cores[:jobs],
+        total,
+        progress,
+        "over C++",
+    )
+    outcomes = failed_as(
+        outcomes, "processes", lambda exc: ({n: {"error": str(exc)} for n, _ in items}, {})
+    )
     cases, skipped, errors, lost, groups = [], {}, {}, {}, {}
     for name, twin in items:
         every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
-        answers, error, lost_note = sort_out(every, lambda a: "error" in a, lambda a: a["error"], "processes",
-                                             settings.confidence)
+        answers, error, lost_note = sort_out(
+            every, lambda a: "error" in a, lambda a: a["error"], "processes", settings.confidence
+        )
         if error:
             errors[name] = error
             continue
@@ -603,7 +749,14 @@ def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
         if lost_note and name not in errors:
             lost[name] = lost_note
     hello = next((h for _, h in outcomes if h), {})
-    return {"cases": cases, "skipped": skipped, "errors": errors, "lost": lost,
-            "seconds": round(time.monotonic() - start, 1),
-            "hello": hello, "cores": cores[:jobs], "groups": groups,
-            "process_cores": [h.get("core") for _, h in outcomes]}
+    return {
+        "cases": cases,
+        "skipped": skipped,
+        "errors": errors,
+        "lost": lost,
+        "seconds": round(time.monotonic() - start, 1),
+        "hello": hello,
+        "cores": cores[:jobs],
+        "groups": groups,
+        "process_cores": [h.get("core") for _, h in outcomes],
+    }

@@ -1,21 +1,25 @@
-"""Stage 4, compare: what one machine's history lacks, ordered by what it is worth, each part with the GPU time it
-is expected to take; and as much of it as fits in a budget, run (``cuda-bench plan``).
+"""Stage 4, compare: what one machine's history lacks, ordered by what it is worth, each part with
+the GPU time it is expected to take; and as much of it as fits in a budget, run (``cuda-bench
+plan``).
 
 What a GPU machine can add, most valuable first:
 
 1. **main's head**: measured (asv), paired with the previous measured commit, counted;
-2. **gaps**: measured commits of main with no paired step between them, newest first (the chains restart there);
-3. **main's window**: its newest commits not yet measured, newest first, each paired with its neighbours;
+2. **gaps**: measured commits of main with no paired step between them, newest first (the chains
+   restart there);
+3. **main's window**: its newest commits not yet measured, newest first, each paired with its
+   neighbours;
 4. **counts**: measured commits of main whose work per call was never counted;
-5. **releases**: the step from the newest release to main's head, then release tags not yet measured (newest
-   first), then gaps between measured releases, each release built against the cuda-bindings it supports; then
-   each release step across a cuda-bindings wheel change again, with one cuda-bindings on both sides where both
-   releases support it (``history.twin``).
+5. **releases**: the step from the newest release to main's head, then release tags not yet measured
+   (newest first), then gaps between measured releases, each release built against the cuda-bindings
+   it supports; then each release step across a cuda-bindings wheel change again, with one
+   cuda-bindings on both sides where both releases support it (``history.twin``).
 
-A step between identical builds (``build.identity``) costs nothing: it is recorded without measuring. Every
-estimate is made of parts (asv's run, the paired steps, the counting pass, the builds the wheel cache lacks),
-each from this machine's own records where it has some (seconds per case, times the suite's cases today), else
-from :data:`DEFAULTS`; the record of a run (:func:`execute`) keeps each item's estimate beside the time it took.
+A step between identical builds (``build.identity``) costs nothing: it is recorded without
+measuring. Every estimate is made of parts (asv's run, the paired steps, the counting pass, the
+builds the wheel cache lacks), each from this machine's own records where it has some (seconds per
+case, times the suite's cases today), else from :data:`DEFAULTS`; the record of a run
+(:func:`execute`) keeps each item's estimate beside the time it took.
 """
 
 from __future__ import annotations
@@ -34,17 +38,24 @@ from cuda_bench import asvrun, build, compare, history, records, results, suite
 from cuda_bench.names import is_release_tag
 from cuda_bench.paths import result_files
 
-#: seconds when this machine has no record to say: per case of the suite for asv's run (H200: 75-84 s for 153
-#: cases), a whole-suite paired step (H100: 116 s for 164 cases) and the counting pass; per package build on 16 cores
-#: (cuda_core 45-55 s on the H200; cuda_bindings 377 s on 2 cores, so about a fifth of that on 16), scaled by cores
-DEFAULTS = {"asv": 0.55, "step": 0.75, "counts": 0.3,
-            "build": {"cuda_pathfinder": 3.0, "cuda_core": 50.0, "cuda_bindings": 300.0}}
+#: seconds when this machine has no record to say: per case of the suite for asv's run (H200: 75-84
+#: s for 153 cases), a whole-suite paired step (H100: 116 s for 164 cases) and the counting pass;
+#: per package build on 16 cores (cuda_core 45-55 s on the H200; cuda_bindings 377 s on 2 cores, so
+#: about a fifth of that on 16), scaled by cores
+DEFAULTS = {
+    "asv": 0.55,
+    "step": 0.75,
+    "counts": 0.3,
+    "build": {"cuda_pathfinder": 3.0, "cuda_core": 50.0, "cuda_bindings": 300.0},
+}
 BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
-#: seconds beyond the per-case figures, which come from the benchmarks' own durations: per commit asv measures (its
-#: environment, discovery, setup_cache and a process per benchmark; H100: 143 s for c278ecb3d against 91 s of
-#: durations) and per paired step (two environments from the wheel cache, 10-13 s each on the H100 and the H200)
+#: seconds beyond the per-case figures, which come from the benchmarks' own durations: per commit
+#: asv measures (its environment, discovery, setup_cache and a process per benchmark; H100: 143 s
+#: for c278ecb3d against 91 s of durations) and per paired step (two environments from the wheel
+#: cache, 10-13 s each on the H100 and the H200)
 OVERHEAD = {"asv": 50.0, "steps": 25.0}
-#: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say little
+#: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say
+#: little
 WHOLE = 50
 KINDS = ("head", "gap", "commit", "counts", "release")
 
@@ -53,7 +64,8 @@ KINDS = ("head", "gap", "commit", "counts", "release")
 class Item:
     kind: str  # one of KINDS
     what: str  # one line, for people
-    args: list  # the cuda-bench command that does it (without the options every command of the plan shares)
+    # the cuda-bench command that does it (without the options every command of the plan shares)
+    args: list
     parts: dict = field(default_factory=dict)  # {part: estimated seconds}
     commits: list = field(default_factory=list)  # the commits it measures or pairs
 
@@ -75,7 +87,9 @@ class Costs:
         return round(self.per_case[kind] * self.cases, 1)
 
     def build(self, package):
-        return round(DEFAULTS["build"][package] * BUILD_CORES / max(1, min(self.cores, BUILD_CORES)), 1)
+        return round(
+            DEFAULTS["build"][package] * BUILD_CORES / max(1, min(self.cores, BUILD_CORES)), 1
+        )
 
 
 def _median(values):
@@ -84,8 +98,9 @@ def _median(values):
 
 
 def costs(results_dir, machine_name, cases=None, cores=None):
-    """:class:`Costs` from the machine's records: asv's run (its results files: every benchmark's duration, per
-    case measured), whole-suite paired steps (``seconds`` per case) and counting passes."""
+    """:class:`Costs` from the machine's records: asv's run (its results files: every benchmark's
+    duration, per case measured), whole-suite paired steps (``seconds`` per case) and counting
+    passes."""
     folder = Path(results_dir) / machine_name
     asv = []
     for path in result_files(folder):
@@ -100,30 +115,52 @@ def costs(results_dir, machine_name, cases=None, cores=None):
             asv.append(spent / measured)
 
     def per_case(record):
-        n = len(record["cases"]) + len(record["skipped"]) + len(record["errors"]) + len(record.get("only") or {})
+        n = (
+            len(record["cases"])
+            + len(record["skipped"])
+            + len(record["errors"])
+            + len(record.get("only") or {})
+        )
         return record["seconds"] / n if n >= WHOLE else None
 
-    found = {"asv": _median(asv),
-             "step": _median(per_case(r) for r in records.read(folder, "step") if not r.get("identical")),
-             "counts": _median(per_case(r) for r in records.read(folder, "counts"))}
+    found = {
+        "asv": _median(asv),
+        "step": _median(
+            per_case(r) for r in records.read(folder, "step") if not r.get("identical")
+        ),
+        "counts": _median(per_case(r) for r in records.read(folder, "counts")),
+    }
     per = {k: v if v is not None else DEFAULTS[k] for k, v in found.items()}
-    sources = {k: (f"{machine_name}'s records" if v is not None else "default") for k, v in found.items()}
-    return Costs(per, sources, cases if cases is not None else len(suite.cases()), cores or os.cpu_count() or 1)
+    sources = {
+        k: (f"{machine_name}'s records" if v is not None else "default") for k, v in found.items()
+    }
+    return Costs(
+        per,
+        sources,
+        cases if cases is not None else len(suite.cases()),
+        cores or os.cpu_count() or 1,
+    )
 
 
 def builds_needed(repo, commit, bindings, cache=None):
-    """[(package, cache key)] of ``commit``'s packages whose wheels the cache lacks for ``bindings`` (what its
-    environment would build: ``build.cache_keys``)."""
+    """[(package, cache key)] of ``commit``'s packages whose wheels the cache lacks for ``bindings``
+    (what its environment would build: ``build.cache_keys``)."""
     cache = Path(cache or build.cache_root())
-    return [(package, key) for package, key in build.cache_keys(repo, commit, bindings)
-            if not any((cache / package / key).glob("*.whl"))]
+    return [
+        (package, key)
+        for package, key in build.cache_keys(repo, commit, bindings)
+        if not any((cache / package / key).glob("*.whl"))
+    ]
 
 
 class Planner:
-    """The plan of one machine (``results_dir/machine_name``) for the clone ``repo``: main's ``window`` newest
-    commits in the environment of ``bindings`` (asv.conf.json's matrix), the releases in ``auto``'s."""
+    """The plan of one machine (``results_dir/machine_name``) for the clone ``repo``: main's
+    ``window`` newest commits in the environment of ``bindings`` (asv.conf.json's matrix), the
+    releases in ``auto``'s."""
 
-    def __init__(self, repo, results_dir, machine_name, conf, window=20, branch="main", cost=None, cache=None):
+    def __init__(
+        self, repo, results_dir, machine_name, conf, window=20, branch="main", cost=None, cache=None
+    ):
         self.repo, self.results_dir, self.machine_name = Path(repo), Path(results_dir), machine_name
         self.conf, self.window, self.branch, self.cache = conf, window, branch, cache
         self.bindings = asvrun.bindings_of(conf)
@@ -148,7 +185,8 @@ class Planner:
         parts = 0.0
         for commit in commits:
             for package, key in builds_needed(self.repo, commit, bindings, self.cache):
-                if (package, key) not in self.built:  # built once, for whichever item needs it first
+                # built once, for whichever item needs it first
+                if (package, key) not in self.built:
                     self.built.add((package, key))
                     parts += self.cost.build(package)
         return round(parts, 1)
@@ -169,21 +207,35 @@ class Planner:
             parts["steps"] = round(sum(s + OVERHEAD["steps"] for s, same in paired if not same), 1)
         if counts:
             parts["counts"] = round(self.cost.part("counts") * len(counts), 1)
-        builds = self._builds(list(dict.fromkeys([*measure, *(c for s in steps for c in s)])), bindings)
+        builds = self._builds(
+            list(dict.fromkeys([*measure, *(c for s in steps for c in s)])), bindings
+        )
         if builds:
             parts["builds"] = builds
         return parts
 
     def main_line(self):
         """main's newest ``window`` commits, newest first (its first-parent history)."""
-        proc = subprocess.run(["git", "-C", str(self.repo), "rev-list", "--first-parent", f"-{self.window}",
-                               build.resolve(self.repo, self.branch), "--"], capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(self.repo),
+                "rev-list",
+                "--first-parent",
+                f"-{self.window}",
+                build.resolve(self.repo, self.branch),
+                "--",
+            ],
+            capture_output=True,
+            text=True,
+        )
         return proc.stdout.split()
 
     def neighbours(self, commit, line, measured):
         """The measured commits of ``line`` (newest first) just before and just after ``commit``."""
         at = line.index(commit)
-        before = next((c for c in line[at + 1:] if c in measured), None)
+        before = next((c for c in line[at + 1 :] if c in measured), None)
         after = next((c for c in reversed(line[:at]) if c in measured), None)
         return before, after
 
@@ -199,28 +251,66 @@ class Planner:
         out = []
         if head not in measured:
             before, _ = self.neighbours(head, line, measured)
-            if before is None and len(line) > 1:  # nothing to pair it with: measure the commit before it too
-                out.append(Item("head", f"main's head {head[:9]} and the commit before it, {line[1][:9]}, measured "
-                                "and paired", ["run", f"{line[1]}^..{head}"],
-                                self._parts([line[1], head], [(line[1], head)], [line[1], head]), [line[1], head]))
+            # nothing to pair it with: measure the commit before it too
+            if before is None and len(line) > 1:
+                out.append(
+                    Item(
+                        "head",
+                        f"main's head {head[:9]} and the commit before it, {line[1][:9]}, measured "
+                        "and paired",
+                        ["run", f"{line[1]}^..{head}"],
+                        self._parts([line[1], head], [(line[1], head)], [line[1], head]),
+                        [line[1], head],
+                    )
+                )
             else:
-                out.append(Item("head", f"main's head {head[:9]} measured and paired with {before[:9]}",
-                                ["run", f"{head}^!"], self._parts([head], [(before, head)], [head]), [head]))
+                out.append(
+                    Item(
+                        "head",
+                        f"main's head {head[:9]} measured and paired with {before[:9]}",
+                        ["run", f"{head}^!"],
+                        self._parts([head], [(before, head)], [head]),
+                        [head],
+                    )
+                )
         for base, head_ in self.gaps(self.bindings):
-            out.append(Item("gap", f"the step {base[:9]} -> {head_[:9]} of main", ["steps", "--pair", base, head_],
-                            self._parts(steps=[(base, head_)]), [base, head_]))
+            out.append(
+                Item(
+                    "gap",
+                    f"the step {base[:9]} -> {head_[:9]} of main",
+                    ["steps", "--pair", base, head_],
+                    self._parts(steps=[(base, head_)]),
+                    [base, head_],
+                )
+            )
         for commit in line[1:]:
             if commit in measured:
                 continue
             pairs = [p for p in (self.neighbours(commit, line, measured)) if p]
-            steps = [(pairs[0], commit)] if pairs and line.index(pairs[0]) > line.index(commit) else []
+            steps = (
+                [(pairs[0], commit)] if pairs and line.index(pairs[0]) > line.index(commit) else []
+            )
             steps += [(commit, p) for p in pairs if line.index(p) < line.index(commit)]
-            out.append(Item("commit", f"main's {commit[:9]} measured and paired with its measured neighbours",
-                            ["run", f"{commit}^!"], self._parts([commit], steps, [commit]), [commit]))
+            out.append(
+                Item(
+                    "commit",
+                    f"main's {commit[:9]} measured and paired with its measured neighbours",
+                    ["run", f"{commit}^!"],
+                    self._parts([commit], steps, [commit]),
+                    [commit],
+                )
+            )
         for commit in line:
             if commit in measured and commit not in counted:
-                out.append(Item("counts", f"the work per call at {commit[:9]} counted", ["counts", commit],
-                                self._parts(counts=[commit]), [commit]))
+                out.append(
+                    Item(
+                        "counts",
+                        f"the work per call at {commit[:9]} counted",
+                        ["counts", commit],
+                        self._parts(counts=[commit]),
+                        [commit],
+                    )
+                )
         out += self.releases(head)
         return out
 
@@ -242,44 +332,73 @@ class Planner:
         out = []
         newest = tags[-1]
         if newest[1] in measured and head not in measured:
-            out.append(Item("release", f"main's head {head[:9]} against the newest release, {newest[0]}",
-                            ["ladder", "--tags", f"^{re.escape(self.branch)}$"],
-                            self._parts([head], [(newest[1], head)], bindings="auto"), [newest[1], head]))
+            out.append(
+                Item(
+                    "release",
+                    f"main's head {head[:9]} against the newest release, {newest[0]}",
+                    ["ladder", "--tags", f"^{re.escape(self.branch)}$"],
+                    self._parts([head], [(newest[1], head)], bindings="auto"),
+                    [newest[1], head],
+                )
+            )
         done = [sha for _, sha in tags if sha in measured]
         for tag, sha in reversed(tags):
             if sha in measured:
                 continue
-            older = [s for _, s in tags[:tags.index((tag, sha))] if s in done]
+            older = [s for _, s in tags[: tags.index((tag, sha))] if s in done]
             steps = [(older[-1], sha)] if older else []
-            out.append(Item("release", f"release {tag} measured and paired with the release before it",
-                            ["ladder", "--tags", f"^{re.escape(tag)}$"], self._parts([sha], steps, bindings="auto"),
-                            [sha]))
+            out.append(
+                Item(
+                    "release",
+                    f"release {tag} measured and paired with the release before it",
+                    ["ladder", "--tags", f"^{re.escape(tag)}$"],
+                    self._parts([sha], steps, bindings="auto"),
+                    [sha],
+                )
+            )
         for base, head_ in self.gaps("auto"):
-            out.append(Item("release", f"the release step {base[:9]} -> {head_[:9]}",
-                            ["steps", "--bindings", "auto", "--pair", base, head_],
-                            self._parts(steps=[(base, head_)], bindings="auto"), [base, head_]))
+            out.append(
+                Item(
+                    "release",
+                    f"the release step {base[:9]} -> {head_[:9]}",
+                    ["steps", "--bindings", "auto", "--pair", base, head_],
+                    self._parts(steps=[(base, head_)], bindings="auto"),
+                    [base, head_],
+                )
+            )
         out += self.one_bindings({sha for _, sha in tags})
         return out
 
     def one_bindings(self, released):
-        """Each release step of the history across a cuda-bindings wheel change without a ``history.twin``:
-        the same two releases measured and paired with the older side's cuda-bindings on both, where both
-        declare it (``build.supports``), so that the release's own change stands apart from the wheel's."""
+        """Each release step of the history across a cuda-bindings wheel change without a
+        ``history.twin``: the same two releases measured and paired with the older side's
+        cuda-bindings on both, where both declare it (``build.supports``), so that the release's own
+        change stands apart from the wheel's."""
         out = []
         found = history.steps(self.results_dir, self.machine_name)
         for step in found:
             change = history.environment_change(step).get("cuda-bindings")
-            if (not change or history.twin(step, found) or step["base"] not in released
-                    or step["head"] not in released):
+            if (
+                not change
+                or history.twin(step, found)
+                or step["base"] not in released
+                or step["head"] not in released
+            ):
                 continue
             version = change[0]
             if not all(build.supports(self.repo, c, version) for c in (step["base"], step["head"])):
                 continue
             pair = [step["base"], step["head"]]
-            out.append(Item("release", f"the release step {pair[0][:9]} -> {pair[1][:9]} with cuda-bindings "
-                            f"{version} on both sides (apart from its {change[0]} -> {change[1]} change)",
-                            ["run", f"{pair[0]}^!", f"{pair[1]}^!", "--bindings", version],
-                            self._parts(pair, [tuple(pair)], pair, bindings=version), pair))
+            out.append(
+                Item(
+                    "release",
+                    f"the release step {pair[0][:9]} -> {pair[1][:9]} with cuda-bindings "
+                    f"{version} on both sides (apart from its {change[0]} -> {change[1]} change)",
+                    ["run", f"{pair[0]}^!", f"{pair[1]}^!", "--bindings", version],
+                    self._parts(pair, [tuple(pair)], pair, bindings=version),
+                    pair,
+                )
+            )
         return out
 
 
@@ -290,46 +409,79 @@ def table(items, cost=None):
     for i, item in enumerate(items, 1):
         total += item.seconds
         parts = ", ".join(f"{k} {v:.0f} s" for k, v in item.parts.items()) or "nothing to measure"
-        lines.append(f"{i:3d}. [{item.kind}] {item.what}: about {item.seconds / 60:.1f} min ({parts}); "
-                     f"cuda-bench {' '.join(item.args)}")
+        lines.append(
+            f"{i:3d}. [{item.kind}] {item.what}: about {item.seconds / 60:.1f} min ({parts}); "
+            f"cuda-bench {' '.join(item.args)}"
+        )
     lines.append(f"     in all about {total / 60:.1f} min of GPU machine time")
     if cost is not None:
-        lines.append("     estimates per case of the suite's " + f"{cost.cases} cases: " + ", ".join(
-            f"{k} {v:.2f} s ({cost.sources[k]})" for k, v in cost.per_case.items()))
+        lines.append(
+            "     estimates per case of the suite's "
+            + f"{cost.cases} cases: "
+            + ", ".join(f"{k} {v:.2f} s ({cost.sources[k]})" for k, v in cost.per_case.items())
+        )
     return lines
 
 
 def execute(planner, budget, run_one, progress=print, limit=100, clock=time.monotonic):
-    """Run the plan's items in order while the next one fits in what is left of ``budget`` seconds (never passing
-    over a more valuable item for a smaller one: the head's step is worth more than anything after it, and a
-    commit measured without it would pair with nothing), planning again after each, since one item can fill
-    another's gap. ``run_one(item)`` runs an item's command and returns its exit status. Where the items run so
-    far took longer than estimated, the next one's estimate is scaled by that (never down). The record of the run:
-    each item with its estimate, the seconds it took and its status, and what was left."""
+    """Run the plan's items in order while the next one fits in what is left of ``budget`` seconds
+    (never passing over a more valuable item for a smaller one: the head's step is worth more than
+    anything after it, and a commit measured without it would pair with nothing), planning again
+    after each, since one item can fill another's gap. ``run_one(item)`` runs an item's command and
+    returns its exit status. Where the items run so far took longer than estimated, the next one's
+    estimate is scaled by that (never down). The record of the run: each item with its estimate, the
+    seconds it took and its status, and what was left."""
     start = clock()
     done, tried = [], set()
     while len(done) < limit:
         left = budget - (clock() - start)
         todo = [i for i in planner.items() if tuple(i.args) not in tried]
-        scale = max(1.0, sum(d["seconds"] for d in done) / max(1.0, sum(d["estimate"] for d in done)))
+        scale = max(
+            1.0, sum(d["seconds"] for d in done) / max(1.0, sum(d["estimate"] for d in done))
+        )
         if not todo or todo[0].seconds * scale > left:
             break
         fits = todo[0]
         tried.add(tuple(fits.args))
-        expect = f"about {fits.seconds * scale:.0f} s" + (f" (×{scale:.2f} of the estimate, as the parts before "
-                                                          "took)" if scale > 1 else "")
+        expect = f"about {fits.seconds * scale:.0f} s" + (
+            f" (×{scale:.2f} of the estimate, as the parts before took)" if scale > 1 else ""
+        )
         progress(f"plan: [{fits.kind}] {fits.what}: {expect}, {left:.0f} s of the budget left")
         began = clock()
         status = run_one(fits)
         took = round(clock() - began, 1)
-        done.append({"kind": fits.kind, "what": fits.what, "args": fits.args, "estimate": fits.seconds,
-                     "parts": fits.parts, "seconds": took, "status": status})
-        progress(f"plan: [{fits.kind}] took {took:.0f} s (estimated {fits.seconds:.0f} s), exit status {status}")
-    left = [{"kind": i.kind, "what": i.what, "args": i.args, "estimate": i.seconds}
-            for i in planner.items() if tuple(i.args) not in tried]
-    return {"budget": budget, "seconds": round(clock() - start, 1), "done": done, "left": left,
-            "costs": {"per_case": planner.cost.per_case, "sources": planner.cost.sources, "cases": planner.cost.cases,
-                      "cores": planner.cost.cores}}
+        done.append(
+            {
+                "kind": fits.kind,
+                "what": fits.what,
+                "args": fits.args,
+                "estimate": fits.seconds,
+                "parts": fits.parts,
+                "seconds": took,
+                "status": status,
+            }
+        )
+        progress(
+            f"plan: [{fits.kind}] took {took:.0f} s (estimated {fits.seconds:.0f} s), exit status "
+            f"{status}"
+        )
+    left = [
+        {"kind": i.kind, "what": i.what, "args": i.args, "estimate": i.seconds}
+        for i in planner.items()
+        if tuple(i.args) not in tried
+    ]
+    return {
+        "budget": budget,
+        "seconds": round(clock() - start, 1),
+        "done": done,
+        "left": left,
+        "costs": {
+            "per_case": planner.cost.per_case,
+            "sources": planner.cost.sources,
+            "cases": planner.cost.cases,
+            "cores": planner.cost.cores,
+        },
+    }
 
 
 def write(path, record):

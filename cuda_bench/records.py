@@ -1,13 +1,14 @@
-"""Stage 3, results: the records the tool writes next to asv's results files, each line one JSON record.
+"""Stage 3, results: the records the tool writes next to asv's results files, each line one JSON
+record.
 
-``results/<machine>/`` holds ``builds.jsonl`` (what each commit was built from), ``steps.jsonl`` (paired
-steps), ``calibration.jsonl`` (A/A thresholds), ``over-cpp.jsonl`` (each Python form against its C++ twin)
-and ``counts.jsonl`` (the work each call does). Every record names its type and the schema it was written
-with (``"record"``, ``"schema"``). A reader takes only records of the current schema whose shape is right
-(:data:`SHAPES`) and leaves out any other line with one line saying which and why, noting it
-(``results.unreadable``: the command exits 2, the pages name the line); ``cuda-bench upgrade``
-brings records of an earlier schema to the current one (:func:`upgrade`), as ``asv update`` does for asv's
-results files.
+``results/<machine>/`` holds ``builds.jsonl`` (what each commit was built from), ``steps.jsonl``
+(paired steps), ``calibration.jsonl`` (A/A thresholds), ``over-cpp.jsonl`` (each Python form against
+its C++ twin) and ``counts.jsonl`` (the work each call does). Every record names its type and the
+schema it was written with (``"record"``, ``"schema"``). A reader takes only records of the current
+schema whose shape is right (:data:`SHAPES`) and leaves out any other line with one line saying
+which and why, noting it (``results.unreadable``: the command exits 2, the pages name the line);
+``cuda-bench upgrade`` brings records of an earlier schema to the current one (:func:`upgrade`), as
+``asv update`` does for asv's results files.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from cuda_bench.paths import BUILDS, CALIBRATION, COUNTS, OVER_CPP, STEPS
 from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD
 
 SCHEMA = 2  # 1: the records written before records named their type and schema
-FILES = {"build": BUILDS, "step": STEPS, "calibration": CALIBRATION, "over-cpp": OVER_CPP, "counts": COUNTS}
+FILES = {
+    "build": BUILDS,
+    "step": STEPS,
+    "calibration": CALIBRATION,
+    "over-cpp": OVER_CPP,
+    "counts": COUNTS,
+}
 
 
 VERDICTS = ("regression", "improvement", "same")
@@ -45,42 +52,141 @@ def _number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-CHECKS = {NUMBER: _number, TEXT: lambda v: isinstance(v, str), MAPPING: lambda v: isinstance(v, dict),
-          LIST: lambda v: isinstance(v, list), FLAG: lambda v: isinstance(v, bool)}
+CHECKS = {
+    NUMBER: _number,
+    TEXT: lambda v: isinstance(v, str),
+    MAPPING: lambda v: isinstance(v, dict),
+    LIST: lambda v: isinstance(v, list),
+    FLAG: lambda v: isinstance(v, bool),
+}
 
 HOST = {"start": TEXT + OPTIONAL, "boot": TEXT + OPTIONAL}
 PAIRED_SETTINGS = {"layouts": ("random", "fixed"), "confidence": NUMBER, "cores": LIST}
-STEP_CASE = {"name": TEXT, "ratio": NUMBER, "low": NUMBER, "high": NUMBER, "verdict": VERDICTS, "threshold": NUMBER,
-             "coverage": NUMBER, "pairs": LIST, "base_ns": NUMBER, "head_ns": NUMBER, "groups": NUMBER,
-             "calls_per_sample": NUMBER, "control": FLAG}
-OVER_CPP_CASE = {"name": TEXT, "twin": TEXT, "ratio": NUMBER, "low": NUMBER, "high": NUMBER, "coverage": NUMBER,
-                 "over_ns": NUMBER, "over_low": NUMBER, "over_high": NUMBER, "py_ns": NUMBER, "cpp_ns": NUMBER,
-                 "processes": NUMBER, "groups": NUMBER, "version": TEXT + OPTIONAL, "fast": NUMBER + OPTIONAL}
-#: one case's work per call (cuda_bench.counts): ``cuda`` None where CUDA calls could not be counted (the record's
-#: ``cuda_why`` says why); ``unsteady``: the counts ("net_blocks", "cuda", ...) that two counted runs did not agree on
-COUNTS_CASE = {"name": TEXT, "calls": NUMBER, "cuda": MAPPING + OPTIONAL, "nvrtc": MAPPING, "python_calls": NUMBER,
-               "c_calls": NUMBER, "net_blocks": NUMBER, "unsteady": LIST}
+STEP_CASE = {
+    "name": TEXT,
+    "ratio": NUMBER,
+    "low": NUMBER,
+    "high": NUMBER,
+    "verdict": VERDICTS,
+    "threshold": NUMBER,
+    "coverage": NUMBER,
+    "pairs": LIST,
+    "base_ns": NUMBER,
+    "head_ns": NUMBER,
+    "groups": NUMBER,
+    "calls_per_sample": NUMBER,
+    "control": FLAG,
+}
+OVER_CPP_CASE = {
+    "name": TEXT,
+    "twin": TEXT,
+    "ratio": NUMBER,
+    "low": NUMBER,
+    "high": NUMBER,
+    "coverage": NUMBER,
+    "over_ns": NUMBER,
+    "over_low": NUMBER,
+    "over_high": NUMBER,
+    "py_ns": NUMBER,
+    "cpp_ns": NUMBER,
+    "processes": NUMBER,
+    "groups": NUMBER,
+    "version": TEXT + OPTIONAL,
+    "fast": NUMBER + OPTIONAL,
+}
+#: one case's work per call (cuda_bench.counts): ``cuda`` None where CUDA calls could not be counted
+#: (the record's ``cuda_why`` says why); ``unsteady``: the counts ("net_blocks", "cuda", ...) that
+#: two counted runs did not agree on
+COUNTS_CASE = {
+    "name": TEXT,
+    "calls": NUMBER,
+    "cuda": MAPPING + OPTIONAL,
+    "nvrtc": MAPPING,
+    "python_calls": NUMBER,
+    "c_calls": NUMBER,
+    "net_blocks": NUMBER,
+    "unsteady": LIST,
+}
 
-#: per record type: {field: kind}, a kind being a CHECKS key (OPTIONAL at the end: None allowed too), a tuple of
-#: the values allowed, or a nested shape (a dict, for a mapping; in a list, for each item of a list)
+#: per record type: {field: kind}, a kind being a CHECKS key (OPTIONAL at the end: None allowed
+#: too), a tuple of the values allowed, or a nested shape (a dict, for a mapping; in a list, for
+#: each item of a list)
 SHAPES = {
-    "build": {"commit": TEXT, "env": TEXT, "bindings": TEXT, "ok": FLAG, "packages": MAPPING, "seconds": NUMBER},
-    "step": {"kind": TEXT, "base": TEXT, "head": TEXT, "base_rev": TEXT, "head_rev": TEXT, "date": TEXT,
-             "seconds": NUMBER, "build_seconds": NUMBER + OPTIONAL, "command": TEXT + OPTIONAL, "machine": MAPPING,
-             "host": HOST, "settings": PAIRED_SETTINGS, "versions": MAPPING, "cases": [STEP_CASE],
-             "skipped": MAPPING, "only": MAPPING, "errors": MAPPING, "lost": MAPPING, "expected": LIST,
-             "env": MAPPING, "bindings": TEXT, "release_tags": LIST + OPTIONAL},
-    "calibration": {"base": TEXT, "head": TEXT, "date": TEXT, "settings": PAIRED_SETTINGS, "thresholds": MAPPING},
-    "over-cpp": {"commit": TEXT, "rev": TEXT, "date": TEXT, "seconds": NUMBER, "build_seconds": NUMBER + OPTIONAL,
-                 "command": TEXT + OPTIONAL, "machine": MAPPING, "host": HOST,
-                 "settings": {"layouts": ("random", "fixed"), "state": ("fast", "all"), "processes": NUMBER},
-                 "versions": MAPPING + OPTIONAL, "twins": TEXT + OPTIONAL, "cases": [OVER_CPP_CASE],
-                 "skipped": MAPPING, "errors": MAPPING, "lost": MAPPING},
-    "counts": {"commit": TEXT, "rev": TEXT, "date": TEXT, "seconds": NUMBER, "build_seconds": NUMBER + OPTIONAL,
-               "command": TEXT + OPTIONAL, "machine": MAPPING, "host": HOST, "versions": MAPPING,
-               "settings": {"calls": NUMBER, "slow_calls": NUMBER, "runs": NUMBER, "warmup": TEXT},
-               "mechanism": ("sys.monitoring", "sys.setprofile"), "cuda_counted": FLAG, "cuda_why": TEXT,
-               "nvrtc_why": TEXT, "cases": [COUNTS_CASE], "skipped": MAPPING, "errors": MAPPING},
+    "build": {
+        "commit": TEXT,
+        "env": TEXT,
+        "bindings": TEXT,
+        "ok": FLAG,
+        "packages": MAPPING,
+        "seconds": NUMBER,
+    },
+    "step": {
+        "kind": TEXT,
+        "base": TEXT,
+        "head": TEXT,
+        "base_rev": TEXT,
+        "head_rev": TEXT,
+        "date": TEXT,
+        "seconds": NUMBER,
+        "build_seconds": NUMBER + OPTIONAL,
+        "command": TEXT + OPTIONAL,
+        "machine": MAPPING,
+        "host": HOST,
+        "settings": PAIRED_SETTINGS,
+        "versions": MAPPING,
+        "cases": [STEP_CASE],
+        "skipped": MAPPING,
+        "only": MAPPING,
+        "errors": MAPPING,
+        "lost": MAPPING,
+        "expected": LIST,
+        "env": MAPPING,
+        "bindings": TEXT,
+        "release_tags": LIST + OPTIONAL,
+    },
+    "calibration": {
+        "base": TEXT,
+        "head": TEXT,
+        "date": TEXT,
+        "settings": PAIRED_SETTINGS,
+        "thresholds": MAPPING,
+    },
+    "over-cpp": {
+        "commit": TEXT,
+        "rev": TEXT,
+        "date": TEXT,
+        "seconds": NUMBER,
+        "build_seconds": NUMBER + OPTIONAL,
+        "command": TEXT + OPTIONAL,
+        "machine": MAPPING,
+        "host": HOST,
+        "settings": {"layouts": ("random", "fixed"), "state": ("fast", "all"), "processes": NUMBER},
+        "versions": MAPPING + OPTIONAL,
+        "twins": TEXT + OPTIONAL,
+        "cases": [OVER_CPP_CASE],
+        "skipped": MAPPING,
+        "errors": MAPPING,
+        "lost": MAPPING,
+    },
+    "counts": {
+        "commit": TEXT,
+        "rev": TEXT,
+        "date": TEXT,
+        "seconds": NUMBER,
+        "build_seconds": NUMBER + OPTIONAL,
+        "command": TEXT + OPTIONAL,
+        "machine": MAPPING,
+        "host": HOST,
+        "versions": MAPPING,
+        "settings": {"calls": NUMBER, "slow_calls": NUMBER, "runs": NUMBER, "warmup": TEXT},
+        "mechanism": ("sys.monitoring", "sys.setprofile"),
+        "cuda_counted": FLAG,
+        "cuda_why": TEXT,
+        "nvrtc_why": TEXT,
+        "cases": [COUNTS_CASE],
+        "skipped": MAPPING,
+        "errors": MAPPING,
+    },
 }
 
 
@@ -99,33 +205,47 @@ def problem(value, shape, where="record"):
     if isinstance(shape, list):
         if not isinstance(value, list):
             return f"{where} is not a list"
-        return next((p for i, item in enumerate(value) if (p := problem(item, shape[0], f"{where}[{i}]"))), None)
+        return next(
+            (p for i, item in enumerate(value) if (p := problem(item, shape[0], f"{where}[{i}]"))),
+            None,
+        )
     if isinstance(shape, tuple):
-        return None if value in shape else f"{where} is {value!r}, not one of {', '.join(map(repr, shape))}"
+        return (
+            None
+            if value in shape
+            else f"{where} is {value!r}, not one of {', '.join(map(repr, shape))}"
+        )
     optional = shape.endswith(OPTIONAL)
     if value is None and optional:
         return None
     check = CHECKS[shape.rstrip(OPTIONAL)]
-    return None if check(value) else f"{where} is {value!r}, not a{'n' if shape[0] in 'aeiou' else ''} {shape}"
+    return (
+        None
+        if check(value)
+        else f"{where} is {value!r}, not a{'n' if shape[0] in 'aeiou' else ''} {shape}"
+    )
 
 
 def check(record, kind):
-    """``record`` when it is a record of type ``kind`` of the current schema with the right shape; RecordError
-    saying why not."""
+    """``record`` when it is a record of type ``kind`` of the current schema with the right shape;
+    RecordError saying why not."""
     if not isinstance(record, dict):
         raise RecordError("not a JSON object")
     if record.get("schema") != SCHEMA or record.get("record") != kind:
-        raise RecordError(f"not a {kind} record of schema {SCHEMA} (it says {record.get('record')!r}, schema "
-                          f"{record.get('schema')!r}; `cuda-bench upgrade` brings older records up to date)")
+        raise RecordError(
+            f"not a {kind} record of schema {SCHEMA} (it says {record.get('record')!r}, schema "
+            f"{record.get('schema')!r}; `cuda-bench upgrade` brings older records up to date)"
+        )
     found = problem(record, SHAPES[kind])
     if found:
         raise RecordError(found)
     return record
 
 
-# --- reading and writing ---------------------------------------------------------------------------
+# --- reading and writing --------------------------------------------------------------------------
 def lines(path):
-    """(line number, parsed JSON or the ValueError it raised) of each non-empty line of a ``.jsonl`` file."""
+    """(line number, parsed JSON or the ValueError it raised) of each non-empty line of a ``.jsonl``
+    file."""
     path = Path(path)
     if not path.exists():
         return []
@@ -140,9 +260,9 @@ def lines(path):
 
 
 def read(folder, kind):
-    """The records of type ``kind`` of one machine's folder, oldest first; a line that does not parse, or is not
-    such a record (:func:`check`), is left out with one line naming the file, the line and why, and noted
-    (``results.unreadable``)."""
+    """The records of type ``kind`` of one machine's folder, oldest first; a line that does not
+    parse, or is not such a record (:func:`check`), is left out with one line naming the file, the
+    line and why, and noted (``results.unreadable``)."""
     path = Path(folder) / FILES[kind]
     records = []
     for number, found in lines(path):
@@ -162,8 +282,9 @@ def stamped(record, kind):
 
 
 def append(folder, kind, record):
-    """``record`` (of type ``kind``) as the last line of its file in ``folder``, on a line of its own even after a
-    cut-off write. The record must have its type's shape: a record the readers would leave out is not written."""
+    """``record`` (of type ``kind``) as the last line of its file in ``folder``, on a line of its
+    own even after a cut-off write. The record must have its type's shape: a record the readers
+    would leave out is not written."""
     record = check(stamped(record, kind), kind)
     path = Path(folder) / FILES[kind]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,30 +299,36 @@ def append(folder, kind, record):
 
 
 def calibration(folder):
-    """{case: threshold} from every A/A calibration of the machine: for each case the highest, so that none of
-    those A/A runs would have flagged it ({} before any; delete a line to forget a run). A threshold that is not
-    a finite number of at least :data:`MIN_THRESHOLD` is left out with a line naming it; one above
-    :data:`MAX_THRESHOLD` is read as that, with a line."""
+    """{case: threshold} from every A/A calibration of the machine: for each case the highest, so
+    that none of those A/A runs would have flagged it ({} before any; delete a line to forget a
+    run). A threshold that is not a finite number of at least :data:`MIN_THRESHOLD` is left out with
+    a line naming it; one above :data:`MAX_THRESHOLD` is read as that, with a line."""
     out = {}
     for record in read(folder, "calibration"):
         for name, threshold in record["thresholds"].items():
             if not _number(threshold) or threshold < MIN_THRESHOLD:
-                warn(f"{Path(folder) / CALIBRATION}: {name}'s threshold {threshold!r} is not a number from "
-                     f"{MIN_THRESHOLD} up; left out")
+                warn(
+                    f"{Path(folder) / CALIBRATION}: {name}'s threshold {threshold!r} is not a "
+                    f"number from {MIN_THRESHOLD} up; left out"
+                )
                 continue
-            if threshold > MAX_THRESHOLD:  # a case so noisy that its A/A reached this far: the most any case needs
-                warn(f"{Path(folder) / CALIBRATION}: {name}'s threshold {threshold!r} is above {MAX_THRESHOLD}; "
-                     f"read as {MAX_THRESHOLD}")
+            # a case so noisy that its A/A reached this far: the most any case needs
+            if threshold > MAX_THRESHOLD:
+                warn(
+                    f"{Path(folder) / CALIBRATION}: {name}'s threshold {threshold!r} is above "
+                    f"{MAX_THRESHOLD}; read as {MAX_THRESHOLD}"
+                )
                 threshold = MAX_THRESHOLD
             out[name] = max(threshold, out.get(name, 0))
     return out
 
 
-# --- from earlier schemas ----------------------------------------------------------------------------
+# --- from earlier schemas -------------------------------------------------------------------------
 def upgrade(folder):
-    """Bring every record file of one machine's folder to the current schema, in place; the over-C++ records of
-    schema 1 lived in ``overhead.jsonl``. Returns {file name: records upgraded}. A line that is neither a record
-    of an earlier schema nor one of this one stops the upgrade with RecordError before anything is written."""
+    """Bring every record file of one machine's folder to the current schema, in place; the over-C++
+    records of schema 1 lived in ``overhead.jsonl``. Returns {file name: records upgraded}. A line
+    that is neither a record of an earlier schema nor one of this one stops the upgrade with
+    RecordError before anything is written."""
     from cuda_bench.build import write_whole
 
     folder = Path(folder)
@@ -216,7 +343,9 @@ def upgrade(folder):
         new, count = [], 0
         for number, record in found:
             if isinstance(record, ValueError) or not isinstance(record, dict):
-                raise RecordError(f"{path}:{number} does not parse: fix or remove the line, then upgrade again")
+                raise RecordError(
+                    f"{path}:{number} does not parse: fix or remove the line, then upgrade again"
+                )
             if record.get("schema") != SCHEMA:
                 record = stamped(UPGRADES[kind](record), kind)
                 count += 1
@@ -235,7 +364,8 @@ def upgrade(folder):
 
 
 def _layouts(settings):
-    """Schema 1: one layout per build where the workers said so (``aslr_off``) or the record does not say."""
+    """Schema 1: one layout per build where the workers said so (``aslr_off``) or the record does
+    not say."""
     return "fixed" if settings.get("aslr_off") else settings.get("layouts") or "fixed"
 
 
@@ -248,10 +378,12 @@ def _host(host):
 
 
 def _step_bindings(step):
-    """The cuda-bindings a schema 1 step was measured with, where the record does not say: read off the versions
-    both sides ran with: 'auto' where they differ (across the CUDA 12/13 boundary), 'source' for a local version
-    (built from the commit), else the version."""
-    versions = {(v or {}).get("cuda-bindings", "+unknown") for v in (step.get("versions") or {}).values()} or {"+"}
+    """The cuda-bindings a schema 1 step was measured with, where the record does not say: read off
+    the versions both sides ran with: 'auto' where they differ (across the CUDA 12/13 boundary),
+    'source' for a local version (built from the commit), else the version."""
+    versions = {
+        (v or {}).get("cuda-bindings", "+unknown") for v in (step.get("versions") or {}).values()
+    } or {"+"}
     if len(versions) > 1:
         return "auto"
     (version,) = versions
@@ -259,10 +391,14 @@ def _step_bindings(step):
 
 
 def _upgrade_step(record):
-    return record | {"settings": record["settings"] | {"layouts": _layouts(record["settings"])},
-                     "host": _host(record.get("host")), "lost": record.get("lost") or {},
-                     "env": record.get("env") or {}, "bindings": record.get("bindings") or _step_bindings(record),
-                     "release_tags": record.get("release_tags")}
+    return record | {
+        "settings": record["settings"] | {"layouts": _layouts(record["settings"])},
+        "host": _host(record.get("host")),
+        "lost": record.get("lost") or {},
+        "env": record.get("env") or {},
+        "bindings": record.get("bindings") or _step_bindings(record),
+        "release_tags": record.get("release_tags"),
+    }
 
 
 def _upgrade_calibration(record):
@@ -271,11 +407,24 @@ def _upgrade_calibration(record):
 
 def _upgrade_over_cpp(record):
     cases = [{"version": None, "fast": None} | case for case in record["cases"]]
-    return record | {"kind": "over-cpp", "settings": record["settings"] | {
-        "layouts": _layouts(record["settings"]), "state": record["settings"].get("state") or "all"},
-        "host": _host(record.get("host")), "twins": record.get("twins"), "lost": record.get("lost") or {},
-        "cases": cases}
+    return record | {
+        "kind": "over-cpp",
+        "settings": record["settings"]
+        | {
+            "layouts": _layouts(record["settings"]),
+            "state": record["settings"].get("state") or "all",
+        },
+        "host": _host(record.get("host")),
+        "twins": record.get("twins"),
+        "lost": record.get("lost") or {},
+        "cases": cases,
+    }
 
 
-UPGRADES = {"build": dict, "step": _upgrade_step, "calibration": _upgrade_calibration,
-            "over-cpp": _upgrade_over_cpp, "counts": dict}
+UPGRADES = {
+    "build": dict,
+    "step": _upgrade_step,
+    "calibration": _upgrade_calibration,
+    "over-cpp": _upgrade_over_cpp,
+    "counts": dict,
+}

@@ -1,13 +1,16 @@
-"""Stage 3, results: the one reader of asv's results files (``results/<machine>/<commit>-<env>.json``).
+"""Stage 3, results: the one reader of asv's results files
+(``results/<machine>/<commit>-<env>.json``).
 
-The line-per-record files next to them (builds, paired steps, calibrations, over-C++ runs, counts) are read
-by ``cuda_bench.records``; the history they make together, by ``cuda_bench.history``. A results file that
-does not parse (a run killed mid-write, a bad merge) is skipped with one line naming it.
+The line-per-record files next to them (builds, paired steps, calibrations, over-C++ runs, counts)
+are read by ``cuda_bench.records``; the history they make together, by ``cuda_bench.history``. A
+results file that does not parse (a run killed mid-write, a bad merge) is skipped with one line
+naming it.
 
-Whatever a reader leaves out because it could not be read (a results file, a record's line, ``commits.json``) is
-noted here (:func:`unreadable`): what is left may say something else than the whole history would (a flag whose
-recheck was cut off reads "not yet confirmed"; main's head, the commit before it), so every command that read it
-exits 2 (``cuda_bench.cli``) and the pages and reports name each file and line (:func:`noted`).
+Whatever a reader leaves out because it could not be read (a results file, a record's line,
+``commits.json``) is noted here (:func:`unreadable`): what is left may say something else than the
+whole history would (a flag whose recheck was cut off reads "not yet confirmed"; main's head, the
+commit before it), so every command that read it exits 2 (``cuda_bench.cli``) and the pages and
+reports name each file and line (:func:`noted`).
 """
 
 from __future__ import annotations
@@ -26,24 +29,28 @@ def warn(message):
     print(f"results: {message}", file=sys.stderr)
 
 
-# --- what could not be read ------------------------------------------------------------------------
+# --- what could not be read -----------------------------------------------------------------------
 #: {(file, line or None): why}, in the order they were met: what this process's readers left out
 UNREADABLE = {}
 
 
 def unreadable(path, why, line=None):
-    """Note that ``path`` (its ``line``, where one line of it is meant) could not be read, and why (an exception:
-    JSON's names the line and column)."""
+    """Note that ``path`` (its ``line``, where one line of it is meant) could not be read, and why
+    (an exception: JSON's names the line and column)."""
     if isinstance(why, json.JSONDecodeError):
         why, line = f"does not parse ({why.msg}, column {why.colno})", why.lineno
     UNREADABLE.setdefault((Path(path).resolve(), line), str(why))
 
 
 def noted(under=None):
-    """[(file, line or None, why)] of what could not be read, in the order met; ``under``: in that folder only."""
+    """[(file, line or None, why)] of what could not be read, in the order met; ``under``: in that
+    folder only."""
     root = Path(under).resolve() if under is not None else None
-    return [(path, line, why) for (path, line), why in UNREADABLE.items()
-            if root is None or path.is_relative_to(root)]
+    return [
+        (path, line, why)
+        for (path, line), why in UNREADABLE.items()
+        if root is None or path.is_relative_to(root)
+    ]
 
 
 def forget(under=None):
@@ -53,17 +60,22 @@ def forget(under=None):
 
 
 def shown(path, results_dir):
-    """How pages and reports name a file of the history: from the results folder on (``results/gpu-a/steps.jsonl``),
-    never the publishing machine's own path."""
+    """How pages and reports name a file of the history: from the results folder on
+    (``results/gpu-a/steps.jsonl``), never the publishing machine's own path."""
     root = Path(results_dir).resolve()
     path = Path(path).resolve()
-    return (Path(root.name) / path.relative_to(root)).as_posix() if path.is_relative_to(root) else path.name
+    return (
+        (Path(root.name) / path.relative_to(root)).as_posix()
+        if path.is_relative_to(root)
+        else path.name
+    )
 
 
 def unreadable_results(results_dir, machine, known=()):
-    """{commit: (file as :func:`shown` names it, line, why)} of one machine's results files that could not be read
-    (:func:`noted`): each commit named by the full hash ``known`` (``commits``) has for the file name's first 8 hex
-    digits, else by the hash the file itself names, else by those 8 digits."""
+    """{commit: (file as :func:`shown` names it, line, why)} of one machine's results files that
+    could not be read (:func:`noted`): each commit named by the full hash ``known`` (``commits``)
+    has for the file name's first 8 hex digits, else by the hash the file itself names, else by
+    those 8 digits."""
     folder = (Path(results_dir) / machine).resolve()
     out = {}
     for path, line, why in noted(folder):
@@ -81,28 +93,38 @@ def unreadable_results(results_dir, machine, known=()):
 
 
 def say_unreadable(who):
-    """Name once more, at a command's end, each file and line it could not read; whether there was any."""
+    """Name once more, at a command's end, each file and line it could not read; whether there was
+    any."""
     found = noted()
     if found:
-        print(f"{who}: {len(found)} part(s) of the history could not be read, and what this command said leaves "
-              "them out:", file=sys.stderr)
+        print(
+            f"{who}: {len(found)} part(s) of the history could not be read, and what this command "
+            "said leaves them out:",
+            file=sys.stderr,
+        )
         for path, line, why in found:
             print(f"  {path}{f':{line}' if line else ''}: {why}", file=sys.stderr)
     return bool(found)
 
 
 def read(path):
-    """One asv results file as a dict; ValueError or OSError when it does not parse or is not one."""
+    """One asv results file as a dict; ValueError or OSError when it does not parse or is not
+    one."""
     data = json.loads(Path(path).read_text())
-    if not isinstance(data, dict) or "commit_hash" not in data or not isinstance(data.get("results"), dict) \
-            or not isinstance(data.get("result_columns"), list) \
-            or not all(isinstance(row, list) for row in data["results"].values()):
+    if (
+        not isinstance(data, dict)
+        or "commit_hash" not in data
+        or not isinstance(data.get("results"), dict)
+        or not isinstance(data.get("result_columns"), list)
+        or not all(isinstance(row, list) for row in data["results"].values())
+    ):
         raise ValueError("not an asv results file")
     return data
 
+
 def load(path):
-    """One asv results file as a dict, or None (with a line naming it, and noted: :func:`unreadable`) when it does
-    not parse."""
+    """One asv results file as a dict, or None (with a line naming it, and noted:
+    :func:`unreadable`) when it does not parse."""
     try:
         return read(path)
     except (OSError, ValueError) as exc:
@@ -110,31 +132,46 @@ def load(path):
         unreadable(path, exc)
         return None
 
+
 def load_machine(machine_dir):
-    """The results files of one machine that parse, oldest commit first; of one commit measured in several
-    environments, the one measured last comes last."""
+    """The results files of one machine that parse, oldest commit first; of one commit measured in
+    several environments, the one measured last comes last."""
     found = [d for d in map(load, result_files(machine_dir)) if d is not None]
     return sorted(found, key=lambda d: (d.get("date") or 0, measured_at(d)))
 
+
 def measured_at(data):
-    """When asv last started a benchmark of this results file (ms since the epoch; 0 when it says not)."""
+    """When asv last started a benchmark of this results file (ms since the epoch; 0 when it says
+    not)."""
     if "started_at" not in data["result_columns"]:  # read() checked the shapes
         return 0
     column = data["result_columns"].index("started_at")
-    return max((row[column] or 0 for row in data["results"].values() if len(row) > column), default=0)
+    return max(
+        (row[column] or 0 for row in data["results"].values() if len(row) > column), default=0
+    )
+
 
 def load_all(results_dir):
     """[(machine, results dict)] of every machine, each machine's newest commit last."""
-    return [(folder.name, data) for folder in machine_dirs(results_dir) for data in load_machine(folder)]
+    return [
+        (folder.name, data) for folder in machine_dirs(results_dir) for data in load_machine(folder)
+    ]
+
 
 def bad_files(results_dir):
-    """The results files that do not parse or are no asv results (asv publish would choke on them): those
-    :func:`load` skips, each named in a line and noted."""
-    return [path for folder in machine_dirs(results_dir) for path in result_files(folder) if load(path) is None]
+    """The results files that do not parse or are no asv results (asv publish would choke on them):
+    those :func:`load` skips, each named in a line and noted."""
+    return [
+        path
+        for folder in machine_dirs(results_dir)
+        for path in result_files(folder)
+        if load(path) is None
+    ]
+
 
 def values(data, column="result"):
-    """{(benchmark, params tuple): value} of one results file's ``column`` (asv's medians by default;
-    ``"samples"``: each case's recorded samples); params as asv writes them ("'core'")."""
+    """{(benchmark, params tuple): value} of one results file's ``column`` (asv's medians by
+    default; ``"samples"``: each case's recorded samples); params as asv writes them ("'core'")."""
     columns = data["result_columns"]
     out = {}
     for name, row in data["results"].items():
@@ -148,16 +185,23 @@ def values(data, column="result"):
             out[(name, combo)] = value
     return out
 
+
 def versions(data):
-    """{benchmark: asv's version of it} in one results file (a changed benchmark gets a new version)."""
+    """{benchmark: asv's version of it} in one results file (a changed benchmark gets a new
+    version)."""
     columns = data["result_columns"]
     return {name: dict(zip(columns, row)).get("version") for name, row in data["results"].items()}
 
+
 def comparable(data, reference):
-    """``values(data)`` of the benchmarks whose version is the one ``reference`` (a results file) has: numbers
-    of an earlier version of a benchmark measured something else and are not compared with today's."""
+    """``values(data)`` of the benchmarks whose version is the one ``reference`` (a results file)
+    has: numbers of an earlier version of a benchmark measured something else and are not compared
+    with today's."""
     wanted, have = versions(reference), versions(data)
-    return {key: value for key, value in values(data).items() if have.get(key[0]) == wanted.get(key[0])}
+    return {
+        key: value for key, value in values(data).items() if have.get(key[0]) == wanted.get(key[0])
+    }
+
 
 def suite(results_dir):
     """asv's benchmarks.json of a results directory: {benchmark: its description}."""
@@ -167,11 +211,11 @@ def suite(results_dir):
 
 
 def commits(results_dir):
-    """What the pages say of each commit a machine of ``results_dir`` measured: {commit: {"title", "date" (ms),
-    "tags" (cuda-core release tags), "position" (on main's first-parent history, oldest 1; None off it),
-    "recorded"}} from ``results_dir/commits.json`` (``asvrun.record_commits`` writes it when a commit is
-    measured). A measured commit the file lacks gets its results file's date, no title and no tag, and
-    ``recorded`` False: still placed by date, and still on main."""
+    """What the pages say of each commit a machine of ``results_dir`` measured: {commit: {"title",
+    "date" (ms), "tags" (cuda-core release tags), "position" (on main's first-parent history, oldest
+    1; None off it), "recorded"}} from ``results_dir/commits.json`` (``asvrun.record_commits``
+    writes it when a commit is measured). A measured commit the file lacks gets its results file's
+    date, no title and no tag, and ``recorded`` False: still placed by date, and still on main."""
     path = Path(results_dir) / COMMITS.name
     try:
         found = json.loads(path.read_text()) if path.exists() else {}
@@ -179,17 +223,34 @@ def commits(results_dir):
         warn(f"{path} does not parse ({exc}); the pages name commits by hash")
         unreadable(path, exc)
         found = {}
-    known = {sha: {"title": info.get("title") or "", "date": info.get("date") or 0,
-                   "tags": list(info.get("tags") or []), "position": info.get("position"), "recorded": True}
-             for sha, info in (found if isinstance(found, dict) else {}).items() if isinstance(info, dict)}
+    known = {
+        sha: {
+            "title": info.get("title") or "",
+            "date": info.get("date") or 0,
+            "tags": list(info.get("tags") or []),
+            "position": info.get("position"),
+            "recorded": True,
+        }
+        for sha, info in (found if isinstance(found, dict) else {}).items()
+        if isinstance(info, dict)
+    }
     for _, data in load_all(results_dir):
-        known.setdefault(data["commit_hash"], {"title": "", "date": data.get("date") or 0, "tags": [],
-                                               "position": None, "recorded": False})
+        known.setdefault(
+            data["commit_hash"],
+            {
+                "title": "",
+                "date": data.get("date") or 0,
+                "tags": [],
+                "position": None,
+                "recorded": False,
+            },
+        )
     return known
 
 
 def release_name(info):
-    """The cuda-core release tag of a commit (``commits()``'s entry), the newest where it has several, or None."""
+    """The cuda-core release tag of a commit (``commits()``'s entry), the newest where it has
+    several, or None."""
     tags = sorted((t for t in info.get("tags") or [] if is_release_tag(t)), key=release_version)
     return tags[-1] if tags else None
 

@@ -28,5 +28,6 @@ def worst(statuses):
 
 
 def described():
-    """Every status with its meaning, in one line: ``0 done, nothing regressed; 1 a regression``..."""
+    """Every status with its meaning, in one line: ``0 done, nothing regressed; 1 a
+    regression``..."""
     return "; ".join(f"{code} {meaning}" for code, meaning in MEANINGS.items())

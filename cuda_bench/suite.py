@@ -1,12 +1,14 @@
 """What the benchmark suite holds: its modules, classes and cases, found as asv finds them.
 
-Standard library only (it runs inside benchmark environments, in the paired workers). asv imports the
-benchmark folder as a package named after the folder, then every module in it; a benchmark is a method
-named ``time_*`` (``track_*`` ...) of a class, and a case is one combination of the class's ``params``.
-The cases the paired engine can time are the ``time_*`` benchmarks whose ``setup`` binds the timed body as
-``self.body`` (every ``benchmarks._op.Op`` and ``bench_harness.Floor``), ``unroll`` calls per run;
-``queued`` classes (their calls enqueue GPU work) sample a fixed ``number`` of bodies and are drained in
-between.
+Standard library only (it runs inside benchmark environments, in the paired workers). asv imports
+the benchmark folder as a package named after the folder, then every module in it; a benchmark is a
+method named ``time_*`` (``track_*`` ...) of a class, and a case is one combination of the class's
+``params``.
+The cases the paired engine can time are the ``time_*`` benchmarks whose ``setup`` binds the timed
+body as ``self.body`` (every ``benchmarks._op.Op`` and ``bench_harness.Floor``), ``unroll`` calls
+per run;
+``queued`` classes (their calls enqueue GPU work) sample a fixed ``number`` of bodies and are
+drained in between.
 """
 
 from __future__ import annotations
@@ -37,8 +39,11 @@ def import_suite(benchmark_dir=BENCHMARKS):
     if str(path.parent) not in sys.path:
         sys.path.insert(0, str(path.parent))
     package = importlib.import_module(path.name)
-    return [(info.name, importlib.import_module(f"{path.name}.{info.name}"))
-            for info in pkgutil.iter_modules(package.__path__) if info.name.startswith(MODULE_PREFIX)]
+    return [
+        (info.name, importlib.import_module(f"{path.name}.{info.name}"))
+        for info in pkgutil.iter_modules(package.__path__)
+        if info.name.startswith(MODULE_PREFIX)
+    ]
 
 
 def cpp_module(benchmark_dir=BENCHMARKS):
@@ -47,7 +52,8 @@ def cpp_module(benchmark_dir=BENCHMARKS):
 
 
 def twin_ids(benchmark_dir=BENCHMARKS):
-    """The IDs of the suite's C++ twins (``bench_cpp.OPS``), or None for a suite that does not list them."""
+    """The IDs of the suite's C++ twins (``bench_cpp.OPS``), or None for a suite that does not list
+    them."""
     ops = getattr(cpp_module(benchmark_dir), "OPS", None)
     return None if ops is None else set(ops)
 
@@ -56,7 +62,11 @@ def benchmark_classes(benchmark_dir=BENCHMARKS):
     """(module name, class) of every public class defined in a ``bench_*`` module, in file order."""
     for module_name, module in import_suite(benchmark_dir):
         for name, cls in vars(module).items():
-            if inspect.isclass(cls) and cls.__module__ == module.__name__ and not name.startswith("_"):
+            if (
+                inspect.isclass(cls)
+                and cls.__module__ == module.__name__
+                and not name.startswith("_")
+            ):
                 yield module_name, cls
 
 

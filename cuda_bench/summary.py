@@ -1,10 +1,11 @@
 """Stage 5, publish: what the paired engine says, as data for the pages and the reports.
 
-For each machine: main's head against the previous measured commit and against the newest release (each a
-paired step, or None where the history has none), the regressions still open, each cuda-core release against
-the one before it, and each case's paired chain along the history. Nothing here decides: a change is a case a
-paired step judged (``history.steps``: its ``verdict`` over every measurement), never a difference of asv's
-medians. The dashboard (``cuda_bench.publish``) and the Markdown (``cuda_bench.report``) render these.
+For each machine: main's head against the previous measured commit and against the newest release
+(each a paired step, or None where the history has none), the regressions still open, each cuda-core
+release against the one before it, and each case's paired chain along the history. Nothing here
+decides: a change is a case a paired step judged (``history.steps``: its ``verdict`` over every
+measurement), never a difference of asv's medians. The dashboard (``cuda_bench.publish``) and the
+Markdown (``cuda_bench.report``) render these.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ LIBRARIES = ("core", "bindings", "cupy")
 CHANGES = ("regression", "improvement")
 
 
-# --- commits ---------------------------------------------------------------------------------------------
+# --- commits --------------------------------------------------------------------------------------
 def name(commit, known):
     """How every page names a commit: its cuda-core release tag, else its first 9 hex digits."""
     return results.commit_name(commit, known)
@@ -46,8 +47,8 @@ def on_main(commit, known):
 
 
 def main_head(commits, known):
-    """The newest commit of main among ``commits``: the furthest along main's first-parent history, else (a
-    commit commits.json does not place) the newest by date that is no release."""
+    """The newest commit of main among ``commits``: the furthest along main's first-parent history,
+    else (a commit commits.json does not place) the newest by date that is no release."""
     placed = [c for c in commits if (known.get(c) or {}).get("position") is not None]
     if placed:
         return max(placed, key=lambda c: known[c]["position"])
@@ -55,10 +56,11 @@ def main_head(commits, known):
     return unplaced[-1] if unplaced else None
 
 
-# --- steps -----------------------------------------------------------------------------------------------
+# --- steps ----------------------------------------------------------------------------------------
 def step_kind(step, known):
-    """"release": a cuda-core release against the one before (the ladder); "since release": a release against a
-    commit of main (the ladder's last step, to main's head); "main": a commit of main against the previous one."""
+    """ "release": a cuda-core release against the one before (the ladder); "since release": a
+    release against a commit of main (the ladder's last step, to main's head); "main": a commit of
+    main against the previous one."""
     if history.release_step(step) or (tag(step["base"], known) and tag(step["head"], known)):
         return "release"
     if tag(step["base"], known) and not tag(step["head"], known):
@@ -76,8 +78,8 @@ def status(case):
 
 
 def status_word(case):
-    """The status in the words the pages use: "slower, confirmed", "slower, not yet confirmed", "faster", "not
-    reproduced", "same"."""
+    """The status in the words the pages use: "slower, confirmed", "slower, not yet confirmed",
+    "faster", "not reproduced", "same"."""
     state = status(case)
     if case["verdict"] == "regression":
         return f"slower, {state}"
@@ -85,26 +87,37 @@ def status_word(case):
 
 
 def counted(step):
-    """The cases of a step that count (not the controls: the C++ twins and the harness floor; not the cases put down
-    to a change of the environment, :func:`put_down`)."""
-    return [c for c in step["cases"] if not is_control(c["name"]) and not c.get("control")
-            and not history.attributed(step, c)]
+    """The cases of a step that count (not the controls: the C++ twins and the harness floor; not
+    the cases put down to a change of the environment, :func:`put_down`)."""
+    return [
+        c
+        for c in step["cases"]
+        if not is_control(c["name"]) and not c.get("control") and not history.attributed(step, c)
+    ]
 
 
 def put_down(step):
-    """The cases of a step put down to a change of its environment (``history.attributed``: the cuda.bindings cases
-    of a step across a cuda-bindings wheel change), those judged slower or faster first."""
+    """The cases of a step put down to a change of its environment (``history.attributed``: the
+    cuda.bindings cases of a step across a cuda-bindings wheel change), those judged slower or
+    faster first."""
     found = [c for c in step["cases"] if not is_control(c["name"]) and history.attributed(step, c)]
-    return sorted(found, key=lambda c: (c["verdict"] not in CHANGES, -abs(math.log(c["ratio"])) if c["ratio"] > 0
-                                        else 0))
+    return sorted(
+        found,
+        key=lambda c: (
+            c["verdict"] not in CHANGES,
+            -abs(math.log(c["ratio"])) if c["ratio"] > 0 else 0,
+        ),
+    )
 
 
 def counts(step):
-    """{"regression", "improvement", "same", "not reproduced": cases; "not measured": cases no measurement of the
-    step has; "one side": cases only one build has}."""
+    """{"regression", "improvement", "same", "not reproduced": cases; "not measured": cases no
+    measurement of the step has; "one side": cases only one build has}."""
     cases = counted(step)
-    found = {verdict: sum(c["verdict"] == verdict for c in cases)
-             for verdict in ("regression", "improvement", "same", "not reproduced")}
+    found = {
+        verdict: sum(c["verdict"] == verdict for c in cases)
+        for verdict in ("regression", "improvement", "same", "not reproduced")
+    }
     found["not measured"] = len(step.get("errors") or {})
     found["one side"] = len(step.get("only") or {})
     found["identical"] = history.identical(step)
@@ -114,9 +127,14 @@ def counts(step):
 
 
 #: :func:`counts`'s keys in the order every page and report shows them, each with its words
-COUNT_WORDS = (("regression", "slower"), ("improvement", "faster"), ("same", "same"),
-               ("not reproduced", "not reproduced"), ("not measured", "not measured"),
-               ("one side", "on one side only"))
+COUNT_WORDS = (
+    ("regression", "slower"),
+    ("improvement", "faster"),
+    ("same", "same"),
+    ("not reproduced", "not reproduced"),
+    ("not measured", "not measured"),
+    ("one side", "on one side only"),
+)
 
 
 def counts_words(found):
@@ -129,7 +147,7 @@ def counts_words(found):
     parts = [f"{found[key]} {words}" for key, words in COUNT_WORDS[:3]]
     parts += [f"{found[key]} {words}" for key, words in COUNT_WORDS[3:] if found[key]]
     if found.get("environment"):
-        parts.append(f'{found["put down"]} changed with {found["environment"]}')
+        parts.append(f"{found['put down']} changed with {found['environment']}")
     return parts
 
 
@@ -146,12 +164,15 @@ def one_side(step):
 
 def environment_words(step):
     """A step's change of environment in words ("cuda-bindings 12.9.10 → 13.3.1"), or ""."""
-    return ", ".join(f"{package} {base} → {head}" for package, (base, head) in history.environment_change(step).items())
+    return ", ".join(
+        f"{package} {base} → {head}"
+        for package, (base, head) in history.environment_change(step).items()
+    )
 
 
 def built_from_words(step):
-    """What differs between a step's builds, in words: "cuda_core and cuda_bindings rebuilt; cuda_pathfinder the
-    same", from the step's ``built_from``; "" for a record that does not say."""
+    """What differs between a step's builds, in words: "cuda_core and cuda_bindings rebuilt;
+    cuda_pathfinder the same", from the step's ``built_from``; "" for a record that does not say."""
     changed = step.get("packages_changed")
     if changed is None:
         return ""
@@ -165,8 +186,8 @@ def built_from_words(step):
 
 
 def changed(step):
-    """The cases the step judged slower or faster, slower first: regressions by ratio (largest first), then
-    improvements (largest change first)."""
+    """The cases the step judged slower or faster, slower first: regressions by ratio (largest
+    first), then improvements (largest change first)."""
     cases = counted(step)
     slower = sorted((c for c in cases if c["verdict"] == "regression"), key=lambda c: -c["ratio"])
     faster = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["ratio"])
@@ -178,8 +199,9 @@ def not_reproduced(step):
 
 
 def geomean(step):
-    """{library: (geometric mean of its cases' ratios, cases)} over every case of the step that times the library
-    (same, slower or faster alike; not the controls); C++ twins as "cpp" where the step measured them."""
+    """{library: (geometric mean of its cases' ratios, cases)} over every case of the step that
+    times the library (same, slower or faster alike; not the controls); C++ twins as "cpp" where the
+    step measured them."""
     logs = {}
     for case in step["cases"]:
         api = "cpp" if case["name"].startswith("bench_cpp.") else library_of(case["name"])
@@ -193,16 +215,24 @@ ENVIRONMENT = ("python", "cuda-bindings", "cuda-core", "cuda-pathfinder")
 
 
 def counted_at(found, versions=None):
-    """One commit's work per call in the environment of ``versions`` (a step side's package versions; None: that of
-    the newest record): its counts records (``found``, oldest first) whose versions agree with those (a package
-    that one side names and the other does not is a disagreement), merged, each case from the
-    newest record that counted it (one that counted its CUDA calls before one that did not: a later pass without
-    CUPTI, or of a few cases only, hides nothing). None where no record fits."""
+    """One commit's work per call in the environment of ``versions`` (a step side's package
+    versions; None: that of the newest record): its counts records (``found``, oldest first) whose
+    versions agree with those (a package that one side names and the other does not is a
+    disagreement), merged, each case from the newest record that counted it (one that counted its
+    CUDA calls before one that did not: a later pass without CUPTI, or of a few cases only, hides
+    nothing). None where no record fits."""
     found = list(found or ())
     if not versions and found:  # no environment asked for: the newest record's
         versions = found[-1]["versions"]
-    fits = [r for r in found if all(r["versions"].get(k) == versions.get(k) for k in ENVIRONMENT
-                                    if k in r["versions"] or k in versions)]
+    fits = [
+        r
+        for r in found
+        if all(
+            r["versions"].get(k) == versions.get(k)
+            for k in ENVIRONMENT
+            if k in r["versions"] or k in versions
+        )
+    ]
     if not fits:
         return None
     cases = {}
@@ -213,17 +243,19 @@ def counted_at(found, versions=None):
                 cases[case["name"]] = case
     merged = dict(fits[-1], cases=list(cases.values()))
     merged["cuda_counted"] = any(c["cuda"] is not None for c in merged["cases"])
-    said = [r for r in fits if r["cuda_counted"] == merged["cuda_counted"]]  # why, from a record that says so
+    # why, from a record that says so
+    said = [r for r in fits if r["cuda_counted"] == merged["cuda_counted"]]
     merged["cuda_why"] = said[-1]["cuda_why"] if said else fits[-1]["cuda_why"]
     return merged
 
 
 def work_changed(step, work):
-    """What changed in the work per call from a step's base to its head, each side counted in the step's own
-    environment (``work``: {commit: counts records}, ``history.work``; :func:`counted_at`): ``changed`` {case
-    name: "+1 cuCtxGetCurrent, +14 Python calls"} (``counts.changed_work``), ``common`` the cases counted at both,
-    ``caveats`` what the differences leave out; None where either side was not counted. Counts are exact: a
-    change needs no interval."""
+    """What changed in the work per call from a step's base to its head, each side counted in the
+    step's own environment (``work``: {commit: counts records}, ``history.work``;
+    :func:`counted_at`): ``changed`` {case name: "+1 cuCtxGetCurrent, +14 Python calls"}
+    (``counts.changed_work``), ``common`` the cases counted at both, ``caveats`` what the
+    differences leave out; None where either side was not counted. Counts are exact: a change needs
+    no interval."""
     versions = step.get("versions") or {}
     base = counted_at((work or {}).get(step["base"]), versions.get("base"))
     head = counted_at((work or {}).get(step["head"]), versions.get("head"))
@@ -232,13 +264,17 @@ def work_changed(step, work):
     common = {c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]}
     if not common:  # nothing counted at both: nothing to say of the work
         return None
-    return {"changed": counting.changed_work(base, head), "common": len(common),
-            "caveats": counting.caveats(base, head)}
+    return {
+        "changed": counting.changed_work(base, head),
+        "common": len(common),
+        "caveats": counting.caveats(base, head),
+    }
 
 
 def work_said(work):
-    """How the pages say what :func:`work_changed` found, after "Work per call": (whether it changed, the words).
-    "The same" only where nothing was left out of the comparison (no caveat)."""
+    """How the pages say what :func:`work_changed` found, after "Work per call": (whether it
+    changed, the words). "The same" only where nothing was left out of the comparison (no
+    caveat)."""
     cases = f"{work['common']} case{'s' if work['common'] != 1 else ''}"
     if work["changed"]:
         return True, f"changed in {len(work['changed'])} of the {cases} counted at both commits"
@@ -248,137 +284,204 @@ def work_said(work):
 
 
 def described(step, known, work=None):
-    """A step as the pages show it: base and head with their names, the step itself, its counts, the changed
-    cases (slower first), the flags another start did not reproduce, a geometric mean per library, and what
-    changed in the work per call (:func:`work_changed`, None where a side was not counted)."""
-    return {"base": step["base"], "head": step["head"], "base_name": name(step["base"], known),
-            "head_name": name(step["head"], known), "kind": step_kind(step, known), "step": step,
-            "counts": counts(step), "changed": changed(step), "not_reproduced": not_reproduced(step),
-            "geomean": geomean(step), "work": work_changed(step, work), "identical": history.identical(step),
-            "environment": history.environment_change(step), "put_down": put_down(step),
-            "built_from": step.get("built_from"), "packages_changed": step.get("packages_changed")}
+    """A step as the pages show it: base and head with their names, the step itself, its counts, the
+    changed cases (slower first), the flags another start did not reproduce, a geometric mean per
+    library, and what changed in the work per call (:func:`work_changed`, None where a side was not
+    counted)."""
+    return {
+        "base": step["base"],
+        "head": step["head"],
+        "base_name": name(step["base"], known),
+        "head_name": name(step["head"], known),
+        "kind": step_kind(step, known),
+        "step": step,
+        "counts": counts(step),
+        "changed": changed(step),
+        "not_reproduced": not_reproduced(step),
+        "geomean": geomean(step),
+        "work": work_changed(step, work),
+        "identical": history.identical(step),
+        "environment": history.environment_change(step),
+        "put_down": put_down(step),
+        "built_from": step.get("built_from"),
+        "packages_changed": step.get("packages_changed"),
+    }
 
 
-# --- the landing page --------------------------------------------------------------------------------------
+# --- the landing page -----------------------------------------------------------------------------
 def landing(machine, runs_of, steps, known, work=None, unreadable=None):
-    """What the landing page says of one machine (``runs_of``: its results files, oldest first; ``work``: its
-    counts records by commit, ``history.work``; ``unreadable``: {commit: (file, line, why)} of its results files
-    that could not be read, ``results.unreadable_results``):
+    """What the landing page says of one machine (``runs_of``: its results files, oldest first;
+    ``work``: its counts records by commit, ``history.work``; ``unreadable``: {commit: (file, line,
+    why)} of its results files that could not be read, ``results.unreadable_results``):
 
-    * ``lost_head``: main's newest measured commit where its results file could not be read (``commit``,
-      ``name``, ``title``, ``file``, ``line``, ``why``), else None: it is named, and everything else is of the
-      newest commit that could be read;
-    * ``head``: main's newest measured commit that could be read (``commit``, ``name``, ``title``, ``date``),
-      ``measured``: when asv last measured it (ms);
-    * ``previous``: the previous measured commit of main and the paired step from it to the head (``described``),
-      or ``step`` None where the history has none;
-    * ``release``: the newest release measured on the machine (its tag and commit) and the paired step from it to
-      the head, or ``step`` None;
-    * ``open``: main's regressions still open, [(step, case)] newest first, each confirmed or not yet confirmed;
-      ``release_open``: how many the release ladder's steps hold.
+    * ``lost_head``: main's newest measured commit where its results file could not be read
+      (``commit``, ``name``, ``title``, ``file``, ``line``, ``why``), else None: it is named, and
+      everything else is of the newest commit that could be read;
+    * ``head``: main's newest measured commit that could be read (``commit``, ``name``, ``title``,
+      ``date``), ``measured``: when asv last measured it (ms);
+    * ``previous``: the previous measured commit of main and the paired step from it to the head
+      (``described``), or ``step`` None where the history has none;
+    * ``release``: the newest release measured on the machine (its tag and commit) and the paired
+      step from it to the head, or ``step`` None;
+    * ``open``: main's regressions still open, [(step, case)] newest first, each confirmed or not
+      yet confirmed; ``release_open``: how many the release ladder's steps hold.
     """
     measured = [d["commit_hash"] for d in runs_of]
     head = main_head(measured, known)
-    out = {"machine": machine, "head": None, "previous": None, "release": None, "open": [], "release_open": 0,
-           "params": runs_of[-1]["params"] if runs_of else {}, "lost_head": None}
+    out = {
+        "machine": machine,
+        "head": None,
+        "previous": None,
+        "release": None,
+        "open": [],
+        "release_open": 0,
+        "params": runs_of[-1]["params"] if runs_of else {},
+        "lost_head": None,
+    }
     lost = main_head([*measured, *(unreadable or {})], known)
     if lost is not None and lost not in measured:
         file, line, why = unreadable[lost]
-        out["lost_head"] = {"commit": lost, "name": name(lost, known), "title": (known.get(lost) or {}).get("title")
-                            or "", "file": file, "line": line, "why": why}
+        out["lost_head"] = {
+            "commit": lost,
+            "name": name(lost, known),
+            "title": (known.get(lost) or {}).get("title") or "",
+            "file": file,
+            "line": line,
+            "why": why,
+        }
     kinds = {(s["base"], s["head"]): step_kind(s, known) for s in steps}
     main_steps = [s for s in steps if kinds[(s["base"], s["head"])] == "main"]
     out["open"] = history.flagged_steps(main_steps)
-    out["release_open"] = len(history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == "release"]))
+    out["release_open"] = len(
+        history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == "release"])
+    )
     if head is None:
         return out
     info = known.get(head) or {}
-    out["head"] = {"commit": head, "name": name(head, known), "title": info.get("title") or "",
-                   "date": info.get("date"),
-                   "measured": max((results.measured_at(d) for d in runs_of if d["commit_hash"] == head), default=0)}
+    out["head"] = {
+        "commit": head,
+        "name": name(head, known),
+        "title": info.get("title") or "",
+        "date": info.get("date"),
+        "measured": max(
+            (results.measured_at(d) for d in runs_of if d["commit_hash"] == head), default=0
+        ),
+    }
     line = [c for c in order(measured, known) if on_main(c, known) and not tag(c, known)]
-    before = line[:line.index(head)] if head in line else []
+    before = line[: line.index(head)] if head in line else []
     into = [s for s in main_steps if s["head"] == head]
-    # the nearest measured commit before; of one pair paired in several environments, the newest step
+    # the nearest measured commit before; of one pair paired in several environments, the newest
+    # step
     step = max(into, key=lambda s: (place(s["base"], known), s["date"])) if into else None
-    out["previous"] = {"commit": step["base"] if step else (before[-1] if before else None), "step": step,
-                       **({"described": described(step, known, work)} if step else {})}
+    out["previous"] = {
+        "commit": step["base"] if step else (before[-1] if before else None),
+        "step": step,
+        **({"described": described(step, known, work)} if step else {}),
+    }
     if out["previous"]["commit"]:
         out["previous"]["name"] = name(out["previous"]["commit"], known)
     released = [c for c in order(measured, known) if tag(c, known) and c != head]
     if released:
         newest = max(released, key=lambda c: release_version(tag(c, known)))
         step = next((s for s in steps if s["base"] == newest and s["head"] == head), None)
-        out["release"] = {"commit": newest, "name": name(newest, known), "step": step,
-                          **({"described": described(step, known, work)} if step else {})}
+        out["release"] = {
+            "commit": newest,
+            "name": name(newest, known),
+            "step": step,
+            **({"described": described(step, known, work)} if step else {}),
+        }
     return out
 
 
-# --- releases ---------------------------------------------------------------------------------------------
+# --- releases -------------------------------------------------------------------------------------
 def across(step, steps, known, work=None):
-    """The step of ``steps`` pairing ``step``'s commits across a cuda-bindings change, where ``step`` is its
-    ``history.twin`` (one cuda-bindings on both sides), described: context beside the verdict; else None."""
+    """The step of ``steps`` pairing ``step``'s commits across a cuda-bindings change, where
+    ``step`` is its ``history.twin`` (one cuda-bindings on both sides), described: context beside
+    the verdict; else None."""
     other = next((s for s in steps if history.twin(s, steps) is step), None)
     return described(other, known, work) if other else None
 
 
 def releases(steps, known, head=None, work=None):
-    """Each release step of the history (a cuda-core release against the one before it), newest release first,
-    as :func:`described` (with ``work``, the counts records by commit; ``across``: the same commits paired
-    across a cuda-bindings change, where one cuda-bindings on both sides judges them); and the step from the
-    newest release to main's ``head`` (``to_head``: described, or None where the history does not have it;
-    ``newest``: that release's commit, or None)."""
-    ladder = [described(s, known, work) | {"across": across(s, steps, known, work)}
-              for s in history.judged(steps) if step_kind(s, known) == "release"]
+    """Each release step of the history (a cuda-core release against the one before it), newest
+    release first, as :func:`described` (with ``work``, the counts records by commit; ``across``:
+    the same commits paired across a cuda-bindings change, where one cuda-bindings on both sides
+    judges them); and the step from the newest release to main's ``head`` (``to_head``: described,
+    or None where the history does not have it; ``newest``: that release's commit, or None)."""
+    ladder = [
+        described(s, known, work) | {"across": across(s, steps, known, work)}
+        for s in history.judged(steps)
+        if step_kind(s, known) == "release"
+    ]
     ladder.sort(key=lambda d: release_version(tag(d["head"], known)), reverse=True)
-    tagged = {s["head"] for s in steps if tag(s["head"], known)} | {s["base"] for s in steps if tag(s["base"], known)}
+    tagged = {s["head"] for s in steps if tag(s["head"], known)} | {
+        s["base"] for s in steps if tag(s["base"], known)
+    }
     newest = max(tagged, key=lambda c: release_version(tag(c, known))) if tagged else None
-    to_head = next((s for s in history.judged(steps) if s["base"] == newest and s["head"] == head), None) \
-        if head else None
-    return {"ladder": ladder, "newest": newest, "head": head,
-            "to_head": described(to_head, known, work) if to_head else None}
+    to_head = (
+        next((s for s in history.judged(steps) if s["base"] == newest and s["head"] == head), None)
+        if head
+        else None
+    )
+    return {
+        "ladder": ladder,
+        "newest": newest,
+        "head": head,
+        "to_head": described(to_head, known, work) if to_head else None,
+    }
 
 
-# --- the Regressions page ----------------------------------------------------------------------------------
+# --- the Regressions page -------------------------------------------------------------------------
 def regressions(steps, known):
-    """Every case a history step flagged: [(step, case, kind)], newest step first, the open ones (confirmed, not
-    yet confirmed) before the ones another start did not reproduce. Controls never count."""
-    found = [(s, c) for s in history.judged(steps) for c in counted(s)
-             if c["verdict"] in ("regression", "not reproduced")]
+    """Every case a history step flagged: [(step, case, kind)], newest step first, the open ones
+    (confirmed, not yet confirmed) before the ones another start did not reproduce. Controls never
+    count."""
+    found = [
+        (s, c)
+        for s in history.judged(steps)
+        for c in counted(s)
+        if c["verdict"] in ("regression", "not reproduced")
+    ]
     found.sort(key=lambda sc: -sc[1]["ratio"])
-    found.sort(key=lambda sc: sc[0]["date"], reverse=True)  # stable: the largest first within a step
+    # stable: the largest first within a step
+    found.sort(key=lambda sc: sc[0]["date"], reverse=True)
     found.sort(key=lambda sc: sc[1]["verdict"] != "regression")
     return [(s, c, step_kind(s, known)) for s, c in found]
 
 
-# --- paired chains ---------------------------------------------------------------------------------------
+# --- paired chains --------------------------------------------------------------------------------
 def chains(steps, commits):
-    """Each case's paired chain along the history: {case: {commit: (value, low, high, root)}}. ``commits``: the
-    commits in the history's order (:func:`order`). Each run of commits that paired steps link starts at
-    ×1.000 at its first commit (``root``); a commit's value is the product of the ratios of the steps on the way
-    from there (a step walked backwards divides), and its band the products of the steps' interval ends, at
-    least as wide as a 95 % interval of the product. Where no paired step links two commits the chain starts
-    again: an unpaired difference is never part of it."""
+    """Each case's paired chain along the history: {case: {commit: (value, low, high, root)}}.
+    ``commits``: the commits in the history's order (:func:`order`). Each run of commits that paired
+    steps link starts at ×1.000 at its first commit (``root``); a commit's value is the product of
+    the ratios of the steps on the way from there (a step walked backwards divides), and its band
+    the products of the steps' interval ends, at least as wide as a 95 % interval of the product.
+    Where no paired step links two commits the chain starts again: an unpaired difference is never
+    part of it."""
     at = {c: i for i, c in enumerate(commits)}
     edges = {}
     for step in steps:
         if step["base"] not in at or step["head"] not in at:
             continue
         for case in step["cases"]:
-            edges.setdefault(case["name"], []).append((step["base"], step["head"],
-                                                       history.chain_link(case)))
+            edges.setdefault(case["name"], []).append(
+                (step["base"], step["head"], history.chain_link(case))
+            )
     names = {case["name"] for step in steps for case in step["cases"]}
     for step in steps:  # identical builds: the same code on both sides, ×1 exactly for every case
         if history.identical(step) and step["base"] in at and step["head"] in at:
             for case_name in names:
                 edges.setdefault(case_name, []).append(
-                    (step["base"], step["head"], {"ratio": 1.0, "low": 1.0, "high": 1.0}))
+                    (step["base"], step["head"], {"ratio": 1.0, "low": 1.0, "high": 1.0})
+                )
     out = {}
     for case_name, found in edges.items():
         links = {}
         for base, head, case in found:
             links.setdefault(base, []).append((head, case["ratio"], case["low"], case["high"]))
-            links.setdefault(head, []).append((base, 1 / case["ratio"], 1 / case["high"], 1 / case["low"]))
+            links.setdefault(head, []).append(
+                (base, 1 / case["ratio"], 1 / case["high"], 1 / case["low"])
+            )
         values = {}
         for root in commits:
             if root in values or root not in links:
@@ -397,7 +500,8 @@ def chains(steps, commits):
 
 
 def flags(steps, known):
-    """{case: [(step, case record, kind)]} for every case a step judged slower, faster or not reproduced."""
+    """{case: [(step, case record, kind)]} for every case a step judged slower, faster or not
+    reproduced."""
     out = {}
     for step in steps:
         for case in step["cases"]:

@@ -1,5 +1,6 @@
-"""Numbers as text, the same in every report: the pull-request comment and the over-C++ table (compare), the
-overview and the nightly issue (report, publish); and the one target every over-C++ number is read against."""
+"""Numbers as text, the same in every report: the pull-request comment and the over-C++ table
+(compare), the overview and the nightly issue (report, publish); and the one target every over-C++
+number is read against."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ def number(value):
 
 def fmt(seconds):
     ns = seconds * 1e9
-    return f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.2f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
+    return (
+        f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.2f} µs" if ns < 1e6 else f"{ns / 1e6:.2f} ms"
+    )
 
 
 def fmt_ns(ns):
@@ -39,9 +42,9 @@ PER_CALL = "medians per call, base → head"
 def per_call(case):
     """A paired case's times per call, base → head, from the same measurement as its ratio
     (``base_ns``, ``head_ns``: the medians of all its samples, the machine's states mixed), as every
-    report prints them beside the ratio: '2.29 µs → 1.58 µs'. Where their quotient lies outside the
-    ratio's interval (the ratio is the median of the process pairs' ratios; in a mixture of states
-    the two differ), that quotient is said, so the times read as the context they are:
+    report prints them beside the ratio: '2.29 µs → 1.58 µs'. Where their quotient lies outside
+    the ratio's interval (the ratio is the median of the process pairs' ratios; in a mixture of
+    states the two differ), that quotient is said, so the times read as the context they are:
     '2.29 µs → 699 ns (×0.305 between these medians: outside the interval)'."""
     base, head = case.get("base_ns"), case.get("head_ns")
     if not (number(base) and number(head)) or base <= 0:
@@ -63,34 +66,41 @@ def cleared_text(case):
 
 
 def last_line(error):
-    """The line of an error's text that says what went wrong: its last (a worker's log tail comes first)."""
+    """The line of an error's text that says what went wrong: its last (a worker's log tail comes
+    first)."""
     lines = (error or "").strip().splitlines()
     return lines[-1] if lines else "?"
 
 
 def fmt_net(seconds):
-    """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true difference
-    stays in overview.json)."""
+    """A net latency: fmt(), or "<0" when the call measured below the floor (noise; the true
+    difference stays in overview.json)."""
     return "<0" if seconds < 0 else fmt(seconds)
 
 
 def measurements(case):
     """Each measurement of a history step's case, oldest first, with the machine start it ran on:
-    '×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35); ×0.996 [0.993, 0.999] same (start ...)';
+    '×1.024 [1.015, 1.028] regression (start 2026-12-04T15:35); ×0.996 [0.993, 0.999] same (start
+    ...)';
     a case measured once: '×1.024 [1.015, 1.028] (start 2026-12-04T15:35)'."""
     found = case.get("measurements") or [case]
-    return "; ".join(f"{interval(m)}{' ' + m['verdict'] if len(found) > 1 else ''} "
-                     f"(start {(m.get('boot') or 'not recorded')[:16]})" for m in found)
+    return "; ".join(
+        f"{interval(m)}{' ' + m['verdict'] if len(found) > 1 else ''} "
+        f"(start {(m.get('boot') or 'not recorded')[:16]})"
+        for m in found
+    )
 
 
 def standing(case, versions=None):
-    """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one machine
-    start only, not yet confirmed' (``cuda-bench steps --recheck`` on another start measures it again),
-    'flagged on 2 machine starts, each with one layout per build (ASLR off), not yet confirmed: that layout
-    repeats on every start' (``stats.repeated_verdict``), or 'not reproduced on another machine start'; '' for any other
-    verdict. With the step's ``versions``, a regression of a library that is the same version on both sides
-    says so (``unchanged``)."""
-    starts = {m.get("start") for m in case.get("measurements") or [case] if m["verdict"] == "regression"}
+    """How a history step's regression stands: 'confirmed on 2 machine starts', 'flagged on one
+    machine start only, not yet confirmed' (``cuda-bench steps --recheck`` on another start measures
+    it again), 'flagged on 2 machine starts, each with one layout per build (ASLR off), not yet
+    confirmed: that layout repeats on every start' (``stats.repeated_verdict``), or 'not reproduced
+    on another machine start'; '' for any other verdict. With the step's ``versions``, a regression
+    of a library that is the same version on both sides says so (``unchanged``)."""
+    starts = {
+        m.get("start") for m in case.get("measurements") or [case] if m["verdict"] == "regression"
+    }
     if case["verdict"] == "not reproduced":
         return "not reproduced on another machine start"
     if case["verdict"] != "regression":
@@ -99,23 +109,32 @@ def standing(case, versions=None):
     if case.get("confirmed"):
         said = f"confirmed on {len(starts)} machine starts"
     elif len(starts) > 1:
-        said = (f"flagged on {len(starts)} machine starts, each with one layout per build (ASLR off), not yet "
-                "confirmed: that layout repeats on every start")
+        said = (
+            f"flagged on {len(starts)} machine starts, each with one layout per build (ASLR off), "
+            "not yet confirmed: that layout repeats on every start"
+        )
     else:
         said = "flagged on one machine start only, not yet confirmed"
     return said + (f"; {same}" if same else "")
 
 
 def unchanged(name, versions):
-    """'cuda-bindings 13.3.1 on both sides' when every distribution whose code a paired case's timed calls run
-    (``names.TIMED_CODE``: for a cuda.core form, cuda-core and cuda-bindings) is the same version in both
-    builds (``versions``: a record's {side: {distribution: version}}), else ''. Such a case ran the same code
-    on both sides: what moved it lies outside it, in what else the process holds or in the machine start (on
-    the H200, under one fixed layout, which cuda.core a process imports moved cuda.bindings calls by up to 6%;
-    with a layout per process one form still moved, `cuPointerGetAttribute`'s: docs/method.md, rule 6)."""
+    """'cuda-bindings 13.3.1 on both sides' when every distribution whose code a paired case's timed
+    calls run (``names.TIMED_CODE``: for a cuda.core form, cuda-core and cuda-bindings) is the same
+    version in both builds (``versions``: a record's {side: {distribution: version}}), else ''. Such
+    a case ran the same code on both sides: what moved it lies outside it, in what else the process
+    holds or in the machine start (on the H200, under one fixed layout, which cuda.core a process
+    imports moved cuda.bindings calls by up to 6%; with a layout per process one form still moved,
+    `cuPointerGetAttribute`'s: docs/method.md, rule 6)."""
     sides = [side or {} for side in (versions or {}).values()]
-    found = {dist: {side.get(dist) for side in sides} for dist in TIMED_CODE.get(library_of(name), ())}
+    found = {
+        dist: {side.get(dist) for side in sides} for dist in TIMED_CODE.get(library_of(name), ())
+    }
     present = {dist: seen for dist, seen in found.items() if seen != {None}}
-    if len(sides) != 2 or not present or any(len(seen) > 1 or None in seen for seen in present.values()):
+    if (
+        len(sides) != 2
+        or not present
+        or any(len(seen) > 1 or None in seen for seen in present.values())
+    ):
         return ""
     return ", ".join(f"{dist} {seen.pop()}" for dist, seen in present.items()) + " on both sides"

@@ -20,62 +20,81 @@ WORDS = {
     "ABBA group": "four samples in the order A, B, B, A (A the base build, B the head build).",
     "Process pair": (
         "one worker process per build, pinned to the same core, timing every case in turn; a "
-        "paired step runs one pair after another and takes the median over them."),
+        "paired step runs one pair after another and takes the median over them."
+    ),
     "Machine start": "one boot of the machine, named by the kernel's boot id.",
     "Memory layout per process": (
         "each worker starts with address-space randomisation (ASLR) on, so its code and data sit "
-        "at addresses of their own (rule 6)."),
+        "at addresses of their own (rule 6)."
+    ),
     "Fixed layout": (
         "ASLR off (one layout per build): every worker of a build gets the same layout, on every "
-        "machine start alike."),
+        "machine start alike."
+    ),
     "Fast state": (
         "on the H200, a process's Python runs either fast or about twice as slowly for a while; "
-        "the fast state is the first."),
+        "the fast state is the first."
+    ),
     "Slow state": (
         "an over-C++ run whose C++ twins ran more than ×1.15 slower than their fastest recorded "
-        "run: probably no process in the fast state, so its ratios read high (rule 12)."),
+        "run: probably no process in the fast state, so its ratios read high (rule 12)."
+    ),
     "Threshold": (
         "how far from ×1.000 a case's interval must lie before it is flagged, calibrated per case"
-        " and machine."),
+        " and machine."
+    ),
     "Control": (
         "a case that does not run cuda-python code (the C++ twins, the harness floor): shown, "
-        "never counted (rule 7)."),
+        "never counted (rule 7)."
+    ),
     "Paired step": (
         "two commits timed against each other, sample by sample on one core: a newly measured "
         "commit against the previous measured one, a release against the release before it, or "
-        "the newest release against main's head."),
+        "the newest release against main's head."
+    ),
     "Slower, faster": (
         "what the pages call a regression and an improvement: the whole interval of the case's "
-        "ratio lies beyond its threshold (rule 5); every other case is the same."),
+        "ratio lies beyond its threshold (rule 5); every other case is the same."
+    ),
     "Confirmed, not yet confirmed, not reproduced": (
         "how a slowdown stands across machine starts: flagged on two (one of them with a memory "
         "layout per process), flagged on one so far, or measured on another start without a flag "
-        "(rule 11)."),
+        "(rule 11)."
+    ),
     "Paired chain": (
         "the product of a case's paired ratios along the history, from the first commit the steps"
-        " reach (rule 10); its band multiplies the ends of the steps' intervals."),
+        " reach (rule 10); its band multiplies the ends of the steps' intervals."
+    ),
     "Geometric mean per library": (
-        "of every case's ratio in one step, for one library; a summary, not a verdict."),
+        "of every case's ratio in one step, for one library; a summary, not a verdict."
+    ),
     "Harness floor": (
         "what the timing loop costs per call with a call that does nothing "
-        "(`bench_harness.Floor`); a Python number \"net\" of it has the floor taken off."),
+        '(`bench_harness.Floor`); a Python number "net" of it has the floor taken off.'
+    ),
     "C++ twin": (
-        "the same driver, runtime or NVRTC call made from C++ (`benchmarks/cpp/twins.cpp`)."),
+        "the same driver, runtime or NVRTC call made from C++ (`benchmarks/cpp/twins.cpp`)."
+    ),
     "Over C++": (
         "a Python form's time per call against its C++ twin's, timed in turn in one process (rule"
-        " 12)."),
+        " 12)."
+    ),
     "Work per call": (
         "what one call does, counted rather than timed (CUDA and NVRTC calls, Python calls, C "
-        "calls, memory blocks): exact, so any difference between two commits is a change."),
+        "calls, memory blocks): exact, so any difference between two commits is a change."
+    ),
     "Release ladder": (
         "every cuda-core release measured on one machine, then main's head, each paired with the "
-        "one before it (`cuda-bench ladder`)."),
+        "one before it (`cuda-bench ladder`)."
+    ),
     "Environment": (
         "the cuda-bindings a commit's results were measured with; the graphs draw one line across"
-        " a change of it."),
+        " a change of it."
+    ),
     "cuda-bindings auto": (
         "each release measured with the cuda-bindings wheel it supports: 13.3.1 where its "
-        "cuda_core declares a `cu13` extra, else 12.9.10."),
+        "cuda_core declares a `cu13` extra, else 12.9.10."
+    ),
 }
 
 SECTION = "## Words\n\n"  # docs/method.md's section of these entries, up to the next "## "
@@ -95,16 +114,26 @@ def entry_html(text):
 
 def glossary_html():
     """The entries as a definition list, each word with its id (:func:`anchor`)."""
-    items = "".join(f'<dt id="{anchor(word)}">{html.escape(word)}</dt>'
-                    f"<dd>{entry_html(text)}</dd>\n" for word, text in WORDS.items())
+    items = "".join(
+        f'<dt id="{anchor(word)}">{html.escape(word)}</dt><dd>{entry_html(text)}</dd>\n'
+        for word, text in WORDS.items()
+    )
     return f'<dl class="glossary">\n{items}</dl>'
 
 
 def markdown():
     """The entries as docs/method.md's list, each wrapped within 100 characters."""
-    return "".join(textwrap.fill(f"- **{word}**: {text}", 100, subsequent_indent="  ",
-                                 break_long_words=False, break_on_hyphens=False) + "\n"
-                   for word, text in WORDS.items())
+    return "".join(
+        textwrap.fill(
+            f"- **{word}**: {text}",
+            100,
+            subsequent_indent="  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        + "\n"
+        for word, text in WORDS.items()
+    )
 
 
 def method_section(text):

@@ -2,42 +2,45 @@
 
     python -m cuda_bench.worker [--benchmark-dir DIR] [--core N]
 
-``cuda_bench.paired`` starts workers two at a time, one per build, pinned to the same core, with a fixed
-hash seed (and address-space randomisation on, or off with ``--layouts fixed``), and asks them for samples
-in turn. A worker sets up
-the suite's own benchmark classes (their ``setup``/``teardown``, the timed body they bind as
-``self.body``, the ``drain`` of queued GPU work): one definition of each operation, and the same timed
-body asv times.
+``cuda_bench.paired`` starts workers two at a time, one per build, pinned to the same core, with a
+fixed hash seed (and address-space randomisation on, or off with ``--layouts fixed``), and asks them
+for samples in turn. A worker sets up the suite's own benchmark classes (their
+``setup``/``teardown``, the timed body they bind as ``self.body``, the ``drain`` of queued GPU
+work): one definition of each operation, and the same timed body asv times.
 
-Requests are JSON lines on stdin; each gets one JSON line back on the protocol pipe (the process's original
-stdout: file descriptor 1 is pointed at stderr, so a library that prints cannot corrupt the protocol)::
+Requests are JSON lines on stdin; each gets one JSON line back on the protocol pipe (the process's
+original stdout: file descriptor 1 is pointed at stderr, so a library that prints cannot corrupt
+the protocol)::
 
     {"op": "hello"}                -> {"ok": true, "pid", "core", "aslr_off", "versions": {...}}
-    {"op": "setup", "case": NAME}  -> {"ok": true, "unroll": U, "number": N or null} | {"skip": reason}
-                                      | {"error": text}
-    {"op": "sample", "n": N}       -> {"ns": time of N calls}; then the drain, untimed (queued operations)
+    {"op": "setup", "case": NAME}  -> {"ok": true, "unroll": U, "number": N or null}
+                                      | {"skip": reason} | {"error": text}
+    {"op": "sample", "n": N}       -> {"ns": time of N calls}; then the drain, untimed
+                                      (queued operations)
     {"op": "teardown"}             -> {"ok": true} | {"error": text}
     {"op": "count", "case": NAME, "calls": N, "slow_calls": M}
-                                   -> {"ok": true, "calls", "cuda": {name: per call} | null, "cuda_why",
-                                       "nvrtc": {name: per call}, "nvrtc_why", "python_calls", "c_calls",
-                                       "mechanism", "net_blocks", "unsteady"} | {"skip": reason} | {"error": text}
+                                   -> {"ok": true, "calls", "cuda": {name: per call} | null,
+                                       "cuda_why", "nvrtc": {name: per call}, "nvrtc_why",
+                                       "python_calls", "c_calls", "mechanism", "net_blocks",
+                                       "unsteady"} | {"skip": reason} | {"error": text}
     {"op": "over_cpp", "case": NAME, "twin": ID, "seconds": S, "sample_ns": T, "min_groups": G}
-                                   -> {"ok": true, "groups": [[c1, p1, p2, c2], ...], "calls": [py, cpp]}
+                                   -> {"ok": true, "groups": [[c1, p1, p2, c2], ...],
+                                       "calls": [py, cpp]}
                                       | {"skip": reason} | {"error": text}
     {"op": "quit"}                 -> (exits)
 
-``count`` counts the work per call of a case's timed body instead of timing it (``cuda_bench.counts``): N calls
-(M for an operation the suite times one call per body), after a warm-up; then the case is set up a second time
-with cuda.bindings' NVRTC functions wrapped, to count the NVRTC calls seen from Python. It sets the case up and
-tears it down itself.
+``count`` counts the work per call of a case's timed body instead of timing it
+(``cuda_bench.counts``): N calls (M for an operation the suite times one call per body), after a
+warm-up; then the case is set up a second time with cuda.bindings' NVRTC functions wrapped, to count
+the NVRTC calls seen from Python. It sets the case up and tears it down itself.
 
-``over_cpp`` times a Python case against its C++ twin in this one process (the suite's ``bench_cpp.twins()``,
-a shared library): ABBA groups of C++, Python, Python, C++ samples, each about ``sample_ns`` long, for
-``seconds``; the group values are nanoseconds per call.
+``over_cpp`` times a Python case against its C++ twin in this one process (the suite's
+``bench_cpp.twins()``, a shared library): ABBA groups of C++, Python, Python, C++ samples, each
+about ``sample_ns`` long, for ``seconds``; the group values are nanoseconds per call.
 
-A sample is N calls of the operation: N / U runs of the class's body, which makes U calls (``unroll``;
-``number`` is the fixed sample of a queued operation, in calls). The garbage collector is off while a
-sample runs, as in ``timeit``.
+A sample is N calls of the operation: N / U runs of the class's body, which makes U calls
+(``unroll``; ``number`` is the fixed sample of a queued operation, in calls). The garbage collector
+is off while a sample runs, as in ``timeit``.
 """
 
 from __future__ import annotations
@@ -60,7 +63,14 @@ def run_bodies(k, body):
 
 def versions():
     found = {}
-    for dist in ("cuda-core", "cuda-bindings", "cuda-pathfinder", "cupy-cuda13x", "cupy-cuda12x", "numpy"):
+    for dist in (
+        "cuda-core",
+        "cuda-bindings",
+        "cuda-pathfinder",
+        "cupy-cuda13x",
+        "cupy-cuda12x",
+        "numpy",
+    ):
         try:
             found[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -70,8 +80,8 @@ def versions():
 
 
 def aslr_off():
-    """Whether this process's layout is fixed: started under ``setarch -R`` (ADDR_NO_RANDOMIZE), or on a
-    kernel that randomises nothing (``kernel.randomize_va_space = 0``)."""
+    """Whether this process's layout is fixed: started under ``setarch -R`` (ADDR_NO_RANDOMIZE), or
+    on a kernel that randomises nothing (``kernel.randomize_va_space = 0``)."""
     try:
         with open("/proc/self/personality") as f:
             if int(f.read(), 16) & 0x0040000:  # ADDR_NO_RANDOMIZE
@@ -83,7 +93,8 @@ def aslr_off():
 
 
 def calls_for(sample, target_ns, step=1, most=1 << 22):
-    """Calls per sample (whole multiples of ``step``) grown until one ``sample(calls)`` lasts ``target_ns``."""
+    """Calls per sample (whole multiples of ``step``) grown until one ``sample(calls)`` lasts
+    ``target_ns``."""
     calls = step
     while True:
         elapsed = sample(calls)
@@ -105,9 +116,17 @@ class Worker:
         self.current = None  # (instance, case, drain, unroll)
 
     def hello(self, _request):
-        twins = getattr(getattr(self.cpp, "Cpp", None), "version", None)  # the C++ twins' version (asv's, too)
-        return {"ok": True, "pid": os.getpid(), "core": self.core, "aslr_off": aslr_off(), "versions": versions(),
-                "twins": twins, "cases": len(self.cases)}
+        # the C++ twins' version (asv's, too)
+        twins = getattr(getattr(self.cpp, "Cpp", None), "version", None)
+        return {
+            "ok": True,
+            "pid": os.getpid(),
+            "core": self.core,
+            "aslr_off": aslr_off(),
+            "versions": versions(),
+            "twins": twins,
+            "cases": len(self.cases),
+        }
 
     def setup(self, request):
         if self.current is not None:
@@ -128,14 +147,20 @@ class Worker:
         queued = bool(getattr(case.cls, "queued", False))
         drain = getattr(instance, "drain", None) if queued else None
         self.current = (instance, case, drain, unroll)
-        return {"ok": True, "unroll": unroll,
-                "number": getattr(case.cls, "number", 1) * unroll if queued else None}
+        return {
+            "ok": True,
+            "unroll": unroll,
+            "number": getattr(case.cls, "number", 1) * unroll if queued else None,
+        }
 
     def sample(self, request):
         instance, case, drain, unroll = self.current
         n = int(request["n"])
         if n % unroll:
-            return {"error": f"{case.name}: a sample of {n} calls is not whole runs of its {unroll}-call body"}
+            return {
+                "error": f"{case.name}: a sample of {n} calls is not whole runs of its "
+                f"{unroll}-call body"
+            }
         body = instance.body
         enabled = gc.isenabled()
         gc.disable()
@@ -157,28 +182,50 @@ class Worker:
         if "ok" not in answer:
             return answer
         instance, case, drain, unroll = self.current
-        calls = int(request.get("calls", counts.CALLS)) if unroll > 1 else int(request.get("slow_calls",
-                                                                                          counts.SLOW_CALLS))
+        calls = (
+            int(request.get("calls", counts.CALLS))
+            if unroll > 1
+            else int(request.get("slow_calls", counts.SLOW_CALLS))
+        )
         batch = int(getattr(case.cls, "number", 1)) if drain is not None else None
         try:
-            found = counts.count_work(instance.body, unroll=unroll, calls=calls, batch=batch, drain=drain,
-                                      cuda=request.get("cuda", True))
+            found = counts.count_work(
+                instance.body,
+                unroll=unroll,
+                calls=calls,
+                batch=batch,
+                drain=drain,
+                cuda=request.get("cuda", True),
+            )
         finally:
             self.teardown({})
         with counts.nvrtc_counted() as wrapped:
             if wrapped is None:
-                return {"ok": True, **found, "nvrtc": {}, "nvrtc_why": "cuda.bindings has no nvrtc module here"}
+                return {
+                    "ok": True,
+                    **found,
+                    "nvrtc": {},
+                    "nvrtc_why": "cuda.bindings has no nvrtc module here",
+                }
             again = self.setup(request)
             if "ok" not in again:
-                return {"error": f"{case.name}: set up again with NVRTC counted, it did not: {again}"}
+                return {
+                    "error": f"{case.name}: set up again with NVRTC counted, it did not: {again}"
+                }
             instance, case, drain, unroll = self.current
             try:
-                nvrtc, unsteady = counts.count_nvrtc(instance.body, wrapped, unroll=unroll, calls=calls, batch=batch,
-                                                   drain=drain)
+                nvrtc, unsteady = counts.count_nvrtc(
+                    instance.body, wrapped, unroll=unroll, calls=calls, batch=batch, drain=drain
+                )
             finally:
                 self.teardown({})
-        return {"ok": True, **found, "nvrtc": nvrtc, "nvrtc_why": counts.NVRTC_WHY,
-                "unsteady": sorted(found["unsteady"] + unsteady)}
+        return {
+            "ok": True,
+            **found,
+            "nvrtc": nvrtc,
+            "nvrtc_why": counts.NVRTC_WHY,
+            "unsteady": sorted(found["unsteady"] + unsteady),
+        }
 
     def over_cpp(self, request):
         if self.cpp is None:
@@ -198,14 +245,18 @@ class Worker:
             cpp_calls = cpp_calls or calls_for(twins.sample, target)
             py(py_calls), twins.sample(cpp_calls)  # one turn each at this size
             groups, end = [], time.monotonic() + float(request.get("seconds", 0.1))
-            while len(groups) < int(request.get("min_groups", 3)) or (time.monotonic() < end and len(groups) < 5000):
+            while len(groups) < int(request.get("min_groups", 3)) or (
+                time.monotonic() < end and len(groups) < 5000
+            ):
                 c1 = twins.sample(cpp_calls) / cpp_calls
                 p1 = py(py_calls) / py_calls
                 p2 = py(py_calls) / py_calls
                 c2 = twins.sample(cpp_calls) / cpp_calls
                 groups.append([round(v, 3) for v in (c1, p1, p2, c2)])
             return {"ok": True, "groups": groups, "calls": [py_calls, cpp_calls]}
-        finally:  # the reverse order of setup: what the twin changed (a pool's threshold) is put back last
+        finally:
+            # the reverse order of setup: what the twin changed (a pool's threshold) is put back
+            # last
             try:
                 self.teardown({})
             finally:
@@ -226,8 +277,14 @@ class Worker:
 
 
 def serve(worker, requests, reply):
-    handlers = {"hello": worker.hello, "setup": worker.setup, "sample": worker.sample, "teardown": worker.teardown,
-                "over_cpp": worker.over_cpp, "count": worker.count}
+    handlers = {
+        "hello": worker.hello,
+        "setup": worker.setup,
+        "sample": worker.sample,
+        "teardown": worker.teardown,
+        "over_cpp": worker.over_cpp,
+        "count": worker.count,
+    }
     for line in requests:
         request = json.loads(line)
         if request.get("op") == "quit":
@@ -253,7 +310,10 @@ def main(argv=None):
     try:
         worker = Worker(args.benchmark_dir or BENCHMARKS, args.core)
     except Exception:
-        reply.write(json.dumps({"error": "the suite did not import:\n" + traceback.format_exc(limit=-3)}) + "\n")
+        reply.write(
+            json.dumps({"error": "the suite did not import:\n" + traceback.format_exc(limit=-3)})
+            + "\n"
+        )
         reply.flush()
         return 1
     serve(worker, sys.stdin, reply)

@@ -1,6 +1,6 @@
-"""The commands of ``cuda-bench``, one module each (as asv's ``asv/commands/``): each adds its parser(s) with
-``add(subparsers)`` and runs with ``main(args, argv)`` (``run`` also takes what goes to ``asv run``).
-``common`` holds what several share."""
+"""The commands of ``cuda-bench``, one module each (as asv's ``asv/commands/``): each adds its
+parser(s) with ``add(subparsers)`` and runs with ``main(args, argv)`` (``run`` also takes what goes
+to ``asv run``). ``common`` holds what several share."""
 
 from cuda_bench.commands import (
     compare,
@@ -17,6 +17,19 @@ from cuda_bench.commands import (
 )
 
 #: command name -> its module, in the order ``cuda-bench --help`` lists them
-COMMANDS = {"init": init, "run": run, "ladder": run, "steps": steps, "compare": compare, "aa": compare,
-            "over-cpp": over_cpp, "counts": counts, "plan": plan, "publish": publish, "serve": publish,
-            "report": report, "prebuild": prebuild, "upgrade": upgrade}
+COMMANDS = {
+    "init": init,
+    "run": run,
+    "ladder": run,
+    "steps": steps,
+    "compare": compare,
+    "aa": compare,
+    "over-cpp": over_cpp,
+    "counts": counts,
+    "plan": plan,
+    "publish": publish,
+    "serve": publish,
+    "report": report,
+    "prebuild": prebuild,
+    "upgrade": upgrade,
+}

@@ -1,5 +1,5 @@
-"""What several commands share: their options, the checks on them, and how a command names itself in the
-records it writes."""
+"""What several commands share: their options, the checks on them, and how a command names itself in
+the records it writes."""
 
 from __future__ import annotations
 
@@ -19,50 +19,102 @@ def log(message):
 
 
 def asv_options(parser, results_dir=True):
-    group = parser.add_argument_group("what to build and where (asv.conf.json is never edited: "
-                                      "a derived copy, .asv/asv.conf.local-PID.json, lives as long as the command)")
-    group.add_argument("--repo", metavar="PATH", help="a local clone or fork of cuda-python instead of the one "
-                       "`cuda-bench init` set (or the configured GitHub URL); scripts/shallow_clone.sh makes a "
-                       "small one")
-    group.add_argument("--bindings", metavar="VERSION", help="'source' (the default, from asv.conf.json) builds "
-                       "cuda_bindings from each commit, cached by its tree; a version (13.3.1) takes that "
-                       "cuda-bindings wheel and builds only cuda_pathfinder + cuda_core; 'auto' takes 13.3.1 where "
-                       "the commit's cuda_core has a cu13 extra, else 12.9.10")
-    group.add_argument("--system-site", metavar="DIR", help="reuse CuPy and numpy from this site-packages "
-                       "instead of installing them (GPU boxes without network)")
-    group.add_argument("--machine", metavar="NAME", help="asv machine name (default: the one `cuda-bench init` "
-                       "recorded, else after the GPU, e.g. nvidia-h200; cpu-<host> without one)")
+    group = parser.add_argument_group(
+        "what to build and where (asv.conf.json is never edited: "
+        "a derived copy, .asv/asv.conf.local-PID.json, lives as long as the command)"
+    )
+    group.add_argument(
+        "--repo",
+        metavar="PATH",
+        help="a local clone or fork of cuda-python instead of the one "
+        "`cuda-bench init` set (or the configured GitHub URL); scripts/shallow_clone.sh makes a "
+        "small one",
+    )
+    group.add_argument(
+        "--bindings",
+        metavar="VERSION",
+        help="'source' (the default, from asv.conf.json) builds cuda_bindings from each commit, "
+        "cached by its tree; a version (13.3.1) takes that cuda-bindings wheel and builds only "
+        "cuda_pathfinder + cuda_core; 'auto' takes 13.3.1 where the commit's cuda_core has a cu13 "
+        "extra, else 12.9.10",
+    )
+    group.add_argument(
+        "--system-site",
+        metavar="DIR",
+        help="reuse CuPy and numpy from this site-packages "
+        "instead of installing them (GPU boxes without network)",
+    )
+    group.add_argument(
+        "--machine",
+        metavar="NAME",
+        help="asv machine name (default: the one `cuda-bench init` "
+        "recorded, else after the GPU, e.g. nvidia-h200; cpu-<host> without one)",
+    )
     if results_dir:
-        group.add_argument("--results-dir", metavar="DIR", help="asv's results there instead of results/ (on a "
-                           "machine without a GPU they go to .asv/results-no-gpu, never into the history)")
+        group.add_argument(
+            "--results-dir",
+            metavar="DIR",
+            help="asv's results there instead of results/ (on a "
+            "machine without a GPU they go to .asv/results-no-gpu, never into the history)",
+        )
 
 
 def paired_options(parser, defaults=None):
-    group = parser.add_argument_group("the paired engine (docs/method.md says how these were chosen)")
+    group = parser.add_argument_group(
+        "the paired engine (docs/method.md says how these were chosen)"
+    )
     defaults = defaults or paired.Settings()
-    group.add_argument("--pairs", type=at_least(1), default=defaults.pairs,
-                       help="process pairs; a case's 95%% interval is over their ratios (default %(default)s)")
-    group.add_argument("--layouts", choices=["random", "fixed"], default=defaults.layouts,
-                       help="random: ASLR on, each worker process its own memory layout; fixed: ASLR off, one "
-                       "layout per build for the run (default %(default)s)")
-    group.add_argument("--seconds", type=positive, default=defaults.seconds,
-                       help="seconds of interleaved samples per case and process pair (default %(default)s)")
-    group.add_argument("--jobs", type=at_least(0), default=0,
-                       help="process pairs at a time, each on its own core (default: every core but the first)")
-    group.add_argument("--bench", "-b", action="append", default=[], metavar="REGEX", type=regex,
-                       help="only the cases whose name matches (repeatable, as asv's -b)")
+    group.add_argument(
+        "--pairs",
+        type=at_least(1),
+        default=defaults.pairs,
+        help="process pairs; a case's 95%% interval is over their ratios (default %(default)s)",
+    )
+    group.add_argument(
+        "--layouts",
+        choices=["random", "fixed"],
+        default=defaults.layouts,
+        help="random: ASLR on, each worker process its own memory layout; fixed: ASLR off, one "
+        "layout per build for the run (default %(default)s)",
+    )
+    group.add_argument(
+        "--seconds",
+        type=positive,
+        default=defaults.seconds,
+        help="seconds of interleaved samples per case and process pair (default %(default)s)",
+    )
+    group.add_argument(
+        "--jobs",
+        type=at_least(0),
+        default=0,
+        help="process pairs at a time, each on its own core (default: every core but the first)",
+    )
+    group.add_argument(
+        "--bench",
+        "-b",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        type=regex,
+        help="only the cases whose name matches (repeatable, as asv's -b)",
+    )
 
 
 def cupti_option(parser):
     """--cupti, for the commands that make a counting pass (counts, compare, run, plan)."""
     parser.add_argument(
-        "--cupti", action="append", default=[], metavar="WHEEL", type=Path,
+        "--cupti",
+        action="append",
+        default=[],
+        metavar="WHEEL",
+        type=Path,
         help="a wheel (or a folder of wheels) to count CUDA calls with: cupti-python and the "
         "nvidia-cuda-cupti that carries libcupti (e.g. `pip download --no-deps "
         "cupti-python==13.0.1 nvidia-cuda-cupti==13.0.*`); installed with --no-deps, from these "
         "files only, into a folder of their own per environment that only the counting workers see "
         "(the timed environments stay as built, and no newer cuda-bindings comes with them). "
-        "Repeatable")
+        "Repeatable",
+    )
 
 
 def regex(text):
@@ -70,8 +122,10 @@ def regex(text):
     try:
         re.compile(text)
     except re.error as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression ({exc}); a case name's "
-                                         "parentheses need a backslash: \\(") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a regular expression ({exc}); a case name's "
+            "parentheses need a backslash: \\("
+        ) from None
     return text
 
 
@@ -84,6 +138,7 @@ def at_least(low):
         if value < low:
             raise argparse.ArgumentTypeError(f"{value} is below {low}")
         return value
+
     return number
 
 
@@ -110,33 +165,47 @@ def command_line(argv):
 
 
 def settings_of(args):
-    return paired.Settings(pairs=args.pairs, seconds=args.seconds, jobs=args.jobs, layouts=args.layouts)
+    return paired.Settings(
+        pairs=args.pairs, seconds=args.seconds, jobs=args.jobs, layouts=args.layouts
+    )
 
 
 def this_machine(args):
-    """(machine name, its record): ``--machine``, else the name ``cuda-bench init`` recorded, else after the GPU."""
+    """(machine name, its record): ``--machine``, else the name ``cuda-bench init`` recorded, else
+    after the GPU."""
     return machine.record(args.machine or asvrun.local_settings().get("machine"))
 
 
 def paired_context(args):
     """(derived config as a dict, local repo) for the paired engine."""
-    conf = json.loads(asvrun.derived_conf(args.repo, args.bindings, None, args.system_site).read_text())
+    conf = json.loads(
+        asvrun.derived_conf(args.repo, args.bindings, None, args.system_site).read_text()
+    )
     return conf, asvrun.local_repo(conf)
 
 
 def keep_out_of_the_history(args, info, what):
-    """Without a GPU, what aa and over-cpp measure is not written to results/ (real GPU runs only)."""
+    """Without a GPU, what aa and over-cpp measure is not written to results/ (real GPU runs
+    only)."""
     if not machine.has_gpu(info) and not args.no_write:
         log(f"no GPU here: {what} not written to results/, which holds GPU runs only")
         args.no_write = True
 
 
 def steps_hint(args, results_dir, *flags):
-    """The `cuda-bench steps` command that finds the same steps again: ``flags``, then this command's repository,
-    machine name, system site and results folder where they were given."""
-    given = [(option, getattr(args, option[2:].replace("-", "_"), None))
-             for option in ("--repo", "--machine", "--system-site")]
+    """The `cuda-bench steps` command that finds the same steps again: ``flags``, then this
+    command's repository, machine name, system site and results folder where they were given."""
+    given = [
+        (option, getattr(args, option[2:].replace("-", "_"), None))
+        for option in ("--repo", "--machine", "--system-site")
+    ]
     here = Path(results_dir).resolve() == RESULTS.resolve()
     given += [] if here else [("--results-dir", results_dir)]
-    return shlex.join(["cuda-bench", "steps", *flags, *[str(x) for option, value in given if value
-                                                         for x in (option, value)]])
+    return shlex.join(
+        [
+            "cuda-bench",
+            "steps",
+            *flags,
+            *[str(x) for option, value in given if value for x in (option, value)],
+        ]
+    )

@@ -1,4 +1,5 @@
-"""``cuda-bench compare BASE HEAD``: the pull-request gate; ``cuda-bench aa COMMIT``: this machine's thresholds."""
+"""``cuda-bench compare BASE HEAD``: the pull-request gate; ``cuda-bench aa COMMIT``: this machine's
+thresholds."""
 
 from __future__ import annotations
 
@@ -23,39 +24,74 @@ from cuda_bench.status import INCOMPLETE, OK
 
 def add(sub):
     for name in ("compare", "aa"):
-        text = {"compare": "BASE against HEAD with the paired engine: the pull-request gate",
-                "aa": "one commit against itself with the paired engine: this machine's thresholds"}[name]
-        p = sub.add_parser(name, description=f"{text}. Exit status: 1 when a case regressed (its whole 95% interval "
-                           "beyond its threshold), 2 when something could not be measured (or only without some "
-                           "process pairs), 3 when the command could not start, else 0.")
+        text = {
+            "compare": "BASE against HEAD with the paired engine: the pull-request gate",
+            "aa": "one commit against itself with the paired engine: this machine's thresholds",
+        }[name]
+        p = sub.add_parser(
+            name,
+            description=f"{text}. Exit status: 1 when a case regressed (its whole 95% interval "
+            "beyond its threshold), 2 when something could not be measured (or only without some "
+            "process pairs), 3 when the command could not start, else 0.",
+        )
         if name == "compare":
             p.add_argument("base", help="commit, tag or branch to compare against")
             p.add_argument("head", help="commit, tag or branch to test")
-            p.add_argument("--kind", default="pr", choices=["pr", "injected", "release", "aa"],
-                           help="recorded in summary.json (default pr)")
-            p.add_argument("--expected", nargs="*", default=[], metavar="CASE",
-                           help="cases an injected change should slow (recorded in summary.json)")
-            p.add_argument("--no-counts", action="store_true",
-                           help="skip the counting pass after the timing: each case's work per call in both builds "
-                           "(CUDA API calls, NVRTC calls, Python and C calls, net memory blocks; `cuda-bench counts "
-                           "--help`), kept in summary.json and named in the comment where it changed")
+            p.add_argument(
+                "--kind",
+                default="pr",
+                choices=["pr", "injected", "release", "aa"],
+                help="recorded in summary.json (default pr)",
+            )
+            p.add_argument(
+                "--expected",
+                nargs="*",
+                default=[],
+                metavar="CASE",
+                help="cases an injected change should slow (recorded in summary.json)",
+            )
+            p.add_argument(
+                "--no-counts",
+                action="store_true",
+                help="skip the counting pass after the timing: each case's work per call in both "
+                "builds (CUDA API calls, NVRTC calls, Python and C calls, net memory blocks; "
+                "`cuda-bench counts --help`), kept in summary.json and named in the comment where "
+                "it changed",
+            )
             cupti_option(p)
             for side in ("base", "head"):
-                p.add_argument(f"--{side}-env", action="append", default=[], metavar="KEY=VALUE",
-                               type=key_value, help=f"an environment variable for the {side} side's workers only "
-                               "(recorded in summary.json), e.g. CUDA_BENCH_LEAVE_OUT=core: that side's processes "
-                               "never import cuda.core, to see whether its presence moves the other forms")
+                p.add_argument(
+                    f"--{side}-env",
+                    action="append",
+                    default=[],
+                    metavar="KEY=VALUE",
+                    type=key_value,
+                    help=f"an environment variable for the {side} side's workers only (recorded in "
+                    "summary.json), e.g. CUDA_BENCH_LEAVE_OUT=core: that side's processes never "
+                    "import cuda.core, to see whether its presence moves the other forms",
+                )
         else:
             p.add_argument("commit", help="commit, tag or branch")
-            p.add_argument("--against", metavar="REV", help="a commit with the same behaviour but a rebuilt binary "
-                           "(e.g. a comment-only change in a .pyx) on the head side: the thresholds then also cover "
-                           "the machine-code layout shift that any rebuild brings")
-            p.add_argument("--no-write", action="store_true",
-                           help="do not record the thresholds in results/<machine>/calibration.jsonl")
+            p.add_argument(
+                "--against",
+                metavar="REV",
+                help="a commit with the same behaviour but a rebuilt binary (e.g. a comment-only "
+                "change in a .pyx) on the head side: the thresholds then also cover the "
+                "machine-code layout shift that any rebuild brings",
+            )
+            p.add_argument(
+                "--no-write",
+                action="store_true",
+                help="do not record the thresholds in results/<machine>/calibration.jsonl",
+            )
         asv_options(p, results_dir=False)
         paired_options(p)
-        p.add_argument("--out", metavar="DIR", help="summary.json, summary.md (the comment) and the worker logs "
-                       "(default .asv/compare/BASE-HEAD)")
+        p.add_argument(
+            "--out",
+            metavar="DIR",
+            help="summary.json, summary.md (the comment) and the worker logs "
+            "(default .asv/compare/BASE-HEAD)",
+        )
         p.add_argument("--output", metavar="FILE", help="also write the comment here")
 
 
@@ -69,13 +105,37 @@ def main(args, argv):
     base, head = (args.commit, args.against or args.commit) if aa else (args.base, args.head)
     out = Path(args.out or WORK / "compare" / f"{label(base)}-{label(head)}").resolve()
     thresholds = {} if aa else records.calibration(RESULTS / name)
-    none = f"none calibrated on {name} yet (cuda-bench aa): {stats.DEFAULT_THRESHOLD:.0%} for every case"
-    log("thresholds: " + ("A/A calibration" if aa else
-                          f"{len(thresholds)} calibrated on {name}" if thresholds else none))
+    none = (
+        f"none calibrated on {name} yet (cuda-bench aa): {stats.DEFAULT_THRESHOLD:.0%} for "
+        "every case"
+    )
+    log(
+        "thresholds: "
+        + (
+            "A/A calibration"
+            if aa
+            else f"{len(thresholds)} calibrated on {name}"
+            if thresholds
+            else none
+        )
+    )
     env = {side: dict(getattr(args, f"{side}_env", [])) for side in ("base", "head")}
-    data, text, report = compare.gate(repo, base, head, conf=conf, kind="aa" if aa else args.kind, settings=settings,
-                                      bench=args.bench, thresholds=thresholds, out=out, command=command_line(argv),
-                                      info=info, progress=log, env=env, expected=getattr(args, "expected", []))
+    data, text, report = compare.gate(
+        repo,
+        base,
+        head,
+        conf=conf,
+        kind="aa" if aa else args.kind,
+        settings=settings,
+        bench=args.bench,
+        thresholds=thresholds,
+        out=out,
+        command=command_line(argv),
+        info=info,
+        progress=log,
+        env=env,
+        expected=getattr(args, "expected", []),
+    )
     if report is None:  # identical builds: nothing measured
         print(text)
         if args.output:
@@ -94,24 +154,33 @@ def main(args, argv):
         try:
             records.append(RESULTS / name, "calibration", record)
         except (OSError, records.RecordError) as exc:
-            log(f"calibration: measured, not recorded in results/{name}/{records.FILES['calibration']} ({exc}); "
-                f"its A/A run is in {out}/summary.json")
+            log(
+                "calibration: measured, not recorded in "
+                f"results/{name}/{records.FILES['calibration']} ({exc}); its A/A run is in "
+                f"{out}/summary.json"
+            )
             return INCOMPLETE
-        log(f"calibration: {len(record['thresholds'])} thresholds -> results/{name}/{records.FILES['calibration']}")
-    if aa:  # an A/A calibrates thresholds: a case beyond the default is what it measures, never a regression
+        log(
+            f"calibration: {len(record['thresholds'])} thresholds -> "
+            f"results/{name}/{records.FILES['calibration']}"
+        )
+    # an A/A calibrates thresholds: a case beyond the default is what it measures, never a
+    # regression
+    if aa:
         return INCOMPLETE if compare.incomplete(data) else OK
     return compare.exit_status(data)
 
 
 def count_both(report, settings, bench, out, cupti=()):
-    """The counting pass after the timing: {"base": record, "head": record} of both builds' work per call, or
-    {"error": why} when it could not run (the timing stands either way)."""
+    """The counting pass after the timing: {"base": record, "head": record} of both builds' work per
+    call, or {"error": why} when it could not run (the timing stands either way)."""
     names = compare.case_names(bench, settings.benchmark_dir)
     log(f"counts: {len(names)} cases in both builds, one worker process each")
     try:
         sides = countpass.with_cupti(report.sides, cupti, WORK / "cupti", log)
-        return countpass.measure(sides, names, log_dir=out / "logs", progress=log,
-                                 benchmark_dir=settings.benchmark_dir)
+        return countpass.measure(
+            sides, names, log_dir=out / "logs", progress=log, benchmark_dir=settings.benchmark_dir
+        )
     except (paired.WorkerError, OSError, compare.CompareError) as exc:
         log(f"counts: not counted ({exc})")
         return {"error": str(exc)}

@@ -26,32 +26,56 @@ from cuda_bench.status import INCOMPLETE, OK
 
 def add(sub):
     p = sub.add_parser(
-        "counts", description="the work per call of every case at REV (and REV2), counted, not timed: CUDA driver "
-        "and runtime API calls by name (CUPTI's callback API, where cupti-python is installed in the benchmark "
-        "environment and a driver is present; else none, and the record says why), NVRTC calls seen from Python "
-        "(calls of cuda.bindings.nvrtc functions; those made from Cython are not seen), Python calls and C calls "
-        "(sys.monitoring on Python 3.12+, sys.setprofile before: the record names which), and net memory blocks "
-        "(sys.getallocatedblocks). Each case is set up in a worker process of its commit's environment (built as "
-        "`compare` builds it), warmed up (the first calls are not counted), then counted twice over --calls "
-        "calls of its timed body (a count that differs between the two is marked unsteady and left out of the "
-        "diff); per call is the total over the calls. Writes .asv/counts/REV/counts.json and counts.md, appends a "
-        "record per commit to results/<machine>/counts.jsonl (not without a GPU), and with two revisions prints "
-        "what changed, case by case (\"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 net "
-        "blocks\"). Exit status 2 when a case could not be counted.")
+        "counts",
+        description="the work per call of every case at REV (and REV2), counted, not timed: CUDA "
+        "driver and runtime API calls by name (CUPTI's callback API, where cupti-python is "
+        "installed in the benchmark environment and a driver is present; else none, and the record "
+        "says why), NVRTC calls seen from Python (calls of cuda.bindings.nvrtc functions; those "
+        "made from Cython are not seen), Python calls and C calls (sys.monitoring on Python 3.12+, "
+        "sys.setprofile before: the record names which), and net memory blocks "
+        "(sys.getallocatedblocks). Each case is set up in a worker process of its commit's "
+        "environment (built as `compare` builds it), warmed up (the first calls are not counted), "
+        "then counted twice over --calls calls of its timed body (a count that differs between the "
+        "two is marked unsteady and left out of the diff); per call is the total over the calls. "
+        "Writes .asv/counts/REV/counts.json and counts.md, appends a record per commit to "
+        "results/<machine>/counts.jsonl (not without a GPU), and with two revisions prints what "
+        "changed, case by case (\"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 "
+        'net blocks"). Exit status 2 when a case could not be counted.',
+    )
     p.add_argument("rev", help="commit, tag or branch")
     p.add_argument("rev2", nargs="?", help="a second one: what changed from REV to REV2 is printed")
     asv_options(p, results_dir=False)
-    p.add_argument("--bench", "-b", action="append", default=[], metavar="REGEX", type=regex,
-                   help="only the cases whose name matches (repeatable, as asv's -b)")
-    p.add_argument("--calls", type=at_least(1), default=counts.CALLS,
-                   help="calls counted per case and run, in whole bodies (default %(default)s)")
-    p.add_argument("--slow-calls", type=at_least(1), default=counts.SLOW_CALLS,
-                   help="for the operations the suite times one call per body (tens of microseconds or more, "
-                   "compilation) (default %(default)s)")
+    p.add_argument(
+        "--bench",
+        "-b",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        type=regex,
+        help="only the cases whose name matches (repeatable, as asv's -b)",
+    )
+    p.add_argument(
+        "--calls",
+        type=at_least(1),
+        default=counts.CALLS,
+        help="calls counted per case and run, in whole bodies (default %(default)s)",
+    )
+    p.add_argument(
+        "--slow-calls",
+        type=at_least(1),
+        default=counts.SLOW_CALLS,
+        help="for the operations the suite times one call per body (tens of microseconds or more, "
+        "compilation) (default %(default)s)",
+    )
     cupti_option(p)
-    p.add_argument("--no-write", action="store_true", help="do not append to results/<machine>/counts.jsonl")
-    p.add_argument("--out", metavar="DIR", help="where REV/counts.json, REV/counts.md and the worker logs go "
-                   "(default .asv/counts)")
+    p.add_argument(
+        "--no-write", action="store_true", help="do not append to results/<machine>/counts.jsonl"
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where REV/counts.json, REV/counts.md and the worker logs go (default .asv/counts)",
+    )
 
 
 def main(args, argv):
@@ -62,28 +86,56 @@ def main(args, argv):
     revs = [args.rev, *([args.rev2] if args.rev2 else [])]
     out = Path(args.out or WORK / "counts").resolve()
     start = time.monotonic()
-    envs = compare.environments(repo, revs, asvrun.bindings_of(conf), asvrun.requirements(conf),
-                                asvrun.system_site_of(conf), out / "logs", log)
+    envs = compare.environments(
+        repo,
+        revs,
+        asvrun.bindings_of(conf),
+        asvrun.requirements(conf),
+        asvrun.system_site_of(conf),
+        out / "logs",
+        log,
+    )
     built = round(time.monotonic() - start, 1)
-    sides = with_cupti([paired.Side(f"rev{i}", rev, envs[rev]["commit"], envs[rev]["python"], record=envs[rev])
-                        for i, rev in enumerate(revs)], args.cupti, WORK / "cupti")
+    sides = with_cupti(
+        [
+            paired.Side(f"rev{i}", rev, envs[rev]["commit"], envs[rev]["python"], record=envs[rev])
+            for i, rev in enumerate(revs)
+        ],
+        args.cupti,
+        WORK / "cupti",
+    )
     log(f"counts: {len(names)} cases at {', '.join(revs)}, one worker process per commit")
-    found = measure(sides, names, log_dir=out / "logs", progress=log, calls=args.calls, slow_calls=args.slow_calls,
-                    command=command_line(argv), machine_info=info, build_seconds=built)
+    found = measure(
+        sides,
+        names,
+        log_dir=out / "logs",
+        progress=log,
+        calls=args.calls,
+        slow_calls=args.slow_calls,
+        command=command_line(argv),
+        machine_info=info,
+        build_seconds=built,
+    )
     status = OK
     for side in sides:
         record = found[side.name]
         print(write(out / label(side.rev), record))
-        log(f"counts at {side.rev}: {len(record['cases'])} counted, {len(record['skipped'])} skipped, "
-            f"{len(record['errors'])} not counted -> {out / label(side.rev) / 'counts.json'}")
+        log(
+            f"counts at {side.rev}: {len(record['cases'])} counted, {len(record['skipped'])} "
+            f"skipped, {len(record['errors'])} not counted -> "
+            f"{out / label(side.rev) / 'counts.json'}"
+        )
         if record["errors"]:
             status = INCOMPLETE
         if not args.no_write:
             try:
                 records.append(RESULTS / name, "counts", record)
             except (OSError, records.RecordError) as exc:
-                log(f"counts at {side.rev}: not recorded in results/{name}/{records.FILES['counts']} ({exc}); "
-                    f"its record is in {out / label(side.rev) / 'counts.json'}")
+                log(
+                    f"counts at {side.rev}: not recorded in "
+                    f"results/{name}/{records.FILES['counts']} ({exc}); its record is in "
+                    f"{out / label(side.rev) / 'counts.json'}"
+                )
                 status = INCOMPLETE
     if len(sides) == 2:
         text = counts.diff_markdown(found[sides[0].name], found[sides[1].name])

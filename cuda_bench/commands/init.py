@@ -1,5 +1,6 @@
-"""``cuda-bench init``: set once, per checkout, the cuda-python clone and the asv machine every command uses, so
-that plain ``asv run``, ``asv continuous``, ``asv publish`` and ``asv preview`` work as typed."""
+"""``cuda-bench init``: set once, per checkout, the cuda-python clone and the asv machine every
+command uses, so that plain ``asv run``, ``asv continuous``, ``asv publish`` and ``asv preview``
+work as typed."""
 
 from __future__ import annotations
 
@@ -12,14 +13,24 @@ from cuda_bench.status import OK
 
 
 def add(sub):
-    p = sub.add_parser("init", description="record this machine (GPU name, driver, CUDA version, compute "
-                       "capability, CPU) in asv's machine file and write .asv/local.json: the local cuda-python clone "
-                       "and the machine name that every cuda-bench and asv command of this checkout then uses "
-                       "(through the project's asv plugin, cuda_bench/asv_plugin.py)")
-    p.add_argument("--repo", metavar="PATH", help="a local clone or fork of cuda-python (default: the GitHub URL in "
-                   "asv.conf.json, which asv clones into .asv/)")
-    p.add_argument("--machine", metavar="NAME", help="asv machine name (default: after the GPU, e.g. nvidia-h200; "
-                   "cpu-<host> without one)")
+    p = sub.add_parser(
+        "init",
+        description="record this machine (GPU name, driver, CUDA version, compute capability, CPU) "
+        "in asv's machine file and write .asv/local.json: the local cuda-python clone and the "
+        "machine name that every cuda-bench and asv command of this checkout then uses (through "
+        "the project's asv plugin, cuda_bench/asv_plugin.py)",
+    )
+    p.add_argument(
+        "--repo",
+        metavar="PATH",
+        help="a local clone or fork of cuda-python (default: the GitHub URL in "
+        "asv.conf.json, which asv clones into .asv/)",
+    )
+    p.add_argument(
+        "--machine",
+        metavar="NAME",
+        help="asv machine name (default: after the GPU, e.g. nvidia-h200; cpu-<host> without one)",
+    )
 
 
 def main(args, argv):
@@ -33,7 +44,17 @@ def main(args, argv):
     name, info = machine.record(args.machine)
     settings["machine"] = name
     asvrun.write_local_settings(settings)
-    log(f"{LOCAL_SETTINGS}: repo {settings.get('repo') or asvrun.load_conf()['repo']}, machine {name}"
-        + ("" if machine.has_gpu(info) else " (no GPU: asv's results go to .asv/results-no-gpu, never results/)"))
-    log("now `asv run HEAD~20..HEAD`, `asv continuous main BRANCH`, `asv publish` and `cuda-bench ...` use them")
+    log(
+        f"{LOCAL_SETTINGS}: repo {settings.get('repo') or asvrun.load_conf()['repo']}, machine "
+        f"{name}"
+        + (
+            ""
+            if machine.has_gpu(info)
+            else " (no GPU: asv's results go to .asv/results-no-gpu, never results/)"
+        )
+    )
+    log(
+        "now `asv run HEAD~20..HEAD`, `asv continuous main BRANCH`, `asv publish` and `cuda-bench "
+        "...` use them"
+    )
     return OK

@@ -1,5 +1,6 @@
-"""``cuda-bench plan``: what this machine's history lacks, most valuable first, with the minutes each part should
-take; ``--run --budget MINUTES``: as much of it as fits, each part by the command that makes it."""
+"""``cuda-bench plan``: what this machine's history lacks, most valuable first, with the minutes
+each part should take; ``--run --budget MINUTES``: as much of it as fits, each part by the command
+that makes it."""
 
 from __future__ import annotations
 
@@ -22,20 +23,36 @@ from cuda_bench.status import OK, worst
 
 
 def add(sub):
-    p = sub.add_parser("plan", description="what this machine's history lacks, most valuable first: main's head "
-                       "measured and paired, the gaps between measured commits, main's newest commits not yet "
-                       "measured, their work per call, then the releases; each with the GPU machine time it should "
-                       "take (from this machine's own records, else defaults) and the command that makes it. With "
-                       "--run, runs them in that order while each fits in --budget, planning again after each; the "
-                       "record (.asv/plan/, or --out) keeps each part's estimate beside the time it took. Exit "
-                       "status: the worst of the commands it ran.")
+    p = sub.add_parser(
+        "plan",
+        description="what this machine's history lacks, most valuable first: main's head measured "
+        "and paired, the gaps between measured commits, main's newest commits not yet measured, "
+        "their work per call, then the releases; each with the GPU machine time it should take "
+        "(from this machine's own records, else defaults) and the command that makes it. With "
+        "--run, runs them in that order while each fits in --budget, planning again after each; "
+        "the record (.asv/plan/, or --out) keeps each part's estimate beside the time it took. "
+        "Exit status: the worst of the commands it ran.",
+    )
     asv_options(p)
-    p.add_argument("--window", type=at_least(1), default=20, help="main's newest commits to keep measured "
-                   "(default %(default)s)")
-    p.add_argument("--run", action="store_true", help="run the plan, most valuable first, within --budget")
-    p.add_argument("--budget", type=positive, default=25.0, metavar="MINUTES",
-                   help="minutes of GPU machine time --run may spend (default %(default)s)")
-    p.add_argument("--out", metavar="FILE", help="the record of a --run (default .asv/plan/plan-DATE.json)")
+    p.add_argument(
+        "--window",
+        type=at_least(1),
+        default=20,
+        help="main's newest commits to keep measured (default %(default)s)",
+    )
+    p.add_argument(
+        "--run", action="store_true", help="run the plan, most valuable first, within --budget"
+    )
+    p.add_argument(
+        "--budget",
+        type=positive,
+        default=25.0,
+        metavar="MINUTES",
+        help="minutes of GPU machine time --run may spend (default %(default)s)",
+    )
+    p.add_argument(
+        "--out", metavar="FILE", help="the record of a --run (default .asv/plan/plan-DATE.json)"
+    )
     cupti_option(p)
 
 
@@ -65,34 +82,47 @@ def main(args, argv):
     results_dir = Path(conf["results_dir"])  # read only, unless --run, which needs a GPU
     planner = plan.Planner(asvrun.local_repo(conf), results_dir, name, conf, window=args.window)
     items = planner.items()
-    log(f"plan for {results_dir / name} (main's {args.window} newest commits with cuda-bindings "
-        f"{planner.bindings}; the releases with auto): {len(items)} part(s)")
+    log(
+        f"plan for {results_dir / name} (main's {args.window} newest commits with cuda-bindings "
+        f"{planner.bindings}; the releases with auto): {len(items)} part(s)"
+    )
     for line in plan.table(items, planner.cost):
         print(line, flush=True)
     if not args.run:
         return OK
     if not gpu:
-        raise asvrun.RunError("plan --run measures into the history, which holds GPU runs only: this machine has no "
-                              "GPU (the plan above is what a GPU machine would run)")
+        raise asvrun.RunError(
+            "plan --run measures into the history, which holds GPU runs only: this machine has no "
+            "GPU (the plan above is what a GPU machine would run)"
+        )
     statuses = []
 
     def run_one(item):
         common = shared(args, item.args[0])
-        if "--bindings" in item.args and "--bindings" in common:  # the item's own (a release step's auto) wins
+        # the item's own (a release step's auto) wins
+        if "--bindings" in item.args and "--bindings" in common:
             at = common.index("--bindings")
-            del common[at:at + 2]
+            del common[at : at + 2]
         status = plan.run_command(item.args, common)
         statuses.append(status)
         return status
 
     record = plan.execute(planner, args.budget * 60, run_one, progress=log)
-    record |= {"command": command_line(argv), "machine": name, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                       time.gmtime())}
+    record |= {
+        "command": command_line(argv),
+        "machine": name,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     out = Path(args.out or WORK / "plan" / f"plan-{time.strftime('%Y%m%dT%H%M%S')}.json")
     plan.write(out, record)
-    log(f"plan: {len(record['done'])} part(s) run in {record['seconds']:.0f} s of a {args.budget:g} min budget, "
-        f"{len(record['left'])} left; estimate against time taken in {out}")
+    log(
+        f"plan: {len(record['done'])} part(s) run in {record['seconds']:.0f} s of a "
+        f"{args.budget:g} min budget, {len(record['left'])} left; estimate against time taken in "
+        f"{out}"
+    )
     for done in record["done"]:
-        log(f"  [{done['kind']}] {done['what']}: estimated {done['estimate']:.0f} s, took {done['seconds']:.0f} s, "
-            f"exit status {done['status']}")
+        log(
+            f"  [{done['kind']}] {done['what']}: estimated {done['estimate']:.0f} s, took "
+            f"{done['seconds']:.0f} s, exit status {done['status']}"
+        )
     return worst(statuses)

@@ -11,26 +11,47 @@ from cuda_bench.status import INCOMPLETE, OK
 
 
 def add(sub):
-    p = sub.add_parser("prebuild", description="build REVs into the wheel cache, N at a time (each in its own "
-                       "checkout and venv); asv's build step and the paired engine then find them, when they "
-                       "take the same cuda-bindings (--bindings, default as theirs).")
-    p.add_argument("--bindings", metavar="VERSION", help="as run's --bindings (default from asv.conf.json, as run "
-                   "and compare: 13.3.1; CUDA_BENCH_BINDINGS where set)")
-    p.add_argument("revs", nargs="+", metavar="REV", help="what `asv run` accepts: SHAs, tags, branches")
-    p.add_argument("--repo", metavar="PATH", help="a local clone of cuda-python (default: the one `cuda-bench init` "
-                   "set)")
-    p.add_argument("--parallel", type=at_least(1), default=4, help="builds at a time, the cores shared (default "
-                   "%(default)s)")
+    p = sub.add_parser(
+        "prebuild",
+        description="build REVs into the wheel cache, N at a time (each in its own "
+        "checkout and venv); asv's build step and the paired engine then find them, when they "
+        "take the same cuda-bindings (--bindings, default as theirs).",
+    )
+    p.add_argument(
+        "--bindings",
+        metavar="VERSION",
+        help="as run's --bindings (default from asv.conf.json, as run "
+        "and compare: 13.3.1; CUDA_BENCH_BINDINGS where set)",
+    )
+    p.add_argument(
+        "revs", nargs="+", metavar="REV", help="what `asv run` accepts: SHAs, tags, branches"
+    )
+    p.add_argument(
+        "--repo",
+        metavar="PATH",
+        help="a local clone of cuda-python (default: the one `cuda-bench init` set)",
+    )
+    p.add_argument(
+        "--parallel",
+        type=at_least(1),
+        default=4,
+        help="builds at a time, the cores shared (default %(default)s)",
+    )
     p.add_argument("--logs", metavar="DIR", help="keep each build's log here")
 
 
 def main(args, argv):
     repo = args.repo or asvrun.local_settings().get("repo")
     if not repo:
-        raise asvrun.RunError("prebuild needs a local clone of cuda-python: --repo PATH (or `cuda-bench init --repo`)")
+        raise asvrun.RunError(
+            "prebuild needs a local clone of cuda-python: --repo PATH (or `cuda-bench init --repo`)"
+        )
     for rev in args.revs:  # every name checked before anything is built
         asvrun.resolve_one(Path(repo).resolve(), rev)
-    bindings = (args.bindings or os.environ.get("CUDA_BENCH_BINDINGS")
-                or asvrun.bindings_of(asvrun.load_conf()))  # what run and compare take unless told
+    bindings = (
+        args.bindings
+        or os.environ.get("CUDA_BENCH_BINDINGS")
+        or asvrun.bindings_of(asvrun.load_conf())
+    )  # what run and compare take unless told
     made = build.prebuild(Path(repo).resolve(), args.revs, args.parallel, args.logs, bindings)
     return OK if all(r.get("ok") for r in made) else INCOMPLETE

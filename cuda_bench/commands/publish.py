@@ -15,16 +15,28 @@ from cuda_bench.status import OK
 
 
 def add(sub):
-    p = sub.add_parser("publish", description="asv publish into a new folder, made self-contained, with the pages "
-                       "of the paired engine; it replaces html/ only when complete. Needs no network and no clone: "
-                       "commit order, dates and release tags come from results/commits.json, recorded when each "
-                       "commit is measured.")
-    p.add_argument("--repo", metavar="PATH", help="a local clone of cuda-python: first add to results/commits.json "
-                   "the measured commits it lacks (commits measured before it existed)")
+    p = sub.add_parser(
+        "publish",
+        description="asv publish into a new folder, made self-contained, with the pages of the "
+        "paired engine; it replaces html/ only when complete. Needs no network and no clone: "
+        "commit order, dates and release tags come from results/commits.json, recorded when each "
+        "commit is measured.",
+    )
+    p.add_argument(
+        "--repo",
+        metavar="PATH",
+        help="a local clone of cuda-python: first add to results/commits.json "
+        "the measured commits it lacks (commits measured before it existed)",
+    )
     p.add_argument("--results-dir", metavar="DIR", help="publish these results instead of results/")
-    p = sub.add_parser("serve", description="html/ on http://127.0.0.1:PORT (browsers refuse asv's data from "
-                       "file://); Ctrl-C stops it")
-    p.add_argument("--port", type=int, default=8080, help="the port on 127.0.0.1 (default %(default)s)")
+    p = sub.add_parser(
+        "serve",
+        description="html/ on http://127.0.0.1:PORT (browsers refuse asv's data from "
+        "file://); Ctrl-C stops it",
+    )
+    p.add_argument(
+        "--port", type=int, default=8080, help="the port on 127.0.0.1 (default %(default)s)"
+    )
 
 
 def main(args, argv):
@@ -38,13 +50,16 @@ def main(args, argv):
 
 
 def record_missing(repo, results_dir):
-    """Add to ``results_dir/commits.json`` what the pages say of each measured commit it lacks, from ``repo``."""
+    """Add to ``results_dir/commits.json`` what the pages say of each measured commit it lacks, from
+    ``repo``."""
     known = results.commits(results_dir)
     missing = sorted(commit for commit, info in known.items() if not info["recorded"])
     if missing:
         found = asvrun.record_commits(repo, missing, results_dir / COMMITS.name)
-        log(f"results/commits.json: {sum(c in found for c in missing)} of {len(missing)} measured commit(s) it lacked "
-            f"recorded from {repo}")
+        log(
+            f"results/commits.json: {sum(c in found for c in missing)} of {len(missing)} measured "
+            f"commit(s) it lacked recorded from {repo}"
+        )
 
 
 def serve(port, html=ROOT / "html"):
@@ -55,8 +70,9 @@ def serve(port, html=ROOT / "html"):
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise asvrun.RunError(f"port {port} on 127.0.0.1 is in use: `cuda-bench serve --port N` takes another") \
-                from None
+            raise asvrun.RunError(
+                f"port {port} on 127.0.0.1 is in use: `cuda-bench serve --port N` takes another"
+            ) from None
         raise asvrun.RunError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     log(f"serving {html} on http://127.0.0.1:{port}/ (Ctrl-C stops it)")
     with server:  # Ctrl-C: exit status 130, as for every command (cuda_bench.cli)

@@ -1,6 +1,6 @@
-"""``cuda-bench report``: the history as Markdown: the front page (``--markdown``, the default), each release
-against the one before, the paired steps, the release ladder's medians across, how over-C++ runs agree, and the
-nightly issue."""
+"""``cuda-bench report``: the history as Markdown: the front page (``--markdown``, the default),
+each release against the one before, the paired steps, the release ladder's medians across, how
+over-C++ runs agree, and the nightly issue."""
 
 from __future__ import annotations
 
@@ -12,23 +12,48 @@ from cuda_bench.status import OK, REGRESSION
 
 
 def add(sub):
-    p = sub.add_parser("report", description="the history in results/ as Markdown: the dashboard's front page "
-                       "(main's head, its paired verdicts, the open regressions, each operation), or what an option "
-                       "names")
-    p.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default results/)")
-    p.add_argument("--commit", help="each operation at this commit (a prefix) instead of the front page")
+    p = sub.add_parser(
+        "report",
+        description="the history in results/ as Markdown: the dashboard's front page (main's head, "
+        "its paired verdicts, the open regressions, each operation), or what an option names",
+    )
+    p.add_argument(
+        "--results", type=Path, default=RESULTS, help="the results folder (default results/)"
+    )
+    p.add_argument(
+        "--commit", help="each operation at this commit (a prefix) instead of the front page"
+    )
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--markdown", action="store_true", help="the front page (the default): docs/results.md")
-    what.add_argument("--releases", action="store_true", help="each cuda-core release against the one before it, "
-                      "and the newest release against main's head")
-    what.add_argument("--across", nargs="+", metavar="[LABEL=]COMMIT",
-                      help="one column per commit (a release ladder) for one api")
+    what.add_argument(
+        "--markdown", action="store_true", help="the front page (the default): docs/results.md"
+    )
+    what.add_argument(
+        "--releases",
+        action="store_true",
+        help="each cuda-core release against the one before it, "
+        "and the newest release against main's head",
+    )
+    what.add_argument(
+        "--across",
+        nargs="+",
+        metavar="[LABEL=]COMMIT",
+        help="one column per commit (a release ladder) for one api",
+    )
     what.add_argument("--steps", action="store_true", help="the history's paired steps")
-    what.add_argument("--issue", action="store_true", help="the nightly issue's body; exit 1 when a paired step of "
-                      "main flagged a regression")
-    what.add_argument("--agreement", action="store_true", help="how far the recorded over-C++ runs of a commit "
-                      "(--commit, else the newest measured) agree, every pair")
-    p.add_argument("--api", default="core", choices=overview.APIS, help="with --across: the library")
+    what.add_argument(
+        "--issue",
+        action="store_true",
+        help="the nightly issue's body; exit 1 when a paired step of main flagged a regression",
+    )
+    what.add_argument(
+        "--agreement",
+        action="store_true",
+        help="how far the recorded over-C++ runs of a commit "
+        "(--commit, else the newest measured) agree, every pair",
+    )
+    p.add_argument(
+        "--api", default="core", choices=overview.APIS, help="with --across: the library"
+    )
     p.add_argument("--output", type=Path, help="also write the text here")
 
 
@@ -40,28 +65,45 @@ def main(args, argv):
         text, count = report.issue_body(found.steps, known=known)
         status = REGRESSION if count else OK
     elif args.steps:
-        text = "\n\n".join(report.steps_markdown(m, s) for m, s in found.steps.items() if s) or "No paired steps yet."
+        text = (
+            "\n\n".join(report.steps_markdown(m, s) for m, s in found.steps.items() if s)
+            or "No paired steps yet."
+        )
     elif args.across:
         text = report.across(runs, args.across, args.api)
     elif args.releases:
-        text = "\n\n".join(report.releases_markdown(name, machine.releases, known)
-                           for name, machine in found.machines.items()) or "No results yet."
+        text = (
+            "\n\n".join(
+                report.releases_markdown(name, machine.releases, known)
+                for name, machine in found.machines.items()
+            )
+            or "No results yet."
+        )
     elif args.agreement:
         said = [overcpp.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)]
         text = "\n\n".join(t for t in said if t)
         if not text:
-            raise asvrun.RunError("fewer than two over-C++ runs of that commit (cuda-bench over-cpp makes one)")
+            raise asvrun.RunError(
+                "fewer than two over-C++ runs of that commit (cuda-bench over-cpp makes one)"
+            )
     elif args.commit:
         rows = found.rows_at(args.commit)
         if not rows:
-            raise asvrun.RunError(f"no results in {args.results} of {args.commit} (cuda-bench run makes some)")
-        text = "\n\n".join(report.markdown([r for r in rows if r["machine"] == m])
-                            for m in dict.fromkeys(r["machine"] for r in rows))
+            raise asvrun.RunError(
+                f"no results in {args.results} of {args.commit} (cuda-bench run makes some)"
+            )
+        text = "\n\n".join(
+            report.markdown([r for r in rows if r["machine"] == m])
+            for m in dict.fromkeys(r["machine"] for r in rows)
+        )
     elif not runs:
         raise asvrun.RunError(f"no results in {args.results} (cuda-bench run makes some)")
     else:
-        text = report.landing({name: machine.landing for name, machine in found.machines.items()}, found.rows, known)
-    banner = report.unreadable_markdown(results.noted(args.results), args.results)  # what --commit read too
+        text = report.landing(
+            {name: machine.landing for name, machine in found.machines.items()}, found.rows, known
+        )
+    # what --commit read too
+    banner = report.unreadable_markdown(results.noted(args.results), args.results)
     if banner:  # on top; the issue's marker stays its first line
         first, _, rest = text.partition("\n") if text.startswith(report.MARKER) else ("", "", text)
         text = "\n".join(filter(None, [first, banner, rest]))

@@ -1,9 +1,11 @@
-"""``cuda-bench run [RANGE]``: the main job; ``cuda-bench ladder``: every cuda-core release, then main's head.
+"""``cuda-bench run [RANGE]``: the main job; ``cuda-bench ladder``: every cuda-core release, then
+main's head.
 
-asv runs the suite over the commits (each built from source through the wheel cache), then each newly measured
-commit is paired with the previous measured one (``cuda_bench.steps``), its work per call is counted
-(``cuda_bench.counts``), the newest is timed against C++ (``cuda_bench.overcpp``), and the dashboard is
-published. The revisions are checked before anything is built; the steps, counts and over-C++ need a GPU.
+asv runs the suite over the commits (each built from source through the wheel cache), then each
+newly measured commit is paired with the previous measured one (``cuda_bench.steps``), its work per
+call is counted (``cuda_bench.counts``), the newest is timed against C++ (``cuda_bench.overcpp``),
+and the dashboard is published. The revisions are checked before anything is built; the steps,
+counts and over-C++ need a GPU.
 """
 
 from __future__ import annotations
@@ -29,51 +31,89 @@ from cuda_bench.status import INCOMPLETE, OK, worst
 
 
 def add(sub):
-    for name, text in (("run", "asv run, then paired steps, work counts and over-C++ (with a GPU), then publish"),
-                       ("ladder", "asv run over every cuda-core release tag and main's head, then as run")):
-        p = sub.add_parser(name, description=f"{text}. Everything after the options goes to `asv run` unchanged "
-                           "(a range such as HEAD~20..HEAD, --quick ...); with none, main's newest commit.")
+    for name, text in (
+        ("run", "asv run, then paired steps, work counts and over-C++ (with a GPU), then publish"),
+        ("ladder", "asv run over every cuda-core release tag and main's head, then as run"),
+    ):
+        p = sub.add_parser(
+            name,
+            description=f"{text}. Everything after the options goes to `asv run` unchanged "
+            "(a range such as HEAD~20..HEAD, --quick ...); with none, main's newest commit.",
+        )
         asv_options(p)
-        p.add_argument("--cpu-affinity", default="auto", metavar="LIST", help="pin asv's benchmark processes "
-                       "('auto': the last core on machines with 4 or more; 'none'; or a list such as 7)")
+        p.add_argument(
+            "--cpu-affinity",
+            default="auto",
+            metavar="LIST",
+            help="pin asv's benchmark processes "
+            "('auto': the last core on machines with 4 or more; 'none'; or a list such as 7)",
+        )
         p.add_argument("--no-publish", action="store_true", help="leave html/ as it is")
-        p.add_argument("--no-steps", action="store_true", help="skip the paired steps after asv run")
-        p.add_argument("--no-over-cpp", action="store_true", help="skip the paired over-C++ measurement of the "
-                       "newest measured commit after asv run (made only on a machine with a GPU)")
-        p.add_argument("--no-counts", action="store_true", help="skip the counting pass of each newly measured "
-                       "commit (the work each call does: cuda-bench counts; made only on a machine with a GPU)")
+        p.add_argument(
+            "--no-steps", action="store_true", help="skip the paired steps after asv run"
+        )
+        p.add_argument(
+            "--no-over-cpp",
+            action="store_true",
+            help="skip the paired over-C++ measurement of the "
+            "newest measured commit after asv run (made only on a machine with a GPU)",
+        )
+        p.add_argument(
+            "--no-counts",
+            action="store_true",
+            help="skip the counting pass of each newly measured commit (the work each call does: "
+            "cuda-bench counts; made only on a machine with a GPU)",
+        )
         cupti_option(p)
         if name == "ladder":
-            p.add_argument("--tags", metavar="REGEX", type=regex, help="only ladder names (tags, 'main') that match")
-            p.add_argument("--new", action="store_true", help="only the releases newer than the newest one this "
-                           "machine measured in the ladder's environment (with --tags: of the matching ones), "
-                           "each then paired with the release before it (the nightly job); nothing to do when "
-                           "there is none, or before a first full ladder")
+            p.add_argument(
+                "--tags",
+                metavar="REGEX",
+                type=regex,
+                help="only ladder names (tags, 'main') that match",
+            )
+            p.add_argument(
+                "--new",
+                action="store_true",
+                help="only the releases newer than the newest one this "
+                "machine measured in the ladder's environment (with --tags: of the matching ones), "
+                "each then paired with the release before it (the nightly job); nothing to do when "
+                "there is none, or before a first full ladder",
+            )
         paired_options(p)
 
 
 def ladder_commits(args, conf, name):
-    """(the ladder's [(tag, commit)] to run, the newest release measured before, for --new; None otherwise),
-    or (None, None) when there is nothing to run."""
+    """(the ladder's [(tag, commit)] to run, the newest release measured before, for --new; None
+    otherwise), or (None, None) when there is nothing to run."""
     commits = asvrun.release_ladder(conf["repo"], (conf.get("branches") or ["main"])[0])
     if args.tags:
         commits = [(tag, sha) for tag, sha in commits if re.search(args.tags, tag)]
     newest = None
     if args.new:
         where = f"{Path(conf['results_dir']) / name} (cuda-bindings {asvrun.bindings_of(conf)})"
-        newest, commits = history.newer_releases(commits, history.measured_in(conf["results_dir"], name, conf))
+        newest, commits = history.newer_releases(
+            commits, history.measured_in(conf["results_dir"], name, conf)
+        )
         if newest is None:
-            log(f"ladder --new: no cuda-core release measured yet in {where}: nothing to pair a new one with; "
-                "`cuda-bench ladder` makes the ladder first (every release built and run)")
+            log(
+                f"ladder --new: no cuda-core release measured yet in {where}: nothing to pair a "
+                "new one with; `cuda-bench ladder` makes the ladder first (every release built and "
+                "run)"
+            )
             return None, None
         if not commits:
-            log(f"ladder --new: no cuda-core release newer than {newest[0]}, the newest measured in {where}: "
-                "nothing to run")
+            log(
+                f"ladder --new: no cuda-core release newer than {newest[0]}, the newest measured "
+                f"in {where}: nothing to run"
+            )
             return None, None
         log(f"ladder --new: newer than {newest[0]}, the newest measured in {where}")
     if not commits:
-        raise asvrun.RunError(f"{conf['repo']} has no cuda-core-v* tags"
-                              + (f" matching {args.tags!r}" if args.tags else ""))
+        raise asvrun.RunError(
+            f"{conf['repo']} has no cuda-core-v* tags"
+            + (f" matching {args.tags!r}" if args.tags else "")
+        )
     return commits, newest
 
 
@@ -82,10 +122,15 @@ def main(args, rest, argv):
     command = command_line(argv)  # recorded in the steps and over-C++ records
     name, info = this_machine(args)
     gpu = machine.has_gpu(info)
-    config = asvrun.derived_conf(args.repo, args.bindings or ("auto" if args.command == "ladder" else None),
-                                 args.results_dir, args.system_site)
+    config = asvrun.derived_conf(
+        args.repo,
+        args.bindings or ("auto" if args.command == "ladder" else None),
+        args.results_dir,
+        args.system_site,
+    )
     conf = json.loads(config.read_text())
-    # without a GPU asv writes beside its environments (cuda_bench.asv_plugin), never into the history
+    # without a GPU asv writes beside its environments (cuda_bench.asv_plugin), never into the
+    # history
     results_dir = Path(conf["results_dir"]) if gpu else no_gpu_results(conf["env_dir"])
     repo = asvrun.local_repo(conf)
     if args.command == "ladder":
@@ -101,51 +146,99 @@ def main(args, rest, argv):
     before = history.snapshot(results_dir, name)
     with asvrun.build_progress() as progress_env:
         # --show-stderr: skip reasons and failures reach the console
-        bench = [arg for regex_ in args.bench for arg in ("--bench", regex_)]  # asv's -b, as the paired steps'
-        asv_status = asvrun.asv("run", "--machine", name, "--show-stderr", *bench, *rest, config=config, timed=True,
-                                affinity=args.cpu_affinity, env=progress_env)
+        # asv's -b, as the paired steps'
+        bench = [arg for regex_ in args.bench for arg in ("--bench", regex_)]
+        asv_status = asvrun.asv(
+            "run",
+            "--machine",
+            name,
+            "--show-stderr",
+            *bench,
+            *rest,
+            config=config,
+            timed=True,
+            affinity=args.cpu_affinity,
+            env=progress_env,
+        )
     try:
-        asvrun.record_builds(name, config, results_dir)  # beside asv's results: outside the history without a GPU
+        # beside asv's results: outside the history without a GPU
+        asvrun.record_builds(name, config, results_dir)
     except OSError as exc:  # what asv measured is still paired and published
         log(f"what each commit was built from not recorded: {exc}")
     measured = history.newly_measured(results_dir, name, before)
     if gpu and measured:
         try:
-            asvrun.record_commits(repo, measured, Path(results_dir) / COMMITS.name)  # beside the results
+            # beside the results
+            asvrun.record_commits(repo, measured, Path(results_dir) / COMMITS.name)
         except OSError as exc:
             log(f"what the pages say of the measured commits not recorded: {exc}")
     statuses = [INCOMPLETE if asv_status else OK]
-    if asv_status:  # asv exits non-zero when one benchmark failed: what it did measure is still paired
+    # asv exits non-zero when one benchmark failed: what it did measure is still paired
+    if asv_status:
         log(f"asv run exited {asv_status}; pairing and publishing what it measured")
     if not args.no_steps:
         if args.command == "ladder" and args.new:  # release after release, not by commit date
-            pairs = history.release_chain(newest, commits, history.measured_in(results_dir, name, conf))
+            pairs = history.release_chain(
+                newest, commits, history.measured_in(results_dir, name, conf)
+            )
         else:
             pairs = history.new_steps(results_dir, name, before)
         if pairs:
             bindings = asvrun.bindings_of(conf)
-            statuses.append(steps.make([steps.Step(b, h, bindings, regexes=args.bench) for b, h in pairs],
-                                       conf=conf, machine_name=name, info=info, results_dir=results_dir,
-                                       settings=settings, command=command,
-                                       later=steps_hint(args, results_dir, "--bindings", bindings)))
+            statuses.append(
+                steps.make(
+                    [steps.Step(b, h, bindings, regexes=args.bench) for b, h in pairs],
+                    conf=conf,
+                    machine_name=name,
+                    info=info,
+                    results_dir=results_dir,
+                    settings=settings,
+                    command=command,
+                    later=steps_hint(args, results_dir, "--bindings", bindings),
+                )
+            )
         else:
             log("steps: no newly measured commit has a measured predecessor on this machine")
     if not args.no_counts and gpu and measured:
-        statuses.append(countpass.record_commits(
-            repo, measured, conf=conf, machine_name=name, info=info, results_dir=results_dir,
-            cupti=args.cupti, command=command, progress=log))
+        statuses.append(
+            countpass.record_commits(
+                repo,
+                measured,
+                conf=conf,
+                machine_name=name,
+                info=info,
+                results_dir=results_dir,
+                cupti=args.cupti,
+                command=command,
+                progress=log,
+            )
+        )
     newest_commit = history.newest_measured(results_dir, name, before)
     if not args.no_over_cpp and gpu and newest_commit:
         from cuda_bench import paired
 
-        statuses.append(overcpp.measure_and_record(
-            repo, newest_commit, conf=conf, machine_name=name, info=info, results_dir=results_dir,
-            settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs), bench=args.bench,
-            command=command)[0])
+        statuses.append(
+            overcpp.measure_and_record(
+                repo,
+                newest_commit,
+                conf=conf,
+                machine_name=name,
+                info=info,
+                results_dir=results_dir,
+                settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs),
+                bench=args.bench,
+                command=command,
+            )[0]
+        )
     if not args.no_publish:
         if not gpu:
-            log(f"publish: html/ from the history (results/); this run's results stay in {results_dir} (asv's "
-                "tables above)")
-        # the history this run added to (results/, or --results-dir); a machine without a GPU adds to none
-        publish.publish(asvrun.derived_conf(args.repo, None, results_dir if gpu else RESULTS, args.system_site))
+            log(
+                "publish: html/ from the history (results/); this run's results stay in "
+                f"{results_dir} (asv's tables above)"
+            )
+        # the history this run added to (results/, or --results-dir); a machine without a GPU adds
+        # to none
+        publish.publish(
+            asvrun.derived_conf(args.repo, None, results_dir if gpu else RESULTS, args.system_site)
+        )
     return worst(statuses)

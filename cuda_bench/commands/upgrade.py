@@ -1,4 +1,5 @@
-"""``cuda-bench upgrade``: the records in results/ brought to the current schema, as ``asv update`` does for asv's."""
+"""``cuda-bench upgrade``: the records in results/ brought to the current schema, as ``asv update``
+does for asv's."""
 
 from __future__ import annotations
 
@@ -11,14 +12,25 @@ from cuda_bench.status import OK
 
 
 def add(sub):
-    p = sub.add_parser("upgrade", description="rewrite every record file of results/<machine>/ (builds, steps, "
-                       "calibration, over-C++ runs, counts) in the current schema; records already current stay "
-                       "as they are")
-    p.add_argument("--results", type=Path, default=RESULTS, help="the results folder (default results/)")
+    p = sub.add_parser(
+        "upgrade",
+        description="rewrite every record file of results/<machine>/ (builds, steps, "
+        "calibration, over-C++ runs, counts) in the current schema; records already current stay "
+        "as they are",
+    )
+    p.add_argument(
+        "--results", type=Path, default=RESULTS, help="the results folder (default results/)"
+    )
 
 
 def main(args, argv):
     for folder in machine_dirs(args.results):
         done = records.upgrade(folder)
-        log(f"{folder}: " + (", ".join(f"{name} {count} upgraded" for name, count in done.items()) or "no records"))
+        log(
+            f"{folder}: "
+            + (
+                ", ".join(f"{name} {count} upgraded" for name, count in done.items())
+                or "no records"
+            )
+        )
     return OK

@@ -15,4 +15,6 @@ GLOSSARY = f"""<p>Each in one line; the rules behind them, with their evidence, 
 
 def document(found):
     """``glossary.html`` (``found``, a ``read.History``, for the banner)."""
-    return page("Words the pages use", GLOSSARY + words.glossary_html(), "glossary.html", banner(found))
+    return page(
+        "Words the pages use", GLOSSARY + words.glossary_html(), "glossary.html", banner(found)
+    )

@@ -1,5 +1,5 @@
-"""``graph.html`` and its data, ``paired/*.js``: each case's paired chain per library, asv's medians as context
-(the data as scripts, so that the page works opened from disk too)."""
+"""``graph.html`` and its data, ``paired/*.js``: each case's paired chain per library, asv's medians
+as context (the data as scripts, so that the page works opened from disk too)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,16 @@ from cuda_bench.text import (
 )
 
 GRAPH = f"""<div class="graph-controls"><label>machine <select id="machine"></select></label>
-<label>operation <select id="benchmark"></select></label> <label>case <select id="case"></select></label></div>
+<label>operation <select id="benchmark"></select></label> <label>case <select \
+id="case"></select></label></div>
 <div id="graph-legend"></div>
 <h3 class="plot-title">Paired chain: time per call relative to the first commit of each paired run
-<small>(product of the paired steps' ratios; band: the products of their {CONFIDENCE:.0%} interval ends;
+<small>(product of the paired steps' ratios; band: the products of their {CONFIDENCE:.0%} interval \
+ends;
 ▲ slower, ▼ faster where a step flagged it, ○ not reproduced)</small></h3>
 <div id="chain" class="plot"></div>
-<h3 class="plot-title">asv's medians per call <small>(one unpaired run per commit: context, not a verdict; they
+<h3 class="plot-title">asv's medians per call <small>(one unpaired run per commit: context, not a \
+verdict; they
 move with the machine's state)</small></h3>
 <div id="medians" class="plot"></div>
 <div id="graph-notes"></div>
@@ -34,9 +37,10 @@ move with the machine's state)</small></h3>
 
 
 def graph_data(machine, runs_of, steps, suite, known):
-    """{benchmark: the graph page's data} of one machine: the commits on the x axis (history order, each with its
-    name and cuda-bindings environment) and per case and library the paired chain (with its band and where it
-    starts), the flags, and asv's medians; the C++ twin's medians where it has one."""
+    """{benchmark: the graph page's data} of one machine: the commits on the x axis (history order,
+    each with its name and cuda-bindings environment) and per case and library the paired chain
+    (with its band and where it starts), the flags, and asv's medians; the C++ twin's medians where
+    it has one."""
     newest = {}
     for data in runs_of:  # of a commit measured in several environments, the run measured last
         newest[data["commit_hash"]] = data
@@ -45,12 +49,24 @@ def graph_data(machine, runs_of, steps, suite, known):
     chains = summary.chains(steps, commits)
     flagged = summary.flags(steps, known)
     values = {c: results.values(newest[c]) for c in commits}
-    axis = [{"hash": c, "name": summary.name(c, known), "tag": summary.tag(c, known) or "",
-             "title": (known.get(c) or {}).get("title", ""), "date": (known.get(c) or {}).get("date"),
-             "env": (newest[c].get("env_vars") or {}).get("CUDA_BENCH_BINDINGS", "")} for c in commits]
+    axis = [
+        {
+            "hash": c,
+            "name": summary.name(c, known),
+            "tag": summary.tag(c, known) or "",
+            "title": (known.get(c) or {}).get("title", ""),
+            "date": (known.get(c) or {}).get("date"),
+            "env": (newest[c].get("env_vars") or {}).get("CUDA_BENCH_BINDINGS", ""),
+        }
+        for c in commits
+    ]
     out = {}
     for benchmark, info in suite.items():
-        if benchmark in (CPP, HARNESS) or not benchmark.split(".")[-1].startswith("time_") or not info.get("params"):
+        if (
+            benchmark in (CPP, HARNESS)
+            or not benchmark.split(".")[-1].startswith("time_")
+            or not info.get("params")
+        ):
             continue
         params = info["params"]
         apis = [a.strip("'") for a in params[0]]
@@ -66,10 +82,25 @@ def graph_data(machine, runs_of, steps, suite, known):
                 median = [p for p in median if number(p[1])]
                 if not chain and not median:
                     continue
-                points = [[at[c], *chain[c][:3], summary.name(chain[c][3], known)] for c in commits if c in chain]
-                marks = [[at[s["head"]], c["verdict"], summary.status(c), c["ratio"], c["low"], c["high"],
-                          summary.name(s["base"], known), summary.name(s["head"], known)]
-                         for s, c, _ in flagged.get(full, []) if s["head"] in at]
+                points = [
+                    [at[c], *chain[c][:3], summary.name(chain[c][3], known)]
+                    for c in commits
+                    if c in chain
+                ]
+                marks = [
+                    [
+                        at[s["head"]],
+                        c["verdict"],
+                        summary.status(c),
+                        c["ratio"],
+                        c["low"],
+                        c["high"],
+                        summary.name(s["base"], known),
+                        summary.name(s["head"], known),
+                    ]
+                    for s, c, _ in flagged.get(full, [])
+                    if s["head"] in at
+                ]
                 per[api] = {"chain": points, "median": median, "flags": marks}
             twin = cpp_id(benchmark, ("'x'", *case))
             cpp = [[at[c], values[c].get((CPP, (f"'{twin}'",)))] for c in commits]
@@ -79,8 +110,14 @@ def graph_data(machine, runs_of, steps, suite, known):
             if per:
                 series[label] = per
         if series:
-            out[benchmark] = {"machine": machine, "benchmark": benchmark, "short": short_name(benchmark),
-                              "param_names": info.get("param_names", [])[1:], "commits": axis, "cases": series}
+            out[benchmark] = {
+                "machine": machine,
+                "benchmark": benchmark,
+                "short": short_name(benchmark),
+                "param_names": info.get("param_names", [])[1:],
+                "commits": axis,
+                "cases": series,
+            }
     return out
 
 
@@ -114,6 +151,12 @@ def document(found):
 
 
 def write_data(html_dir, found):
-    """The graph page's data of ``found`` (``read.History``), every machine's (:func:`graph_data`)."""
-    write_graphs(html_dir, {name: graph_data(name, machine.runs, machine.steps, found.suite, found.known)
-                            for name, machine in found.machines.items()})
+    """The graph page's data of ``found`` (``read.History``), every machine's
+    (:func:`graph_data`)."""
+    write_graphs(
+        html_dir,
+        {
+            name: graph_data(name, machine.runs, machine.steps, found.suite, found.known)
+            for name, machine in found.machines.items()
+        },
+    )

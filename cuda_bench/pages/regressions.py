@@ -1,5 +1,5 @@
-"""``regressions.html`` and its feed ``regressions.xml``: every flag with its ratio, interval, status and the
-commits by name."""
+"""``regressions.html`` and its feed ``regressions.xml``: every flag with its ratio, interval,
+status and the commits by name."""
 
 from __future__ import annotations
 
@@ -30,43 +30,59 @@ KIND_WORDS = {"main": "main", "release": "between releases", "since release": "s
 
 
 def render_regressions(machine, found, known):
-    """One machine's flags: the open ones on main, since the newest release and between releases, then those another
-    machine start did not reproduce; each with its ratio, interval, status and the commits by name."""
+    """One machine's flags: the open ones on main, since the newest release and between releases,
+    then those another machine start did not reproduce; each with its ratio, interval, status and
+    the commits by name."""
     out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)}</h2>']
-    groups = [("open", "main", "Open on main"), ("open", "since release", "Open since the newest release"),
-              ("open", "release", "Open between releases"), ("not reproduced", None, "Not reproduced")]
+    groups = [
+        ("open", "main", "Open on main"),
+        ("open", "since release", "Open since the newest release"),
+        ("open", "release", "Open between releases"),
+        ("not reproduced", None, "Not reproduced"),
+    ]
     for table, kind, title in groups:
         verdict = "regression" if table == "open" else "not reproduced"
         chosen = [(s, c, k) for s, c, k in found if c["verdict"] == verdict and kind in (None, k)]
         if not chosen and kind != "main":
             continue
-        note = (' <small>another machine start measured it without a flag</small>' if table != "open" else "")
-        out.append(f'<h3>{title} <small>({len(chosen)})</small>{note}</h3>')
+        note = (
+            " <small>another machine start measured it without a flag</small>"
+            if table != "open"
+            else ""
+        )
+        out.append(f"<h3>{title} <small>({len(chosen)})</small>{note}</h3>")
         if not chosen:
             out.append("<p>None.</p>")
             continue
         ratio = "flag's ratio" if table != "open" else "ratio"
-        out.append(f'<table class="table table-condensed regressions" data-table="{table}"><thead><tr>'
-                   f"<th>case</th><th>where</th><th>{ratio} [{CONFIDENCE:.0%} interval]</th>"
-                   f"<th>status</th><th>threshold</th><th>{esc(PER_CALL)}</th><th>measured</th>"
-                   "</tr></thead><tbody>")
+        out.append(
+            f'<table class="table table-condensed regressions" data-table="{table}"><thead><tr>'
+            f"<th>case</th><th>where</th><th>{ratio} [{CONFIDENCE:.0%} interval]</th>"
+            f"<th>status</th><th>threshold</th><th>{esc(PER_CALL)}</th><th>measured</th>"
+            "</tr></thead><tbody>"
+        )
         for step, case, kind_of in chosen:
             state = summary.status(case)
             note = standing(case, step.get("versions"))
             why = cleared_text(case) if case["verdict"] == "not reproduced" else note
             runs = case.get("measurements") or [case]
             starts = len({m.get("start") for m in runs})
-            out.append(f'<tr class="case" id="{esc(anchor(machine, step, case))}" data-case="{esc(case["name"])}" '
-                       f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}" data-kind="{kind_of}" '
-                       f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" data-high="{case["high"]!r}" '
-                       f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
-                       f'<td>{commit_link(step["base"], known)} → '
-                       f'{commit_link(step["head"], known)}</td><td>{ratio_text(case)}</td>'
-                       f'<td class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br>'
-                       f'<small class="why">{esc(why)}</small></td>'
-                       f'<td>{case["threshold"]:.1%}</td><td class="per-call">{esc(per_call(case))}'
-                       f'</td><td title="{esc(measurements(case))}">{len(runs)} time{"s" if len(runs) != 1 else ""}, '
-                       f'{starts} machine start{"s" if starts != 1 else ""}</td></tr>')
+            out.append(
+                f'<tr class="case" id="{esc(anchor(machine, step, case))}" '
+                f'data-case="{esc(case["name"])}" data-base="{esc(step["base"])}" '
+                f'data-head="{esc(step["head"])}" data-kind="{kind_of}" '
+                f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" '
+                f'data-high="{case["high"]!r}" data-status="{esc(state)}"><td>'
+                f"{case_html(machine, case['name'])}</td><td>"
+                f"{commit_link(step['base'], known)} → "
+                f"{commit_link(step['head'], known)}</td><td>{ratio_text(case)}</td><td "
+                f'class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br><small '
+                f'class="why">{esc(why)}</small></td><td>{case["threshold"]:.1%}</td><td '
+                f'class="per-call">{esc(per_call(case))}</td><td '
+                f'title="{esc(measurements(case))}">{len(runs)} '
+                f"time{'s' if len(runs) != 1 else ''}, {starts} machine "
+                f"start{'s' if starts != 1 else ''}</td></tr>"
+            )
         out.append("</tbody></table>")
     out.append("</section>")
     return "\n".join(out)
@@ -76,7 +92,8 @@ def anchor(machine, step, case):
     return f"{machine}-{step['base'][:9]}-{step['head'][:9]}-{case['name']}"
 
 
-REGRESSIONS = f"""<p>Every case a paired step flagged slower: the whole {CONFIDENCE:.0%} interval of its ratio (head
+REGRESSIONS = f"""<p>Every case a paired step flagged slower: the whole {CONFIDENCE:.0%} interval \
+of its ratio (head
 over base) lies above 1 + its threshold. {rule_html()} (<code>cuda-bench steps --recheck</code>
 measures a flag not yet confirmed again). Each status says why it stands so; a flag not reproduced
 shows its own ratio and what cleared it. Cases the engine calls the same are never listed. Also as a
@@ -84,8 +101,8 @@ feed: <a href="regressions.xml">regressions.xml</a>.</p>"""
 
 
 def write_feed(html_dir, project, found_by_machine, known):
-    """regressions.xml: one Atom entry per open regression (confirmed or not yet), with its interval and status
-    and the commits by name; nothing the engine calls the same or did not reproduce."""
+    """regressions.xml: one Atom entry per open regression (confirmed or not yet), with its interval
+    and status and the commits by name; nothing the engine calls the same or did not reproduce."""
     from asv import feed
 
     entries = []
@@ -95,19 +112,38 @@ def write_feed(html_dir, project, found_by_machine, known):
                 continue
             where = f"{summary.name(step['base'], known)} → {summary.name(step['head'], known)}"
             title = f"{ratio_text(case)} {case['name']} at {where} ({summary.status(case)})"
-            content = (f"<p>{esc(case['name'])} on {esc(machine)}: {ratio_text(case)} ({CONFIDENCE:.0%} interval), "
-                       f"{esc(standing(case, step.get('versions')))}; {esc(KIND_WORDS[kind])}, {esc(where)}; "
-                       f"{esc(PER_CALL)}: {esc(per_call(case))}.</p>")
-            date = datetime.strptime(step["date"][:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
-            entries.append(feed.FeedEntry(title, date, f"regressions.html#{quote(anchor(machine, step, case))}",
-                                          content, [machine, case["name"], step["base"], step["head"]], date))
+            content = (
+                f"<p>{esc(case['name'])} on {esc(machine)}: {ratio_text(case)} ({CONFIDENCE:.0%} "
+                f"interval), {esc(standing(case, step.get('versions')))}; {esc(KIND_WORDS[kind])}, "
+                f"{esc(where)}; {esc(PER_CALL)}: {esc(per_call(case))}.</p>"
+            )
+            date = datetime.strptime(step["date"][:19], "%Y-%m-%dT%H:%M:%S").replace(
+                tzinfo=timezone.utc
+            )
+            entries.append(
+                feed.FeedEntry(
+                    title,
+                    date,
+                    f"regressions.html#{quote(anchor(machine, step, case))}",
+                    content,
+                    [machine, case["name"], step["base"], step["head"]],
+                    date,
+                )
+            )
     entries.sort(key=lambda e: e.updated, reverse=True)
-    feed.write_atom(str(html_dir / "regressions.xml"), entries, title=f"{project} performance regressions",
-                    author="cuda-python-bench", address=f"{project}.cuda-python-bench")
+    feed.write_atom(
+        str(html_dir / "regressions.xml"),
+        entries,
+        title=f"{project} performance regressions",
+        author="cuda-python-bench",
+        address=f"{project}.cuda-python-bench",
+    )
 
 
 def document(found):
     """``regressions.html`` of ``found`` (``read.History``)."""
-    body = "\n".join(render_regressions(name, machine.regressions, found.known)
-                     for name, machine in found.machines.items())
+    body = "\n".join(
+        render_regressions(name, machine.regressions, found.known)
+        for name, machine in found.machines.items()
+    )
     return page("Regressions", REGRESSIONS + body, "regressions.html", banner(found))
