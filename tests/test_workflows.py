@@ -138,10 +138,11 @@ def test_the_fast_lane_leaves_out_the_slow_tests_and_ci_runs_them_all(tmp_path, 
     """``scripts/test --fast`` is pytest -m "not slow" (the marker pyproject.toml registers, and
     pytest refuses one it does not know), other arguments passed as they are; ``.ci/run``, which
     ci.yml runs, calls ``scripts/test`` without it: CI runs the full suite."""
-    ruff, pytest_line = scripts_test_runs(tmp_path, "--fast", "-x", "tests/test_records.py")
+    ruff, ruff_format, pytest_line = scripts_test_runs(tmp_path, "--fast", "-x", "tests/test_records.py")
     assert ruff == "ruff <check> <cuda_bench> <benchmarks> <tests>"
+    assert ruff_format == "ruff <format> <--check> <--quiet> <cuda_bench>"
     assert pytest_line == "python <-m> <pytest> <-m> <not slow> <-x> <tests/test_records.py>"
-    assert scripts_test_runs(tmp_path)[1] == "python <-m> <pytest>"  # every test (testpaths)
+    assert scripts_test_runs(tmp_path)[2] == "python <-m> <pytest>"  # every test (testpaths)
     assert "--strict-markers" in pytestconfig.getini("addopts")  # pytest reads pyproject.toml's
     assert "slow" in [m.split(":")[0] for m in pytestconfig.getini("markers")]
     ci = (ROOT / ".ci" / "run").read_text()
