@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cuda_bench import counts, history, overcpp, records, results, suite, summary
+from cuda_bench import counts, history, overcpp_read, records, results, suite, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
 from cuda_bench.text import number, standing
 
@@ -176,7 +176,7 @@ def overview_rows(
         last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
         recorded = overhead_by_machine.get(machine_name, [])
-        paired = overcpp.over_cpp_cases(
+        paired = overcpp_read.over_cpp_cases(
             [r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions
         )
         params_of = {}

@@ -5,7 +5,7 @@ paired steps, the release ladder's medians across commits, and the nightly issue
 
 from __future__ import annotations
 
-from cuda_bench import calls, history, overcpp, results, stats, summary
+from cuda_bench import calls, history, overcpp_read, results, stats, summary
 from cuda_bench.counts import UNSEEN, case_label
 from cuda_bench.names import HARNESS, short_name
 from cuda_bench.overview import APIS, TITLES
@@ -44,7 +44,7 @@ def markdown(rows):
     call at the commit per library, a mark where the paired step to it judged the case, and each
     Python form over its C++ twin."""
     first = rows[0]
-    usual = overcpp.usual_runs(rows)
+    usual = overcpp_read.usual_runs(rows)
     paired = any("over_cpp" in c for r in rows for c in r["cells"].values())
     how = (
         "timed in turn in one process (`cuda-bench over-cpp`)"
@@ -52,7 +52,7 @@ def markdown(rows):
         else "net of the floor against the twin"
     )
     ranges = (
-        f" Where a range follows, it is over {overcpp.usual_runs_text(usual)} of this commit."
+        f" Where a range follows, it is over {overcpp_read.usual_runs_text(usual)} of this commit."
         if usual
         else ""
     )
@@ -78,7 +78,7 @@ def markdown(rows):
             marked[short] = row["differs"]
         case = " ".join(row["case"])
         core, bindings = (
-            overcpp.over_text(row["cells"].get(a, {}), usual) for a in ("core", "bindings")
+            overcpp_read.over_text(row["cells"].get(a, {}), usual) for a in ("core", "bindings")
         )
         lines.append(
             f"| `{short}`{star}{' ' + case if case else ''} | "

@@ -31,7 +31,7 @@ from conftest import (
     step_record,
 )
 
-from cuda_bench import asv_plugin, asvrun, cli, compare, history, machine, overcpp, paired, records
+from cuda_bench import asv_plugin, asvrun, cli, compare, history, machine, overcpp, overcpp_read, paired, records
 from cuda_bench.commands import common
 from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_files
 from cuda_bench.status import ERROR, INCOMPLETE, OK
@@ -681,9 +681,9 @@ def test_over_cpp_warns_when_the_run_it_measured_was_in_the_slow_state(tmp_path,
     runs of the machine: the H200 run overhead-cb56ab9f9-s14-call1b (its C++ twins x1.40 slower than the
     fastest) gets a warning, written or not (--no-write); overhead-cb56ab9f9-s14-call2a, on the next machine
     start (x1.09), does not, and is read against the commit's earlier run nearest the fast state instead
-    (overcpp.repeat_note)."""
+    (overcpp_read.repeat_note)."""
     lines = (ROOT / "results" / "nvidia-h200" / "over-cpp.jsonl").read_text().splitlines()
-    at = {"-".join(overcpp.run_label(json.loads(line)).rsplit("-", 2)[-2:]): k for k, line in enumerate(lines)}
+    at = {"-".join(overcpp_read.run_label(json.loads(line)).rsplit("-", 2)[-2:]): k for k, line in enumerate(lines)}
     machine_dir = tmp_path / "nvidia-h200"
     machine_dir.mkdir()
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from conftest import asv_conf, over_cpp_case, over_cpp_record, run_module, step_case, step_record
 
-from cuda_bench import asv_plugin, history, overcpp, records, report, results, summary
+from cuda_bench import asv_plugin, history, overcpp_read, records, report, results, summary
 from cuda_bench.names import split_case
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
@@ -229,7 +229,7 @@ def test_exactly_1_us_over_cpp_is_not_under_the_target():
     """cuda-python's target is under 1 µs over C++: 999.9 ns is under it (✓), exactly 1000 ns is not
     (✗), in the Markdown and on the front page's cell."""
     under, at = ({"over_cpp_ns": ns, "over_cpp_x": 2.0} for ns in (999.9, 1000.0))
-    assert overcpp.over_text(under).endswith("✓") and overcpp.over_text(at).endswith("✗")
+    assert overcpp_read.over_text(under).endswith("✓") and overcpp_read.over_text(at).endswith("✗")
     for cell, mark in ((under, "over-ok"), (at, "over-target")):
         row = {"machine": "gpu-a", "benchmark": "bench_event.EventCreate.time_event_create",
                "case": [],
@@ -241,14 +241,14 @@ def test_exactly_1_us_over_cpp_is_not_under_the_target():
 def test_one_over_cpp_run_shows_no_range_and_two_do():
     runs = {"low": 2.0, "high": 2.0, "runs": 1, "starts": 1}
     cell = {"over_cpp_ns": 100.0, "over_cpp_x": 2.0, "over_cpp": {"runs": runs}}
-    assert overcpp.over_text(cell) == "+100 ns ×2.00 ✓"
+    assert overcpp_read.over_text(cell) == "+100 ns ×2.00 ✓"
     cell["over_cpp"]["runs"] = runs | {"high": 2.1, "runs": 2}
-    assert overcpp.over_text(cell) == "+100 ns ×2.00 (×2.00–2.10 in 2 runs) ✓"
+    assert overcpp_read.over_text(cell) == "+100 ns ×2.00 (×2.00–2.10 in 2 runs) ✓"
 
 
 def test_a_run_exactly_at_the_fast_states_window_is_not_slow():
-    assert not overcpp.in_slow_state(overcpp.SLOW_STATE)
-    assert overcpp.in_slow_state(math.nextafter(overcpp.SLOW_STATE, 2))
+    assert not overcpp_read.in_slow_state(overcpp_read.SLOW_STATE)
+    assert overcpp_read.in_slow_state(math.nextafter(overcpp_read.SLOW_STATE, 2))
 
 
 def test_a_calibrated_threshold_at_the_floor_or_the_ceiling_is_taken_as_it_is(tmp_path, capsys):

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import aslr_can_be_switched_off, paired_run  # also puts the project on sys.path
 
-from cuda_bench import compare, overcpp, paired, records, stats
+from cuda_bench import compare, overcpp, overcpp_read, paired, records, stats
 
 
 class Core:
@@ -642,7 +642,7 @@ def test_over_cpp_reads_one_state_on_the_recorded_h200_groups():
     assert [len(r) for r in runs.values()] == [5, 5, 5]
 
     def agree(a, b, read):
-        return sum(overcpp.apart(read(a[n]), read(b[n])) <= overcpp.AGREE for n in a)
+        return sum(overcpp_read.apart(read(a[n]), read(b[n])) <= overcpp_read.AGREE for n in a)
 
     every = lambda case: case["all"]["ratio"]  # noqa: E731
     fast = lambda case: case["ratio"]  # noqa: E731

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from cuda_bench import history, overcpp, overview, records, results
+from cuda_bench import history, overcpp_read, overview, records, results
 
 FIXTURE = Path(__file__).parent / "fixtures" / "history"
 MACHINE = "nvidia-h200"
@@ -51,7 +51,7 @@ def figures_of(results_dir):
     versions = {n: b.get("version") for n, b in described.items()}
     out["over_cpp"] = {}
     for commit in dict.fromkeys(r["commit"] for r in runs):
-        found = overcpp.over_cpp_cases([r for r in runs if r["commit"] == commit], runs, versions)
+        found = overcpp_read.over_cpp_cases([r for r in runs if r["commit"] == commit], runs, versions)
         out["over_cpp"][commit] = {n: [c["ratio"], c["low"], c["high"], c["over_ns"], spread]
                                    for n, (c, spread) in found.items()}
     loaded = [(m, d) for m, d in results.load_all(results_dir) if d["commit_hash"].startswith("cb56ab9f9")]

@@ -26,7 +26,7 @@ from conftest import (
     write_records,
 )
 
-from cuda_bench import compare, history, overcpp, overview, records, report, results, stats
+from cuda_bench import compare, history, overcpp, overcpp_read, overview, records, report, results, stats
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
 from cuda_bench.pages import steps as steps_page
@@ -129,7 +129,7 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
                  if c["name"] == "bench_event.EventCreate.time_event_create('core')"), {})
     mark = {"regression": " ▲", "improvement": " ▼"}.get(case.get("verdict"))
     assert cells[3] == fmt(raw) + (f"{mark} {interval(case)}" if mark else "")
-    paired = overcpp.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
+    paired = overcpp_read.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
                                      if r["commit"] == commit])
     over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
     spread = ""
@@ -142,7 +142,8 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
             assert runs["low"] <= x <= runs["high"]
             spread = f"×{runs['low']:.2f}–{runs['high']:.2f}"
             counts = runs["runs"], runs.get("left_out", 0)
-            if f"Where a range follows, it is over {overcpp.usual_runs_text(counts)}" not in out:  # said once, or here
+            said = f"Where a range follows, it is over {overcpp_read.usual_runs_text(counts)}"
+            if said not in out:  # said once, or here
                 spread += f" in {runs['runs']} runs"
                 if runs.get("left_out"):  # runs in the slow state, left out of the range: said
                     spread += f", {runs['left_out']} in the slow state left out"
@@ -165,7 +166,7 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
     assert core["over_cpp_of"] == "paired" and core["over_cpp_ns"] == 1200.0 and core["over_cpp_x"] == 1.8
     assert "over_cpp" not in row["cells"]["bindings"]  # no record for it: the unpaired difference stays
     # above the 1 us target
-    assert overcpp.over_text(core) == "+1.20 µs ×1.80 (180 ns against 100 ns in one process) ✗"
+    assert overcpp_read.over_text(core) == "+1.20 µs ×1.80 (180 ns against 100 ns in one process) ✗"
     page = landing_page.render(rows)
     assert 'class="differs"' in page and "CuPy destroys the event" in page and "1.7" in page
     assert "processes in the fast state" not in page  # a record read over every process says nothing of it
@@ -222,7 +223,7 @@ def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
     assert shown == fmt(cell["value"])
     assert title.startswith(f"asv's median at {row['commit'][:9]}: {shown} ")
     times = f"{fmt(over['py_ns'] * 1e-9)} against {fmt(over['cpp_ns'] * 1e-9)} in one process"
-    assert times in title and times in overcpp.over_text(cell)
+    assert times in title and times in overcpp_read.over_text(cell)
     apart = cell["value"] * 1e9 / over["py_ns"]
     assert f"that is ×{apart:.2f} this measurement's Python time" in title
     assert times in report.markdown([r for r in rows if r["machine"] == machine])
@@ -367,7 +368,7 @@ def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine)
 
 
 def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_path):
-    """overcpp.agreement: a case agrees when the two ratios are within 5% of each other, whichever run is
+    """overcpp_read.agreement: a case agrees when the two ratios are within 5% of each other, whichever run is
     first (1.00 vs 1.049 agrees; 1.00 vs 1.06 and 1.00 vs 0.95 do not); cases one run lacks or that are
     left out do not count."""
     def record(out, ratios, **more):
@@ -376,12 +377,12 @@ def test_over_cpp_runs_agree_when_ratios_are_within_5_percent_either_way(tmp_pat
 
     a = record("run-a", {"p": 1.0, "q": 1.0, "r": 1.0, "s": 1.0, "only_a": 1.0})
     b = record("run-b", {"p": 1.049, "q": 1.06, "r": 0.95, "s": 1.0})
-    (pair,) = overcpp.agreement([a, b])
+    (pair,) = overcpp_read.agreement([a, b])
     assert (pair["a"], pair["b"], pair["cases"], pair["agree"]) == ("run-a", "run-b", 4, 2)
     assert pair["furthest"][0] == ("bench_x.X.time_x('q')", pytest.approx(0.06))
-    assert overcpp.agreement([b, a])[0]["agree"] == 2  # symmetric
-    assert overcpp.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
-    assert "| run-a | run-b | ? | same | 4 | **2 (50%)** |" in overcpp.agreement_markdown([pair])
+    assert overcpp_read.agreement([b, a])[0]["agree"] == 2  # symmetric
+    assert overcpp_read.agreement([a, b], leave_out={"bench_x.X.time_x('q')"})[0]["cases"] == 3
+    assert "| run-a | run-b | ? | same | 4 | **2 (50%)** |" in overcpp_read.agreement_markdown([pair])
 
     machine_dir = tmp_path / "m1"
     machine_dir.mkdir()
@@ -413,13 +414,13 @@ def test_agreement_counts_the_cases_whose_cpp_twin_moved_beside_the_others():
 
     a = record("a", {"p": (2.0, 100), "q": (2.0, 100), "r": (2.0, 100), "s": (2.0, 100), "t": (2.0, 100)})
     b = record("b", {"p": (2.0, 130), "q": (2.0, 131), "r": (2.2, 130), "s": (1.5, 150), "t": (2.0, 0)})
-    (pair,) = overcpp.agreement([a, b])
+    (pair,) = overcpp_read.agreement([a, b])
     assert (pair["cases"], pair["agree"], pair["twins_moved"], pair["still_agree"]) == (5, 3, 1, 3)
     # r's twin held still and its ratio moved 10%: counted against the pair; s's twin moved: set apart
-    text = overcpp.agreement_markdown([pair])
+    text = overcpp_read.agreement_markdown([pair])
     assert "| a | b | ? | same | 5 | **3 (60%)** | 1 | 3 (75%) |" in text
     assert "on the cases whose C++ twin did not move beside the others, 0 of 1 (from 75% to 75%)" in text
-    lone = overcpp.agreement([record("c", {"p": (2.0, 0)}), record("d", {"p": (2.0, 0)})])[0]
+    lone = overcpp_read.agreement([record("c", {"p": (2.0, 0)}), record("d", {"p": (2.0, 0)})])[0]
     assert (lone["twins_moved"], lone["still_agree"]) == (0, 1)  # no twin times: nothing set apart
 
 
@@ -438,10 +439,10 @@ def test_agreement_says_which_pairs_ran_on_one_machine_start_and_on_different_da
     b = record("b", "2026-12-03T10:00:00Z", [1.01] * 10)  # same start: 10 of 10
     c = record("c", "2026-12-03T12:00:00Z", [1.1] + [1.0] * 9)  # another start: 9 of 10 against a
     d = record("d", None, ten)
-    pairs = {(p["a"], p["b"]): p for p in overcpp.agreement([a, b, c, d])}
+    pairs = {(p["a"], p["b"]): p for p in overcpp_read.agreement([a, b, c, d])}
     assert [pairs[k]["same_start"] for k in (("a", "b"), ("a", "c"), ("b", "c"), ("a", "d"))] == [
         True, False, False, None]
-    text = overcpp.agreement_markdown(list(pairs.values()))
+    text = overcpp_read.agreement_markdown(list(pairs.values()))
     assert "| a | b | same | same | 10 | **10 (100%)** |" in text
     assert "| a | c | different | same | 10 | **9 (90%)** |" in text and "| a | d | ? | different | 10 |" in text
     assert "- on one machine start: 1 of 1 pairs agree on at least 90% of the cases (from 100% to 100%)" in text
@@ -463,13 +464,13 @@ def test_over_cpp_compares_a_case_only_across_runs_of_the_same_timed_work():
 
     old, older, new, newer = record(3.0, "v1"), record(2.9, "v1"), record(2.0, "v2", start="b2"), record(2.2, "v2")
     x = "bench_x.X.time_x('core')"
-    picked, spread = overcpp.over_cpp_cases([old, older, new, newer])[x]
+    picked, spread = overcpp_read.over_cpp_cases([old, older, new, newer])[x]
     assert picked is newer["cases"][0] and (spread["low"], spread["high"], spread["runs"]) == (2.0, 2.2, 2)
-    assert [p["cases"] for p in overcpp.agreement([old, new, older])] == [0, 1, 0]
-    assert [p["cases"] for p in overcpp.agreement([record(1.0, None), record(1.1, None), new])] == [1, 0, 0]
-    assert overcpp.over_cpp_cases([old], versions={"bench_x.X.time_x": "v2"}) == {}
-    assert overcpp.over_cpp_cases([old], versions={"bench_x.X.time_x": "v1"})[x][0] is old["cases"][0]
-    assert overcpp.over_cpp_cases([old], versions={"bench_y.Y.time_y": "v9"})[x][0] is old["cases"][0]
+    assert [p["cases"] for p in overcpp_read.agreement([old, new, older])] == [0, 1, 0]
+    assert [p["cases"] for p in overcpp_read.agreement([record(1.0, None), record(1.1, None), new])] == [1, 0, 0]
+    assert overcpp_read.over_cpp_cases([old], versions={"bench_x.X.time_x": "v2"}) == {}
+    assert overcpp_read.over_cpp_cases([old], versions={"bench_x.X.time_x": "v1"})[x][0] is old["cases"][0]
+    assert overcpp_read.over_cpp_cases([old], versions={"bench_y.Y.time_y": "v9"})[x][0] is old["cases"][0]
 
 
 def test_every_recorded_over_cpp_run_of_named_twins_names_its_cases_versions(machine):
@@ -491,7 +492,7 @@ def test_a_run_is_judged_slow_on_every_twin_whatever_the_python_versions():
 
     fast, slow = record(10.0, "b1"), record(30.0, "b2")  # the second run's twins: ×3 and ×1, median ×2
     y = "bench_y.Y.time_y('core')"
-    picked, spread = overcpp.over_cpp_cases([fast, slow], versions={"bench_x.X.time_x": "new",
+    picked, spread = overcpp_read.over_cpp_cases([fast, slow], versions={"bench_x.X.time_x": "new",
                                                                    "bench_y.Y.time_y": "new"})[y]
     assert picked is fast["cases"][1] and spread["left_out"] == 1 and spread["runs"] == 1
 
@@ -512,12 +513,12 @@ def test_the_recorded_h200_runs_of_one_call_agree_on_every_case(machine):
             if r["commit"].startswith("cb56ab9f9")}
     one_call = [runs[f"2026-12-03T{time}"] for time in ("21:11", "21:13")]
     two_calls = [runs[f"2026-12-03T{time}"] for time in ("18:35", "18:45")]
-    assert [(p["cases"], p["agree"]) for p in overcpp.agreement(one_call)] == [(91, 91)]
-    assert [(p["cases"], p["agree"]) for p in overcpp.agreement(two_calls)] == [(91, 81)]
+    assert [(p["cases"], p["agree"]) for p in overcpp_read.agreement(one_call)] == [(91, 91)]
+    assert [(p["cases"], p["agree"]) for p in overcpp_read.agreement(two_calls)] == [(91, 81)]
 
 
 def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way():
-    """overcpp.over_cpp_cases (the records of one commit): per case the newest measurement, and the range of
+    """overcpp_read.over_cpp_cases (the records of one commit): per case the newest measurement, and the range of
     its ratio over the runs of that record's twins version and layouts; a run of other twins, of random
     layouts or without the field stays out of the range. A newer run of fewer cases (-b) hides no other
     case. The overview prints the range beside the newest ratio."""
@@ -530,22 +531,24 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
     found = [record(1.8), record(2.4, twins="t0"), record(3.0, layouts="random"),
              {**record(5.0), "twins": None}, record(2.1), newest]
     x = "bench_x.X.time_x('x')"
-    assert overcpp.over_cpp_cases(found) == {x: (newest["cases"][0], {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2})}
+    spread = {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}
+    assert overcpp_read.over_cpp_cases(found) == {x: (newest["cases"][0], spread)}
     unknown = {**newest, "twins": None}
-    assert overcpp.over_cpp_cases([*found[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
+    assert overcpp_read.over_cpp_cases([*found[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
     partial = record(7.0, case="y")  # a newer run of another case only
-    assert overcpp.over_cpp_cases([*found, partial])[x][0] is newest["cases"][0]
+    assert overcpp_read.over_cpp_cases([*found, partial])[x][0] is newest["cases"][0]
     cell = {"over_cpp_ns": 100.0, "over_cpp_x": 2.0,
             "over_cpp": {"runs": {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}}}
-    assert overcpp.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
+    assert overcpp_read.over_text(cell) == "+100 ns ×2.00 (×1.80–2.10 in 3 runs) ✓"
     # a table names the count most of its ranges share once (usual_runs); those cells then give the range alone
     other = {**cell, "over_cpp": {"runs": {"low": 1.5, "high": 1.6, "runs": 2, "starts": 1, "left_out": 1}}}
     rows = [{"cells": {"core": cell, "bindings": cell}}, {"cells": {"core": other, "cpp": {"value": 1e-8}}}]
-    assert overcpp.usual_runs(rows) == (3, 0) and overcpp.usual_runs_text((3, 0)) == "3 runs"
-    assert overcpp.over_text(cell, (3, 0)) == "+100 ns ×2.00 (×1.80–2.10) ✓"
-    assert overcpp.over_text(other, (3, 0)) == "+100 ns ×2.00 (×1.50–1.60 in 2 runs, 1 in the slow state left out) ✓"
-    assert overcpp.usual_runs_text((2, 1)) == "2 runs (1 more, in the slow state, left out)"
-    assert overcpp.usual_runs([{"cells": {"core": {"over_cpp_ns": 5.0, "over_cpp_x": 1.1}}}]) is None  # one run
+    assert overcpp_read.usual_runs(rows) == (3, 0) and overcpp_read.usual_runs_text((3, 0)) == "3 runs"
+    assert overcpp_read.over_text(cell, (3, 0)) == "+100 ns ×2.00 (×1.80–2.10) ✓"
+    assert overcpp_read.over_text(other, (3, 0)) == \
+        "+100 ns ×2.00 (×1.50–1.60 in 2 runs, 1 in the slow state left out) ✓"
+    assert overcpp_read.usual_runs_text((2, 1)) == "2 runs (1 more, in the slow state, left out)"
+    assert overcpp_read.usual_runs([{"cells": {"core": {"over_cpp_ns": 5.0, "over_cpp_x": 1.1}}}]) is None  # one run
 
 
 def at(time):
@@ -558,7 +561,7 @@ def fast_state_runs(machine, since="", until="~"):
     """The H200's over-C++ runs at cb56ab9f9 that read each ratio in the fast state (every run from 04:00 UTC on
     2026-12-04), dated from ``since`` to before ``until``."""
     return [r for r in records.read(RESULTS / machine, "over-cpp")
-            if r["commit"].startswith("cb56ab9f9") and overcpp.fast_kind(overcpp.run_kind(r))
+            if r["commit"].startswith("cb56ab9f9") and overcpp_read.fast_kind(overcpp_read.run_kind(r))
             and since <= r["date"] < until]
 
 
@@ -577,11 +580,11 @@ def test_the_overview_at_main_spreads_over_the_recorded_runs_of_todays_twins(mac
     first eight runs alone; two later starts move launches with arguments by 4-9%)."""
     found = [r for r in records.read(RESULTS / machine, "over-cpp")
              if r["commit"].startswith("cb56ab9f9") and r["date"] < at("10:00")]
-    cases = overcpp.over_cpp_cases(found)
+    cases = overcpp_read.over_cpp_cases(found)
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(14, 7, 2)}
-    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 73
-    first = overcpp.over_cpp_cases(first_fast_runs(machine))
-    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in first.values()) == 86
+    assert sum(s["high"] / s["low"] - 1 <= overcpp_read.AGREE for _, s in cases.values()) == 73
+    first = overcpp_read.over_cpp_cases(first_fast_runs(machine))
+    assert sum(s["high"] / s["low"] - 1 <= overcpp_read.AGREE for _, s in first.values()) == 86
     (nearest,) = [r for r in found if r["date"] == at("04:42:55Z")]
     assert all(case in nearest["cases"] for case, _ in cases.values())
     assert {s["slower"] for _, s in cases.values()} == {1.0}
@@ -600,11 +603,11 @@ def test_over_cpp_in_the_fast_state_agrees_across_the_h200s_runs_of_main(machine
         for c in record["cases"]:
             fast = stats.fast_state(c["process_py_ns"])
             assert statistics.median(c["process_ratios"][i] for i in fast) == pytest.approx(c["ratio"], rel=1e-3)
-    pairs = overcpp.agreement(found)
-    assert len(pairs) == 28 and all(p["cases"] == 91 and p["agree"] >= overcpp.SHARE * 91 for p in pairs)
+    pairs = overcpp_read.agreement(found)
+    assert len(pairs) == 28 and all(p["cases"] == 91 and p["agree"] >= overcpp_read.SHARE * 91 for p in pairs)
     # the same eight runs read over every process: 7 of the 28 pairs reach 90%
     every = [{**r, "cases": [{**c, "ratio": c["all"]["ratio"]} for c in r["cases"]]} for r in found]
-    assert sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in overcpp.agreement(every)) == 7
+    assert sum(p["agree"] >= overcpp_read.SHARE * p["cases"] for p in overcpp_read.agreement(every)) == 7
 
 
 def test_a_run_with_no_process_in_the_fast_state_is_marked_and_left_out(machine):
@@ -618,7 +621,7 @@ def test_a_run_with_no_process_in_the_fast_state_is_marked_and_left_out(machine)
     assert len(found) == 8
 
     def marked(runs):  # the newest run taken for one in the slow state: left out of every case
-        left_out = {spread.get("left_out", 0) for _, spread in overcpp.over_cpp_cases(runs).values()}
+        left_out = {spread.get("left_out", 0) for _, spread in overcpp_read.over_cpp_cases(runs).values()}
         assert len(left_out) == 1  # the mark belongs to the run: on every case or on none
         return left_out.pop() == 1
 
@@ -635,7 +638,7 @@ def test_a_run_with_no_process_in_the_fast_state_is_marked_and_left_out(machine)
                           "py_ns": statistics.median(c["process_py_ns"][i] for i in chosen),  # C++: Python / ratio
                           "cpp_ns": statistics.median(c["process_py_ns"][i] / c["process_ratios"][i] for i in chosen)})
         slow = {**real, "cases": cases}
-        assert sum(overcpp.apart(a["ratio"], b["ratio"]) > overcpp.AGREE
+        assert sum(overcpp_read.apart(a["ratio"], b["ratio"]) > overcpp_read.AGREE
                    for a, b in zip(real["cases"], cases, strict=True)) >= 34
         flagged += marked([*found, slow])
     assert flagged == 8
@@ -659,29 +662,30 @@ def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
     first, later = first_fast_runs(machine), fast_state_runs(machine, at("08:00"), at("10:00"))
     assert len(first) == 8 and len(later) == 8 and found == [*first, *later]
     assert len({r["host"]["start"] for r in later}) == 4
-    factors = overcpp.slow_factors(found)
-    assert [overcpp.in_slow_state(x) for x in factors] == [False] * 8 + [True] * 2 + [False] * 6
+    factors = overcpp_read.slow_factors(found)
+    assert [overcpp_read.in_slow_state(x) for x in factors] == [False] * 8 + [True] * 2 + [False] * 6
     assert 1.2 < factors[8] < 1.21 and 1.39 < factors[9] < 1.41 and max(factors[:8] + factors[10:]) < 1.14
 
     def reaches(a, b):
-        pair = overcpp.agreement([a, b])[0]
-        return pair["agree"] >= overcpp.SHARE * pair["cases"]
+        pair = overcpp_read.agreement([a, b])[0]
+        return pair["agree"] >= overcpp_read.SHARE * pair["cases"]
 
     assert all(reaches(r, later[0]) for r in first) and not any(reaches(r, later[1]) for r in first)
     assert not reaches(later[0], later[2]) and not reaches(later[0], later[3])
     assert all(reaches(r, x) for r in first for x in later[2:4]) and reaches(later[2], later[3])
     assert all(reaches(x, y) for x in later[2:4] for y in later[4:]) and reaches(later[4], later[5])
     assert [sum(reaches(r, x) for r in first) for x in later[4:]] == [3, 6, 8, 8]
-    for case, spread in overcpp.over_cpp_cases(found).values():
-        assert spread["left_out"] == 2 and overcpp.slow_state(spread) is None
+    for case, spread in overcpp_read.over_cpp_cases(found).values():
+        assert spread["left_out"] == 2 and overcpp_read.slow_state(spread) is None
         assert case not in later[0]["cases"] and case not in later[1]["cases"]
     # what `cuda-bench over-cpp` says when it has just measured each of the later eight runs
-    notes = [overcpp.slow_run_note(found[:k]) for k in range(9, 17)]
+    notes = [overcpp_read.slow_run_note(found[:k]) for k in range(9, 17)]
     assert notes[0].startswith("this run's C++ twins ran ×1.203 slower than their fastest recorded run on this")
     assert notes[1].startswith("this run's C++ twins ran ×1.400 slower") and notes[2:] == [None] * 6
-    slow = {overcpp.run_label(r): x for r, x in zip(found, factors, strict=True) if overcpp.in_slow_state(x)}
-    text = overcpp.agreement_markdown(overcpp.agreement(found), slow=slow)
-    assert f"{overcpp.run_label(later[0])} ×1.203, {overcpp.run_label(later[1])} ×1.400. Without them:" in text
+    slow = {overcpp_read.run_label(r): x for r, x in zip(found, factors, strict=True) if overcpp_read.in_slow_state(x)}
+    text = overcpp_read.agreement_markdown(overcpp_read.agreement(found), slow=slow)
+    first, second = (overcpp_read.run_label(run) for run in later[:2])
+    assert f"{first} ×1.203, {second} ×1.400. Without them:" in text
     assert "- on one machine start: 7 of 7 pairs agree on at least 90% of the cases (from 98% to 100%)" in text
     assert text.endswith("- across machine starts: 76 of 84 pairs agree on at least 90% of the cases (from 85% to 100%)"
                          "; on the cases whose C++ twin did not move beside the others, 84 of 84 (from 93% to 100%)")
@@ -690,10 +694,11 @@ def test_a_real_start_without_fast_processes_is_marked_and_left_out(machine):
     fastest = found[factors.index(min(factors))]
     other = {**fastest, "commit": "6" * 40, "host": {"start": "another", "boot": None},
              "cases": [{**c, "cpp_ns": c["cpp_ns"] * 1.58} for c in fastest["cases"]]}
-    assert overcpp.slow_factors([other]) == [1.0] and overcpp.slow_run_note([other]) is None  # nothing to judge by
-    assert 1.55 < overcpp.slow_factors([other], found)[0] < 1.6 and overcpp.slow_run_note([other], found)
-    cases = overcpp.over_cpp_cases([other], found)
-    assert all(overcpp.slow_state(spread) and "left_out" not in spread for _, spread in cases.values())
+    assert overcpp_read.slow_factors([other]) == [1.0]
+    assert overcpp_read.slow_run_note([other]) is None  # nothing to judge by
+    assert 1.55 < overcpp_read.slow_factors([other], found)[0] < 1.6 and overcpp_read.slow_run_note([other], found)
+    cases = overcpp_read.over_cpp_cases([other], found)
+    assert all(overcpp_read.slow_state(spread) and "left_out" not in spread for _, spread in cases.values())
 
 
 CPU_BOUND = ("SetCurrent", "ComputeCapability", "CurrentComputeCapability", "GetKernel")  # the subset's other cases
@@ -733,8 +738,8 @@ def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_th
     before, recent = fast_state_runs(machine, until=at("10:00")), fast_state_runs(machine, at("10:00"), at("11:20"))
     assert len(before) == 16 and len(recent) == 8 and runs == [*before, *recent]
     assert len({r["host"]["start"] for r in recent}) == 4
-    factors = overcpp.slow_factors(runs)
-    assert not any(overcpp.in_slow_state(x) for x in factors[16:])
+    factors = overcpp_read.slow_factors(runs)
+    assert not any(overcpp_read.in_slow_state(x) for x in factors[16:])
 
     fitted = [*before, *recent[:2]]
     paces, shifts = zip(*(launch_path(r, fitted) for r in fitted), strict=True)
@@ -745,22 +750,22 @@ def test_launch_rows_move_with_the_cpp_launch_path_and_the_twins_control_sets_th
         pace, shift = launch_path(record, fitted)
         assert abs(shift / (intercept + slope * pace) - 1) < 0.02
 
-    kept = [r for r, x in zip(runs, factors, strict=True) if not overcpp.in_slow_state(x)]
-    cross = [p for p in overcpp.agreement(kept) if p["same_start"] is False]
-    assert len(cross) == 220 and sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in cross) == 184
-    assert sum(p["still_agree"] >= overcpp.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 219
+    kept = [r for r, x in zip(runs, factors, strict=True) if not overcpp_read.in_slow_state(x)]
+    cross = [p for p in overcpp_read.agreement(kept) if p["same_start"] is False]
+    assert len(cross) == 220 and sum(p["agree"] >= overcpp_read.SHARE * p["cases"] for p in cross) == 184
+    assert sum(p["still_agree"] >= overcpp_read.SHARE * (p["cases"] - p["twins_moved"]) for p in cross) == 219
     worst = min(cross, key=lambda p: p["agree"] / p["cases"])
     assert (worst["a"], worst["b"], worst["twins_moved"]) == (
         "overhead-cb56ab9f9-s14-call3a", "overhead-cb56ab9f9-s15-call1a", 30)
 
-    cases = overcpp.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
+    cases = overcpp_read.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
                                     if r["commit"].startswith("cb56ab9f9") and r["date"] < at("11:20")])
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(22, 11, 2)}
-    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 59
+    assert sum(s["high"] / s["low"] - 1 <= overcpp_read.AGREE for _, s in cases.values()) == 59
 
 
 def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_state(machine):
-    """overcpp.repeat_note, what `cuda-bench over-cpp` prints when a run ends: the issue's test against the
+    """overcpp_read.repeat_note, what `cuda-bench over-cpp` prints when a run ends: the issue's test against the
     commit's earlier run nearest the fast state (not in the slow state, of the same kind), with the twins'
     control, against the records there were when the run ended. Known answers on the H200's runs at cb56ab9f9:
     the run of 10:49 against the one of 04:42 (x1.00), 83 of 91 cases within 5%, 14 twins moved beside the
@@ -773,7 +778,7 @@ def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_sta
     def note(time):  # as over-cpp printed it when the run ended: against the records there were then
         k = next(i for i, r in enumerate(runs) if r["date"].startswith(at(time)))
         then = everything[:next(i for i, r in enumerate(everything) if r is runs[k]) + 1]
-        return overcpp.repeat_note(runs[:k + 1], then)
+        return overcpp_read.repeat_note(runs[:k + 1], then)
 
     assert note("10:49") == (
         "against overhead-cb56ab9f9-s13-call3b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
@@ -782,12 +787,12 @@ def test_a_new_over_cpp_run_is_read_against_the_earlier_run_nearest_the_fast_sta
     assert "77 of 91 cases (85%)" in note("10:22") and "26 C++ twins" in note("10:22")
     assert "over the other 65 cases 62 (95%)" in note("10:22")
     assert "on the same machine start" in note("04:06")
-    fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
-    assert overcpp.repeat_note(fast[:1], everything) is None
+    fast = [r for r in runs if overcpp_read.fast_kind(overcpp_read.run_kind(r))]
+    assert overcpp_read.repeat_note(fast[:1], everything) is None
     slow_first = fast_state_runs(machine, at("08:00"), at("08:50"))  # the two runs of the start booted at 08:37
-    assert len(slow_first) == 2 and overcpp.repeat_note([slow_first[1], fast[-1]], everything) is None
-    older = [r for r in runs if not overcpp.fast_kind(overcpp.run_kind(r))]
-    assert overcpp.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
+    assert len(slow_first) == 2 and overcpp_read.repeat_note([slow_first[1], fast[-1]], everything) is None
+    older = [r for r in runs if not overcpp_read.fast_kind(overcpp_read.run_kind(r))]
+    assert overcpp_read.repeat_note([older[0], fast[-1]], everything) is None  # another kind: not comparable
 
 
 def history_before(machine, tmp_path, before):
@@ -808,12 +813,12 @@ def fast_state_agreement(runs):
     """Over the runs read in the fast state and not in the slow state: (those runs, (how many, on how many
     machine starts, cross-start pairs, of those reaching 90% of all cases, of those reaching 90% of the cases
     whose twin held still))."""
-    fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
-    kept = [r for r, x in zip(fast, overcpp.slow_factors(fast), strict=True) if not overcpp.in_slow_state(x)]
-    cross = [p for p in overcpp.agreement(kept) if p["same_start"] is False]
+    fast = [r for r in runs if overcpp_read.fast_kind(overcpp_read.run_kind(r))]
+    kept = [r for r, x in zip(fast, overcpp_read.slow_factors(fast), strict=True) if not overcpp_read.in_slow_state(x)]
+    cross = [p for p in overcpp_read.agreement(kept) if p["same_start"] is False]
     return kept, (len(kept), len({r["host"]["start"] for r in kept}), len(cross),
-                  sum(p["agree"] >= overcpp.SHARE * p["cases"] for p in cross),
-                  sum(p["still_agree"] >= overcpp.SHARE * (p["cases"] - p["twins_moved"]) for p in cross))
+                  sum(p["agree"] >= overcpp_read.SHARE * p["cases"] for p in cross),
+                  sum(p["still_agree"] >= overcpp_read.SHARE * (p["cases"] - p["twins_moved"]) for p in cross))
 
 
 def test_the_main_jobs_first_step_flags_nothing_and_its_over_cpp_run_agrees(machine):
@@ -841,14 +846,14 @@ def test_the_main_jobs_first_step_flags_nothing_and_its_over_cpp_run_agrees(mach
     assert (min(shown), max(shown)) == (0.992, 1.007)
 
     runs, everything = main_runs(machine, at("14:40"))
-    assert overcpp.run_label(runs[-1]) == "2026-12-04T14:29:12Z"  # run's record: no --out, named by its date
-    assert overcpp.repeat_note(runs, everything).startswith(
+    assert overcpp_read.run_label(runs[-1]) == "2026-12-04T14:29:12Z"  # run's record: no --out, named by its date
+    assert overcpp_read.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 91 of 91 cases (100%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (23, 12, 242, 203, 241)
-    cases = overcpp.over_cpp_cases(runs)
+    cases = overcpp_read.over_cpp_cases(runs)
     assert {(s["runs"], s["starts"], s["left_out"]) for _, s in cases.values()} == {(23, 12, 2)}
-    assert sum(s["high"] / s["low"] - 1 <= overcpp.AGREE for _, s in cases.values()) == 58
+    assert sum(s["high"] / s["low"] - 1 <= overcpp_read.AGREE for _, s in cases.values()) == 58
 
 
 def test_a_step_measured_again_shows_the_numbers_its_verdict_rests_on(tmp_path):
@@ -1030,13 +1035,13 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     runs, _ = main_runs(machine, at("16:05"))
     assert [r["date"] for r in runs[-2:]] == [at("15:44:06Z"), at("15:45:09Z")]
     assert runs[-1]["host"]["start"] == runs[-2]["host"]["start"]
-    fast = [r for r in runs if overcpp.fast_kind(overcpp.run_kind(r))]
-    factors = dict(zip((r["date"] for r in fast), overcpp.slow_factors(fast), strict=True))
-    assert not overcpp.in_slow_state(factors[at("15:44:06Z")])
-    assert overcpp.in_slow_state(factors[at("15:45:09Z")]) and 1.18 < factors[at("15:45:09Z")] < 1.2
+    fast = [r for r in runs if overcpp_read.fast_kind(overcpp_read.run_kind(r))]
+    factors = dict(zip((r["date"] for r in fast), overcpp_read.slow_factors(fast), strict=True))
+    assert not overcpp_read.in_slow_state(factors[at("15:44:06Z")])
+    assert overcpp_read.in_slow_state(factors[at("15:45:09Z")]) and 1.18 < factors[at("15:45:09Z")] < 1.2
     kept, counts = fast_state_agreement(runs)
     assert counts == (24, 13, 265, 225, 264)
-    assert not any(p["same_day"] is False for p in overcpp.agreement(kept))  # all on 2026-12-04: no cross-day pair
+    assert not any(p["same_day"] is False for p in overcpp_read.agreement(kept))  # all on 2026-12-04: no cross-day pair
 
 
 def test_the_main_job_again_joins_its_step_and_adds_a_start(machine, tmp_path):
@@ -1057,7 +1062,7 @@ def test_the_main_job_again_joins_its_step_and_adds_a_start(machine, tmp_path):
     assert max(abs(m["ratio"] - 1) for c in step["cases"] if not c.get("control") for m in c["measurements"]) < 0.01
 
     runs, everything = main_runs(machine, at("16:30"))
-    assert overcpp.repeat_note(runs, everything).startswith(
+    assert overcpp_read.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 88 of 91 cases (97%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (25, 14, 289, 244, 288)
@@ -1174,7 +1179,7 @@ def test_the_main_jobs_step_measured_on_a_third_start_flags_nothing(machine, tmp
     assert {len({m["start"] for m in c["measurements"]}) for c in step["cases"]} == {3}
 
     runs, everything = main_runs(machine, at("17:45"))
-    assert overcpp.repeat_note(runs, everything).startswith(
+    assert overcpp_read.repeat_note(runs, everything).startswith(
         "against overhead-cb56ab9f9-s15-call5b (the earlier run of cb56ab9f9 nearest the fast state, ×1.00, on "
         "another machine start): 89 of 91 cases (98%) give the same ratio within 5%")
     assert fast_state_agreement(runs)[1] == (26, 15, 314, 268, 313)
@@ -1198,7 +1203,7 @@ def test_a_fresh_start_in_the_slow_state_is_warned_of_and_left_out_of_the_agreem
     runs, everything = main_runs(machine, at("18:35"))
     new = runs[-1]
     assert new["date"] > at("17:45") and new["host"]["start"] not in {r["host"]["start"] for r in runs[:-1]}
-    note = overcpp.slow_run_note([new], everything)
+    note = overcpp_read.slow_run_note([new], everything)
     assert note.startswith("this run's C++ twins ran ×1.206 slower than their fastest recorded run on this machine")
     assert fast_state_agreement(runs)[1] == (26, 15, 314, 268, 313)
 
@@ -1311,10 +1316,10 @@ def test_a_fresh_start_in_the_fast_state_joins_the_agreement(machine):
     new = runs[-2:]
     assert [r["date"][:16] for r in new] == [at("21:16"), at("21:17")]
     assert new[0]["host"]["start"] == new[1]["host"]["start"] not in {r["host"]["start"] for r in runs[:-2]}
-    assert all(not overcpp.in_slow_state(x) for x in overcpp.slow_factors(new, everything))
+    assert all(not overcpp_read.in_slow_state(x) for x in overcpp_read.slow_factors(new, everything))
     kept, counts = fast_state_agreement(runs)
     assert counts == (28, 16, 366, 314, 364)
-    (pair,) = overcpp.agreement(new)
+    (pair,) = overcpp_read.agreement(new)
     assert (pair["same_start"], pair["agree"], pair["cases"]) == (True, 89, 91)
     assert {r["date"][:10] for r in kept} == {"2026-12-04"}
 

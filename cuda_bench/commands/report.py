@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, overcpp, overview, read, report, results
+from cuda_bench import asvrun, overcpp_read, overview, read, report, results
 from cuda_bench.paths import RESULTS, machine_dirs
 from cuda_bench.status import OK, REGRESSION
 
@@ -80,7 +80,9 @@ def main(args, argv):
             or "No results yet."
         )
     elif args.agreement:
-        said = [overcpp.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)]
+        said = [
+            overcpp_read.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)
+        ]
         text = "\n\n".join(t for t in said if t)
         if not text:
             raise asvrun.RunError(

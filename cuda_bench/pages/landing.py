@@ -5,7 +5,7 @@ flagged the case, the rest on hover."""
 
 from __future__ import annotations
 
-from cuda_bench import calls, overcpp, summary
+from cuda_bench import calls, overcpp_read, summary
 from cuda_bench.names import short_name
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.pages.html import (
@@ -228,7 +228,7 @@ def cell_title(cell, row, usual):
     if "over_cpp_ns" in cell:
         over = cell.get("over_cpp")
         of = cell.get("over_cpp_of", "raw")
-        text = f"over its C++ twin: {overcpp.over_text(cell, usual)} ({of})"
+        text = f"over its C++ twin: {overcpp_read.over_text(cell, usual)} ({of})"
         if over:
             state = (
                 f", over the {over['fast']} of {over['processes']} processes in the fast state"
@@ -251,11 +251,11 @@ def cell_title(cell, row, usual):
                 text += (
                     f"; {runs['left_out']} run(s) in the slow state left out (their C++ twins ran "
                     "more than "
-                    f"×{overcpp.SLOW_STATE} slower than their fastest recorded run)"
+                    f"×{overcpp_read.SLOW_STATE} slower than their fastest recorded run)"
                 )
-            if overcpp.slow_state(runs):
+            if overcpp_read.slow_state(runs):
                 text += (
-                    f" (⚠ its C++ twins ran ×{overcpp.slow_state(runs):.3f} slower than their "
+                    f" (⚠ its C++ twins ran ×{overcpp_read.slow_state(runs):.3f} slower than their "
                     "fastest recorded "
                     "run on this machine: probably no process in the fast state, so the ratio "
                     "reads high)"
@@ -290,7 +290,7 @@ def render(rows):
         mrows = [r for r in rows if r["machine"] == machine]
         first = mrows[0]
         floor = first["floor"]
-        usual = overcpp.usual_runs(mrows)
+        usual = overcpp_read.usual_runs(mrows)
         out.append(
             f'<p class="legend-line">Median time per call (asv); harness floor <span class="floor">'
             f'{fmt(floor) if number(floor) else "n/a"}</span>. <span class="label '
