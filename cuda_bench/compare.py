@@ -25,13 +25,11 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, build, calls, counts, machine, paired, stats
+from cuda_bench import asvrun, build, comment, machine, paired, stats
+from cuda_bench.paired import regressions
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.suite import cases as suite_cases
-from cuda_bench.text import PER_CALL, interval, last_line, per_call, unchanged
-
-MARKER = "<!-- cuda-python-bench:compare -->"
 
 
 class CompareError(Exception):
@@ -206,9 +204,8 @@ def gate(
     sides = built_from(repo, base, head, bindings)
     if kind != "aa" and identical(sides) and not any((env or {}).values()):
         data = identical_summary(repo, base, head, kind, sides, bindings, settings, command, info)
-        progress(
-            f"{base} and {head}: identical builds ({built_from_text(sides)}): nothing measured"
-        )
+        built = comment.built_from_text(sides)
+        progress(f"{base} and {head}: identical builds ({built}): nothing measured")
         return data, write(out, data), None
     report, built = measure(
         repo,
@@ -279,15 +276,6 @@ def settings_record(settings, cores, aslr_off):
     }
 
 
-def counted(data):
-    """The cases that decide (controls never do)."""
-    return [c for c in data["cases"] if not c.get("control")]
-
-
-def regressions(data):
-    return [c for c in counted(data) if c["verdict"] == "regression"]
-
-
 def incomplete(data):
     """Whether a record left something out: a case not measured, or measured without some of its
     processes (``paired.kept``)."""
@@ -303,254 +291,6 @@ def exit_status(data):
     return INCOMPLETE if incomplete(data) else OK
 
 
-def case_row(case, mark=""):
-    return (
-        f"| {calls.named(case['name'])}{mark} | {per_call(case)} | ×{case['ratio']:.3f} | "
-        f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |"
-    )
-
-
-def ordinal(n):
-    return {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}.get(n, f"{n}th")
-
-
-def table_head(confidence):
-    return [
-        f"| case | {PER_CALL} | ratio | {confidence:.0%} interval | threshold |",
-        "|---|--:|--:|:-:|--:|",
-    ]
-
-
-def built_from_text(sides):
-    """What each side is built from, in one line: the packages whose trees (or wheel) differ, and
-    those that do not."""
-    base, head = sides["base"], sides["head"]
-    changed = build.differs(base, head)
-    same = [p for p in build.PACKAGES if p not in changed and p in base]
-    parts = [
-        f"`{p}` {str(base.get(p) or 'none')[:12]} → {str(head.get(p) or 'none')[:12]}"
-        for p in changed
-    ]
-    return ("; ".join(parts) or "nothing differs") + (
-        f"; the same: {', '.join(f'`{p}`' for p in same)}" if same else ""
-    )
-
-
-def comment(data):
-    """The pull-request comment: the cases that changed first, each with the interval it rests
-    on."""
-    if data.get("identical"):
-        return (
-            "\n".join(
-                [
-                    MARKER,
-                    f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`",
-                    "",
-                    "**Identical builds: nothing measured.** Both commits build the same wheels "
-                    "(the same trees of every package folder, the same cuda-bindings), so every "
-                    "case would time the same code.",
-                    "",
-                    "Built from: " + built_from_text(data["built_from"]) + ".",
-                ]
-            )
-            + "\n"
-        )
-    cases = counted(data)
-    worse = sorted(regressions(data), key=lambda c: -c["low"])
-    better = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["high"])
-    same = [c for c in cases if c["verdict"] == "same"]
-    versions = data.get("versions") or {}
-    same_code = {
-        c["name"]: said for c in worse + better if (said := unchanged(c["name"], versions))
-    }
-
-    def row(case):
-        return case_row(case, " †" if case["name"] in same_code else "")
-
-    info = data.get("machine") or {}
-    gpu = ", ".join(str(info[k]) for k in ("gpu", "driver") if info.get(k)) or "no GPU"
-    s = data["settings"]
-    thresholds = sorted({c["threshold"] for c in cases})
-    span = (
-        (
-            f"{thresholds[0]:.1%}"
-            if len(thresholds) == 1
-            else f"{thresholds[0]:.1%}–{thresholds[-1]:.1%}"
-        )
-        if thresholds
-        else "n/a"
-    )
-    out = [
-        MARKER,
-        f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`",
-        "",
-        f"**{len(worse)} regression{'s' if len(worse) != 1 else ''}**, {len(better)} improvement"
-        f"{'s' if len(better) != 1 else ''}, {len(same)} without a change beyond their threshold"
-        + (f", {len(data['errors'])} not measured (errors below)" if data["errors"] else "")
-        + (
-            f", {len(data['lost'])} measured without some process pairs (below)"
-            if data.get("lost")
-            else ""
-        )
-        + ".",
-        "",
-        f"Paired on `{info.get('machine', '?')}` ({gpu}): for {s['pairs']} process pairs, one "
-        "worker per build on one core"
-        + (", each process its own memory layout (ASLR on)" if s["layouts"] == "random" else "")
-        + ", samples taken in turn (A B B A); a case's ratio is the median over the pairs and its "
-        f"interval a {s['confidence']:.0%} confidence interval of that median. A verdict needs the "
-        f"whole interval beyond the case's threshold ({span}). {data['seconds']:.0f} s of "
-        "measurement"
-        + (
-            f", {data['build_seconds']:.0f} s of builds"
-            if data.get("build_seconds") is not None
-            else ""
-        )
-        + ".",
-    ]
-    if data.get("env"):  # the sides differ by more than their builds
-        out += [
-            "",
-            "Workers' environments: "
-            + "; ".join(
-                f"{side}: " + ", ".join(f"`{k}={v}`" for k, v in sorted(env.items()))
-                for side, env in data["env"].items()
-            )
-            + ".",
-        ]
-    if cases and max(c["coverage"] for c in cases) < s["confidence"]:
-        out += [
-            "",
-            f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} "
-            f"interval ({stats.fewest_pairs(s['confidence'])} or more can).",
-        ]
-    if worse:
-        out += ["", "#### Regressions", "", *table_head(s["confidence"]), *map(row, worse)]
-    if better:
-        out += ["", "#### Improvements", "", *table_head(s["confidence"]), *map(row, better)]
-    if same_code:
-        many = len(same_code) != 1
-        out += [
-            "",
-            f"† marks {len(same_code)} case{'s' if many else ''} whose timed calls run only code "
-            "that is the same version in both builds ("
-            + "; ".join(sorted(set(same_code.values())))
-            + f"): what moved {'them' if many else 'it'} lies outside that code, in what else the "
-            "process holds or in the machine start (docs/method.md, rule 6).",
-        ]
-    out += work_section(data)
-    controls = [c for c in data["cases"] if c.get("control")]
-    if controls:
-        out += [
-            "",
-            "Controls (no cuda-python code; should read ×1.000): "
-            + ", ".join(f"`{c['name']}` {interval(c)}" for c in controls),
-        ]
-    if data["errors"]:
-        out += ["", "#### Not measured", ""] + [
-            f"- `{name}`: {last_line(text)}" for name, text in sorted(data["errors"].items())
-        ]
-    if data.get("lost"):
-        out += [
-            "",
-            "#### Measured without some process pairs",
-            "",
-            "Some process pairs could not measure these (a worker died or timed out there: a crash "
-            "of one build is a finding of its own); each is measured from the others, enough for "
-            "its interval:",
-            "",
-        ] + [f"- `{name}`: {text}" for name, text in sorted(data["lost"].items())]
-    if data["only"]:
-        out += [
-            "",
-            "Measured on one side only (the other build skips it): "
-            + ", ".join(
-                f"`{name}` (only {side})" for name, (side, _) in sorted(data["only"].items())
-            ),
-        ]
-    if same:
-        out += [
-            "",
-            f"<details><summary>{len(same)} cases without a change beyond their "
-            "threshold</summary>",
-            "",
-            *table_head(s["confidence"]),
-            *map(case_row, same),
-            "",
-            "</details>",
-        ]
-    if data["skipped"]:
-        out += [
-            "",
-            f"{len(data['skipped'])} cases skipped by both builds (e.g. "
-            f"`{next(iter(data['skipped']))}`: {next(iter(data['skipped'].values()))}).",
-        ]
-    if data.get("built_from"):
-        out += ["", "Built from: " + built_from_text(data["built_from"]) + "."]
-    if versions:
-        out += [
-            "",
-            "Builds: "
-            + "; ".join(
-                f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
-                for side, found in versions.items()
-                if found
-            ),
-        ]
-    return "\n".join(out) + "\n"
-
-
-def timing_of(data, name):
-    """A case's timing verdict in a paired record, as the comment names it beside its change of
-    work."""
-    found = next((c for c in data["cases"] if c["name"] == name), None)
-    if found is not None:
-        return f"{interval(found)} {'control' if found.get('control') else found['verdict']}"
-    if name in data["errors"]:
-        return "not timed (an error, below)"
-    if name in data.get("only", {}):
-        return f"timed on the {data['only'][name][0]} side only"
-    return "skipped by both builds" if name in data["skipped"] else "not timed"
-
-
-def work_section(data):
-    """The comment's lines on the work per call that changed, where ``data`` carries both commits'
-    counts (``data["counts"]``: {"base": record, "head": record}, ``cuda_bench.counts``): each case
-    whose counts differ, beside its timing verdict, flagged or not."""
-    found = data.get("counts") or {}
-    base, head = found.get("base"), found.get("head")
-    if not base or not head:
-        return (
-            ["", "#### Work per call that changed", "", f"Not counted: {found['error']}"]
-            if found.get("error")
-            else []
-        )
-    changed = counts.diff(base, head)
-    both = len({c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]})
-    out = [
-        "",
-        "#### Work per call that changed",
-        "",
-        "Counted, not timed, in a pass of its own after the timing: per call of each case's timed "
-        "body, after a warm-up; CUDA driver and runtime API calls "
-        f"({'CUPTI' if head['cuda_counted'] else 'not counted'}), NVRTC calls seen from Python "
-        f"(not those made from Cython), Python and C calls ({head['mechanism']}), net memory "
-        "blocks. Counts have no noise: any change is a change of work, whatever the timing says.",
-        "",
-    ]
-    if changed:
-        out += [f"- {text} ({timing_of(data, name)})" for name, text in changed.items()]
-    else:
-        out += [f"No case's work per call changed ({both} cases counted in both builds)."]
-    notes = [*counts.caveats(base, head), counts.UNSEEN]
-    errors = sorted(set(base["errors"]) | set(head["errors"]))
-    if errors:
-        notes.append(
-            f"{len(errors)} cases could not be counted (e.g. `{errors[0]}`; summary.json has why)."
-        )
-    return out + (["", " ".join(notes)] if notes else [])
-
-
 def write_files(out_dir, data, stem, markdown):
     """The record as ``stem``.json and ``markdown(data)`` as ``stem``.md into ``out_dir``; the
     Markdown."""
@@ -564,7 +304,7 @@ def write_files(out_dir, data, stem, markdown):
 
 def write(out_dir, data):
     """summary.json and summary.md (the comment) into ``out_dir``; the comment."""
-    return write_files(out_dir, data, "summary", comment)
+    return write_files(out_dir, data, "summary", comment.comment)
 
 
 def calibration_record(data):

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import compare, machine, paired, records, stats
+from cuda_bench import comment, compare, machine, paired, records, stats
 from cuda_bench.names import cpp_id, is_control, split_case
 from cuda_bench.overcpp_read import repeat_note, slow_run_note
 from cuda_bench.status import INCOMPLETE, OK
@@ -150,7 +150,7 @@ def markdown(data, target_ns=TARGET_NS):
         "Each Python form and its C++ twin timed in turn, sample by sample, in one process; "
         f"{data['settings']['processes']} processes; medians over the processes in the fast state "
         f"(Python within {stats.FAST_WINDOW - 1:.0%} of the "
-        f'{compare.ordinal(stats.FAST_ANCHOR + 1)} fastest process\'s: "fast" says how many) with '
+        f'{comment.ordinal(stats.FAST_ANCHOR + 1)} fastest process\'s: "fast" says how many) with '
         f'{data["settings"]["confidence"]:.0%} intervals; "all processes": the ratio over every '
         f"process. Target (cuda-python #1580): under {fmt_ns(target_ns)} over C++. "
         f"{data['seconds']:.0f} s.",

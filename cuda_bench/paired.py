@@ -760,3 +760,12 @@ def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
         "groups": groups,
         "process_cores": [h.get("core") for _, h in outcomes],
     }
+
+
+def counted(data):
+    """The cases that decide (controls never do)."""
+    return [c for c in data["cases"] if not c.get("control")]
+
+
+def regressions(data):
+    return [c for c in counted(data) if c["verdict"] == "regression"]

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, build, compare, history, machine, paired, records, suite
+from cuda_bench import asvrun, build, comment, compare, history, machine, paired, records, suite
 from cuda_bench.names import HARNESS
 from cuda_bench.paths import WORK
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
@@ -86,7 +86,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             ) | {"release_tags": release_tags}
             if record_or_say(folder, "step", data, "the line below", f"step {where}"):
                 log(
-                    f"step {where}: identical builds ({compare.built_from_text(sides)}): nothing "
+                    f"step {where}: identical builds ({comment.built_from_text(sides)}): nothing "
                     "to measure"
                 )
             else:
@@ -127,7 +127,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             if kept_at == "the line below":
                 print(records.json.dumps(records.stamped(data, "step")), flush=True)
             continue
-        flagged = compare.regressions(data)
+        flagged = paired.regressions(data)
         flagged_any = flagged_any or bool(flagged)
         log(
             f"step {where}: {len(flagged)} regression(s)"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import NEWEST_WITH_NVRTC, ROOT, RUNNER, make_env
 
-from cuda_bench import compare, countpass, counts, paired, records
+from cuda_bench import comment, compare, countpass, counts, paired, records
 from cuda_bench.commands import counts as counts_command
 
 STAND_IN = '''
@@ -421,12 +421,12 @@ def test_the_comment_names_each_case_whose_work_changed_beside_its_timing():
     base = counts_record("main", [work(event), work(query)])
     head = counts_record("pr", [work(event, {"cuEventCreate": 1, "cuCtxGetCurrent": 1}, python=17, blocks=2),
                                 work(query)])
-    text = compare.comment(paired_data(timed, base, head))
+    text = comment.comment(paired_data(timed, base, head))
     section = text[text.index("#### Work per call that changed"):text.index("<details>")]
     assert ("- `EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 net blocks "
             "(×1.004 [0.998, 1.011] same)") in section
     assert "EventQuery" not in section  # its work did not change
-    assert "#### Work per call" not in compare.comment(paired_data(timed))  # no counts, no section
+    assert "#### Work per call" not in comment.comment(paired_data(timed))  # no counts, no section
     other = counts_record("pr", [work(event, python=9), work(query)], mechanism="sys.monitoring", cuda_counted=False,
                           cuda_why="cupti-python is not installed in this environment")
     for c in other["cases"]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import aslr_can_be_switched_off, paired_run  # also puts the project on sys.path
 
-from cuda_bench import compare, overcpp, overcpp_read, paired, records, stats
+from cuda_bench import comment, compare, overcpp, overcpp_read, paired, records, stats
 
 
 class Core:
@@ -475,7 +475,7 @@ def test_a_case_one_process_pair_lost_is_measured_from_the_others_and_the_loss_i
     assert report.lost[once].endswith(" (empty)")  # it wrote nothing: its log is named, not quoted (as on the H200)
     data = compare.summary(report, "pr")  # the record keeps the loss, and the run is not a pass
     assert data["lost"] == report.lost and compare.exit_status(data) == 2
-    assert "#### Measured without some process pairs" in compare.comment(data)
+    assert "#### Measured without some process pairs" in comment.comment(data)
     (tmp_path / "crashed").unlink()
     report, _ = probe_run(probe, tmp_path, 200, [once], pairs=6)
     assert report.cases == [] and not report.lost
@@ -767,7 +767,7 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
     assert DOUBLED[0] < case.ratio < DOUBLED[1] and case.verdict == "regression"
     data = compare.summary(report, "aa")
     assert data["env"] == env
-    assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in compare.comment(data)
+    assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in comment.comment(data)
     with pytest.raises(SystemExit):
         cli.parser().parse_args(["compare", "main", "main", "--head-env", "CUDA_BENCH_LEAVE_OUT"])
 
@@ -796,7 +796,7 @@ def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(
                                     progress=lambda m: None)
         data = compare.summary(report, "aa")
         said[settings.layouts] = (data["settings"]["layouts"], data["settings"]["aslr_off"],
-                                  "each process its own memory layout (ASLR on)" in compare.comment(data))
+                                  "each process its own memory layout (ASLR on)" in comment.comment(data))
     assert said == {"random": ("random", False, True), "fixed": ("fixed", aslr_can_be_switched_off(), False)}
     for command in (["aa", "main"], ["steps"], ["run"], ["ladder"]):
         assert cli.parser().parse_args(command).layouts == "random"
@@ -912,7 +912,7 @@ def test_a_threshold_read_from_calibration_decides_the_comparison_end_to_end(tmp
         data = compare.summary(report, "pr")
         (case,) = data["cases"]
         said[threshold] = (case["verdict"], case["threshold"], compare.exit_status(data),
-                           "#### Regressions" in compare.comment(data))
+                           "#### Regressions" in comment.comment(data))
         assert 1.04 < case["ratio"] < 1.06
     assert said == {0.02: ("regression", 0.02, 1, True), 0.10: ("same", 0.10, 0, False)}
 

@@ -26,7 +26,19 @@ from conftest import (
     write_records,
 )
 
-from cuda_bench import compare, history, overcpp, overcpp_read, overview, records, report, results, stats
+from cuda_bench import (
+    comment,
+    compare,
+    history,
+    overcpp,
+    overcpp_read,
+    overview,
+    paired,
+    records,
+    report,
+    results,
+    stats,
+)
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
 from cuda_bench.pages import steps as steps_page
@@ -1219,12 +1231,12 @@ def test_workers_killed_on_the_gpu_lose_two_pairs_and_nothing_else():
     for text in data["lost"].values():
         assert text.startswith("1 of 45 process pairs lost, measured from the other 44; the first: the head "
                                "worker (main) died (exit -9) during ")
-    assert not data["errors"] and not compare.regressions(data)
+    assert not data["errors"] and not paired.regressions(data)
     assert compare.exit_status(data) == INCOMPLETE == 2
     assert {c["name"]: len(c["pairs"]) for c in data["cases"] if len(c["pairs"]) != 45} == {
         name: 44 for name in data["lost"]}
-    comment = compare.comment(data)
-    assert "**0 regressions**" in comment and "2 measured without some process pairs" in comment
+    said = comment.comment(data)
+    assert "**0 regressions**" in said and "2 measured without some process pairs" in said
 
 
 def test_the_nightly_ladder_finds_no_release_newer_than_the_newest_measured_one(machine):
@@ -1253,15 +1265,15 @@ def test_the_comment_marks_the_flags_whose_code_is_the_same_version_in_both_buil
     differs. A head with another cuda-bindings gets no mark."""
     (record,) = [r for r in read_lines(RESULTS / machine / "steps.jsonl")
                  if r["base"].startswith("3c307b40f") and r["date"] < at("17:10")]
-    assert len(compare.regressions(record)) == 8
-    text = compare.comment(record)
+    assert len(paired.regressions(record)) == 8
+    text = comment.comment(record)
     assert text.count(" † |") == 2
     assert (f"| `{'bench_memory.PointerGetAttribute.time_pointer_get_attribute'}('bindings')` "
             "(`cuPointerGetAttribute`) † |") in text
     assert "† marks 2 cases whose timed calls run only code that is the same version in both builds " \
            "(cuda-bindings 13.3.1 on both sides)" in text
     record["versions"]["head"]["cuda-bindings"] = "13.3.2"
-    assert "†" not in compare.comment(record)
+    assert "†" not in comment.comment(record)
 
 
 def test_the_history_marks_a_flag_whose_code_is_the_same_version_on_both_sides(machine):
@@ -1300,9 +1312,9 @@ def test_the_h200_calibration_keeps_its_aa_silent_and_flags_the_spin_alone(machi
     spin = "bench_device.SetCurrent.time_set_current('core')"
     for name, expected in (("aa", {}), ("injected-spin24", {spin: "regression"})):
         data = paired_run(name)
-        assert data["settings"]["layouts"] == "random" and len(compare.counted(data)) == 102
-        assert {c["name"]: c["verdict"] for c in compare.counted(data) if c["verdict"] != "same"} == expected, name
-        assert {c["name"]: v for c in compare.counted(data)
+        assert data["settings"]["layouts"] == "random" and len(paired.counted(data)) == 102
+        assert {c["name"]: c["verdict"] for c in paired.counted(data) if c["verdict"] != "same"} == expected, name
+        assert {c["name"]: v for c in paired.counted(data)
                 if (v := stats.verdict(c["low"], c["high"], thresholds[c["name"]])) != "same"} == expected, name
     assert any(r["settings"]["layouts"] == "random" for r in records.read(RESULTS / machine, "calibration"))
 

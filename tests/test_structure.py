@@ -152,7 +152,8 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # the counting pass, which drives those workers and keeps their records as the steps keep theirs,
 # after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
-        "build", "results", "records", "history", "overcpp_read", "asvrun", "worker", "paired", "compare", "steps",
+        "build", "results", "records", "history", "overcpp_read", "asvrun", "worker", "paired", "comment",
+        "compare", "steps",
         "countpass", "plan", "overcpp", "summary", "overview", "read", "report", "pages.html",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
         "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]

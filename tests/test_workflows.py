@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import ROOT, paired_run
 
-from cuda_bench import compare, records, stats
+from cuda_bench import comment, compare, paired, records, stats
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent
@@ -179,14 +179,14 @@ def test_h200_paired_runs_read_to_their_own_intervals_verdicts_and_exit_status(p
         expected = "same" if case["control"] or case["coverage"] < data["settings"]["confidence"] else \
             stats.verdict(case["low"], case["high"], case["threshold"])
         assert case["verdict"] == expected, case["name"]
-    assert compare.exit_status(data) == (1 if compare.regressions(data) else 2 if data["errors"] or data["lost"] else 0)
-    assert compare.comment(data).startswith(compare.MARKER)
+    assert compare.exit_status(data) == (1 if paired.regressions(data) else 2 if data["errors"] or data["lost"] else 0)
+    assert comment.comment(data).startswith(comment.MARKER)
 
 
 def test_the_pr_comment_leads_with_what_changed():
     data = paired_run("injected-spin24")
-    body = compare.comment(data)
-    assert body.startswith(compare.MARKER)
+    body = comment.comment(data)
+    assert body.startswith(comment.MARKER)
     first_case = body.index("| `bench_")
     assert body.index("#### Regressions") < first_case < body.index("<details>")
     assert f"| `{SLOWED}` (`Device.set_current`) |" in body.split("<details>")[0]
@@ -196,7 +196,7 @@ def test_the_pr_comment_leads_with_what_changed():
 def test_the_pr_comment_names_a_case_measured_without_some_process_pairs():
     lost = {SLOWED: "1 of 45 process pairs lost, measured from the other 44; the first: head worker (b) died (exit 7)"}
     data = paired_run("injected-spin24") | {"lost": lost}
-    body = compare.comment(data)
+    body = comment.comment(data)
     assert "#### Measured without some process pairs" in body and "1 measured without some process pairs" in body
     assert f"- `{SLOWED}`: 1 of 45 process pairs lost" in body and "died (exit 7)" in body
     assert compare.exit_status(data) == 1  # the verdict stands on the 44 pairs
@@ -209,7 +209,7 @@ def test_aa_of_the_whole_suite_flags_nothing_and_reads_one():
     no case flagged, at least 95% of the cases within 1% of 1."""
     for name in ("aa", "aa-fixed-layout", "aa-rebuild-fixed-layout"):
         data = paired_run(name)
-        cases = compare.counted(data)
+        cases = paired.counted(data)
         assert len(cases) >= 85 and not data["errors"]
         assert [c["name"] for c in cases if c["verdict"] != "same"] == []
         assert sum(abs(c["ratio"] - 1) <= 0.01 for c in cases) >= 0.95 * len(cases)
@@ -220,7 +220,7 @@ def test_an_injected_slowdown_is_flagged_alone():
     """main against a commit that adds a 24-iteration spin to Device.set_current (+23 ns in a 413 ns call, H200)."""
     data = paired_run("injected-spin24")
     assert data["kind"] == "injected" and data["expected"] == [SLOWED]
-    flagged = [c for c in compare.counted(data) if c["verdict"] != "same"]
+    flagged = [c for c in paired.counted(data) if c["verdict"] != "same"]
     assert [c["name"] for c in flagged] == [SLOWED] and flagged[0]["verdict"] == "regression"
     case = flagged[0]
     # small: at most 5 %, or a fixed ~30 ns in a ~400 ns call
@@ -233,5 +233,5 @@ def test_calibration_covers_every_committed_aa_run():
     thresholds = records.calibration(Path(ROOT / "results") / "nvidia-h200")
     assert thresholds and min(thresholds.values()) >= stats.MIN_THRESHOLD
     for name in ("aa-fixed-layout", "aa-rebuild-fixed-layout"):
-        for case in compare.counted(paired_run(name)):
+        for case in paired.counted(paired_run(name)):
             assert stats.verdict(case["low"], case["high"], thresholds[case["name"]]) == "same", case["name"]
