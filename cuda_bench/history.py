@@ -194,6 +194,13 @@ def measured_in(results_dir, machine_name, conf):
     return found
 
 
+def system_site(results_dir, machine_name):
+    """The system site (``CUDA_BENCH_SYSTEM_SITE``) the machine's newest results file was measured
+    with, or None: the environment its history is read in on a machine that lacks that folder."""
+    runs = results.load_machine(Path(results_dir) / machine_name)
+    return (runs[-1].get("env_vars") or {}).get("CUDA_BENCH_SYSTEM_SITE") if runs else None
+
+
 def newer_releases(commits, measured):
     """Of the release ladder's ``commits`` (``asvrun.release_ladder``'s, oldest first): the newest
     release whose commit is in ``measured`` as (tag, commit), or None; and the releases after it. A

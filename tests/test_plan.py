@@ -49,14 +49,15 @@ def monorepo(tmp_path):
     return repo, shas
 
 
-def measured(results_dir, sha, date, bindings="source", cases=60, duration=0.5):
+def measured(results_dir, sha, date, bindings="source", cases=60, duration=0.5, site=None):
     """An asv results file of ``sha`` as asv writes one: ``cases`` cases measured, each taking ``duration`` s."""
     folder = Path(results_dir) / MACHINE
     folder.mkdir(parents=True, exist_ok=True)
     results = {f"bench_x.Op{i}.time_op": [1e-7, None, "v", 0, duration] for i in range(cases)}
     (folder / f"{sha[:8]}-env-{bindings}.json").write_text(json.dumps({
         "commit_hash": sha, "date": date, "env_name": f"env-{bindings}", "params": {},
-        "env_vars": {"CUDA_BENCH_BINDINGS": bindings}, "durations": {},
+        "env_vars": {"CUDA_BENCH_BINDINGS": bindings, **({"CUDA_BENCH_SYSTEM_SITE": site} if site else {})},
+        "durations": {},
         "result_columns": ["result", "params", "version", "started_at", "duration"], "results": results}))
 
 
@@ -249,6 +250,24 @@ def test_plan_lists_on_a_machine_without_a_gpu_and_will_not_run_there(monorepo, 
     assert cli.main([*argv, "--run"]) == ERROR
     assert "holds GPU runs only" in capsys.readouterr().err
     assert not list(result_files(tmp_path / "res" / MACHINE))
+
+
+def test_plan_read_elsewhere_takes_the_history_in_the_environment_it_was_measured_in(monorepo, tmp_path,
+                                                                                    monkeypatch, capsys):
+    """The GPU box measured with its system site (CUDA_BENCH_SYSTEM_SITE), a folder this machine lacks: the
+    plan read here takes the history's site, so the commits measured there are not planned again."""
+    repo, shas = monorepo
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(machine, "has_gpu", lambda info: False)
+    res = tmp_path / "history"
+    for i, sha in enumerate(shas[1:]):
+        measured(res, sha, 1000 + i, site="/opt/gpu-box/site-packages")
+    argv = ["plan", "--repo", str(repo), "--machine", MACHINE, "--window", "6", "--results-dir", str(res)]
+    assert cli.main(argv) == OK
+    out, err = capsys.readouterr()
+    assert "with the system site /opt/gpu-box/site-packages" in err
+    planned = [line for line in out.splitlines() if "[commit]" in line]
+    assert [line for line in planned if shas[0][:9] in line] and len(planned) == 1, out  # the one not measured
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import json
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, plan
+from cuda_bench import asvrun, history, machine, plan
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -80,6 +80,10 @@ def main(args, argv):
     conf = json.loads(config.read_text())
     gpu = machine.has_gpu(info)
     results_dir = Path(conf["results_dir"])  # read only, unless --run, which needs a GPU
+    site = None if args.system_site or gpu else history.system_site(results_dir, name)
+    if site:  # read on another machine: in the environment the history was measured in
+        conf.setdefault("matrix", {}).setdefault("env", {})["CUDA_BENCH_SYSTEM_SITE"] = [site]
+        log(f"plan: the history of {name} as measured there, with the system site {site}")
     planner = plan.Planner(asvrun.local_repo(conf), results_dir, name, conf, window=args.window)
     items = planner.items()
     log(
