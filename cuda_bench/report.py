@@ -13,6 +13,7 @@ from cuda_bench.text import (
     PER_CALL,
     TARGET_NS,
     cleared_text,
+    date_text,
     fmt,
     interval,
     last_line,
@@ -92,16 +93,6 @@ def markdown(rows):
     return "\n".join(lines)
 
 
-def _date(ms):
-    from datetime import datetime, timezone
-
-    return (
-        datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        if ms
-        else "not recorded"
-    )
-
-
 def _counts(found):
     return " · ".join(summary.counts_words(found))
 
@@ -172,8 +163,8 @@ def landing_markdown(told, rows, known):
     title = f" “{head['title']}”" if head["title"] else ""
     said = "The newest commit of main whose results could be read" if lost else "Main's head"
     lines += [
-        f"{said}: `{head['name']}`{title}, committed {_date(head['date'])[:10]}; asv measured it "
-        f"{_date(head['measured'])}.",
+        f"{said}: `{head['name']}`{title}, committed {date_text(head['date'])[:10]}; "
+        f"asv measured it {date_text(head['measured'])}.",
         "",
         "| against | paired verdict |",
         "|---|---|",

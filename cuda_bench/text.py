@@ -5,6 +5,7 @@ number is read against."""
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 
 from cuda_bench.names import TIMED_CODE, library_of
 
@@ -138,3 +139,13 @@ def unchanged(name, versions):
     ):
         return ""
     return ", ".join(f"{dist} {seen.pop()}" for dist, seen in present.items()) + " on both sides"
+
+
+def date_text(ms):
+    """A time in ms since the epoch as every page and report writes it, in UTC: ``2026-12-05 14:03
+    UTC``; "not recorded" for none."""
+    return (
+        datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        if ms
+        else "not recorded"
+    )

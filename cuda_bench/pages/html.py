@@ -5,7 +5,6 @@ call. Everything a page did not write itself goes through :func:`esc`."""
 from __future__ import annotations
 
 import html
-from datetime import datetime, timezone
 from urllib.parse import quote, urlencode
 
 from cuda_bench import calls, results, summary
@@ -90,14 +89,6 @@ def commit_link(commit, known, url=COMMIT_URL):
     return (
         f'<a class="commit" href="{esc(url + quote(commit))}" data-commit="{esc(commit)}"{title}>'
         f"{esc(summary.name(commit, known))}</a>"
-    )
-
-
-def date_text(ms):
-    return (
-        datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        if ms
-        else "not recorded"
     )
 
 

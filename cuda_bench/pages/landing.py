@@ -16,7 +16,6 @@ from cuda_bench.pages.html import (
     changed_table,
     commit_link,
     counts_text,
-    date_text,
     esc,
     graph_href,
     page,
@@ -30,6 +29,7 @@ from cuda_bench.report import OLDER
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import (
     TARGET_NS,
+    date_text,
     fmt,
     fmt_net,
     interval,
