@@ -108,6 +108,19 @@ COUNTS_CASE = {
     "unsteady": LIST,
 }
 
+#: what every record of one commit's run starts with (over C++, counts): the commit, when, how
+#: long, by what command, on which machine and machine start
+ONE_COMMIT = {
+    "commit": TEXT,
+    "rev": TEXT,
+    "date": TEXT,
+    "seconds": NUMBER,
+    "build_seconds": NUMBER + OPTIONAL,
+    "command": TEXT + OPTIONAL,
+    "machine": MAPPING,
+    "host": HOST,
+}
+
 #: per record type: {field: kind}, a kind being a CHECKS key (OPTIONAL at the end: None allowed
 #: too), a tuple of the values allowed, or a nested shape (a dict, for a mapping; in a list, for
 #: each item of a list)
@@ -152,14 +165,7 @@ SHAPES = {
         "thresholds": MAPPING,
     },
     "over-cpp": {
-        "commit": TEXT,
-        "rev": TEXT,
-        "date": TEXT,
-        "seconds": NUMBER,
-        "build_seconds": NUMBER + OPTIONAL,
-        "command": TEXT + OPTIONAL,
-        "machine": MAPPING,
-        "host": HOST,
+        **ONE_COMMIT,
         "settings": {"layouts": ("random", "fixed"), "state": ("fast", "all"), "processes": NUMBER},
         "versions": MAPPING + OPTIONAL,
         "twins": TEXT + OPTIONAL,
@@ -169,14 +175,7 @@ SHAPES = {
         "lost": MAPPING,
     },
     "counts": {
-        "commit": TEXT,
-        "rev": TEXT,
-        "date": TEXT,
-        "seconds": NUMBER,
-        "build_seconds": NUMBER + OPTIONAL,
-        "command": TEXT + OPTIONAL,
-        "machine": MAPPING,
-        "host": HOST,
+        **ONE_COMMIT,
         "versions": MAPPING,
         "settings": {"calls": NUMBER, "slow_calls": NUMBER, "runs": NUMBER, "warmup": TEXT},
         "mechanism": ("sys.monitoring", "sys.setprofile"),
