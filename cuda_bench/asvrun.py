@@ -267,7 +267,33 @@ def record_builds(machine_name, conf_path, results_dir=None):
     config's), one record per commit and environment."""
     conf = json.loads(Path(conf_path).read_text())
     env_dir, folder = Path(conf["env_dir"]), Path(results_dir or conf["results_dir"]) / machine_name
-    path = folder / BUILDS
+    rows = []
+    for made in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
+        env_path = made.parents[3]
+        try:
+            row = json.loads(made.read_text())
+            installed = made.with_name("installed.json")
+            row["installed"] = json.loads(installed.read_text()) if installed.exists() else None
+            info = env_path / "asv-env-info.json"
+            info = json.loads(info.read_text()) if info.exists() else {}
+            row.update(
+                python=info.get("python"), env_vars=info.get("build_env_vars"), env=env_path.name
+            )
+        except (OSError, ValueError) as exc:
+            print(
+                f"bench: {made.parent}: {exc}; that build is not recorded in {BUILDS}",
+                file=sys.stderr,
+            )
+            continue
+        rows.append(row)
+    keep_builds(folder, rows)
+
+
+def keep_builds(folder, rows):
+    """Put ``rows`` (build records) into ``folder``'s ``builds.jsonl``: one record per commit and
+    environment, a newer one replacing the line of the one before; the lines of other records, and
+    lines that are no record, stay as they were."""
+    path = Path(folder) / BUILDS
     # split as records.lines splits, so that a line number names the same line
     lines = (
         [line.decode("utf-8", "replace") for line in path.read_bytes().splitlines()]
@@ -286,21 +312,12 @@ def record_builds(machine_name, conf_path, results_dir=None):
         ):
             at[(found["commit"], found["env"])] = number - 1
     changed = False
-    for made in env_dir.glob("*/asv-build-cache/*/wheels/build.json"):
-        env_path = made.parents[3]
+    for row in rows:
         try:
-            row = json.loads(made.read_text())
-            installed = made.with_name("installed.json")
-            row["installed"] = json.loads(installed.read_text()) if installed.exists() else None
-            info = env_path / "asv-env-info.json"
-            info = json.loads(info.read_text()) if info.exists() else {}
-            row.update(
-                python=info.get("python"), env_vars=info.get("build_env_vars"), env=env_path.name
-            )
             line = json.dumps(records.check(records.stamped(row, "build"), "build"), sort_keys=True)
-        except (OSError, ValueError) as exc:
+        except ValueError as exc:
             print(
-                f"bench: {made.parent}: {exc}; that build is not recorded in {BUILDS}",
+                f"bench: the build of {row.get('commit')}: {exc}; not recorded in {BUILDS}",
                 file=sys.stderr,
             )
             continue
@@ -313,9 +330,8 @@ def record_builds(machine_name, conf_path, results_dir=None):
             lines.append(line)
             changed = True
     if changed:
-        folder.mkdir(parents=True, exist_ok=True)
-        # whole or not at all; the lines of other records, and lines that are no record, stay as
-        # they were
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        # whole or not at all
         build.write_whole(path, "".join(line + "\n" for line in lines if line.strip()))
 
 

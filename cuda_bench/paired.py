@@ -601,20 +601,38 @@ def run(
     for _, pair_hello, _ in outcomes:
         for side, answer in pair_hello.items():
             hello.setdefault(side, answer)
-    spent = {"phases": {}, "cases": {}}
-    for _, _, pair_spent in outcomes:
-        for part in ("phases", "cases"):
-            for key, seconds in pair_spent[part].items():
-                spent[part][key] = spent[part].get(key, 0.0) + seconds
-    spent = {
-        part: {key: round(seconds, 2) for key, seconds in found.items()}
-        for part, found in spent.items()
-    }
-
+    spent = spent_in([pair_spent for _, _, pair_spent in outcomes])
     found = {
         name: [pair_found.get(name) or ("error", "not measured") for pair_found, _, _ in outcomes]
         for name in names
     }
+    results, skipped, only, errors, lost = judge(names, found, settings, thresholds)
+    seconds = round(time.monotonic() - start, 1)
+    progress(f"paired: {seconds:g} s on {jobs} cores; {time_spent(spent['phases'])}")
+    return Report(
+        sides, settings, results, skipped, only, errors, seconds, hello, cores[:jobs], lost, spent
+    )
+
+
+def spent_in(parts):
+    """Where the time of several process pairs (or groups) went, summed: {"phases": {phase:
+    seconds}, "cases": {name: seconds}}, each rounded to 0.01 s."""
+    spent = {"phases": {}, "cases": {}}
+    for part_spent in parts:
+        for part in ("phases", "cases"):
+            for key, seconds in part_spent[part].items():
+                spent[part][key] = spent[part].get(key, 0.0) + seconds
+    return {
+        part: {key: round(seconds, 2) for key, seconds in found.items()}
+        for part, found in spent.items()
+    }
+
+
+def judge(names, found, settings, thresholds):
+    """Each case of ``names`` from its outcomes, one per process pair (``found[name]``: what
+    :func:`measure_case` returns): (results, skipped, only, errors, lost), as :class:`Report` holds
+    them. A case is measured from the pairs that did not fail where enough are left (:func:`kept`);
+    its ratio, interval and verdict are ``stats.analyse``'s against its threshold."""
     results, skipped, only, errors, lost = [], {}, {}, {}, {}
     for name in names:
         outcomes_, error, lost_note = sort_out(
@@ -647,11 +665,7 @@ def run(
             errors[name] = f"process pairs disagree whether it runs: {sorted(kinds)}"
         if lost_note and name not in errors:
             lost[name] = lost_note
-    seconds = round(time.monotonic() - start, 1)
-    progress(f"paired: {seconds:g} s on {jobs} cores; {time_spent(spent['phases'])}")
-    return Report(
-        sides, settings, results, skipped, only, errors, seconds, hello, cores[:jobs], lost, spent
-    )
+    return results, skipped, only, errors, lost
 
 
 def time_spent(phases):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -258,3 +259,80 @@ def release_name(info):
 def commit_name(commit, known):
     """How the pages name a commit: its release tag, else its first 9 hex digits."""
     return release_name(known.get(commit) or {}) or commit[:9]
+
+
+# --- asv's results files written from the paired engine's samples ---------------------------------
+def asv_suite(conf_path):
+    """asv's own discovery of the suite, run in this interpreter: {benchmark: its description
+    (params, version, ...)} as asv's benchmarks.json holds them, which it writes into the
+    configuration's results folder as ``asv run`` does. The suite is this project's, not
+    cuda-python's, so no commit of cuda-python is needed to discover it."""
+    from asv import benchmarks, config, environment
+
+    conf = config.Config.load(str(conf_path))
+    conf.branches = []  # nothing to check out: discovery only imports the suite
+    here = environment.ExistingEnvironment(conf, sys.executable, {}, {})
+    found = benchmarks.Benchmarks.discover(conf, None, [here], [None])
+    found.save()
+    return dict(found)
+
+
+def asv_environment(conf_path):
+    """asv's one environment of ``conf_path`` (a derived asv.conf.json, one value per matrix
+    entry): its ``name`` (the results files'), ``hashname`` (its folder's), ``python``,
+    ``requirements`` and ``env_vars``, as ``asv run`` would make it."""
+    from asv import config, environment
+
+    conf = config.Config.load(str(conf_path))
+    envs = list(environment.get_environments(conf, None, verbose=False))
+    if len(envs) != 1:
+        raise ValueError(f"{conf_path} describes {len(envs)} environments, not one")
+    return envs[0]
+
+
+def save_asv(conf_path, suite, machine_name, commit, date, samples, calls, skipped=None):
+    """Write what the paired engine measured of ``commit`` as asv's results file of
+    ``machine_name``, in the environment ``conf_path`` (a derived asv.conf.json) describes, with
+    asv's own classes, names and statistics: ``samples`` {case: the time per call of each sample,
+    ns}, ``calls`` {case: calls per sample}, ``skipped`` {case: why} (asv's "skipped", no value);
+    ``suite``: :func:`asv_suite`. A benchmark none of whose cases was measured keeps what the file
+    held (the C++ twins of an earlier asv run). asv's machine file of ``machine_name`` must exist
+    (``machine.record``). The path written."""
+    from asv import config
+    from asv import results as asv_results
+    from asv.machine import Machine
+    from asv.runner import BenchmarkResult
+
+    from cuda_bench.names import case_name
+
+    conf = config.Config.load(str(conf_path))
+    env = asv_environment(conf_path)
+    host = Machine.load(machine_name=machine_name, interactive=False)
+    host.save(conf.results_dir)
+    params = dict(host.__dict__) | {"python": env.python} | dict(env.requirements)
+    run = asv_results.Results(
+        params, env.requirements, commit, date, env.python, env.name, env.env_vars
+    )
+    run.load_data(conf.results_dir)
+    skipped = skipped or {}
+    for name, described in suite.items():
+        combos = list(itertools.product(*described["params"])) if described["params"] else [()]
+        names = [case_name(name, combo) for combo in combos]
+        if not any(n in samples or n in skipped for n in names):
+            continue
+        found = [[ns * 1e-9 for ns in samples[n]] if n in samples else None for n in names]
+        run.add_result(
+            described,
+            BenchmarkResult(
+                result=[
+                    statistics.median(s) if s else None for s in found
+                ],  # add_result replaces each by asv's own statistic of its samples
+                samples=found,
+                number=[calls.get(n) if n in samples else None for n in names],
+                errcode=0,
+                stderr="",
+                profile=None,
+            ),
+        )
+    run.save(conf.results_dir)
+    return Path(conf.results_dir) / asv_results.get_filename(machine_name, commit, env.name)

@@ -154,7 +154,7 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 FLOW = ["status", "paths", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
         "build", "results", "records", "history", "overcpp_read", "asvrun", "worker", "paired", "comment",
         "compare", "steps",
-        "countpass", "plan", "overcpp", "summary", "overview", "read", "report", "pages.html",
+        "countpass", "window", "plan", "overcpp", "summary", "overview", "read", "report", "pages.html",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
         "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]
 PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own

@@ -1,0 +1,286 @@
+"""One pass over a window of commits (cuda_bench.window), on the scripted machine of test_paired (a core that
+runs at full or half speed for hundreds of milliseconds at a time, a process offset per worker) and on the
+sawtooth clock that drifts inside every round: every commit timed once, each adjacent pair judged as a paired step
+judges it, and what the window records read as the history reads steps."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+from test_paired import CASES, HARD, HARD_INJECTED, INJECTED, Core, Sawtooth, ScriptedWorker
+
+from cuda_bench import compare, paired, records, stats, window
+
+
+class Logged(ScriptedWorker):
+    """A scripted worker that writes its side's name into a log shared by its process group, per sample."""
+
+    def __init__(self, name, core, costs, offset, log):
+        super().__init__(name, core, costs, offset)
+        self.log = log
+
+    def sample(self, calls):
+        self.log.append(self.side.name)
+        return super().sample(calls)
+
+
+def scripted_window(costs_per_side, cases, pairs=12, seconds=0.3, seed=1, clock=Core, log=None, offsets=None):
+    """``window.measure_case`` over ``pairs`` process groups on the scripted machine, one core each: {case:
+    [per group outcome]}. ``costs_per_side``: each build's cost table, oldest first."""
+    rng = random.Random(seed)
+    settings = paired.Settings(pairs=pairs, seconds=seconds)
+    found = {name: [] for name in cases}
+    for group in range(pairs):
+        core = clock(seed * 1000 + group)
+        shared = [] if log is None else log
+        workers = [Logged(f"commit{k}", core, costs, (offsets or {}).get((group, k), rng.gauss(1, 0.002)), shared)
+                   for k, costs in enumerate(costs_per_side)]
+        for name in cases:
+            found[name].append(window.measure_case(workers, name, settings, random.Random(group), now=core.seconds))
+    return found
+
+
+def judged(found, i, threshold=0.01):
+    """The adjacent pair (i, i + 1) of a scripted window, judged as paired.run judges a step: {case: CaseResult}."""
+    return {name: stats.analyse(name, [window.pair_outcome(o, i, i + 1)[1:] for o in outcomes], threshold)
+            for name, outcomes in found.items()}
+
+
+def slowed(costs, name, factor):
+    return dict(costs, **{name: costs[name] * factor})
+
+
+def test_an_aa_window_reads_one_at_every_step_and_flags_nothing():
+    found = scripted_window([CASES] * 5, CASES)
+    for i in range(4):
+        for name, case in judged(found, i).items():
+            assert case.verdict == "same", (i, name, case)
+            assert abs(case.ratio - 1) < 0.005, (i, name, case)
+
+
+def test_a_slowdown_in_the_middle_of_the_window_is_flagged_at_its_step_alone():
+    """Commits 3 and later take 3% longer on one call: the step 2 -> 3 flags it, with the ratio near 1.03, and no
+    other step flags anything."""
+    slow = slowed(CASES, INJECTED, 1.03)
+    found = scripted_window([CASES, CASES, CASES, slow, slow, slow], CASES)
+    flagged = {i: [n for n, c in judged(found, i).items() if c.verdict != "same"] for i in range(5)}
+    assert flagged == {0: [], 1: [], 2: [INJECTED], 3: [], 4: []}
+    assert 1.025 < judged(found, 2)[INJECTED].ratio < 1.035
+
+
+def test_each_round_is_a_shuffled_order_and_its_reverse_after_one_warm_sample_each():
+    log = []
+    found = scripted_window([CASES] * 4, [INJECTED], pairs=1, seconds=0.01, log=log)
+    (outcome,) = found[INJECTED]
+    rounds = outcome[3]
+    timed = log[len(log) - 8 * len(rounds):]
+    assert sorted(log[len(log) - 8 * len(rounds) - 4:len(log) - 8 * len(rounds)]) == [f"commit{k}" for k in range(4)]
+    orders = [timed[i:i + 8] for i in range(0, len(timed), 8)]
+    assert all(o[:4] == o[4:][::-1] and sorted(o[:4]) == [f"commit{k}" for k in range(4)] for o in orders)
+    assert len({tuple(o[:4]) for o in orders}) > 1  # shuffled, not one fixed order
+    # every side's two samples of a round sit at the same mean position: a linear drift cancels
+    assert len(rounds) >= 3 and all(len(row) == 4 and all(s is not None for s in row) for row in rounds)
+
+
+def test_a_clock_that_drifts_inside_rounds_cancels_only_because_each_round_is_a_palindrome(monkeypatch):
+    """On the sawtooth clock (a linear drift inside every round, state switches inside rounds) an A/A window of 4
+    reads within 1% of 1 at every step and flags nothing. With the second half of each round in the same order as
+    the first instead of reversed, the drift reads as a change between commits that sit apart in the order."""
+    found = scripted_window([HARD] * 4, HARD, pairs=20, seconds=0.1, clock=Sawtooth)
+    for i in range(3):
+        for name, case in judged(found, i).items():
+            assert case.verdict == "same" and abs(case.ratio - 1) < 0.01, (i, name, case)
+
+    def same_order(workers, answers, settings, rng, now, clock):  # the rule this test guards, put back wrong
+        order = list(range(len(workers)))
+        calls = paired.calls_per_sample(workers[0], settings)
+        rounds = []
+        end = now() + settings.seconds * len(workers) / 2
+        while len(rounds) < 3 or now() < end:
+            first = [workers[i].sample(calls) for i in order]
+            second = [workers[i].sample(calls) for i in order]
+            rounds.append([(first[k], second[k]) for k in order])
+        return ("ok", calls, [("ok",)] * len(workers), rounds)
+
+    monkeypatch.setattr(window, "_sample_case", same_order)
+    drifting = scripted_window([HARD] * 4, HARD, pairs=20, seconds=0.1, clock=Sawtooth)
+    assert any(case.verdict != "same" for i in range(3) for case in judged(drifting, i).values())
+
+
+def test_the_window_and_a_paired_step_agree_on_the_same_pair_within_their_intervals():
+    """The same two builds, with a 3% slowdown of one call and its neighbours unchanged, through a window of five
+    and through the paired engine: each ratio lies in the other's interval, and their widths are alike."""
+    slow = slowed(HARD, HARD_INJECTED, 1.03)
+    found = scripted_window([HARD, HARD, slow, slow, slow], HARD, pairs=20, seconds=0.1, clock=Sawtooth)
+    in_window = judged(found, 1)
+    rng = random.Random(7)
+    per_pair = {name: [] for name in HARD}
+    for pair in range(20):
+        core = Sawtooth(7000 + pair)
+        a = ScriptedWorker("base", core, HARD, rng.gauss(1, 0.002))
+        b = ScriptedWorker("head", core, slow, rng.gauss(1, 0.002))
+        for name in HARD:
+            per_pair[name].append(paired.measure_case(a, b, name, paired.Settings(seconds=0.1), now=core.seconds)[1:])
+    stepped = {name: stats.analyse(name, found_, 0.01) for name, found_ in per_pair.items()}
+    for name in HARD:
+        w, s = in_window[name], stepped[name]
+        assert s.low <= w.ratio <= s.high or w.low <= s.ratio <= w.high, (name, w, s)
+        assert (w.high - w.low) < 3 * (s.high - s.low) + 0.002, (name, w, s)
+    assert in_window[HARD_INJECTED].verdict == stepped[HARD_INJECTED].verdict == "regression"
+
+
+def test_a_case_one_build_lacks_is_listed_at_its_steps_and_measured_at_the_others():
+    """Commit 2 adds a call the two before it lack (their setup skips it): the steps 0 -> 1 say both skip it, 1 -> 2
+    that only the head has it, 2 -> 3 measures it; each commit's own numbers say the same."""
+    new = INJECTED
+
+    def outcome_of(group):
+        workers = [ScriptedWorker(f"commit{k}", Core(group), CASES, 1.0) for k in range(4)]
+        for worker in workers[:2]:
+            worker.setup = lambda name: {"skip": "this build has no such call"}
+        return window.measure_case(workers, new, paired.Settings(seconds=0.01), random.Random(group),
+                                   now=workers[0].core.seconds)
+
+    outcomes = [outcome_of(g) for g in range(8)]
+    assert {window.pair_outcome(o, 0, 1) for o in outcomes} == {("skip", "this build has no such call")}
+    assert {window.pair_outcome(o, 1, 2) for o in outcomes} == {("only", "head", "this build has no such call")}
+    assert {window.pair_outcome(o, 2, 3)[0] for o in outcomes} == {"ok"}
+    sides = [window.side_result([{new: o} for o in outcomes], [new], k) for k in range(4)]
+    assert [bool(s.samples) for s in sides] == [False, False, True, True]
+    assert sides[0].skipped == {new: "this build has no such call"} and sides[2].calls[new] >= 1
+
+
+def test_a_worker_that_reports_an_error_fails_its_sides_steps_and_no_other():
+    outcome = ("ok", 10, [("ok",), ("error", "commit1: setup is broken"), ("ok",)], [[(1, 1), None, (1, 1)]])
+    assert window.pair_outcome(outcome, 0, 1) == ("error", "commit1: setup is broken")
+    assert window.pair_outcome(outcome, 1, 2) == ("error", "commit1: setup is broken")
+    assert window.pair_outcome(("error", "died"), 0, 1) == ("error", "died")
+
+
+@pytest.mark.parametrize("count, size, expected", [
+    (3, 6, [[0, 1, 2]]),
+    (6, 6, [[0, 1, 2, 3, 4, 5]]),
+    (7, 6, [[0, 1, 2, 3, 4, 5], [5, 6]]),
+    (11, 6, [[0, 1, 2, 3, 4, 5], [5, 6, 7, 8, 9, 10]]),
+    (12, 6, [[0, 1, 2, 3, 4, 5], [5, 6, 7, 8, 9, 10], [10, 11]]),
+    (5, 2, [[0, 1], [1, 2], [2, 3], [3, 4]]),
+])
+def test_blocks_share_their_edge_so_that_every_adjacent_pair_is_in_exactly_one(count, size, expected):
+    found = window.blocks(list(range(count)), size)
+    assert found == expected
+    pairs = [(b[i], b[i + 1]) for b in found for i in range(len(b) - 1)]
+    assert pairs == [(i, i + 1) for i in range(count - 1)]
+
+
+def scripted_maker(costs_of, clocks):
+    def make(side, core, settings, log):
+        worker = ScriptedWorker(side.name, clocks.setdefault(core, Core(core)), costs_of[side.name], 1.0)
+        worker.side, worker.hello, worker.close = side, {"versions": {"python": "3.12"}, "aslr_off": False}, lambda: None
+        return worker
+    return make
+
+
+def test_a_run_gives_each_adjacent_pair_a_step_record_of_the_steps_shape(tmp_path):
+    """window.run on scripted workers (threads): one paired.Report per adjacent pair, its sides named base and
+    head, from which compare.summary makes a record that records.SHAPES takes as a step; each side's samples are
+    its commit's per-call times."""
+    names = [INJECTED, "bench_sim.Op0.time_op0('core')"]
+    costs_of = {"commit0": CASES, "commit1": CASES, "commit2": slowed(CASES, INJECTED, 1.10)}
+    sides = [paired.Side(n, n, n[-1] * 40, "python") for n in costs_of]
+    report = window.run(sides, names, paired.Settings(pairs=8, seconds=0.02), tmp_path, {},
+                        progress=lambda m: None, cores=[0, 1], make_worker=scripted_maker(costs_of, {}))
+    assert len(report.steps) == 2
+    for step, (base, head) in zip(report.steps, [("0", "1"), ("1", "2")]):
+        assert [s.name for s in step.sides] == ["base", "head"]
+        assert (step.sides[0].commit[0], step.sides[1].commit[0]) == (base, head)
+        data = compare.summary(step, "step") | {"bindings": "source", "release_tags": None}
+        records.check(records.stamped(data, "step"), "step")
+    verdicts = [{c.name: c.verdict for c in step.cases} for step in report.steps]
+    assert verdicts == [{n: "same" for n in names}, {INJECTED: "regression", names[1]: "same"}]
+    per_call = [statistics.median(side.samples[INJECTED]) for side in report.per_side]
+    assert per_call[2] / per_call[0] == pytest.approx(1.10, rel=0.01)
+    assert per_call[0] == pytest.approx(CASES[INJECTED], rel=0.01)
+
+
+def test_a_window_needs_two_builds_with_names_of_their_own(tmp_path):
+    one = paired.Side("commit0", "a", "a" * 40, "python")
+    with pytest.raises(ValueError, match="two builds"):
+        window.run([one], [INJECTED], paired.Settings(), tmp_path)
+    with pytest.raises(ValueError, match="name of its own"):
+        window.run([one, one], [INJECTED], paired.Settings(), tmp_path)
+
+
+# --- real workers, real cuda-core releases, a real git repository, real asv --------------------------------------
+#: cases that run without a GPU in both releases' environments, and one (NVRTC's) that only the newer one has
+CPU_CASES = ["bench_harness.Floor.time_noop('noop')", "bench_launch.LaunchConfigCreate.time_launch_config_create('core')",
+             "bench_enum.ResultFromValue.time_result_from_value('bindings')",
+             "bench_program.Compile.time_compile('bindings', 'ptx')"]
+
+
+@pytest.mark.slow
+def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_results_asv_publishes(tmp_path, git_repo):
+    """Three commits of a real repository, "built" as cuda-core 1.0.1 (no NVRTC), 1.2.2 and 1.2.2 again, timed in
+    one pass by real workers: two step records of the paired step's shape (the first says only its head has the
+    NVRTC case), which the read layer takes as steps with no gap between them; each commit's asv results file, with
+    asv's version of each benchmark, which asv publish draws; builds.jsonl and commits.json as a run writes them."""
+    import json
+    import os
+    import subprocess
+
+    from conftest import NEWEST_WITH_NVRTC, RELEASES, RUNNER, asv_conf, git, make_env
+
+    from cuda_bench import machine, publish, read
+
+    older, newer = make_env(RELEASES["1.0.1"] + RUNNER), make_env(NEWEST_WITH_NVRTC + RUNNER)
+    commits = []
+    for i in range(3):
+        (git_repo / "n").write_text(str(i))
+        git(git_repo, "add", "n")
+        when = f"2026-07-0{i + 1}T12:00:00Z"  # a day apart: the history orders commits by date
+        subprocess.run(["git", "commit", "-qm", f"commit {i}"], cwd=git_repo, check=True,
+                       env={**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when})
+        commits.append(git(git_repo, "rev-parse", "HEAD"))
+    envs = {c: {"python": str(p), "commit": c, "installed": {"cuda-core": v},
+                "build": {"commit": c, "bindings": "wheel", "ok": True, "packages": {}, "seconds": 0.0}}
+            for c, p, v in zip(commits, (older, newer, newer), ("1.0.1", "1.2.2", "1.2.2"))}
+    settings = paired.Settings(pairs=6, seconds=0.02, jobs=2)
+    measured = window.measure_built(git_repo, commits, envs, bindings="wheel", settings=settings, names=CPU_CASES,
+                                    thresholds={}, log_dir=tmp_path / "logs", progress=lambda m: None, block=6,
+                                    cores=[0, 1], build_seconds=0.0)
+    assert [(link.base, link.head) for link in measured.links] == list(zip(commits, commits[1:]))
+    first, second = (link.report for link in measured.links)
+    assert first.only == {CPU_CASES[3]: ("head", first.only[CPU_CASES[3]][1])}
+    assert {c.name for c in second.cases} == set(CPU_CASES)
+    assert not measured.per_commit[0].samples.get(CPU_CASES[3]) and CPU_CASES[3] in measured.per_commit[0].skipped
+
+    # the environment as the project's derived configuration names it (asv builds none of it here)
+    config = asv_conf(tmp_path, git_repo, newer, environment_type="virtualenv", pythons=["3.12"],
+                      matrix={"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}})
+    name, info = machine.record("window-test")
+    results_dir = tmp_path / "results"
+    assert window.record(measured, git_repo, conf_path=config, machine_name=name, info=info, results_dir=results_dir,
+                         settings=settings, command="cuda-bench window", out=tmp_path / "out")
+    history = read.load(results_dir)
+    steps = history.machines[name].steps
+    assert [(s["base"], s["head"]) for s in steps] == list(zip(commits, commits[1:]))
+    assert all(s["window"]["commits"] == commits and s["seconds"] > 0 for s in steps)
+    assert history.machines[name].gaps == []  # every measured commit is paired with the one before it
+    files = sorted((results_dir / name).glob("*-*.json"), key=lambda p: commits.index(json.loads(p.read_text())["commit_hash"]))
+    assert len(files) == 3
+    suite = json.loads((results_dir / "benchmarks.json").read_text())
+    for path, found in zip(files, measured.per_commit):
+        data = json.loads(path.read_text())
+        row = dict(zip(data["result_columns"], data["results"]["bench_harness.Floor.time_noop"]))
+        assert row["version"] == suite["bench_harness.Floor.time_noop"]["version"]
+        assert row["result"][0] == pytest.approx(statistics.median(found.samples[CPU_CASES[0]]) * 1e-9, rel=0.05)
+    builds = [json.loads(line) for line in (results_dir / name / "builds.jsonl").read_text().splitlines()]
+    assert [b["commit"] for b in builds] == commits
+    assert set(json.loads((results_dir / "commits.json").read_text())) == set(commits)
+    publish.publish(config)
+    (graph,) = [p for p in (tmp_path / "html" / "graphs").rglob("bench_harness.Floor.time_noop.json")
+                if f"machine-{name}" in p.parts]
+    drawn = json.loads(graph.read_text())  # asv's graph: [revision, [value per parameter]] per commit
+    assert [value for _, (value,) in drawn] == pytest.approx(
+        [statistics.median(found.samples[CPU_CASES[0]]) * 1e-9 for found in measured.per_commit], rel=0.05)
