@@ -33,6 +33,8 @@ asv) uses
   ladder     the same over every cuda-core-v* release tag and main's head (--new: only releases \
 newer
              than the newest measured, each paired with the release before it)
+  window     commits measured in one pass: each timed once, each adjacent pair a paired step,
+             each commit's asv numbers and work per call; into the history (--out: a folder)
   steps      the paired steps the history lacks, made now (--recheck: flags not yet confirmed)
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold

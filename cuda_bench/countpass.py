@@ -205,16 +205,91 @@ def measure(sides, names, *, log_dir, progress=None, **options):
         STOP.clear()
 
 
+def count_parallel(sides, names, *, jobs=None, log_dir, progress=say, **options):
+    """Every side (paired.Side) counted at once, ``jobs`` worker processes at a time (default:
+    every core but one): {side name: record}, each as :func:`count_side` makes it. Each side's
+    cases are cut into the same consecutive runs, so a case is counted after the same cases in every
+    commit's process; the record's ``seconds`` is the wall time from the first run's start to its
+    side's last run's end."""
+    jobs = jobs or max(1, len(machine.cores()) - 1)
+    per_side = max(1, min(len(names), -(-2 * jobs // max(1, len(sides)))))
+    size = -(-len(names) // per_side)
+    chunks = [names[i : i + size] for i in range(0, len(names), size)]
+    tasks = [(side, i, chunk) for side in sides for i, chunk in enumerate(chunks)]
+    progress(
+        f"counts: {len(sides)} commit(s) x {len(names)} cases in {len(tasks)} runs of up to "
+        f"{size}, {min(jobs, len(tasks))} at a time"
+    )
+    start = time.monotonic()
+    ended = {}
+
+    def one(task):
+        side, i, chunk = task
+        part = count_side(
+            side,
+            chunk,
+            log_dir=Path(log_dir) / f"part{i:02d}",
+            progress=lambda m: None,
+            **options,
+        )
+        ended[(side.name, i)] = time.monotonic()
+        return part
+
+    pool = ThreadPoolExecutor(min(jobs, len(tasks)))
+    try:
+        parts = list(pool.map(one, tasks))
+    except BaseException:
+        STOP.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        STOP.clear()
+    out = {}
+    for side in sides:
+        mine = [p for (s, _, _), p in zip(tasks, parts) if s is side]
+        out[side.name] = merged(mine, names) | {
+            "seconds": round(max(ended[(side.name, i)] for i in range(len(chunks))) - start, 1)
+        }
+    return out
+
+
+def merged(parts, names):
+    """One counts record of a commit from the records of its runs (:func:`count_parallel`): their
+    cases in ``names``' order, skips and errors together, CUDA counted where any run counted it."""
+    first = next((p for p in parts if p["cases"]), parts[0])
+    order = {name: i for i, name in enumerate(names)}
+    whys = list(dict.fromkeys(w for p in parts if p["cases"] for w in p["cuda_why"].split("; ")))
+    return first | {
+        "cases": sorted((c for p in parts for c in p["cases"]), key=lambda c: order[c["name"]]),
+        "skipped": {k: v for p in parts for k, v in p["skipped"].items()},
+        "errors": {k: v for p in parts for k, v in p["errors"].items()},
+        "cuda_counted": any(p["cuda_counted"] for p in parts),
+        "cuda_why": "; ".join(whys) if whys else "no case was counted",
+        "versions": next((p["versions"] for p in parts if p["versions"]), {}),
+    }
+
+
 def write(out_dir, record):
     """counts.json and counts.md (the table) into ``out_dir``; the table."""
     return compare.write_files(out_dir, record, "counts", counts.markdown)
 
 
 def record_commits(
-    repo, commits, *, conf, machine_name, info, results_dir, cupti=(), command=None, progress=say
+    repo,
+    commits,
+    *,
+    conf,
+    machine_name,
+    info,
+    results_dir,
+    cupti=(),
+    command=None,
+    progress=say,
+    jobs=None,
 ):
-    """The counting pass of ``cuda-bench run``: each of ``commits`` counted in its own environment
-    (the ones the paired steps use) and recorded in ``results_dir/<machine>/counts.jsonl``. Its exit
+    """The counting pass of ``cuda-bench run`` and ``window``: each of ``commits`` counted in its
+    own environment (the ones the paired steps use), ``jobs`` worker processes at once
+    (:func:`count_parallel`), and recorded in ``results_dir/<machine>/counts.jsonl``. Its exit
     status: INCOMPLETE when a commit could not be counted or recorded, else OK."""
     out = WORK / "counts"
     try:
@@ -241,10 +316,17 @@ def record_commits(
         return INCOMPLETE
     status = OK
     names = compare.case_names([], BENCHMARKS)
-    for side in sides:  # one commit at a time: the counts of one do not wait on the others' builds
-        record = count_side(
-            side, names, log_dir=out / "logs", progress=progress, command=command, machine_info=info
-        )
+    counted = count_parallel(
+        sides,
+        names,
+        jobs=jobs,
+        log_dir=out / "logs",
+        progress=progress,
+        command=command,
+        machine_info=info,
+    )
+    for side in sides:
+        record = counted[side.name]
         here = out / label(side.rev[:12])
         write(here, record)
         if not steps.record_or_say(
@@ -259,6 +341,7 @@ def record_commits(
             status = INCOMPLETE
         progress(
             f"counts at {side.rev[:9]}: {len(record['cases'])} counted, "
-            f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted"
+            f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted in "
+            f"{record['seconds']:g} s"
         )
     return status

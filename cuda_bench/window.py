@@ -32,8 +32,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, build, compare, paired, records, results, steps
-from cuda_bench.paths import COMMITS
+from cuda_bench import asvrun, build, compare, countpass, history, paired, records, results, steps
+from cuda_bench.paths import COMMITS, WORK
+from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
+from cuda_bench.text import interval
 
 #: the builds one pass times at once, per core (a worker process each, all of them holding a CUDA
 #: context): a longer window is cut into blocks of this many consecutive builds, each block sharing
@@ -559,21 +561,22 @@ def build_record(env_record, conf_env):
     return row
 
 
-def record(measured, repo, *, conf_path, machine_name, info, results_dir, settings, command, out):
-    """Keep a :class:`Pass` in the history of ``results_dir/machine_name``: each step's record (its
-    summary.json first, under ``out``), each commit's asv results file, its build and what the pages
-    say of it (commits.json). A commit listed twice (an A/A) is never kept in the history: nothing
-    is recorded then. Whether everything was recorded."""
-    conf = records.json.loads(Path(conf_path).read_text())
-    bindings = asvrun.bindings_of(conf)
+def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, before=()):
+    """Keep a :class:`Pass` in the history of ``results_dir/machine_name``: each step's record of
+    ``found`` (:func:`step_records`; its summary.json first, under ``out``), each commit's asv
+    results file (but those of ``before``, commits the history has measured already: a window adds
+    to their steps, not to their numbers), each commit's build, and what the pages say of it
+    (commits.json). A window that lists a commit twice (an A/A) is never kept. Whether every record
+    was written."""
     if len(set(measured.commits)) < len(measured.commits):
-        raise ValueError("a window that lists a commit twice is an A/A: it is not kept")
+        raise ValueError(
+            "a window that lists a commit twice is an A/A: the history does not keep it"
+        )
     folder = Path(results_dir) / machine_name
     ok = True
-    for data in step_records(
-        measured, repo, bindings=bindings, settings=settings, command=command, info=info
-    ):
-        here = Path(out) / "steps" / f"{data['base'][:12]}-{data['head'][:12]}"
+    for data in found:
+        where = f"{data['base'][:12]}-{data['head'][:12]}"
+        here = Path(out) / "steps" / where
         compare.write(here, data)
         ok &= steps.record_or_say(
             folder,
@@ -586,18 +589,184 @@ def record(measured, repo, *, conf_path, machine_name, info, results_dir, settin
     asvrun.keep_builds(folder, [build_record(measured.envs[c], env) for c in measured.commits])
     described, _ = asvrun.describe_commits(repo, measured.commits)
     suite = results.asv_suite(conf_path)
-    for commit, found in zip(measured.commits, measured.per_commit):
-        if not found.samples:
-            continue
-        results.save_asv(
-            conf_path,
-            suite,
-            machine_name,
-            commit,
-            described.get(commit, {}).get("date"),
-            found.samples,
-            found.calls,
-            found.skipped,
-        )
+    for commit, side in zip(measured.commits, measured.per_commit):
+        if side.samples and commit not in before:
+            results.save_asv(
+                conf_path,
+                suite,
+                machine_name,
+                commit,
+                described.get(commit, {}).get("date"),
+                side.samples,
+                side.calls,
+                side.skipped,
+            )
     asvrun.record_commits(repo, measured.commits, Path(results_dir) / COMMITS.name)
     return ok
+
+
+def write(out, measured, found):
+    """A :class:`Pass` kept in ``out`` alone (a proof, an A/A): each step's summary.json and
+    summary.md under ``steps/``, and ``window.json``: the commits, the step records, and per commit
+    the median time per call of each case, with its samples' count."""
+    out = Path(out)
+    for i, data in enumerate(found):
+        compare.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
+    per_commit = [
+        {
+            "commit": commit,
+            "median_ns": {n: round(statistics.median(v), 2) for n, v in side.samples.items()},
+            "samples": {n: len(v) for n, v in side.samples.items()},
+            "skipped": side.skipped,
+            "errors": side.errors,
+        }
+        for commit, side in zip(measured.commits, measured.per_commit)
+    ]
+    build.write_whole(
+        out / "window.json",
+        records.json.dumps(
+            {
+                "commits": measured.commits,
+                "revs": measured.revs,
+                "seconds": measured.seconds,
+                "build_seconds": measured.build_seconds,
+                "blocks": [commits for commits, _ in measured.blocks],
+                "steps": found,
+                "per_commit": per_commit,
+            },
+            indent=1,
+        )
+        + "\n",
+    )
+
+
+# --- a window into the history --------------------------------------------------------------------
+def with_edges(commits, line, measured):
+    """``commits`` with the measured commit of ``line`` (oldest first: main's first-parent history,
+    or the release ladder) just before the first of them and the one just after the last, where
+    there is one and it is not in ``commits`` already: the new commits are then paired with their
+    measured neighbours."""
+    if not commits or commits[0] not in line or commits[-1] not in line:
+        return list(commits)
+    first, last = line.index(commits[0]), line.index(commits[-1])
+    before = next((c for c in reversed(line[:first]) if c in measured), None)
+    after = next((c for c in line[last + 1 :] if c in measured), None)
+    return (
+        ([before] if before and before not in commits else [])
+        + list(commits)
+        + ([after] if after and after not in commits else [])
+    )
+
+
+def step_lines(found):
+    """What a window's step records say, a line per step and one per case that changed."""
+    lines = []
+    for data in found:
+        where = f"{data['base'][:9]} -> {data['head'][:9]}"
+        if data.get("identical"):
+            lines.append(f"step {where}: identical builds, nothing to measure")
+            continue
+        verdicts = [c["verdict"] for c in paired.counted(data)]
+        lines.append(
+            f"step {where}: {verdicts.count('regression')} slower, "
+            f"{verdicts.count('improvement')} faster, {verdicts.count('same')} same"
+            + (f", {len(data['errors'])} not measured" if data["errors"] else "")
+        )
+        lines += [
+            f"  {c['verdict']}: {c['name']} {interval(c)}"
+            for c in paired.counted(data)
+            if c["verdict"] != "same"
+        ]
+    return lines
+
+
+def status_of(found):
+    """A window's exit status from its step records: REGRESSION when a step flagged a case, else
+    INCOMPLETE when a case was not measured (or lost process pairs), else OK."""
+    flagged = any(paired.regressions(d) for d in found)
+    incomplete = any(d["errors"] or d.get("lost") for d in found)
+    return worst([REGRESSION if flagged else OK, INCOMPLETE if incomplete else OK])
+
+
+def into_history(
+    repo,
+    commits,
+    *,
+    conf,
+    config,
+    machine_name,
+    info,
+    results_dir,
+    settings,
+    command,
+    line,
+    bench=(),
+    block=BLOCK,
+    counts=True,
+    cupti=(),
+    edges=True,
+    progress,
+):
+    """``commits`` (oldest first) measured in one pass and kept in the history of
+    ``results_dir/machine_name`` (:func:`record`), with the measured commits of ``line`` around
+    them (:func:`with_edges`) unless ``edges`` is False; then the work per call of each commit not
+    yet counted (``countpass.record_commits``). (exit status, the :class:`Pass`)."""
+    bindings = asvrun.bindings_of(conf)
+    before = history.measured_in(results_dir, machine_name, conf)
+    if edges:
+        commits = with_edges(commits, line, before)
+    if len(commits) < 2:
+        raise asvrun.RunError("a window needs two commits or more (a range such as HEAD~5..HEAD)")
+    progress(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
+    out = WORK / "windows" / time.strftime("%Y%m%dT%H%M%S")
+    measured = measure_commits(
+        repo,
+        commits,
+        bindings=bindings,
+        requirements=asvrun.requirements(conf),
+        system_site=asvrun.system_site_of(conf),
+        settings=settings,
+        bench=bench,
+        thresholds=records.calibration(Path(results_dir) / machine_name),
+        log_dir=out / "logs",
+        progress=progress,
+        block=block,
+    )
+    found = step_records(
+        measured, repo, bindings=bindings, settings=settings, command=command, info=info
+    )
+    for text in step_lines(found):
+        progress(text)
+    kept = record(
+        measured,
+        found,
+        repo,
+        conf_path=config,
+        machine_name=machine_name,
+        results_dir=results_dir,
+        out=out,
+        before=before,
+    )
+    statuses = [status_of(found), OK if kept else INCOMPLETE]
+    counted = history.work(results_dir, machine_name)
+    new = [c for c in dict.fromkeys(measured.commits) if c not in counted]
+    if counts and new:
+        statuses.append(
+            countpass.record_commits(
+                repo,
+                new,
+                conf=conf,
+                machine_name=machine_name,
+                info=info,
+                results_dir=results_dir,
+                cupti=cupti,
+                command=command,
+                progress=progress,
+            )
+        )
+    progress(
+        f"window: {len(found)} steps and {len(measured.commits)} commits in "
+        f"{Path(results_dir) / machine_name}; measured in {measured.seconds:g} s after "
+        f"{measured.build_seconds:g} s of environments"
+    )
+    return worst(statuses), measured

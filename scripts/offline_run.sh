@@ -7,6 +7,7 @@
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT ladder [...]             # the release ladder
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT over-cpp COMMIT [...]    # paired over C++
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT counts REV [REV]         # the work per call
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT window REV ... [...]     # commits measured in one pass
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT steps [--list]           # the history's missing steps
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT prebuild REV [REV ...]   # fill the wheel cache
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT plan [--run --budget MIN] # what the history lacks; run it
@@ -19,7 +20,8 @@
 # SYSTEM_SITE  a site-packages that has CuPy and numpy (reused, not reinstalled)
 # OUT          where logs, the API table and a copy of results/ go
 # CUPTI        (environment) a folder of the cupti-python and nvidia-cuda-cupti wheels that run, ladder, compare,
-#              counts and plan count CUDA calls with (--cupti); default .whl/cupti where offline_carry.sh made it
+#              counts, window and plan count CUDA calls with (--cupti); default .whl/cupti where offline_carry.sh
+#              made it
 # CARRY        (environment) what offline_carry.sh made beside the wheels, default .carry: its wheels/ (prebuilt wheel
 #              cache entries) and cuda-headers-*.tar.xz go into the cache the build looks in, on every call
 #
@@ -32,7 +34,7 @@
 set -uo pipefail
 wheels=$1; repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
 command=run
-case "${1:-}" in run) shift ;; compare|ladder|aa|over-cpp|counts|steps|prebuild|report|plan) command=$1; shift ;; esac
+case "${1:-}" in run) shift ;; compare|ladder|aa|over-cpp|counts|window|steps|prebuild|report|plan) command=$1; shift ;; esac
 if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -94,7 +96,7 @@ for headers in "$carry"/cuda-headers-*.tar.xz; do
 done
 
 cupti=()
-case "$command" in run|ladder|compare|counts|plan)
+case "$command" in run|ladder|compare|counts|window|plan)
     dir=${CUPTI:-$here/.whl/cupti}
     if compgen -G "$dir/*.whl" >/dev/null; then cupti=(--cupti "$(realpath "$dir")"); fi ;;
 esac

@@ -517,6 +517,21 @@ def test_the_counts_of_a_release_are_the_same_in_another_process(releases, tmp_p
 
 
 @pytest.mark.slow
+def test_counted_in_parallel_runs_a_commit_reads_as_counted_in_one_process(releases, tmp_path):
+    """The counting pass of a window cuts each commit's cases into runs, counted in worker processes at once: the
+    record of 1.2.2 made that way has the same cases, in the same order, with the same counts, as one process made;
+    its time is the wall time of its runs."""
+    side = paired.Side("head", "1.2.2", "1.2.2", str(make_env(NEWEST_WITH_NVRTC + RUNNER)))
+    found = countpass.count_parallel([side], REAL, jobs=3, log_dir=tmp_path, progress=lambda m: None)
+    record = found["head"]
+    assert [c["name"] for c in record["cases"]] == [c["name"] for c in releases["head"]["cases"]]
+    assert record["cases"] == releases["head"]["cases"]
+    assert record["versions"] == releases["head"]["versions"] and record["seconds"] > 0
+    # two runs per process at once, so that a long run does not hold the rest up: 7 cases in runs of 2, a log each
+    assert {p.name for p in tmp_path.iterdir()} == {"part00", "part01", "part02", "part03"}
+
+
+@pytest.mark.slow
 def test_with_cupti_carried_as_wheels_and_no_driver_cuda_calls_are_none_with_the_reason(tmp_path):
     """cupti-python and libcupti's wheel, as a GPU box without network gets them (``--cupti WHEEL``): installed with
     --no-deps into a folder only the counting workers see (no other package comes with them; the environment itself

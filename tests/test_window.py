@@ -177,7 +177,8 @@ def test_blocks_share_their_edge_so_that_every_adjacent_pair_is_in_exactly_one(c
 def scripted_maker(costs_of, clocks):
     def make(side, core, settings, log):
         worker = ScriptedWorker(side.name, clocks.setdefault(core, Core(core)), costs_of[side.name], 1.0)
-        worker.side, worker.hello, worker.close = side, {"versions": {"python": "3.12"}, "aslr_off": False}, lambda: None
+        worker.side, worker.close = side, lambda: None
+        worker.hello = {"versions": {"python": "3.12"}, "aslr_off": False}
         return worker
     return make
 
@@ -214,7 +215,8 @@ def test_a_window_needs_two_builds_with_names_of_their_own(tmp_path):
 
 # --- real workers, real cuda-core releases, a real git repository, real asv --------------------------------------
 #: cases that run without a GPU in both releases' environments, and one (NVRTC's) that only the newer one has
-CPU_CASES = ["bench_harness.Floor.time_noop('noop')", "bench_launch.LaunchConfigCreate.time_launch_config_create('core')",
+CPU_CASES = ["bench_harness.Floor.time_noop('noop')",
+             "bench_launch.LaunchConfigCreate.time_launch_config_create('core')",
              "bench_enum.ResultFromValue.time_result_from_value('bindings')",
              "bench_program.Compile.time_compile('bindings', 'ptx')"]
 
@@ -260,14 +262,17 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
                       matrix={"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}})
     name, info = machine.record("window-test")
     results_dir = tmp_path / "results"
-    assert window.record(measured, git_repo, conf_path=config, machine_name=name, info=info, results_dir=results_dir,
-                         settings=settings, command="cuda-bench window", out=tmp_path / "out")
+    found = window.step_records(measured, git_repo, bindings="wheel", settings=settings, command="cuda-bench window",
+                                info=info)
+    assert window.record(measured, found, git_repo, conf_path=config, machine_name=name, results_dir=results_dir,
+                         out=tmp_path / "out")
     history = read.load(results_dir)
     steps = history.machines[name].steps
     assert [(s["base"], s["head"]) for s in steps] == list(zip(commits, commits[1:]))
     assert all(s["window"]["commits"] == commits and s["seconds"] > 0 for s in steps)
     assert history.machines[name].gaps == []  # every measured commit is paired with the one before it
-    files = sorted((results_dir / name).glob("*-*.json"), key=lambda p: commits.index(json.loads(p.read_text())["commit_hash"]))
+    files = sorted((results_dir / name).glob("*-*.json"),
+                   key=lambda p: commits.index(json.loads(p.read_text())["commit_hash"]))
     assert len(files) == 3
     suite = json.loads((results_dir / "benchmarks.json").read_text())
     for path, found in zip(files, measured.per_commit):
@@ -284,3 +289,20 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
     drawn = json.loads(graph.read_text())  # asv's graph: [revision, [value per parameter]] per commit
     assert [value for _, (value,) in drawn] == pytest.approx(
         [statistics.median(found.samples[CPU_CASES[0]]) * 1e-9 for found in measured.per_commit], rel=0.05)
+
+
+def test_a_window_of_new_commits_takes_the_measured_commits_of_main_around_it():
+    line = list("abcdefgh")
+    assert window.with_edges(list("de"), line, {"b", "g"}) == list("bdeg")  # the nearest measured on each side
+    assert window.with_edges(list("de"), line, {"d", "h"}) == list("deh")  # one already in the window
+    assert window.with_edges(list("de"), line, set()) == list("de")
+    assert window.with_edges(["x", "e"], line, {"b"}) == ["x", "e"]  # off main: nothing added
+
+
+def test_the_window_command_keeps_an_aa_out_of_the_history(tmp_path, git_repo, capsys):
+    from cuda_bench import cli
+
+    status = cli.main(["window", "--repo", str(git_repo), "--results-dir", str(tmp_path), "HEAD", "HEAD"])
+    assert status == 3
+    assert "a commit listed twice is an A/A, which the history does not keep: --out DIR keeps it" in \
+        capsys.readouterr().err

@@ -14,6 +14,7 @@ from cuda_bench.commands import (
     run,
     steps,
     upgrade,
+    window,
 )
 
 #: command name -> its module, in the order ``cuda-bench --help`` lists them
@@ -21,6 +22,7 @@ COMMANDS = {
     "init": init,
     "run": run,
     "ladder": run,
+    "window": window,
     "steps": steps,
     "compare": compare,
     "aa": compare,

@@ -1,0 +1,152 @@
+"""``cuda-bench window REV ...``: commits measured in one pass (``cuda_bench.window``): every commit
+timed once, each adjacent pair judged as a paired step, each commit's asv numbers from the same
+samples, then its work per call counted; all of it kept in the history (with a GPU), or, with
+``--out``, in a folder alone (a proof, an A/A)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from cuda_bench import asvrun, machine, records, window
+from cuda_bench.commands.common import (
+    asv_options,
+    at_least,
+    command_line,
+    cupti_option,
+    log,
+    paired_options,
+    settings_of,
+    this_machine,
+)
+from cuda_bench.paths import no_gpu_results
+
+
+def add(sub):
+    p = sub.add_parser(
+        "window",
+        description="measure commits in one pass: for each process group one worker per build on "
+        "one core, the builds timed in turn (a shuffled order and its reverse, each round), each "
+        "adjacent pair judged from those rounds as a paired step is, each commit's asv numbers "
+        "from the same samples; then each commit's work per call counted. REVs are commits, "
+        "tags, branches or ranges (A..B: main's first-parent commits after A up to B), oldest "
+        "first. With a GPU they go into the history: results/<machine>/steps.jsonl, each "
+        "commit's asv results file, builds.jsonl, counts.jsonl, commits.json; the measured commits "
+        "of main just before and after them are added, so that the new commits are paired with "
+        "their neighbours. A commit listed twice is measured twice (an A/A): with --out only. "
+        "Exit status: 1 when a step flagged a regression, 2 when something could not be measured "
+        "or recorded.",
+    )
+    asv_options(p)
+    paired_options(p)
+    p.add_argument("revs", nargs="+", metavar="REV", help="commits or ranges, oldest first")
+    p.add_argument(
+        "--block",
+        type=at_least(2),
+        default=window.BLOCK,
+        help="builds timed at once per core (a worker process each); a longer window is measured "
+        "in blocks of this many that share their edge commit (default %(default)s)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="keep what it measured in DIR (window.json, each step's summary) and nothing in the "
+        "history",
+    )
+    p.add_argument(
+        "--no-edges",
+        action="store_true",
+        help="measure the REVs alone, without the measured commits of main around them",
+    )
+    p.add_argument(
+        "--no-counts", action="store_true", help="skip the counting pass (cuda-bench counts)"
+    )
+    cupti_option(p)
+
+
+def commits_of(repo, revs):
+    """The commits ``revs`` name, oldest first: a range ``A..B`` as main's first-parent commits
+    after A up to B."""
+    out = []
+    for rev in revs:
+        if ".." in rev:
+            out += reversed(asvrun.check_revisions(repo, rev))
+        else:
+            out.append(asvrun.resolve_one(repo, rev))
+    return out
+
+
+def main_line(repo, branch="main"):
+    """``branch``'s first-parent commits, oldest first."""
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--first-parent", "--reverse", branch, "--"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+
+
+def main(args, argv):
+    settings = settings_of(args)
+    command = command_line(argv)
+    name, info = this_machine(args)
+    gpu = machine.has_gpu(info)
+    config = asvrun.derived_conf(args.repo, args.bindings, args.results_dir, args.system_site)
+    conf = json.loads(config.read_text())
+    repo = asvrun.local_repo(conf)
+    results_dir = Path(conf["results_dir"]) if gpu else no_gpu_results(conf["env_dir"])
+    commits = commits_of(repo, args.revs)
+    if args.out is None:
+        if len(set(commits)) < len(commits):
+            raise asvrun.RunError(
+                "a commit listed twice is an A/A, which the history does not keep: --out DIR "
+                "keeps it"
+            )
+        status, _ = window.into_history(
+            repo,
+            commits,
+            conf=conf,
+            config=config,
+            machine_name=name,
+            info=info,
+            results_dir=results_dir,
+            settings=settings,
+            command=command,
+            line=main_line(repo),
+            bench=args.bench,
+            block=args.block,
+            counts=gpu and not args.no_counts,
+            cupti=args.cupti,
+            edges=not args.no_edges,
+            progress=log,
+        )
+        return status
+    if len(commits) < 2:
+        raise asvrun.RunError("a window needs two commits or more (a range such as HEAD~5..HEAD)")
+    log(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
+    bindings = asvrun.bindings_of(conf)
+    out = Path(args.out)
+    measured = window.measure_commits(
+        repo,
+        commits,
+        bindings=bindings,
+        requirements=asvrun.requirements(conf),
+        system_site=asvrun.system_site_of(conf),
+        settings=settings,
+        bench=args.bench,
+        thresholds=records.calibration(Path(results_dir) / name),
+        log_dir=out / "logs",
+        progress=log,
+        block=args.block,
+    )
+    found = window.step_records(
+        measured, repo, bindings=bindings, settings=settings, command=command, info=info
+    )
+    for line in window.step_lines(found):
+        log(line)
+    window.write(out, measured, found)
+    log(
+        f"window: kept in {out} (window.json, steps/), not in the history; measured in "
+        f"{measured.seconds:g} s after {measured.build_seconds:g} s of environments"
+    )
+    return window.status_of(found)
