@@ -441,6 +441,15 @@ def check_revisions(repo, spec):
     return proc.stdout.split()
 
 
+def first_parent(repo, branch="main"):
+    """``branch``'s first-parent commits in ``repo``, oldest first."""
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--first-parent", "--reverse", branch, "--"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+
+
 def resolve_one(repo, name):
     try:
         return build.resolve(repo, name)

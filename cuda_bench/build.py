@@ -492,6 +492,11 @@ def build_env(src, package, bindings_spec):
     if shutil.which("ccache"):
         env.setdefault("CC", "ccache gcc")
         env.setdefault("CXX", "ccache g++")
+        # every build has a checkout of its own: paths below the checkout's folder are hashed as
+        # relative ones, so that a commit that changes one file recompiles only what that file
+        # changes, whichever checkout compiled the rest
+        env.setdefault("CCACHE_BASEDIR", str(Path(src).resolve().parent))
+        env.setdefault("CCACHE_NOHASHDIR", "1")
     version = scm_version(src, package)
     if version:
         env[

@@ -4,11 +4,12 @@ plan``).
 
 What a GPU machine can add, most valuable first:
 
-1. **main's head**: measured (asv), paired with the previous measured commit, counted;
+1. **main's head**: measured in one pass (``cuda-bench window``) with the measured commits before it
+   and any not yet measured between them, each paired with the one before it, counted;
 2. **gaps**: measured commits of main with no paired step between them, newest first (the chains
    restart there);
-3. **main's window**: its newest commits not yet measured, newest first, each paired with its
-   neighbours;
+3. **main's window**: its newest commits not yet measured, newest first, in passes of up to a
+   block's builds (``window.BLOCK``), each pass with the measured commits around it;
 4. **counts**: measured commits of main whose work per call was never counted;
 5. **releases**: the step from the newest release to main's head, then release tags not yet measured
    (newest first), then gaps between measured releases, each release built against the cuda-bindings
@@ -16,10 +17,11 @@ What a GPU machine can add, most valuable first:
    cuda-bindings on both sides where both releases support it (``history.twin``).
 
 A step between identical builds (``build.identity``) costs nothing: it is recorded without
-measuring. Every estimate is made of parts (asv's run, the paired steps, the counting pass, the
-builds the wheel cache lacks), each from this machine's own records where it has some (seconds per
-case, times the suite's cases today), else from :data:`DEFAULTS`; the record of a run
-(:func:`execute`) keeps each item's estimate beside the time it took.
+measuring. Every estimate is made of parts (a window's pass, asv's run, the paired steps, the
+counting pass, the builds the wheel cache lacks), each from this machine's own records where it has
+some (seconds per case, times the suite's cases today), else from :data:`DEFAULTS`; the record of a
+run (:func:`execute`) keeps each item's estimate beside the time it took. A GPU machine without
+network takes the wheels a part needs in batches that fit what one call carries (:func:`batches`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, build, compare, history, records, results, suite
+from cuda_bench import asvrun, build, compare, history, records, results, suite, window
 from cuda_bench.names import is_release_tag
 from cuda_bench.paths import result_files
 
@@ -45,6 +47,8 @@ from cuda_bench.paths import result_files
 DEFAULTS = {
     "asv": 0.55,
     "step": 0.75,
+    # per case and build of a window's pass: a paired step's per case, for its two builds
+    "window": 0.375,
     "counts": 0.3,
     "build": {"cuda_pathfinder": 3.0, "cuda_core": 50.0, "cuda_bindings": 300.0},
 }
@@ -53,11 +57,11 @@ BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
 #: asv measures (its environment, discovery, setup_cache and a process per benchmark; H100: 143 s
 #: for c278ecb3d against 91 s of durations) and per paired step (two environments from the wheel
 #: cache, 10-13 s each on the H100 and the H200)
-OVERHEAD = {"asv": 50.0, "steps": 25.0}
+OVERHEAD = {"asv": 50.0, "steps": 25.0, "window": 30.0}
 #: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say
 #: little
 WHOLE = 50
-KINDS = ("head", "gap", "commit", "counts", "release")
+KINDS = ("head", "gap", "window", "counts", "release")
 
 
 @dataclass
@@ -68,6 +72,10 @@ class Item:
     args: list
     parts: dict = field(default_factory=dict)  # {part: estimated seconds}
     commits: list = field(default_factory=list)  # the commits it measures or pairs
+    #: the commits whose environments it makes (a window's measured neighbours too; default
+    #: ``commits``), and the cuda-bindings they are made with (default the plan's)
+    needs: list = field(default_factory=list)
+    bindings: str | None = None
 
     @property
     def seconds(self):
@@ -99,8 +107,8 @@ def _median(values):
 
 def costs(results_dir, machine_name, cases=None, cores=None):
     """:class:`Costs` from the machine's records: asv's run (its results files: every benchmark's
-    duration, per case measured), whole-suite paired steps (``seconds`` per case) and counting
-    passes."""
+    duration, per case measured), whole-suite paired steps (``seconds`` per case), windows' passes
+    (per case and build) and counting passes (per case and commit)."""
     folder = Path(results_dir) / machine_name
     asv = []
     for path in result_files(folder):
@@ -123,12 +131,24 @@ def costs(results_dir, machine_name, cases=None, cores=None):
         )
         return record["seconds"] / n if n >= WHOLE else None
 
+    steps = [r for r in records.read(folder, "step") if not r.get("identical")]
+    # a window's pass, per case and build: its block's seconds over its cases and builds (each
+    # block once, whichever of its steps says it)
+    blocks = {
+        (tuple(r["window"]["block"]), r["date"]): per_case(r | {"seconds": r["window"]["seconds"]})
+        for r in steps
+        if r.get("window")
+    }
     found = {
         "asv": _median(asv),
-        "step": _median(
-            per_case(r) for r in records.read(folder, "step") if not r.get("identical")
+        "step": _median(per_case(r) for r in steps if not r.get("window")),
+        "window": _median(
+            value / len(block) for (block, _), value in blocks.items() if value is not None
         ),
-        "counts": _median(per_case(r) for r in records.read(folder, "counts")),
+        # a counting pass of several commits at once says the wall time of all of them
+        "counts": _median(
+            (per_case(r) or 0) / r.get("together", 1) for r in records.read(folder, "counts")
+        ),
     }
     per = {k: v if v is not None else DEFAULTS[k] for k, v in found.items()}
     sources = {
@@ -249,30 +269,10 @@ class Planner:
         measured = self.measured(self.bindings)
         counted = set(history.work(self.results_dir, self.machine_name))
         out = []
-        if head not in measured:
-            before, _ = self.neighbours(head, line, measured)
-            # nothing to pair it with: measure the commit before it too
-            if before is None and len(line) > 1:
-                out.append(
-                    Item(
-                        "head",
-                        f"main's head {head[:9]} and the commit before it, {line[1][:9]}, measured "
-                        "and paired",
-                        ["run", f"{line[1]}^..{head}"],
-                        self._parts([line[1], head], [(line[1], head)], [line[1], head]),
-                        [line[1], head],
-                    )
-                )
-            else:
-                out.append(
-                    Item(
-                        "head",
-                        f"main's head {head[:9]} measured and paired with {before[:9]}",
-                        ["run", f"{head}^!"],
-                        self._parts([head], [(before, head)], [head]),
-                        [head],
-                    )
-                )
+        segments = self.segments(line, measured)
+        if segments and segments[0][-1] == head:
+            first = segments.pop(0)
+            out.append(self._window_item("head", first, line, measured, "main's head"))
         for base, head_ in self.gaps(self.bindings):
             out.append(
                 Item(
@@ -283,23 +283,8 @@ class Planner:
                     [base, head_],
                 )
             )
-        for commit in line[1:]:
-            if commit in measured:
-                continue
-            pairs = [p for p in (self.neighbours(commit, line, measured)) if p]
-            steps = (
-                [(pairs[0], commit)] if pairs and line.index(pairs[0]) > line.index(commit) else []
-            )
-            steps += [(commit, p) for p in pairs if line.index(p) < line.index(commit)]
-            out.append(
-                Item(
-                    "commit",
-                    f"main's {commit[:9]} measured and paired with its measured neighbours",
-                    ["run", f"{commit}^!"],
-                    self._parts([commit], steps, [commit]),
-                    [commit],
-                )
-            )
+        for segment in segments:
+            out.append(self._window_item("window", segment, line, measured, "main's"))
         for commit in line:
             if commit in measured and commit not in counted:
                 out.append(
@@ -313,6 +298,46 @@ class Planner:
                 )
         out += self.releases(head)
         return out
+
+    def segments(self, line, measured):
+        """main's commits not yet measured, in runs for one pass each, newest run first: each run
+        consecutive on ``line`` (newest first), oldest first, at most a block's builds but one (the
+        measured commit before it takes the last place)."""
+        out, run = [], []
+        for commit in line + [None]:
+            if commit is not None and commit not in measured and len(run) < window.BLOCK - 1:
+                run.append(commit)
+                continue
+            if run:
+                out.append(run[::-1])
+            run = [commit] if commit is not None and commit not in measured else []
+        return out
+
+    def _window_item(self, kind, segment, line, measured, what):
+        """A pass of ``cuda-bench window`` over ``segment`` (oldest first) and the measured commits
+        of ``line`` around it."""
+        commits = window.with_edges(segment, line[::-1], measured)
+        runs = window.runs_of_builds(self.repo, commits, self.bindings)
+        parts = {}
+        if len(runs) > 1:
+            parts["window"] = round(self.cost.part("window") * len(runs) + OVERHEAD["window"], 1)
+        parts["counts"] = round(self.cost.part("counts") * len(segment), 1)
+        builds = self._builds(commits, self.bindings)
+        if builds:
+            parts["builds"] = builds
+        named = f"{segment[0][:9]}" if len(segment) == 1 else f"{segment[0][:9]}..{segment[-1][:9]}"
+        paired_with = [c[:9] for c in commits if c not in segment]
+        return Item(
+            kind,
+            f"{what} {named} ({len(segment)} commit{'s' if len(segment) > 1 else ''}) measured in "
+            "one pass"
+            + (f" with {' and '.join(paired_with)}" if paired_with else "")
+            + f", {len(runs)} builds",
+            ["window", *segment],
+            parts,
+            list(segment),
+            commits,
+        )
 
     def gaps(self, bindings):
         """The history's missing steps in ``bindings``' environment, newest head first."""
@@ -339,6 +364,7 @@ class Planner:
                     ["ladder", "--tags", f"^{re.escape(self.branch)}$"],
                     self._parts([head], [(newest[1], head)], bindings="auto"),
                     [newest[1], head],
+                    bindings="auto",
                 )
             )
         done = [sha for _, sha in tags if sha in measured]
@@ -354,6 +380,8 @@ class Planner:
                     ["ladder", "--tags", f"^{re.escape(tag)}$"],
                     self._parts([sha], steps, bindings="auto"),
                     [sha],
+                    [c for step in steps for c in step] + [sha],
+                    "auto",
                 )
             )
         for base, head_ in self.gaps("auto"):
@@ -364,6 +392,7 @@ class Planner:
                     ["steps", "--bindings", "auto", "--pair", base, head_],
                     self._parts(steps=[(base, head_)], bindings="auto"),
                     [base, head_],
+                    bindings="auto",
                 )
             )
         out += self.one_bindings({sha for _, sha in tags})
@@ -397,9 +426,72 @@ class Planner:
                     ["run", f"{pair[0]}^!", f"{pair[1]}^!", "--bindings", version],
                     self._parts(pair, [tuple(pair)], pair, bindings=version),
                     pair,
+                    bindings=version,
                 )
             )
         return out
+
+
+def batches(items, repo, bindings, limit, cache=None):
+    """The plan's items in batches for a GPU machine without network that takes at most ``limit``
+    bytes of prebuilt wheels a call: [{"items": [item numbers, 1 first], "commits": {bindings:
+    [commits]}, "bytes": wheels' size, "missing": [package/key the cache lacks: built there]}], in
+    the plan's order. An item goes into the current batch while the wheels it adds fit; one that
+    alone needs more than ``limit`` is a batch of its own. ``bindings``: the plan's, for the items
+    that name none."""
+    cache = Path(cache or build.cache_root())
+
+    def size(entry):
+        return sum(p.stat().st_size for p in (cache / entry).glob("*.whl"))
+
+    out, current = [], None
+    for number, item in enumerate(items, 1):
+        spec = item.bindings or bindings
+        needs = item.needs or item.commits
+        entries = {
+            f"{package}/{key}"
+            for commit in needs
+            for package, key in build.cache_keys(repo, commit, spec)
+        }
+        new = entries - (current["entries"] if current else set())
+        adds = sum(size(e) for e in new)
+        if current is None or (current["bytes"] + adds > limit and current["items"]):
+            current = {"items": [], "commits": {}, "bytes": 0, "entries": set(), "missing": []}
+            out.append(current)
+            new, adds = entries, sum(size(e) for e in entries)
+        current["items"].append(number)
+        listed = current["commits"].setdefault(spec, [])
+        listed += [c for c in needs if c not in listed]
+        current["bytes"] += adds
+        current["entries"] |= new
+        current["missing"] += sorted(e for e in new if not size(e))
+    for found in out:
+        del found["entries"]
+    return out
+
+
+def batch_lines(found, limit):
+    """:func:`batches` as lines: each batch's items, size and the offline carry that makes it."""
+    lines = [
+        f"     prebuilt wheels in batches of at most {limit / 2**20:.0f} MiB, one a call "
+        "(scripts/offline_carry.sh with PREBUILT):"
+    ]
+    for i, batch in enumerate(found, 1):
+        over = " (more than one call takes)" if batch["bytes"] > limit else ""
+        lines.append(
+            f"     batch {i}: items {', '.join(map(str, batch['items']))}, "
+            f"{batch['bytes'] / 2**20:.1f} MiB{over}"
+        )
+        for spec, commits in batch["commits"].items():
+            lines.append(
+                f'       CUDA_BENCH_BINDINGS={spec} PREBUILT="{" ".join(c[:12] for c in commits)}"'
+            )
+        if batch["missing"]:
+            lines.append(
+                f"       not in this machine's wheel cache (built there, or prebuild them here): "
+                f"{len(batch['missing'])}: " + ", ".join(e.split("/")[0] for e in batch["missing"])
+            )
+    return lines
 
 
 def table(items, cost=None):

@@ -128,7 +128,8 @@ def test_the_pull_request_gate_says_identical_builds_and_measures_nothing(monore
 
 # --- the plan ----------------------------------------------------------------------------------------------------
 def planner(repo, results_dir, cache, **kw):
-    cost = plan.Costs({"asv": 1.0, "step": 2.0, "counts": 0.5}, {"asv": "t", "step": "t", "counts": "t"}, 100, 16)
+    cost = plan.Costs({"asv": 1.0, "step": 2.0, "window": 1.0, "counts": 0.5},
+                      {"asv": "t", "step": "t", "window": "t", "counts": "t"}, 100, 16)
     return plan.Planner(repo, results_dir, MACHINE, conf(), window=6, cost=cost, cache=cache, **kw)
 
 
@@ -136,32 +137,33 @@ def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monore
     repo, shas = monorepo
     res, cache = tmp_path / "res", tmp_path / "cache"
     monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
-    # nothing measured: the head with the commit before it, as one part (a step needs two measured commits)
+    # nothing measured: main's head and the commits before it, a block's builds but one, in one pass; then the rest
     items = planner(repo, res, cache).items()
-    assert items[0].kind == "head" and items[0].args == ["run", f"{shas[4]}^..{shas[5]}"]
-    # per case, plus what each commit and step costs beyond its cases (asv's environment, the two paired ones)
-    assert items[0].parts["asv"] == 2 * (100 + plan.OVERHEAD["asv"]) and items[0].parts["counts"] == 100
-    assert items[0].parts["steps"] == 200 + plan.OVERHEAD["steps"]
-    # builds: what the (empty) cache lacks, each once: 3 packages of the head, and commit 4's cuda_core (its other
-    # two trees are the head's)
+    assert [(i.kind, i.args) for i in items] == [("head", ["window", *shas[1:]]), ("window", ["window", shas[0]])]
+    # per case and build (1 -> 2 is an identical build: four builds), plus its environments; each new commit counted
+    assert items[0].parts["window"] == 4 * 100 + plan.OVERHEAD["window"] and items[0].parts["counts"] == 5 * 50
+    # builds: what the (empty) cache lacks, each once: 3 packages of the head, cuda_core of 4 (against the head's
+    # bindings), cuda_pathfinder of 3, cuda_bindings and cuda_core of 2 (1 is 2's build)
     assert items[0].parts["builds"] == sum(plan.DEFAULTS["build"][p] for p in build.PACKAGES) + \
-        plan.DEFAULTS["build"]["cuda_core"]
-    assert [i.kind for i in items[1:]] == ["commit"] * 5
+        2 * plan.DEFAULTS["build"]["cuda_core"] + plan.DEFAULTS["build"]["cuda_bindings"] + \
+        plan.DEFAULTS["build"]["cuda_pathfinder"]
+    assert "main's head" in items[0].what and "4 builds" in items[0].what
+    assert "window" not in items[1].parts  # alone, with nothing measured beside it: planned again once 1 is
 
     # measured 0, 1, 3 and 5 (the head), with a step 3 -> 5 only: gaps 0 -> 1 and 1 -> 3, newest first; then the
-    # unmeasured commits 4 and 2; then the counts of the measured commits nothing counted
+    # unmeasured commits 4 and 2, each with the measured commits around it; then the counts nothing made
     for i in (0, 1, 3, 5):
         measured(res, shas[i], i)
     records.append(res / MACHINE, "step", step_record(base=shas[3], head=shas[5], bindings="source"))
     items = planner(repo, res, cache).items()
     assert [(i.kind, i.commits) for i in items] == [
         ("gap", [shas[1], shas[3]]), ("gap", [shas[0], shas[1]]),
-        ("commit", [shas[4]]), ("commit", [shas[2]]),
+        ("window", [shas[4]]), ("window", [shas[2]]),
         *[("counts", [shas[i]]) for i in (5, 3, 1, 0)]]
     assert items[0].args == ["steps", "--pair", shas[1], shas[3]]
-    # commit 2 sits between 1 and 3: its steps are 1 -> 2, identical builds (no GPU time), and 2 -> 3
-    two = items[3]
-    assert two.parts["steps"] == 200 + plan.OVERHEAD["steps"] and two.parts["asv"] == 100 + plan.OVERHEAD["asv"]
+    assert f"with {shas[3][:9]} and {shas[5][:9]}" in items[2].what
+    # commit 2 sits between 1 and 3: 1 -> 2 are identical builds, so its pass times two builds
+    assert items[3].parts["window"] == 2 * 100 + plan.OVERHEAD["window"]
     # a cache that holds every wheel: no builds in any estimate
     fill(cache, repo, shas)
     assert not any("builds" in i.parts for i in planner(repo, res, cache).items())
@@ -180,10 +182,21 @@ def test_costs_come_from_the_machines_own_records(tmp_path):
     measured(res, "a" * 40, 0, cases=60, duration=0.8)
     measured(res, "b" * 40, 1, cases=60, duration=1.2)
     measured(res, "c" * 40, 2, cases=3, duration=9.0)  # a partial run says little: left out
-    records.append(res / MACHINE, "step", step_record(seconds=120.0, cases=[step_case(f"c{i}") for i in range(60)]))
+    cases = [step_case(f"c{i}") for i in range(60)]
+    records.append(res / MACHINE, "step", step_record(seconds=120.0, cases=cases))
     cost = plan.costs(res, MACHINE, cases=100, cores=16)
-    assert cost.per_case == {"asv": pytest.approx(1.0), "step": pytest.approx(2.0), "counts": plan.DEFAULTS["counts"]}
-    assert cost.sources == {"asv": "m's records", "step": "m's records", "counts": "default"}
+    assert cost.per_case == {"asv": pytest.approx(1.0), "step": pytest.approx(2.0),
+                             "window": plan.DEFAULTS["window"], "counts": plan.DEFAULTS["counts"]}
+    assert cost.sources == {"asv": "m's records", "step": "m's records", "window": "default", "counts": "default"}
+    # a window's block of three builds, 270 s for its 60 cases, said by both its steps: 1.5 s per case and build
+    # (its steps' own seconds, their shares, are not a paired step's); the step before it still says 2.0
+    block = {"commits": ["a", "b", "c"], "block": ["a", "b", "c"], "seconds": 270.0}
+    for base, head in (("a", "b"), ("b", "c")):
+        records.append(res / MACHINE, "step", step_record(base=base * 40, head=head * 40, seconds=135.0, cases=cases,
+                                                          window=block))
+    cost = plan.costs(res, MACHINE, cases=100, cores=16)
+    assert cost.per_case["window"] == pytest.approx(1.5) and cost.per_case["step"] == pytest.approx(2.0)
+    assert cost.part("window") == 150
     assert cost.part("step") == 200 and cost.build("cuda_core") == plan.DEFAULTS["build"]["cuda_core"]
     assert plan.costs(res, MACHINE, cases=100, cores=2).build("cuda_core") == plan.DEFAULTS["build"]["cuda_core"] * 8
 
@@ -235,7 +248,7 @@ def test_a_run_takes_the_parts_that_fit_and_plans_again_after_each(monorepo, tmp
     assert ran == [["steps", "--pair", shas[1], shas[3]], ["steps", "--pair", shas[0], shas[1]]]
     assert [(d["estimate"], d["seconds"]) for d in record["done"]] == [(225, 247.5), (225, 247.5)]
     assert all(d["status"] == 0 for d in record["done"]) and record["seconds"] == 495
-    assert [left["kind"] for left in record["left"]] == ["commit", "commit", "counts", "counts", "counts", "counts"]
+    assert [left["kind"] for left in record["left"]] == ["window", "window", "counts", "counts", "counts", "counts"]
     assert record["budget"] == 500
 
 
@@ -246,7 +259,8 @@ def test_plan_lists_on_a_machine_without_a_gpu_and_will_not_run_there(monorepo, 
     argv = ["plan", "--repo", str(repo), "--machine", MACHINE, "--window", "6"]
     assert cli.main(argv) == OK
     out = capsys.readouterr().out
-    assert f"[head] main's head {shas[5][:9]} and the commit before it" in out and "in all about" in out
+    assert f"[head] main's head {shas[1][:9]}..{shas[5][:9]} (5 commits) measured in one pass" in out
+    assert f"cuda-bench window {' '.join(shas[1:])}" in out and "in all about" in out
     assert cli.main([*argv, "--run"]) == ERROR
     assert "holds GPU runs only" in capsys.readouterr().err
     assert not list(result_files(tmp_path / "res" / MACHINE))
@@ -266,8 +280,9 @@ def test_plan_read_elsewhere_takes_the_history_in_the_environment_it_was_measure
     assert cli.main(argv) == OK
     out, err = capsys.readouterr()
     assert "with the system site /opt/gpu-box/site-packages" in err
-    planned = [line for line in out.splitlines() if "[commit]" in line]
+    planned = [line for line in out.splitlines() if "[window]" in line]
     assert [line for line in planned if shas[0][:9] in line] and len(planned) == 1, out  # the one not measured
+    assert f"with {shas[1][:9]}" in planned[0]  # paired with the measured commit after it
 
 
 @pytest.mark.slow
@@ -333,3 +348,38 @@ def test_a_release_step_across_a_bindings_change_is_planned_with_one_bindings_an
         (shas[2], "auto", False), (shas[1], "12.9.10", True)]
     assert ladder[1]["across"]["counts"]["regression"] == 1
     assert planner(repo, res, tmp_path / "cache").one_bindings(set(shas)) == []
+
+
+def test_the_plans_wheels_go_in_batches_that_each_fit_one_call(monorepo, tmp_path, monkeypatch):
+    """A GPU machine without network takes the wheels of a part in one call of at most so many bytes: the batches
+    follow the plan's order, count a wheel two parts share once, start anew when the next part's wheels would not
+    fit, and name the wheels this machine's cache lacks (those the GPU machine would build)."""
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
+    sizes = {"cuda_bindings": 600_000, "cuda_core": 300_000, "cuda_pathfinder": 10_000}
+    for sha in shas:
+        for package, key in build.cache_keys(repo, sha, "source"):
+            (cache / package / key).mkdir(parents=True, exist_ok=True)
+            (cache / package / key / f"{package}-1-py3-none-any.whl").write_bytes(b"w" * sizes[package])
+    for i in (0, 1, 3, 5):
+        measured(res, shas[i], i)
+    records.append(res / MACHINE, "step", step_record(base=shas[3], head=shas[5], bindings="source"))
+    items = planner(repo, res, cache).items()  # gaps 1 -> 3, 0 -> 1; windows 3 4 5 and 1 2 3; counts 5, 3, 1, 0
+    # 2.5 MB take every part: the gaps' four commits 2.11 MB (two bindings trees, three cuda_core, one pathfinder),
+    # the window 3 4 5 adds 4's and 5's pathfinder and 5's cuda_core, and the rest shares what is there
+    (whole,) = plan.batches(items, repo, "source", 2_500_000, cache)
+    assert whole["items"] == list(range(1, 9)) and whole["bytes"] == 2 * 600_000 + 4 * 300_000 + 2 * 10_000
+    assert whole["commits"] == {"source": [shas[1], shas[3], shas[0], shas[4], shas[5], shas[2]]}
+    # 2 MB: the first gap alone takes 1.81 MB, and a part whose wheels would not fit starts the next batch
+    found = plan.batches(items, repo, "source", 2_000_000, cache)
+    assert [b["items"] for b in found] == [[1], [2], [3], [4], [5, 6], [7, 8]]
+    assert [b["bytes"] for b in found] == [1_810_000, 1_210_000, 1_220_000, 1_810_000, 1_220_000, 1_210_000]
+    assert not any(b["missing"] for b in found)
+    assert "batch 5: items 5, 6, 1.2 MiB" in "\n".join(plan.batch_lines(found, 2_000_000))
+    # a wheel the cache lacks is named, as what the GPU machine builds
+    for entry in (cache / "cuda_core").iterdir():
+        for wheel in entry.glob("*.whl"):
+            wheel.unlink()
+    assert all(any(m.startswith("cuda_core/") for m in b["missing"]) for b in plan.batches(items, repo, "source",
+                                                                                          2_000_000, cache))

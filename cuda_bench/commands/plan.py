@@ -53,6 +53,14 @@ def add(sub):
     p.add_argument(
         "--out", metavar="FILE", help="the record of a --run (default .asv/plan/plan-DATE.json)"
     )
+    p.add_argument(
+        "--carry-limit",
+        type=positive,
+        metavar="MIB",
+        help="also say how the plan's prebuilt wheels go to a GPU machine without network in "
+        "batches of at most MIB each (what one call carries beside the tree), and which batch "
+        "each part needs",
+    )
     cupti_option(p)
 
 
@@ -92,6 +100,11 @@ def main(args, argv):
     )
     for line in plan.table(items, planner.cost):
         print(line, flush=True)
+    if args.carry_limit:
+        limit = int(args.carry_limit * 2**20)
+        found = plan.batches(items, planner.repo, planner.bindings, limit)
+        for line in plan.batch_lines(found, limit):
+            print(line, flush=True)
     if not args.run:
         return OK
     if not gpu:

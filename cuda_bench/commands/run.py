@@ -1,11 +1,13 @@
 """``cuda-bench run [RANGE]``: the main job; ``cuda-bench ladder``: every cuda-core release, then
 main's head.
 
-asv runs the suite over the commits (each built from source through the wheel cache), then each
-newly measured commit is paired with the previous measured one (``cuda_bench.steps``), its work per
-call is counted (``cuda_bench.counts``), the newest is timed against C++ (``cuda_bench.overcpp``),
-and the dashboard is published. The revisions are checked before anything is built; the steps,
-counts and over-C++ need a GPU.
+With a GPU, the commits are measured in one pass (``cuda_bench.window``): each built from source
+through the wheel cache and timed once, each paired with the commit before it (with the measured
+commits around them), asv's results files written from the same samples, and each counted
+(``cuda_bench.countpass``); then the newest is timed against C++ (``cuda_bench.overcpp``) and the
+dashboard is published. ``--asv-pass``, and every run without a GPU, times with asv's own run
+instead (without a GPU, outside the history), then pairs each newly measured commit with the
+previous measured one (``cuda_bench.steps``). The revisions are checked before anything is built.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import json
 import re
 from pathlib import Path
 
-from cuda_bench import asvrun, countpass, history, machine, overcpp, publish, steps
+from cuda_bench import asvrun, countpass, history, machine, overcpp, publish, steps, window
 from cuda_bench.commands.common import (
     asv_options,
+    at_least,
     command_line,
     cupti_option,
     log,
@@ -49,6 +52,19 @@ def add(sub):
             "('auto': the last core on machines with 4 or more; 'none'; or a list such as 7)",
         )
         p.add_argument("--no-publish", action="store_true", help="leave html/ as it is")
+        p.add_argument(
+            "--asv-pass",
+            action="store_true",
+            help="with a GPU, time the commits with asv's own run, then pair each newly measured "
+            "commit with a paired step, instead of the one pass of `cuda-bench window` (each "
+            "commit timed once, its steps and its asv numbers from the same samples)",
+        )
+        p.add_argument(
+            "--block",
+            type=at_least(2),
+            default=window.BLOCK,
+            help="as window's --block (default %(default)s)",
+        )
         p.add_argument(
             "--no-steps", action="store_true", help="skip the paired steps after asv run"
         )
@@ -117,6 +133,59 @@ def ladder_commits(args, conf, name):
     return commits, newest
 
 
+def in_one_pass(args, argv, conf, config, repo, name, info, measuring, settings):
+    """``run`` and ``ladder`` on a GPU: the commits measured in one pass into the history
+    (``window.into_history``: every commit timed once, each paired with the one before it, asv's
+    numbers and the work per call from the same pass), then the newest timed against C++ and the
+    dashboard published."""
+    results_dir = Path(conf["results_dir"])
+    line = (
+        [sha for _, sha in asvrun.release_ladder(repo, (conf.get("branches") or ["main"])[0])]
+        if args.command == "ladder"
+        else asvrun.first_parent(repo)
+    )
+    order = {sha: i for i, sha in enumerate(line)}
+    commits = sorted(dict.fromkeys(measuring), key=lambda c: order.get(c, -1))
+    command = command_line(argv)
+    status, measured = window.into_history(
+        repo,
+        commits,
+        conf=conf,
+        config=config,
+        machine_name=name,
+        info=info,
+        results_dir=results_dir,
+        settings=settings,
+        command=command,
+        line=line,
+        bench=args.bench,
+        block=args.block,
+        counts=not args.no_counts,
+        cupti=args.cupti,
+        progress=log,
+    )
+    statuses = [status]
+    if not args.no_over_cpp:
+        from cuda_bench import paired
+
+        statuses.append(
+            overcpp.measure_and_record(
+                repo,
+                commits[-1],
+                conf=conf,
+                machine_name=name,
+                info=info,
+                results_dir=results_dir,
+                settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs),
+                bench=args.bench,
+                command=command,
+            )[0]
+        )
+    if not args.no_publish:
+        publish.publish(asvrun.derived_conf(args.repo, None, results_dir, args.system_site))
+    return worst(statuses)
+
+
 def main(args, rest, argv):
     settings = settings_of(args)
     command = command_line(argv)  # recorded in the steps and over-C++ records
@@ -143,6 +212,8 @@ def main(args, rest, argv):
     measuring = asvrun.check_revisions(repo, asvrun.range_of(rest))  # before anything is built
     if measuring is not None:
         log(f"{len(measuring)} commit(s) to measure, newest {measuring[0][:9]}")
+    if gpu and not args.asv_pass and measuring is not None:
+        return in_one_pass(args, argv, conf, config, repo, name, info, measuring, settings)
     before = history.snapshot(results_dir, name)
     with asvrun.build_progress() as progress_env:
         # --show-stderr: skip reasons and failures reach the console

@@ -6,7 +6,6 @@ samples, then its work per call counted; all of it kept in the history (with a G
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from cuda_bench import asvrun, machine, records, window
@@ -77,15 +76,6 @@ def commits_of(repo, revs):
     return out
 
 
-def main_line(repo, branch="main"):
-    """``branch``'s first-parent commits, oldest first."""
-    return subprocess.run(
-        ["git", "-C", str(repo), "rev-list", "--first-parent", "--reverse", branch, "--"],
-        capture_output=True,
-        text=True,
-    ).stdout.split()
-
-
 def main(args, argv):
     settings = settings_of(args)
     command = command_line(argv)
@@ -112,7 +102,7 @@ def main(args, argv):
             results_dir=results_dir,
             settings=settings,
             command=command,
-            line=main_line(repo),
+            line=asvrun.first_parent(repo),
             bench=args.bench,
             block=args.block,
             counts=gpu and not args.no_counts,
