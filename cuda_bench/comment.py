@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cuda_bench import build, calls, counts, stats
 from cuda_bench.paired import counted, regressions
-from cuda_bench.text import PER_CALL, interval, last_line, per_call, unchanged
+from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, unchanged
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -52,7 +52,7 @@ def comment(data):
             "\n".join(
                 [
                     MARKER,
-                    f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`",
+                    f"### cuda-python-bench: {code(data['base_rev'])} → {code(data['head_rev'])}",
                     "",
                     "**Identical builds: nothing measured.** Both commits build the same wheels "
                     "(the same trees of every package folder, the same cuda-bindings), so every "
@@ -90,7 +90,7 @@ def comment(data):
     )
     out = [
         MARKER,
-        f"### cuda-python-bench: `{data['base_rev']}` → `{data['head_rev']}`",
+        f"### cuda-python-bench: {code(data['base_rev'])} → {code(data['head_rev'])}",
         "",
         f"**{len(worse)} regression{'s' if len(worse) != 1 else ''}**, {len(better)} improvement"
         f"{'s' if len(better) != 1 else ''}, {len(same)} without a change beyond their threshold"

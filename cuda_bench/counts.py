@@ -57,6 +57,7 @@ import types
 from fractions import Fraction
 
 from cuda_bench.names import split_case
+from cuda_bench.text import code
 
 #: what no count sees, said wherever counts are shown: the pages, the comment, the reports
 UNSEEN = (
@@ -608,7 +609,7 @@ def markdown(record):
     """One commit's counts as a Markdown table."""
     cuda, settings = record.get("cuda_counted"), record["settings"]
     out = [
-        f"### Work per call at `{record['rev']}` ({record['commit'][:12]})",
+        f"### Work per call at {code(record['rev'])} ({record['commit'][:12]})",
         "",
         f"Counted over {settings['calls']} calls of each case's timed body "
         f"({settings['slow_calls']} for the operations timed one call per body), after a warm-up "
@@ -650,7 +651,7 @@ def diff_markdown(base, head):
     """The differences of two commits' counts, as Markdown."""
     found = diff(base, head)
     common = len({c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]})
-    out = [f"### Work per call, `{base['rev']}` → `{head['rev']}`", ""]
+    out = [f"### Work per call, {code(base['rev'])} → {code(head['rev'])}", ""]
     if found:
         out += [
             f"{len(found)} of {common} cases counted on both sides do different work per call:",

@@ -472,7 +472,7 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
     messages = queue.Queue() if threads else ctx.Queue()
     free, pending, running, results = list(cores), list(range(count)), {}, {}
     start = last = time.monotonic()
-    finished = 0
+    finished, said_all = 0, False
 
     def launch(i, core):
         if threads:
@@ -531,8 +531,8 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
                 free.append(core)
                 del running[i]
             now = time.monotonic()
-            if finished and (now - last >= 15 or finished == total):
-                last = now
+            if finished and (now - last >= 15 or (finished == total and not said_all)):
+                last, said_all = now, finished == total
                 progress(
                     f"{label}: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s, "
                     f"about {(now - start) / finished * (total - finished):.0f} s left"

@@ -17,6 +17,7 @@ from cuda_bench.text import (
     fmt,
     interval,
     last_line,
+    md,
     measurements,
     number,
     per_call,
@@ -151,7 +152,7 @@ def landing_markdown(told, rows, known):
     head, lost = told["head"], told.get("lost_head")
     lines = [f"## {told['machine']}", ""]
     if lost:
-        title = f" “{lost['title']}”" if lost["title"] else ""
+        title = f" “{md(lost['title'])}”" if lost["title"] else ""
         where = f"`{lost['file']}`" + (f" line {lost['line']}" if lost["line"] else "")
         lines += [
             f"Main's head: `{lost['name']}`{title}: **its results file could not be read** "
@@ -160,7 +161,7 @@ def landing_markdown(told, rows, known):
         ]
     if head is None:
         return "\n".join([*lines, "No commit of main measured on this machine yet."])
-    title = f" “{head['title']}”" if head["title"] else ""
+    title = f" “{md(head['title'])}”" if head["title"] else ""
     said = "The newest commit of main whose results could be read" if lost else "Main's head"
     lines += [
         f"{said}: `{head['name']}`{title}, committed {date_text(head['date'])[:10]}; "

@@ -224,6 +224,11 @@ def commits(results_dir):
         warn(f"{path} does not parse ({exc}); the pages name commits by hash")
         unreadable(path, exc)
         found = {}
+    if not isinstance(found, dict):
+        why = f"not a JSON object of commits (a {type(found).__name__})"
+        warn(f"{path} is {why}; the pages name commits by hash")
+        unreadable(path, why)
+        found = {}
     known = {
         sha: {
             "title": info.get("title") or "",

@@ -30,6 +30,13 @@ def tag(commit, known):
     return results.release_name(known.get(commit) or {})
 
 
+def head_release(step, known):
+    """The release a release step ends at, as ``cuda-core-vX.Y.Z``: what commits.json says of its
+    head, else what the step's own record says (``release_tags``: a history whose commits.json is
+    missing or unreadable still orders its releases); None when neither says."""
+    return tag(step["head"], known) or (step.get("release_tags") or [None, None])[-1]
+
+
 def place(commit, known):
     """Where a commit stands in the history: by commit date, then by place on main."""
     info = known.get(commit) or {}
@@ -408,12 +415,13 @@ def releases(steps, known, head=None, work=None):
     the same commits paired across a cuda-bindings change, where one cuda-bindings on both sides
     judges them); and the step from the newest release to main's ``head`` (``to_head``: described,
     or None where the history does not have it; ``newest``: that release's commit, or None)."""
+    released = [s for s in history.judged(steps) if step_kind(s, known) == "release"]
+    released.sort(
+        key=lambda s: release_version(head_release(s, known) or "cuda-core-v0.0.0"), reverse=True
+    )
     ladder = [
-        described(s, known, work) | {"across": across(s, steps, known, work)}
-        for s in history.judged(steps)
-        if step_kind(s, known) == "release"
+        described(s, known, work) | {"across": across(s, steps, known, work)} for s in released
     ]
-    ladder.sort(key=lambda d: release_version(tag(d["head"], known)), reverse=True)
     tagged = {s["head"] for s in steps if tag(s["head"], known)} | {
         s["base"] for s in steps if tag(s["base"], known)
     }

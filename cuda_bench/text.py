@@ -1,10 +1,12 @@
 """Numbers as text, the same in every report: the pull-request comment and the over-C++ table
-(compare), the overview and the nightly issue (report, publish); and the one target every over-C++
-number is read against."""
+(compare), the overview and the nightly issue (report, publish); the one target every over-C++
+number is read against; and text from git (a commit's title, a branch's name) as Markdown shows it,
+never as markup."""
 
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timezone
 
 from cuda_bench.names import TIMED_CODE, library_of
@@ -149,3 +151,26 @@ def date_text(ms):
         if ms
         else "not recorded"
     )
+
+
+# --- text from git in Markdown --------------------------------------------------------------------
+#: what Markdown or the HTML inside it would read as markup: escaped with a backslash (CommonMark
+#: lets any ASCII punctuation be), or, for the characters of HTML, as entities
+_MARKDOWN = re.compile(r"[\\`*_{}\[\]()#+!|~]")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md(text):
+    """Text from git (a commit's title) in Markdown prose: shown as it is, never as emphasis, a
+    link, a table's cell border or an HTML tag."""
+    text = re.sub(r"[&<>]", lambda m: _ENTITIES[m.group()], str(text))
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(), " ".join(text.split()))
+
+
+def code(text):
+    """Text from git (a branch, a revision as typed) as a Markdown code span, whatever backticks it
+    holds: the fence one backtick longer than its longest run of them."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

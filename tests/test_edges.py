@@ -393,3 +393,59 @@ def test_asvs_list_holds_medians_alone_and_regressions_json_the_paired_revisions
         (c["name"], revisions[s["base"]], revisions[s["head"]]) for s, c in flagged]
     assert len(listed) >= 3 and all(e[6][0][0] < e[6][0][1] for e in listed)
 
+
+
+@pytest.mark.parametrize("text, status", [("[]", 2), ("garbage", 2), ('{"abc": 3}', 0), (None, 0)],
+                         ids=["a list", "garbage", "entries not objects", "no file"])
+def test_a_bad_or_missing_commits_json_leaves_commits_named_by_hash_and_releases_ordered_by_their_steps(
+        tmp_path, capsys, text, status):
+    """results/commits.json unreadable (not JSON, not an object) or missing: the report is made from the rest, the
+    commits named by hash and the release steps still ordered by the tags their own records hold; what could not be
+    read is named, and the command exits 2 (a file that is simply absent is no fault)."""
+    import shutil
+
+    from cuda_bench import cli, read
+    from conftest import ROOT
+
+    results_dir = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results_dir)
+    if text is None:
+        (results_dir / "commits.json").unlink()
+    else:
+        (results_dir / "commits.json").write_text(text)
+    assert cli.main(["report", "--results", str(results_dir), "--releases"]) == status
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err
+    assert ("commits.json" in err) == (status == 2)
+    history = read.load(results_dir)
+    ladder = history.machines["nvidia-h200"].releases["ladder"]
+    heads = [d["step"]["release_tags"][1] for d in ladder]
+    assert len(heads) == 5 and heads == sorted(heads, key=lambda t: tuple(map(int, t.rsplit("v", 1)[1].split("."))),
+                                               reverse=True)
+    if status == 2:  # no title or tag from commits.json: each commit is named by its hash
+        assert all(d["head_name"] == d["head"][:9] for d in ladder)
+
+
+def test_text_from_git_in_the_markdown_is_shown_as_it_is_never_as_markup(tmp_path, capsys):
+    """A commit title and branch names carry Markdown and HTML: the report (docs/results.md, the nightly issue) and
+    the pull-request comment show them as text. A title's tags, links and emphasis are escaped; a branch name with a
+    backtick stays inside its code span."""
+    import json
+    import shutil
+
+    from cuda_bench import cli, comment
+    from conftest import ROOT, paired_run
+
+    results_dir = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results_dir)
+    known = json.loads((results_dir / "commits.json").read_text())
+    head = "cb56ab9f9ae3b4a0ef19666697336945925589a5"
+    known[head]["title"] = "<img src=x onerror=alert(1)> **bold** [a link](https://x.invalid) a|b"
+    (results_dir / "commits.json").write_text(json.dumps(known))
+    assert cli.main(["report", "--results", str(results_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "<img" not in out and "&lt;img src=x onerror=alert\\(1\\)&gt;" in out
+    assert "\\*\\*bold\\*\\* \\[a link\\]\\(https://x.invalid\\) a\\|b" in out
+    data = paired_run("aa") | {"base_rev": "main", "head_rev": "fix`<b>`it"}
+    said = comment.comment(data)
+    assert "``fix`<b>`it``" in said and "`main`" in said
