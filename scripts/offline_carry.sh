@@ -2,8 +2,10 @@
 # What a GPU box without network needs for the CUDA 13 commits (main and cuda-core >= 0.3.2), made on a
 # machine with network, in ignored folders to copy to the GPU box (docs/guide.md, "A GPU box without network"):
 #
-#   .whl/common                       asv and its dependencies, asv_runner, cuda_core's build requirements
-#   .whl/cu13                         the cuda-bindings 13.3.1 wheel and cuda-pathfinder
+#   .whl/common                       asv and its dependencies, asv_runner, cuda_core's build requirements,
+#                                     cuda-pathfinder
+#   .whl/cu13                         the cuda-bindings 13.3.1 wheel (for --bindings 13.3.1; a call that builds
+#                                     cuda_bindings from each commit leaves it behind)
 #   .whl/cupti                        cupti-python and nvidia-cuda-cupti of CUDA $CUPTI_CUDA (default 13.0, the
 #                                     driver's CUDA version: CUPTI newer than the driver does not start), with
 #                                     which the counting pass counts CUDA calls (cuda-bench counts --cupti)
@@ -37,8 +39,9 @@ step() { echo "offline_carry: $*" >&2; }
 step "wheels for the tool and the builds -> .whl/common"
 "${pip[@]}" -d .whl/common asv==0.6.6 asv_runner==0.2.5 "importlib-metadata<8.8" json5 tabulate virtualenv \
     pympler build wheel "setuptools>=80" "setuptools-scm>=8" "Cython>=3.2,<3.3" pyclibrary
-step "cuda-bindings 13.3.1 and cuda-pathfinder -> .whl/cu13"
-"${pip[@]}" --no-deps -d .whl/cu13 cuda-bindings==13.3.1 "cuda-pathfinder>=1.5,<2"
+"${pip[@]}" --no-deps -d .whl/common "cuda-pathfinder>=1.5,<2"
+step "cuda-bindings 13.3.1 -> .whl/cu13"
+"${pip[@]}" --no-deps -d .whl/cu13 cuda-bindings==13.3.1
 cupti_cuda=${CUPTI_CUDA:-13.0}
 step "cupti-python and nvidia-cuda-cupti of CUDA $cupti_cuda -> .whl/cupti"
 "${pip[@]}" --platform manylinux_2_25_x86_64 --platform manylinux2014_x86_64 --no-deps -d .whl/cupti \

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../../.."
 part=$1; shift
 out=${OUT:?OUT: the folder that comes back}
 repo=.carry/cuda-python.git
-run() { scripts/offline_run.sh .whl/common:.whl/cu13 "$repo" /opt/torch/.venv/lib/python3.12/site-packages \
+run() { scripts/offline_run.sh .whl/common "$repo" /opt/torch/.venv/lib/python3.12/site-packages \
             "$out/run" "$@"; }
 # main's head (the window's base) and bench-window-spin24's five commits, oldest first
 mapfile -t spin < <(git -C "$repo" rev-list --reverse -6 bench-window-spin24)
