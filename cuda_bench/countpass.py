@@ -210,7 +210,7 @@ def count_parallel(sides, names, *, jobs=None, log_dir, progress=say, **options)
     every core but one): {side name: record}, each as :func:`count_side` makes it. Each side's
     cases are cut into the same consecutive runs, so a case is counted after the same cases in every
     commit's process; the record's ``seconds`` is the wall time from the first run's start to its
-    side's last run's end."""
+    side's last run's end, and ``together`` how many commits were counted at once."""
     jobs = jobs or max(1, len(machine.cores()) - 1)
     per_side = max(1, min(len(names), -(-2 * jobs // max(1, len(sides)))))
     size = -(-len(names) // per_side)
@@ -248,7 +248,8 @@ def count_parallel(sides, names, *, jobs=None, log_dir, progress=say, **options)
     for side in sides:
         mine = [p for (s, _, _), p in zip(tasks, parts) if s is side]
         out[side.name] = merged(mine, names) | {
-            "seconds": round(max(ended[(side.name, i)] for i in range(len(chunks))) - start, 1)
+            "seconds": round(max(ended[(side.name, i)] for i in range(len(chunks))) - start, 1),
+            "together": len(sides),
         }
     return out
 

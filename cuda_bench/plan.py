@@ -313,16 +313,17 @@ class Planner:
             run = [commit] if commit is not None and commit not in measured else []
         return out
 
-    def _window_item(self, kind, segment, line, measured, what):
-        """A pass of ``cuda-bench window`` over ``segment`` (oldest first) and the measured commits
-        of ``line`` around it."""
+    def _window_item(self, kind, segment, line, measured, what, args=None, bindings=None):
+        """A pass of ``cuda-bench window`` (or of ``args``) over ``segment`` (oldest first) and the
+        measured commits of ``line`` (newest first) around it, in ``bindings``' environment."""
+        bindings = bindings or self.bindings
         commits = window.with_edges(segment, line[::-1], measured)
-        runs = window.runs_of_builds(self.repo, commits, self.bindings)
+        runs = window.runs_of_builds(self.repo, commits, bindings)
         parts = {}
         if len(runs) > 1:
             parts["window"] = round(self.cost.part("window") * len(runs) + OVERHEAD["window"], 1)
         parts["counts"] = round(self.cost.part("counts") * len(segment), 1)
-        builds = self._builds(commits, self.bindings)
+        builds = self._builds(commits, bindings)
         if builds:
             parts["builds"] = builds
         named = f"{segment[0][:9]}" if len(segment) == 1 else f"{segment[0][:9]}..{segment[-1][:9]}"
@@ -333,10 +334,11 @@ class Planner:
             "one pass"
             + (f" with {' and '.join(paired_with)}" if paired_with else "")
             + f", {len(runs)} builds",
-            ["window", *segment],
+            args or ["window", *segment],
             parts,
             list(segment),
             commits,
+            bindings if bindings != self.bindings else None,
         )
 
     def gaps(self, bindings):
@@ -356,31 +358,32 @@ class Planner:
         measured = self.measured("auto")
         out = []
         newest = tags[-1]
+        line = [sha for _, sha in ladder][::-1]  # newest first, main's head last in the ladder
         if newest[1] in measured and head not in measured:
             out.append(
-                Item(
+                self._window_item(
                     "release",
-                    f"main's head {head[:9]} against the newest release, {newest[0]}",
+                    [head],
+                    line,
+                    measured,
+                    f"main's head against the newest release, {newest[0]}:",
                     ["ladder", "--tags", f"^{re.escape(self.branch)}$"],
-                    self._parts([head], [(newest[1], head)], bindings="auto"),
-                    [newest[1], head],
-                    bindings="auto",
+                    "auto",
                 )
             )
-        done = [sha for _, sha in tags if sha in measured]
-        for tag, sha in reversed(tags):
-            if sha in measured:
-                continue
-            older = [s for _, s in tags[: tags.index((tag, sha))] if s in done]
-            steps = [(older[-1], sha)] if older else []
+        named = {sha: tag for tag, sha in tags}
+        for segment in self.segments([sha for _, sha in reversed(tags)], measured):
+            names = [named[sha] for sha in segment]
             out.append(
-                Item(
+                self._window_item(
                     "release",
-                    f"release {tag} measured and paired with the release before it",
-                    ["ladder", "--tags", f"^{re.escape(tag)}$"],
-                    self._parts([sha], steps, bindings="auto"),
-                    [sha],
-                    [c for step in steps for c in step] + [sha],
+                    segment,
+                    line,
+                    measured,
+                    f"release{'s' if len(names) > 1 else ''} "
+                    + (names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}")
+                    + ", each paired with the release before it:",
+                    ["ladder", "--tags", "^(" + "|".join(re.escape(n) for n in names) + ")$"],
                     "auto",
                 )
             )
@@ -435,36 +438,57 @@ class Planner:
 def batches(items, repo, bindings, limit, cache=None):
     """The plan's items in batches for a GPU machine without network that takes at most ``limit``
     bytes of prebuilt wheels a call: [{"items": [item numbers, 1 first], "commits": {bindings:
-    [commits]}, "bytes": wheels' size, "missing": [package/key the cache lacks: built there]}], in
-    the plan's order. An item goes into the current batch while the wheels it adds fit; one that
-    alone needs more than ``limit`` is a batch of its own. ``bindings``: the plan's, for the items
-    that name none."""
+    [commits]}, "bytes": the wheels' size, "missing": [package/key the cache lacks: built there],
+    "part": (k, n) where one item's wheels take n calls, else None}], in the plan's order. An item
+    goes into the current batch while the wheels it adds fit; an item whose wheels alone need more
+    than ``limit`` takes several batches, its commits' wheels packed in order, each batch carried
+    by a call of its own (a warm machine keeps its wheel cache between calls) before the last one
+    measures. ``bindings``: the plan's, for the items that name none."""
     cache = Path(cache or build.cache_root())
 
     def size(entry):
         return sum(p.stat().st_size for p in (cache / entry).glob("*.whl"))
 
+    def start(numbers, part=None):
+        found = {"items": numbers, "commits": {}, "bytes": 0, "entries": set(), "missing": []}
+        out.append(found | {"part": part})
+        return out[-1]
+
+    def add(batch, spec, commit, entries):
+        listed = batch["commits"].setdefault(spec, [])
+        if commit not in listed:
+            listed.append(commit)
+        new = entries - batch["entries"]
+        batch["bytes"] += sum(size(e) for e in new)
+        batch["missing"] += sorted(e for e in new if not size(e))
+        batch["entries"] |= new
+
     out, current = [], None
     for number, item in enumerate(items, 1):
         spec = item.bindings or bindings
-        needs = item.needs or item.commits
-        entries = {
-            f"{package}/{key}"
-            for commit in needs
-            for package, key in build.cache_keys(repo, commit, spec)
-        }
-        new = entries - (current["entries"] if current else set())
-        adds = sum(size(e) for e in new)
-        if current is None or (current["bytes"] + adds > limit and current["items"]):
-            current = {"items": [], "commits": {}, "bytes": 0, "entries": set(), "missing": []}
-            out.append(current)
-            new, adds = entries, sum(size(e) for e in entries)
-        current["items"].append(number)
-        listed = current["commits"].setdefault(spec, [])
-        listed += [c for c in needs if c not in listed]
-        current["bytes"] += adds
-        current["entries"] |= new
-        current["missing"] += sorted(e for e in new if not size(e))
+        needs = [
+            (c, {f"{p}/{k}" for p, k in build.cache_keys(repo, c, spec)})
+            for c in (item.needs or item.commits)
+        ]
+        entries = set().union(*(e for _, e in needs)) if needs else set()
+        adds = sum(size(e) for e in entries - (current["entries"] if current else set()))
+        if current is not None and current["part"] is None and current["bytes"] + adds <= limit:
+            current["items"].append(number)
+        elif sum(size(e) for e in entries) <= limit:
+            current = start([number])
+        else:  # more than one call carries: its commits' wheels in order, a call each batch
+            parts = [start([number])]
+            for commit, wanted in needs:
+                grows = sum(size(e) for e in wanted - parts[-1]["entries"])
+                if parts[-1]["bytes"] and parts[-1]["bytes"] + grows > limit:
+                    parts.append(start([number]))
+                add(parts[-1], spec, commit, wanted)
+            for k, batch in enumerate(parts, 1):
+                batch["part"] = (k, len(parts))
+            current = None
+            continue
+        for commit, wanted in needs:
+            add(current, spec, commit, wanted)
     for found in out:
         del found["entries"]
     return out
@@ -477,10 +501,16 @@ def batch_lines(found, limit):
         "(scripts/offline_carry.sh with PREBUILT):"
     ]
     for i, batch in enumerate(found, 1):
-        over = " (more than one call takes)" if batch["bytes"] > limit else ""
+        part = (
+            f" (part {batch['part'][0]} of {batch['part'][1]}: "
+            + ("the call that measures" if batch["part"][0] == batch["part"][1] else "carried only")
+            + ")"
+            if batch["part"]
+            else ""
+        )
         lines.append(
-            f"     batch {i}: items {', '.join(map(str, batch['items']))}, "
-            f"{batch['bytes'] / 2**20:.1f} MiB{over}"
+            f"     batch {i}: item{'s' if len(batch['items']) > 1 else ''} "
+            f"{', '.join(map(str, batch['items']))}{part}, {batch['bytes'] / 2**20:.1f} MiB"
         )
         for spec, commits in batch["commits"].items():
             lines.append(

@@ -642,15 +642,16 @@ def write(out, measured, found):
 
 # --- a window into the history --------------------------------------------------------------------
 def with_edges(commits, line, measured):
-    """``commits`` with the measured commit of ``line`` (oldest first: main's first-parent history,
-    or the release ladder) just before the first of them and the one just after the last, where
-    there is one and it is not in ``commits`` already: the new commits are then paired with their
-    measured neighbours."""
+    """``commits`` with the commit of ``line`` (oldest first: main's first-parent history, or the
+    release ladder) just before the first of them, and the one just after the last, where that
+    neighbour is measured and not in ``commits`` already: the new commits are then paired with
+    their measured neighbours. A neighbour not yet measured is left to the window that measures it
+    (a window never pairs two commits that have another between them)."""
     if not commits or commits[0] not in line or commits[-1] not in line:
         return list(commits)
     first, last = line.index(commits[0]), line.index(commits[-1])
-    before = next((c for c in reversed(line[:first]) if c in measured), None)
-    after = next((c for c in line[last + 1 :] if c in measured), None)
+    before = line[first - 1] if first > 0 and line[first - 1] in measured else None
+    after = line[last + 1] if last + 1 < len(line) and line[last + 1] in measured else None
     return (
         ([before] if before and before not in commits else [])
         + list(commits)

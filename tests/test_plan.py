@@ -377,6 +377,13 @@ def test_the_plans_wheels_go_in_batches_that_each_fit_one_call(monorepo, tmp_pat
     assert [b["bytes"] for b in found] == [1_810_000, 1_210_000, 1_220_000, 1_810_000, 1_220_000, 1_210_000]
     assert not any(b["missing"] for b in found)
     assert "batch 5: items 5, 6, 1.2 MiB" in "\n".join(plan.batch_lines(found, 2_000_000))
+    # 1 MB: no part fits one call whole; the first gap's two commits go in two calls, the first carrying only
+    split = plan.batches(items, repo, "source", 1_000_000, cache)
+    assert [(b["items"], b["part"]) for b in split[:2]] == [([1], (1, 2)), ([1], (2, 2))]
+    assert [b["commits"]["source"] for b in split[:2]] == [[shas[1]], [shas[3]]]
+    assert all(b["bytes"] <= 1_000_000 for b in split)
+    said = "\n".join(plan.batch_lines(split, 1_000_000))
+    assert "batch 1: item 1 (part 1 of 2: carried only)" in said and "batch 2: item 1 (part 2 of 2: the call" in said
     # a wheel the cache lacks is named, as what the GPU machine builds
     for entry in (cache / "cuda_core").iterdir():
         for wheel in entry.glob("*.whl"):

@@ -293,8 +293,9 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
 
 def test_a_window_of_new_commits_takes_the_measured_commits_of_main_around_it():
     line = list("abcdefgh")
-    assert window.with_edges(list("de"), line, {"b", "g"}) == list("bdeg")  # the nearest measured on each side
-    assert window.with_edges(list("de"), line, {"d", "h"}) == list("deh")  # one already in the window
+    assert window.with_edges(list("de"), line, {"c", "f"}) == list("cdef")  # the measured neighbour on each side
+    assert window.with_edges(list("de"), line, {"b", "g"}) == list("de")  # never past a commit not measured
+    assert window.with_edges(list("de"), line, {"d", "f"}) == list("def")  # one already in the window
     assert window.with_edges(list("de"), line, set()) == list("de")
     assert window.with_edges(["x", "e"], line, {"b"}) == ["x", "e"]  # off main: nothing added
 
