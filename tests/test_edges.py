@@ -404,8 +404,9 @@ def test_a_bad_or_missing_commits_json_leaves_commits_named_by_hash_and_releases
     read is named, and the command exits 2 (a file that is simply absent is no fault)."""
     import shutil
 
-    from cuda_bench import cli, read
     from conftest import ROOT
+
+    from cuda_bench import cli, read
 
     results_dir = tmp_path / "results"
     shutil.copytree(ROOT / "results", results_dir)
@@ -433,8 +434,9 @@ def test_text_from_git_in_the_markdown_is_shown_as_it_is_never_as_markup(tmp_pat
     import json
     import shutil
 
-    from cuda_bench import cli, comment
     from conftest import ROOT, paired_run
+
+    from cuda_bench import cli, comment
 
     results_dir = tmp_path / "results"
     shutil.copytree(ROOT / "results", results_dir)
