@@ -52,6 +52,10 @@ WORDS = {
         "commit against the previous measured one, a release against the release before it, or "
         "the newest release against main's head."
     ),
+    "Window": (
+        "several commits timed in one pass, one worker per build on each core, each adjacent pair "
+        "a paired step (rule 10)."
+    ),
     "Slower, faster": (
         "what the pages call a regression and an improvement: the whole interval of the case's "
         "ratio lies beyond its threshold (rule 5); every other case is the same."

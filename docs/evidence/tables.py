@@ -254,12 +254,48 @@ def unpaired_noise():
           f"({len(python)} cases), C++ twins {100 * statistics.median(cpp):.0f}% ({len(cpp)} cases)")
 
 
+def one_pass_window():
+    """Each window's steps (what each flagged), and the window against the paired step on the same pair."""
+    folder = HERE / "one-pass-window" / "records"
+    for name in ("aa-window.json.gz", "injected-window.json.gz"):
+        window = read(folder / name)
+        print(f"{name}: {len(window['commits'])} builds, {window['seconds']:.0f} s")
+        print("| step | slower | faster | same | what changed |")
+        print("|---|--:|--:|--:|---|")
+        for step in window["steps"]:
+            cases = [c for c in step["cases"] if not c["control"]]
+            said = [f"{short(c['name'])} {ratio(c)}" for c in cases if c["verdict"] != "same"]
+            count = collections.Counter(c["verdict"] for c in cases)
+            print(f"| {step['base'][:9]} → {step['head'][:9]} | {count['regression']} | {count['improvement']} | "
+                  f"{count['same']} | {'; '.join(said) or '—'} |")
+        print()
+    window = read(folder / "injected-window.json.gz")
+    paired = read(folder / "injected-pairwise.summary.json.gz")
+    step = next(s for s in window["steps"] if (s["base"], s["head"]) == (paired["base"], paired["head"]))
+    ours = {c["name"]: c for c in step["cases"] if not c["control"]}
+    theirs = {c["name"]: c for c in paired["cases"] if not c["control"]}
+    both = sorted(set(ours) & set(theirs))
+    overlap = [n for n in both if max(ours[n]["low"], theirs[n]["low"]) <= min(ours[n]["high"], theirs[n]["high"])]
+    inside = [n for n in both if theirs[n]["low"] <= ours[n]["ratio"] <= theirs[n]["high"]
+              or ours[n]["low"] <= theirs[n]["ratio"] <= ours[n]["high"]]
+    width = [statistics.median(c[n]["high"] - c[n]["low"] for n in both) for c in (ours, theirs)]
+    groups = [statistics.median(c[n]["groups"] for n in both) for c in (ours, theirs)]
+    print(f"{paired['base'][:9]} → {paired['head'][:9]}: intervals overlap on {len(overlap)} of {len(both)}; a ratio "
+          f"inside the other's interval on {len(inside)}; median width {100 * width[0]:.2f} % (window), "
+          f"{100 * width[1]:.2f} % (step); median groups {groups[0]:.0f}, {groups[1]:.0f}")
+    print("| case | window | paired step |")
+    print("|---|---|---|")
+    for n in both:
+        if n not in overlap or ours[n]["verdict"] != "same" or theirs[n]["verdict"] != "same":
+            print(f"| {short(n)} | {ratio(ours[n])} {ours[n]['verdict']} | {ratio(theirs[n])} {theirs[n]['verdict']} |")
+
+
 SECTIONS = {
     "aa-runs": aa_runs, "injected-slowdowns": injected_slowdowns, "release-steps": release_steps,
     "one-start-not-enough": one_start_not_enough, "memory-layouts": memory_layouts, "lost-pairs": lost_pairs,
     "pairs-and-seconds": pairs_and_seconds, "thresholds": thresholds, "over-cpp": over_cpp,
     "over-cpp-layouts": over_cpp_layouts,
-    "harness-floor": harness_floor, "unpaired-noise": unpaired_noise,
+    "harness-floor": harness_floor, "unpaired-noise": unpaired_noise, "one-pass-window": one_pass_window,
 }
 
 if __name__ == "__main__":
