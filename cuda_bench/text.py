@@ -154,9 +154,10 @@ def date_text(ms):
 
 
 # --- text from git in Markdown --------------------------------------------------------------------
-#: what Markdown or the HTML inside it would read as markup: escaped with a backslash (CommonMark
-#: lets any ASCII punctuation be), or, for the characters of HTML, as entities
-_MARKDOWN = re.compile(r"[\\`*_{}\[\]()#+!|~]")
+#: what Markdown (GitHub's) would read as markup inside a line of prose: emphasis, code, links
+#: (their brackets), table cells, strikethrough; escaped with a backslash. The characters of HTML
+#: become entities.
+_MARKDOWN = re.compile(r"[\\`*_\[\]|~]")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 

@@ -237,8 +237,8 @@ def run(
     """Measure ``names`` with every build of ``sides`` (oldest first) in one pass: a
     :class:`WindowReport`. Process groups run in processes of their own; with another
     ``make_worker`` (tests), in threads."""
-    if len(sides) < 2:
-        raise ValueError("a window needs two builds or more")
+    if not sides:
+        raise ValueError("a window needs a build")
     if len({side.name for side in sides}) < len(sides):
         raise ValueError("each side of a window needs a name of its own")
     progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
@@ -311,10 +311,11 @@ def run(
 
 def blocks(items, size=BLOCK):
     """``items`` cut into runs of at most ``size`` (at least 2), each starting with the last item
-    of the one before it, so that every adjacent pair is in exactly one block."""
+    of the one before it, so that every adjacent pair is in exactly one block; one item is one
+    block of it alone (its numbers, no step)."""
     size = max(2, size)
     if len(items) <= size:
-        return [list(items)]
+        return [list(items)] if items else []
     out, at = [], 0
     while at < len(items) - 1:
         out.append(list(items[at : at + size]))
@@ -443,7 +444,7 @@ def measure_built(
         for r, run in enumerate(runs)
     ]
     measured = []
-    for b, part in enumerate(blocks(list(range(len(sides))), block) if len(sides) > 1 else []):
+    for b, part in enumerate(blocks(list(range(len(sides))), block)):
         progress(
             f"window: block {b + 1}: "
             + " ".join(sides[r].commit[:9] for r in part)
@@ -716,8 +717,8 @@ def into_history(
     before = history.measured_in(results_dir, machine_name, conf)
     if edges:
         commits = with_edges(commits, line, before)
-    if len(commits) < 2:
-        raise asvrun.RunError("a window needs two commits or more (a range such as HEAD~5..HEAD)")
+    if not commits:
+        raise asvrun.RunError("a window needs a commit (a range such as HEAD~5..HEAD)")
     progress(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
     out = WORK / "windows" / time.strftime("%Y%m%dT%H%M%S")
     measured = measure_commits(

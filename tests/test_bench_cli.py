@@ -301,6 +301,31 @@ def test_timed_asv_runs_benchmarks_pinned_without_aslr_and_with_a_fixed_hash_see
     assert seen["track_aslr_off"] == (1 if aslr_can_be_switched_off() else 0)
 
 
+def test_run_on_a_gpu_measures_its_range_in_one_pass_with_the_commits_in_mains_order(tmp_path, git_repo,
+                                                                                      monkeypatch):
+    """`cuda-bench run RANGE` on a GPU hands the range's commits, oldest first, and main's first-parent line (where
+    the window finds the measured neighbours) to the one pass; asv never runs; -b reaches the window."""
+    from conftest import git
+
+    from cuda_bench import window
+
+    shas = []
+    for i in range(3):
+        (git_repo / "README").write_text(f"{i}\n")
+        git(git_repo, "commit", "-qam", f"c{i}")
+        shas.append(git(git_repo, "rev-parse", "HEAD"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    a_gpu_here(monkeypatch)
+    monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: pytest.fail(f"asv ran: {args}"))
+    seen = {}
+    monkeypatch.setattr(window, "into_history", lambda repo, commits, **kw: seen.update(commits=commits, **kw) or
+                        (0, None))
+    assert cli.main(["run", "HEAD~2..HEAD", "-b", "Floor", "--repo", str(git_repo), "--machine", "m",
+                     "--results-dir", str(tmp_path / "res"), "--no-publish", "--no-over-cpp"]) == 0
+    assert seen["commits"] == shas[1:] and seen["line"][-3:] == shas and seen["bench"] == ["Floor"]
+    assert seen["counts"] is True and seen["block"] == window.BLOCK
+
+
 def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
     """`cuda-bench run -b REGEX` measures only what REGEX names, in asv as in the paired steps after it; an asv
     that exits non-zero makes the run's exit status 2 (something could not be measured)."""
@@ -308,8 +333,8 @@ def test_run_hands_its_bench_filter_to_asv(tmp_path, git_repo, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: seen.append(args) or 1)
-    assert cli.main(["run", "HEAD^!", "-b", "bench_cpp", "-b", "Floor", "--repo", str(git_repo), "--machine", "m",
-                     "--results-dir", str(tmp_path / "res"), "--no-publish"]) == INCOMPLETE == 2
+    assert cli.main(["run", "--asv-pass", "HEAD^!", "-b", "bench_cpp", "-b", "Floor", "--repo", str(git_repo),
+                     "--machine", "m", "--results-dir", str(tmp_path / "res"), "--no-publish"]) == INCOMPLETE == 2
     (args,) = seen
     assert args[0] == "run" and args[-1] == "HEAD^!"
     assert [args[i + 1] for i, a in enumerate(args) if a == "--bench"] == ["bench_cpp", "Floor"]
@@ -359,8 +384,8 @@ def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measu
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", asv)
     monkeypatch.setattr(compare, "measure", measure)
-    argv = ["ladder", "--new", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
-            "--no-publish", "--no-over-cpp"]
+    argv = ["ladder", "--asv-pass", "--new", "--repo", str(git_repo), "--machine", "m", "--results-dir",
+            str(results_dir), "--no-publish", "--no-over-cpp"]
     assert cli.main(argv) == 0 and not ran  # no ladder yet: nothing to pair a new release with
     assert "no cuda-core release measured yet in" in capsys.readouterr().err
     measured("cuda-core-v0.4.2", "auto")
@@ -402,8 +427,8 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
     monkeypatch.setattr(asvrun, "asv", asv)
     monkeypatch.setattr(compare, "measure", measure)
     history_commits = COMMITS.read_text() if COMMITS.exists() else None
-    status = cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
-                       "--no-publish", "--no-over-cpp"])
+    status = cli.main(["run", "--asv-pass", "--repo", str(git_repo), "--machine", "m", "--results-dir",
+                       str(results_dir), "--no-publish", "--no-over-cpp"])
     assert status == 2 and measured == [("a", "b"), ("b", "c")]
     assert sorted(counted) == ["a" * 40, "b" * 40, "c" * 40]  # each newly measured commit is counted
     err = capsys.readouterr().err
@@ -428,8 +453,8 @@ def test_a_run_with_no_step_to_make_still_publishes(tmp_path, git_repo, monkeypa
     monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: 0)
     monkeypatch.setattr(compare, "measure", lambda *a, **k: pytest.fail("a step made of nothing"))
     monkeypatch.setattr(publish, "publish", published.append)
-    assert cli.main(["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
-                     "--no-over-cpp"]) == 0
+    assert cli.main(["run", "--asv-pass", "--repo", str(git_repo), "--machine", "m", "--results-dir",
+                     str(tmp_path / "res"), "--no-over-cpp"]) == 0
     assert len(published) == 1 and "steps: no newly measured commit" in capsys.readouterr().err
 
 
@@ -459,7 +484,8 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
     monkeypatch.setattr(asvrun, "asv", asv)
     monkeypatch.setattr(overcpp, "measure", over_cpp)
     monkeypatch.setattr(publish, "publish", published.append)
-    argv = ["run", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir), "--no-steps"]
+    argv = ["run", "--asv-pass", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
+            "--no-steps"]
     assert cli.main(argv) == 2
     # over C++ keeps its own layouts (one per run) whatever the paired engine's --layouts says
     assert asked == [("a" * 40, "cuda-bench " + " ".join(argv), "fixed")] and len(published) == 1

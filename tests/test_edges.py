@@ -446,8 +446,8 @@ def test_text_from_git_in_the_markdown_is_shown_as_it_is_never_as_markup(tmp_pat
     (results_dir / "commits.json").write_text(json.dumps(known))
     assert cli.main(["report", "--results", str(results_dir)]) == 0
     out = capsys.readouterr().out
-    assert "<img" not in out and "&lt;img src=x onerror=alert\\(1\\)&gt;" in out
-    assert "\\*\\*bold\\*\\* \\[a link\\]\\(https://x.invalid\\) a\\|b" in out
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert "\\*\\*bold\\*\\* \\[a link\\](https://x.invalid) a\\|b" in out
     data = paired_run("aa") | {"base_rev": "main", "head_rev": "fix`<b>`it"}
     said = comment.comment(data)
     assert "``fix`<b>`it``" in said and "`main`" in said

@@ -160,6 +160,7 @@ def test_a_worker_that_reports_an_error_fails_its_sides_steps_and_no_other():
 
 
 @pytest.mark.parametrize("count, size, expected", [
+    (1, 6, [[0]]),
     (3, 6, [[0, 1, 2]]),
     (6, 6, [[0, 1, 2, 3, 4, 5]]),
     (7, 6, [[0, 1, 2, 3, 4, 5], [5, 6]]),
@@ -172,6 +173,7 @@ def test_blocks_share_their_edge_so_that_every_adjacent_pair_is_in_exactly_one(c
     assert found == expected
     pairs = [(b[i], b[i + 1]) for b in found for i in range(len(b) - 1)]
     assert pairs == [(i, i + 1) for i in range(count - 1)]
+    assert window.blocks([], size) == []
 
 
 def scripted_maker(costs_of, clocks):
@@ -205,12 +207,17 @@ def test_a_run_gives_each_adjacent_pair_a_step_record_of_the_steps_shape(tmp_pat
     assert per_call[0] == pytest.approx(CASES[INJECTED], rel=0.01)
 
 
-def test_a_window_needs_two_builds_with_names_of_their_own(tmp_path):
+def test_a_window_of_one_build_gives_its_numbers_and_no_step(tmp_path):
+    """A commit with no measured neighbour (a new machine's first) is still measured: its samples, no step."""
     one = paired.Side("commit0", "a", "a" * 40, "python")
-    with pytest.raises(ValueError, match="two builds"):
-        window.run([one], [INJECTED], paired.Settings(), tmp_path)
+    report = window.run([one], [INJECTED], paired.Settings(pairs=6, seconds=0.02), tmp_path, {},
+                        progress=lambda m: None, cores=[0, 1], make_worker=scripted_maker({"commit0": CASES}, {}))
+    assert report.steps == [] and statistics.median(report.per_side[0].samples[INJECTED]) == pytest.approx(
+        CASES[INJECTED], rel=0.01)
     with pytest.raises(ValueError, match="name of its own"):
         window.run([one, one], [INJECTED], paired.Settings(), tmp_path)
+    with pytest.raises(ValueError, match="a build"):
+        window.run([], [INJECTED], paired.Settings(), tmp_path)
 
 
 # --- real workers, real cuda-core releases, a real git repository, real asv --------------------------------------

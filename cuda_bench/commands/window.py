@@ -112,7 +112,10 @@ def main(args, argv):
         )
         return status
     if len(commits) < 2:
-        raise asvrun.RunError("a window needs two commits or more (a range such as HEAD~5..HEAD)")
+        raise asvrun.RunError(
+            "--out keeps what a window compares: it needs two commits or more (a range such as "
+            "HEAD~5..HEAD, or a commit twice for an A/A)"
+        )
     log(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
     bindings = asvrun.bindings_of(conf)
     out = Path(args.out)
