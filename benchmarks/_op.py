@@ -26,6 +26,7 @@ so the launch queue never fills and the numbers stay host latency, not GPU drain
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import time
@@ -63,6 +64,13 @@ def per_call_timer(calls):
     return staticmethod(timer)
 
 
+@functools.cache
+def _shared_source():
+    """The source every operation's version hashes besides its own classes: the shared setup and
+    teardown and the unrolled body (read once per process, not once per class)."""
+    return "".join(map(inspect.getsource, [Op.setup, Op._setup, Op.teardown, unrolled]))
+
+
 class Op:
     #: per api: the names this form needs, e.g. {"core": ("core.Device.create_event",)}
     needs: dict = {}
@@ -93,7 +101,7 @@ class Op:
             # changed; the builders are the benchmark, so hash the class and the shared setup instead.
             # Pin `version = "..."` in a class to keep its history across a cosmetic edit.
             classes = [k for k in cls.__mro__ if issubclass(k, Op) and k is not Op]
-            source = "".join(map(inspect.getsource, [*classes, Op.setup, Op._setup, Op.teardown, unrolled]))
+            source = "".join(map(inspect.getsource, classes)) + _shared_source()
             source += f"unroll={cls.unroll} queued_calls={QUEUED_CALLS if cls.queued else 0}"
             cls.version = hashlib.sha256(source.encode()).hexdigest()[:16]
         apis = [api for api in APIS if api in cls.needs]

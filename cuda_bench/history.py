@@ -31,6 +31,8 @@ def environment_change(step):
     either commit changing it: a cuda-bindings wheel (``auto`` gives CUDA 12's to old releases and
     CUDA 13's to newer ones), Python, numpy, CuPy. Each side's versions as its workers reported them
     (``versions``)."""
+    if "environment_change" in step:  # a merged step (:func:`merged_steps`) says it already
+        return step["environment_change"]
     versions = step.get("versions") or {}
     base, head = versions.get("base") or {}, versions.get("head") or {}
     out = {}
@@ -87,8 +89,13 @@ def work(results_dir, machine_name):
     """{commit: its counts records, oldest first} of one machine: the work each call does, counted
     per commit (``cuda-bench counts``; ``run`` counts each newly measured commit), perhaps in
     several environments or for some cases only (``summary.counted_at`` picks and merges)."""
+    return work_of(records.read(Path(results_dir) / machine_name, "counts"))
+
+
+def work_of(counts_records):
+    """:func:`work` of counts records already read."""
     out = {}
-    for found in records.read(Path(results_dir) / machine_name, "counts"):
+    for found in counts_records:
         out.setdefault(found["commit"], []).append(found)
     return out
 
@@ -114,8 +121,13 @@ def steps(results_dir, machine_name):
 
     ``rechecks`` lists the later records, a recheck or the whole step measured again (date, boot,
     command)."""
+    return merged_steps(records.read(Path(results_dir) / machine_name, "step"))
+
+
+def merged_steps(step_records):
+    """:func:`steps` of step records already read."""
     found = {}
-    for record in records.read(Path(results_dir) / machine_name, "step"):
+    for record in step_records:
         found.setdefault((record["base"], record["head"], record["bindings"]), []).append(record)
     return [_merged(measured) for measured in found.values()]
 
@@ -172,6 +184,7 @@ def _merged(measured_records):
         errors |= record["errors"]
         only |= record.get("only") or {}
     return first | {
+        "environment_change": environment_change(first),
         "cases": cases,
         "rechecks": again,
         "lost": lost,
@@ -245,17 +258,25 @@ def neighbours(results_dir, machine_name):
     """[(bindings, previous measured commit, next measured commit, previous's results file, next's)]
     in commit order and per environment; ``bindings``: the environment's ``CUDA_BENCH_BINDINGS``
     (the paired engine builds both sides of a step with one)."""
-    by_env = {}
+    found = []
     for path in result_files(Path(results_dir) / machine_name):
         data = results.load(path)
         if data is not None:
-            bindings = (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS")
-            by_env.setdefault((data.get("env_name"), bindings), []).append(
-                (data.get("date") or 0, data["commit_hash"], path)
-            )
+            found.append((data, path))
+    return neighbours_of(found)
+
+
+def neighbours_of(measured):
+    """:func:`neighbours` of ``measured``: [(asv results file as read, its path or None)]."""
+    by_env = {}
+    for data, path in measured:
+        bindings = (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS")
+        by_env.setdefault((data.get("env_name"), bindings), []).append(
+            (data.get("date") or 0, data["commit_hash"], path)
+        )
     found = []
     for (_, bindings), runs in by_env.items():
-        runs.sort()
+        runs.sort(key=lambda run: run[:2])
         found += [
             (bindings, previous, commit, before_path, path)
             for (_, previous, before_path), (_, commit, path) in zip(runs, runs[1:])
@@ -284,11 +305,15 @@ def missing_steps(results_dir, machine_name):
     """{bindings: [(previous, next)]}: the pairs of measured commits that have no paired step yet (a
     step that failed, a run with --no-steps), in commit order, by the cuda-bindings their
     environments were built with (``cuda-bench steps --bindings`` makes one list)."""
-    done = {
-        (step["bindings"], step["base"], step["head"]) for step in steps(results_dir, machine_name)
-    }
+    return missing_of(steps(results_dir, machine_name), neighbours(results_dir, machine_name))
+
+
+def missing_of(merged, pairs_of_neighbours):
+    """:func:`missing_steps` from the machine's steps (:func:`merged_steps`) and its measured
+    neighbours (:func:`neighbours_of`)."""
+    done = {(step["bindings"], step["base"], step["head"]) for step in merged}
     missing = {}
-    for bindings, previous, commit, _, _ in neighbours(results_dir, machine_name):
+    for bindings, previous, commit, _, _ in pairs_of_neighbours:
         pairs = missing.setdefault(bindings, [])
         # once, however many envs
         if (bindings, previous, commit) not in done and (previous, commit) not in pairs:
@@ -329,6 +354,25 @@ def chains(steps):
     by_head = {step["head"]: step for step in steps}
     out = {}
     for head in by_head:
+        # walk back to a commit whose chain is known (each step is walked once in all), or to
+        # the chain's first commit
+        walked, seen, commit = [], set(), head
+        while commit in by_head and commit not in out and commit not in seen:
+            seen.add(commit)
+            walked.append(by_head[commit])
+            commit = by_head[commit]["base"]
+        if commit in seen:  # steps that loop (no history has them): each chain walked alone
+            return _chains_walked_alone(by_head)
+        path = list(out.get(commit, []))
+        for step in reversed(walked):
+            path.append(step)
+            out[step["head"]] = list(path)
+    return out
+
+
+def _chains_walked_alone(by_head):
+    out = {}
+    for head in by_head:
         path, seen, commit = [], set(), head
         while commit in by_head and commit not in seen:
             seen.add(commit)
@@ -345,16 +389,21 @@ def chain_link(case):
     return case.get("cleared_by") or case
 
 
-def chained_ratio(path, name):
+def chained_ratio(path, name, by_name=None):
     """(product of the case's paired ratios along ``path``, the commit it starts from, steps used),
     or None when a step of the path did not measure the case: the paired chain of the case from the
     path's first commit to its last. A step between identical builds is ×1 for every case: both
-    sides are the same code."""
+    sides are the same code. ``by_name``: each step's cases by name, one per step of ``path`` in
+    its order, where the caller walks the same path for many cases."""
     product = 1.0
-    for step in path:
+    for i, step in enumerate(path):
         if identical(step):
             continue
-        case = next((c for c in step["cases"] if c["name"] == name), None)
+        case = (
+            by_name[i].get(name)
+            if by_name is not None
+            else next((c for c in step["cases"] if c["name"] == name), None)
+        )
         if case is None:
             return None
         product *= chain_link(case)["ratio"]

@@ -10,11 +10,14 @@ first commit the steps reach (the product of the paired ratios along the way). T
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 
-from cuda_bench import counts, history, overcpp_read, records, results, suite, summary
+from cuda_bench import build, counts, history, overcpp_read, results, suite, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
+from cuda_bench.paths import BENCHMARKS, WORK
 from cuda_bench.text import number, standing
 
 APIS = ("cpp", "bindings", "core", "cupy")
@@ -31,23 +34,51 @@ def suite_differs(versions=None):
     suite has changed a benchmark since, its reason says that the numbers predate the change, since
     the suite's words are about the new work."""
     try:
-        out = {}
-        for module, cls in suite.benchmark_classes():
-            for method in suite.timed_methods(cls):
-                name, reason = f"{module}.{cls.__name__}.{method}", getattr(cls, "differs", "")
-                measured = (versions or {}).get(name)
-                if measured is not None and measured != getattr(cls, "version", measured):
-                    out[name] = (
-                        "these numbers are of an earlier version of this benchmark, which the "
-                        "suite has changed since (the next asv run measures it again)"
-                        + (f"; the new version: {reason}" if reason else "")
-                    )
-                elif reason:
-                    out[name] = reason
-        return out
+        described = suite_words()
     except Exception as exc:  # the report still stands without the marks
         print(f"report: no marks from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
         return {}
+    out = {}
+    for name, (reason, version) in described.items():
+        measured = (versions or {}).get(name)
+        if measured is not None and version is not None and measured != version:
+            out[name] = (
+                "these numbers are of an earlier version of this benchmark, which the "
+                "suite has changed since (the next asv run measures it again)"
+                + (f"; the new version: {reason}" if reason else "")
+            )
+        elif reason:
+            out[name] = reason
+    return out
+
+
+def suite_words(benchmark_dir=BENCHMARKS):
+    """{benchmark: (its ``differs`` reason, its version)} of every timed benchmark of the suite.
+    Importing the suite takes a third of a second (each class hashes its own source for its
+    version), so what it says is kept in ``.asv/suite-words.json`` under the digest of the suite's
+    files, and read from there while they are unchanged."""
+    files = sorted(Path(benchmark_dir).glob("*.py"))
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()
+    kept = WORK / "suite-words.json"
+    try:
+        found = json.loads(kept.read_text())
+        if found.get("digest") == digest:
+            return {name: tuple(said) for name, said in found["words"].items()}
+    except (OSError, ValueError, AttributeError):
+        pass
+    words = {}
+    for module, cls in suite.benchmark_classes(benchmark_dir):
+        for method in suite.timed_methods(cls):
+            words[f"{module}.{cls.__name__}.{method}"] = (
+                getattr(cls, "differs", ""),
+                getattr(cls, "version", None),
+            )
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        build.write_whole(kept, json.dumps({"digest": digest, "words": words}))
+    except OSError:  # read-only checkout: the words, not kept
+        pass
+    return words
 
 
 def machine_order(by_machine):
@@ -56,20 +87,18 @@ def machine_order(by_machine):
     return sorted(by_machine, key=lambda m: (not by_machine[m][-1]["params"].get("gpu"), m))
 
 
-def rows_of(results_dir, runs, steps_by_machine, known, work=None):
-    """:func:`overview_rows` of ``runs`` with what ``results_dir`` holds beside them: asv's
-    description of the suite (parameter names, benchmark versions) and each machine's over-C++
-    records; with ``work`` ({machine: {commit: counts record}}, ``history.work``), each Python
-    cell's work per call (:func:`add_work`)."""
-    described = results.suite(results_dir)  # asv's benchmarks.json
+def rows_of(described, runs, steps_by_machine, known, work, over_cpp):
+    """:func:`overview_rows` of ``runs`` with what the history holds beside them: asv's description
+    of the suite (``described``, benchmarks.json: parameter names, benchmark versions) and each
+    machine's over-C++ records (``over_cpp``: {machine: records}); with ``work`` ({machine: {commit:
+    counts record}}, ``history.work``), each Python cell's work per call (:func:`add_work`)."""
     versions = {name: b.get("version") for name, b in described.items()}
-    machines = list(dict.fromkeys(m for m, _ in runs))
     rows = overview_rows(
         runs,
         steps_by_machine,
         known,
         {name: b.get("param_names", []) for name, b in described.items()},
-        {m: records.read(Path(results_dir) / m, "over-cpp") for m in machines},
+        over_cpp,
         suite_differs(versions),
         versions,
     )
@@ -173,7 +202,8 @@ def overview_rows(
             if summary.step_kind(s, known) == "main"
         ]
         path = history.chains(main_steps).get(newest["commit_hash"], [])
-        last_step = {c["name"]: c for c in path[-1]["cases"]} if path else {}
+        by_name = [{c["name"]: c for c in step["cases"]} for step in path]
+        last_step = by_name[-1] if path else {}
         cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
         recorded = overhead_by_machine.get(machine_name, [])
         paired = overcpp_read.over_cpp_cases(
@@ -229,7 +259,7 @@ def overview_rows(
                         }
                         if step
                         else None,
-                        "index": list(history.chained_ratio(path, full) or []) or None,
+                        "index": list(history.chained_ratio(path, full, by_name) or []) or None,
                         "regression": bool(step and step["verdict"] == "regression"),
                     }
                     if number(cpp_value) and number(value):

@@ -45,15 +45,16 @@ PAGES = {
 }
 
 
-def finish(conf, results_dir, html_dir):
+def finish(conf, results_dir, html_dir, found=None):
     """Make asv's published ``html_dir`` the project's site (``conf``: asv's config, for the
     project's name): self-contained, asv's app at asv.html, the project's pages (each drawn from
-    ``read.load``'s History of ``results_dir``), asv's list the medians alone, its regressions and
-    feed the paired steps' flags. Returns (operation rows, asv regressions entries)."""
+    ``read.load``'s History of ``results_dir``; ``found``: that History, where it was read
+    already), asv's list the medians alone, its regressions and feed the paired steps' flags.
+    Returns (operation rows, asv regressions entries)."""
     html_dir = Path(html_dir)
     asv_site.vendor(html_dir)
     asv_site.asv_app(html_dir)
-    found = read.load(results_dir)
+    found = found or read.load(results_dir)
     index = json.loads((html_dir / "index.json").read_text())
     revisions = {commit: int(rev) for rev, commit in index.get("revision_to_hash", {}).items()}
     (html_dir / "overview.json").write_text(json.dumps(found.rows, indent=1))
@@ -75,10 +76,9 @@ def finish(conf, results_dir, html_dir):
     return found.rows, entries
 
 
-def clean_results(results_dir, work):
+def clean_results(results_dir, work, bad):
     """``results_dir`` itself, or, for asv, a copy in ``work`` without the results files that do not
-    parse (each named in a line, and noted: ``results.bad_files``)."""
-    bad = results.bad_files(results_dir)
+    parse (``bad``, each named in a line and noted when it was read: ``results.load_all``)."""
     if not bad:
         return Path(results_dir)
     copy = Path(work) / "results"
@@ -115,7 +115,9 @@ def publish(config=CONF):
     base = config.parent
     html_dir = (base / conf.get("html_dir", "html")).resolve()
     results_dir = (base / conf.get("results_dir", "results")).resolve()
-    if not results.load_all(results_dir):
+    bad = []
+    runs = results.load_all(results_dir, bad)  # read once: the pages are drawn from these
+    if not runs:
         raise DashboardError(f"no results in {results_dir} to publish (cuda-bench run makes some)")
     html_dir.parent.mkdir(parents=True, exist_ok=True)
     WORK.mkdir(parents=True, exist_ok=True)
@@ -125,7 +127,7 @@ def publish(config=CONF):
     )  # in .asv/: nothing of a publish is left in the checkout, killed or not
     try:
         new_html = work / "html"
-        used = clean_results(results_dir, work)
+        used = clean_results(results_dir, work, bad)
         conf.update(html_dir=str(new_html), results_dir=str(used))
         for key in ("env_dir", "benchmark_dir"):
             conf[key] = str((base / conf[key]).resolve())
@@ -133,23 +135,34 @@ def publish(config=CONF):
         path = os.pathsep.join(
             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         )  # the project's plugin
-        proc = subprocess.run(
-            [sys.executable, "-m", "asv", "publish", "--config", str(temp_config)],
-            cwd=base,
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, PYTHONPATH=path, **{ASV_PAGES_ONLY: "1"}),
-        )
-        if proc.returncode != 0:
-            lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
-            said = lines[-1].strip() if lines else "no output"
-            raise DashboardError(
-                f"asv publish exited {proc.returncode} ({said}); {html_dir} is as it was"
+        said = work / "asv-publish.log"
+        with open(said, "w") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "asv", "publish", "--config", str(temp_config)],
+                cwd=base,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ, PYTHONPATH=path, **{ASV_PAGES_ONLY: "1"}),
             )
-        # the pages from the results themselves (the copy asv read lacks what could not be read: the
-        # pages name it)
+        try:
+            # while asv draws its pages, the history is read for the project's (on another core):
+            # from the results themselves (the copy asv reads lacks what could not be read, which
+            # the pages name)
+            found = read.load(results_dir, runs)
+            status = proc.wait()
+        finally:
+            if proc.poll() is None:  # an interrupt or an error here: asv stops too
+                proc.kill()
+                proc.wait()
+        if status != 0:
+            lines = [line for line in said.read_text().splitlines() if line.strip()]
+            last = lines[-1].strip() if lines else "no output"
+            raise DashboardError(f"asv publish exited {status} ({last}); {html_dir} is as it was")
         rows, entries = finish(
-            argparse.Namespace(project=conf.get("project", "cuda-python")), results_dir, new_html
+            argparse.Namespace(project=conf.get("project", "cuda-python")),
+            results_dir,
+            new_html,
+            found=found,
         )
         swap_in(new_html, html_dir, work / "old")
     finally:

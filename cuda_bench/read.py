@@ -2,10 +2,12 @@
 and every page (``cuda_bench.pages``), the Markdown report and the nightly issue
 (``cuda_bench.report``) are drawn from it: none of them reads a file or decides a verdict.
 
-What it holds, per machine: asv's results files, the paired steps (``history.steps``: one per pair
-and cuda-bindings), the counts records (``history.work``), the pairs of measured commits the history
-has no step between (``history.missing_steps``), and what the front page, the Releases page and the
-Regressions page say of them (``summary.landing``, ``summary.releases``, ``summary.regressions``);
+Each file is read once, and everything else is derived from what was read. What it holds, per
+machine: asv's results files, the paired steps (``history.merged_steps``: one per pair and
+cuda-bindings), the counts records (``history.work_of``), the over-C++ records, the pairs of
+measured commits the history has no step between (``history.missing_of``), and what the front
+page, the Releases page and the Regressions page say of them (``summary.landing``,
+``summary.releases``, ``summary.regressions``);
 for the whole history, the commits (``results/commits.json``), asv's description of the suite, the
 operation table (``overview.rows_of``) and every file or line that could not be read.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench import history, overview, results, summary
+from cuda_bench import history, overview, records, results, summary
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class Machine:
     releases: dict
     #: [(step, case, kind)]: every flag of its steps (``summary.regressions``)
     regressions: list[tuple[dict, dict, str]]
+    #: its over-C++ records, oldest first
+    over_cpp: list[dict]
 
     @property
     def params(self):
@@ -78,21 +82,38 @@ class History:
         """The operation table at the commits whose hash starts with ``prefix`` (``rows`` holds it
         at each machine's newest)."""
         runs = [(name, data) for name, data in self.runs if data["commit_hash"].startswith(prefix)]
-        return overview.rows_of(self.results_dir, runs, self.steps, self.known, self.work)
+        return overview.rows_of(
+            self.suite,
+            runs,
+            self.steps,
+            self.known,
+            self.work,
+            {name: machine.over_cpp for name, machine in self.machines.items()},
+        )
 
 
-def load(results_dir):
+def load(results_dir, runs=None):
     """``results_dir`` read into a :class:`History`. What cannot be read is left out, named in
-    ``unreadable`` (and noted afresh: ``results.noted``)."""
+    ``unreadable`` (and noted afresh: ``results.noted``). ``runs``: its asv results files, where the
+    caller has read them (``results.load_all``, which noted what it could not read)."""
     results_dir = Path(results_dir)
-    results.forget(results_dir)
-    known = results.commits(results_dir)
-    runs = results.load_all(results_dir)
+    if runs is None:  # read afresh: what could not be read is noted afresh
+        results.forget(results_dir)
+        runs = results.load_all(results_dir)
+    known = results.commits(results_dir, runs)
+    described = results.suite(results_dir)
     by_machine = {}
     for name, data in runs:
         by_machine.setdefault(name, []).append(data)
-    steps = {name: history.steps(results_dir, name) for name in by_machine}
-    work = {name: history.work(results_dir, name) for name in by_machine}
+    # each record file read once; everything below is derived from what was read
+    kept = {
+        name: {
+            kind: records.read(results_dir / name, kind) for kind in ("step", "counts", "over-cpp")
+        }
+        for name in by_machine
+    }
+    steps = {name: history.merged_steps(kept[name]["step"]) for name in by_machine}
+    work = {name: history.work_of(kept[name]["counts"]) for name in by_machine}
     machines = {}
     for name in overview.machine_order(by_machine):
         told = summary.landing(
@@ -103,9 +124,10 @@ def load(results_dir):
             work[name],
             results.unreadable_results(results_dir, name, known),
         )
+        neighbours = history.neighbours_of([(data, None) for data in by_machine[name]])
         gaps = [
             (bindings, base, head)
-            for bindings, pairs in history.missing_steps(results_dir, name).items()
+            for bindings, pairs in history.missing_of(steps[name], neighbours).items()
             for base, head in pairs
         ]
         machines[name] = Machine(
@@ -119,12 +141,20 @@ def load(results_dir):
                 steps[name], known, (told["head"] or {}).get("commit"), work[name]
             ),
             regressions=summary.regressions(steps[name], known),
+            over_cpp=kept[name]["over-cpp"],
         )
-    rows = overview.rows_of(results_dir, runs, steps, known, work)
+    rows = overview.rows_of(
+        described,
+        runs,
+        steps,
+        known,
+        work,
+        {name: kept[name]["over-cpp"] for name in by_machine},
+    )
     return History(
         results_dir=results_dir,
         known=known,
-        suite=results.suite(results_dir),
+        suite=described,
         runs=runs,
         machines=machines,
         rows=rows,

@@ -49,7 +49,8 @@ OPTIONAL = "?"
 
 
 def _number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    kind = type(value)
+    return (kind is float and -math.inf < value < math.inf) or kind is int
 
 
 CHECKS = {
@@ -225,6 +226,27 @@ def problem(value, shape, where="record"):
     )
 
 
+def fitting(shape):
+    """A test of whether a value has ``shape`` (:data:`SHAPES`), made once per shape: reading the
+    history checks every case of every record, so the common answer, yes, is made fast, and
+    :func:`problem` says what is wrong only where something is."""
+    if isinstance(shape, dict):
+        # one expression over the fields, made once: no loop per record
+        tests = {f"t{i}": fitting(kind) for i, kind in enumerate(shape.values())}
+        body = " and ".join(f"{key!r} in v and t{i}(v[{key!r}])" for i, key in enumerate(shape))
+        return eval(f"lambda v: type(v) is dict and {body or 'True'}", tests)
+    if isinstance(shape, list):
+        each = fitting(shape[0])
+        return lambda v: isinstance(v, list) and all(map(each, v))
+    if isinstance(shape, tuple):
+        return lambda v: v in shape
+    test = CHECKS[shape.rstrip(OPTIONAL)]
+    return (lambda v: v is None or test(v)) if shape.endswith(OPTIONAL) else test
+
+
+FITS = {kind: fitting(shape) for kind, shape in SHAPES.items()}
+
+
 def check(record, kind):
     """``record`` when it is a record of type ``kind`` of the current schema with the right shape;
     RecordError saying why not."""
@@ -235,9 +257,8 @@ def check(record, kind):
             f"not a {kind} record of schema {SCHEMA} (it says {record.get('record')!r}, schema "
             f"{record.get('schema')!r}; `cuda-bench upgrade` brings older records up to date)"
         )
-    found = problem(record, SHAPES[kind])
-    if found:
-        raise RecordError(found)
+    if not FITS[kind](record):
+        raise RecordError(problem(record, SHAPES[kind]) or "not of its type's shape")
     return record
 
 

@@ -138,7 +138,7 @@ def load_machine(machine_dir):
     """The results files of one machine that parse, oldest commit first; of one commit measured in
     several environments, the one measured last comes last."""
     found = [d for d in map(load, result_files(machine_dir)) if d is not None]
-    return sorted(found, key=lambda d: (d.get("date") or 0, measured_at(d)))
+    return sorted(found, key=_newest_last)
 
 
 def measured_at(data):
@@ -152,22 +152,33 @@ def measured_at(data):
     )
 
 
-def load_all(results_dir):
-    """[(machine, results dict)] of every machine, each machine's newest commit last."""
-    return [
-        (folder.name, data) for folder in machine_dirs(results_dir) for data in load_machine(folder)
-    ]
+def load_all(results_dir, bad=None):
+    """[(machine, results dict)] of every machine, each machine's newest commit last; ``bad``, a
+    list, gets the path of each results file that could not be read (:func:`load`)."""
+    out = []
+    for folder in machine_dirs(results_dir):
+        found = []
+        for path in result_files(folder):
+            data = load(path)
+            if data is None:
+                if bad is not None:
+                    bad.append(path)
+            else:
+                found.append(data)
+        out += [(folder.name, data) for data in sorted(found, key=_newest_last)]
+    return out
+
+
+def _newest_last(data):
+    return (data.get("date") or 0, measured_at(data))
 
 
 def bad_files(results_dir):
     """The results files that do not parse or are no asv results (asv publish would choke on them):
     those :func:`load` skips, each named in a line and noted."""
-    return [
-        path
-        for folder in machine_dirs(results_dir)
-        for path in result_files(folder)
-        if load(path) is None
-    ]
+    bad = []
+    load_all(results_dir, bad)
+    return bad
 
 
 def values(data, column="result"):
@@ -211,12 +222,13 @@ def suite(results_dir):
     return {name: b for name, b in data.items() if isinstance(b, dict)}
 
 
-def commits(results_dir):
+def commits(results_dir, runs=None):
     """What the pages say of each commit a machine of ``results_dir`` measured: {commit: {"title",
     "date" (ms), "tags" (cuda-core release tags), "position" (on main's first-parent history, oldest
     1; None off it), "recorded"}} from ``results_dir/commits.json`` (``asvrun.record_commits``
     writes it when a commit is measured). A measured commit the file lacks gets its results file's
-    date, no title and no tag, and ``recorded`` False: still placed by date, and still on main."""
+    date, no title and no tag, and ``recorded`` False: still placed by date, and still on main.
+    ``runs``: the results files already read (:func:`load_all`), so they are not read again."""
     path = Path(results_dir) / COMMITS.name
     try:
         found = json.loads(path.read_text()) if path.exists() else {}
@@ -240,7 +252,7 @@ def commits(results_dir):
         for sha, info in (found if isinstance(found, dict) else {}).items()
         if isinstance(info, dict)
     }
-    for _, data in load_all(results_dir):
+    for _, data in load_all(results_dir) if runs is None else runs:
         known.setdefault(
             data["commit_hash"],
             {

@@ -10,6 +10,7 @@ Markdown (``cuda_bench.report``) render these.
 
 from __future__ import annotations
 
+import collections
 import math
 
 from cuda_bench import counts as counting
@@ -96,6 +97,8 @@ def status_word(case):
 def counted(step):
     """The cases of a step that count (not the controls: the C++ twins and the harness floor; not
     the cases put down to a change of the environment, :func:`put_down`)."""
+    if "cuda-bindings" not in history.environment_change(step):  # nothing is put down to it
+        return [c for c in step["cases"] if not is_control(c["name"]) and not c.get("control")]
     return [
         c
         for c in step["cases"]
@@ -484,22 +487,26 @@ def chains(steps, commits):
                 )
     out = {}
     for case_name, found in edges.items():
-        links = {}
+        links = {}  # commit -> [(place of the other commit, other, ratio, low, high)]
         for base, head, case in found:
-            links.setdefault(base, []).append((head, case["ratio"], case["low"], case["high"]))
-            links.setdefault(head, []).append(
-                (base, 1 / case["ratio"], 1 / case["high"], 1 / case["low"])
+            links.setdefault(base, []).append(
+                (at[head], head, case["ratio"], case["low"], case["high"])
             )
+            links.setdefault(head, []).append(
+                (at[base], base, 1 / case["ratio"], 1 / case["high"], 1 / case["low"])
+            )
+        for linked in links.values():
+            linked.sort(key=lambda link: link[0])  # the history's order, each commit's links once
         values = {}
         for root in commits:
             if root in values or root not in links:
                 continue
             values[root] = (1.0, 1.0, 1.0, root)
-            todo = [root]
+            todo = collections.deque([root])
             while todo:
-                commit = todo.pop(0)
+                commit = todo.popleft()
                 value, low, high, _ = values[commit]
-                for other, ratio, lo, hi in sorted(links[commit], key=lambda link: at[link[0]]):
+                for _, other, ratio, lo, hi in links[commit]:
                     if other not in values:
                         values[other] = (value * ratio, low * lo, high * hi, root)
                         todo.append(other)

@@ -191,10 +191,39 @@ def test_cuda_bench_modules_import_only_earlier_stages():
         assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
 
 
-#: what reads results/: only the read layer (cuda_bench.read) calls these for the pages and reports
+#: what reads results/, or makes what a page says of it: only the read layer (cuda_bench.read) calls these for the
+#: pages and reports
 READERS = {("results", "load_all"), ("results", "load_machine"), ("results", "commits"), ("results", "suite"),
            ("history", "steps"), ("history", "work"), ("history", "missing_steps"), ("records", "read"),
+           ("history", "merged_steps"), ("history", "work_of"), ("history", "missing_of"),
            ("overview", "rows_of"), ("summary", "landing"), ("summary", "releases"), ("summary", "regressions")}
+#: of READERS, what the read layer calls: each file read once, the rest derived from what was read
+READ_LAYER = {("results", "load_all"), ("results", "commits"), ("results", "suite"), ("records", "read"),
+              ("history", "merged_steps"), ("history", "work_of"), ("history", "missing_of"),
+              ("overview", "rows_of"), ("summary", "landing"), ("summary", "releases"), ("summary", "regressions")}
+
+
+def test_the_read_layer_reads_each_file_of_the_history_once(monkeypatch):
+    """read.load opens every file of results/ at most once (asv's results files, the records, commits.json,
+    benchmarks.json), however many machines and steps there are: everything else is derived from what was read."""
+    import collections
+    from pathlib import Path
+
+    from cuda_bench import read
+
+    opened = collections.Counter()
+    for method in ("read_text", "read_bytes"):
+        real = getattr(Path, method)
+
+        def counted(self, *args, _real=real, **kwargs):
+            opened[self.resolve()] += 1
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, method, counted)
+    history = read.load(ROOT / "results")
+    mine = {path: n for path, n in opened.items() if path.is_relative_to(ROOT / "results")}
+    assert len(history.runs) >= 30 and len(mine) >= len(history.runs) + 5
+    assert max(mine.values()) == 1, sorted((n, str(p)) for p, n in mine.items() if n > 1)
 
 
 def test_the_pages_and_reports_draw_from_the_read_layer_and_read_no_file():
@@ -214,7 +243,7 @@ def test_the_pages_and_reports_draw_from_the_read_layer_and_read_no_file():
                     f"{path.name} reads a file"  # asv_site reads asv's own published files, not results/
     used = {(node.value.id, node.attr) for node in ast.walk(ast.parse((package / "read.py").read_text()))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
-    assert READERS - {("results", "load_machine"), ("records", "read")} <= used
+    assert READ_LAYER <= used and READ_LAYER <= READERS
 
 
 def command_imports(path, commands):
