@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from cuda_bench import build, calls, counts, stats
 from cuda_bench.paired import counted, regressions
-from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, unchanged
+from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, times, unchanged
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
 
 def case_row(case, mark=""):
     return (
-        f"| {calls.named(case['name'])}{mark} | {per_call(case)} | ×{case['ratio']:.3f} | "
+        f"| {calls.named(case['name'])}{mark} | {per_call(case)} | {times(case['ratio'])} | "
         f"[{case['low']:.3f}, {case['high']:.3f}] | {case['threshold']:.1%} |"
     )
 

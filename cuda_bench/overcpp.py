@@ -25,7 +25,7 @@ from cuda_bench.overcpp_read import repeat_note, slow_run_note
 from cuda_bench.status import INCOMPLETE, OK
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.suite import twin_ids
-from cuda_bench.text import TARGET_NS, fmt_ns, last_line
+from cuda_bench.text import TARGET_NS, fmt_ns, last_line, times
 
 
 def log(message):
@@ -161,10 +161,10 @@ def markdown(data, target_ns=TARGET_NS):
     ]
     for c in data["cases"]:
         mark = "" if c["over_ns"] < target_ns else " ⚠"
-        every = f"×{c['all']['ratio']:.2f}" if "all" in c else "-"
+        every = times(c["all"]["ratio"], 2) if "all" in c else "-"
         out.append(
             f"| `{c['name']}` | `{c['twin']}` | {fmt_ns(c['py_ns'])} | {fmt_ns(c['cpp_ns'])} | "
-            f"×{c['ratio']:.2f} | [{c['low']:.2f}, {c['high']:.2f}] | "
+            f"{times(c['ratio'], 2)} | [{c['low']:.2f}, {c['high']:.2f}] | "
             f"{fmt_ns(c['over_ns'])}{mark} | [{fmt_ns(c['over_low'])}, {fmt_ns(c['over_high'])}] | "
             f"{c.get('fast', '-')}/{c['processes']} | {every} |"
         )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cuda_bench import records, stats
 from cuda_bench.names import split_case
-from cuda_bench.text import TARGET_NS, fmt_ns, number, signed
+from cuda_bench.text import TARGET_NS, fmt_ns, number, signed, times, times_span
 
 
 def run_kind(record):
@@ -86,9 +86,9 @@ def slow_run_note(runs, reference=()):
     if not in_slow_state(factor):
         return None
     return (
-        f"this run's C++ twins ran ×{factor:.3f} slower than their fastest recorded run on this "
-        f"machine (the slow state: above ×{SLOW_STATE}); probably no process was in the fast "
-        "state, so its ratios read high. The overview leaves it out where another run of "
+        f"this run's C++ twins ran {times(factor)} slower than their fastest recorded run on this "
+        f"machine (the slow state: above {times(SLOW_STATE, 2)}); probably no process was in the "
+        "fast state, so its ratios read high. The overview leaves it out where another run of "
         f"{runs[-1]['commit'][:9]} measured the case, and marks it where none did; run it again "
         "later."
     )
@@ -123,7 +123,8 @@ def repeat_note(runs, reference=()):
     still = _still(pair)
     return (
         f"against {pair['a']} (the earlier run of {newest['commit'][:9]} nearest the fast state, "
-        f"×{factor:.2f}{', ' + when if when else ''}): {pair['agree']} of {pair['cases']} cases "
+        f"{times(factor, 2)}{', ' + when if when else ''}): {pair['agree']} of {pair['cases']} "
+        "cases "
         f"({_share(pair)}) give the same ratio within {AGREE:.0%}; {pair['twins_moved']} C++ twins "
         f"moved more than {AGREE:.0%} beside the others (the machine, not Python), and over the "
         f"other {still['cases']} cases {still['agree']} ({_share(still)}) agree"
@@ -227,26 +228,26 @@ def over_text(cell, usual=None):
     (:func:`usual_runs`)."""
     if "over_cpp_ns" not in cell:
         return ""
-    x = "" if cell["over_cpp_x"] is None else f" ×{cell['over_cpp_x']:.2f}"
+    x = "" if cell["over_cpp_x"] is None else f" {times(cell['over_cpp_x'], 2)}"
     over = cell.get("over_cpp") or {}
     runs = over.get("runs") or {}
     several = runs.get("runs", 0) > 1
     said = several and _counts(runs) == usual  # the count is above the table
     # a paired measurement is not asv's: the times it compares are said, not left to be inferred
     # from the row's
-    times = (
+    compared = (
         [f"{fmt_ns(over['py_ns'])} against {fmt_ns(over['cpp_ns'])} in one process"]
         if number(over.get("py_ns")) and number(over.get("cpp_ns"))
         else []
     )
     spread = (
-        [f"×{runs['low']:.2f}–{runs['high']:.2f}" + ("" if said else f" in {runs['runs']} runs")]
+        [times_span(runs["low"], runs["high"]) + ("" if said else f" in {runs['runs']} runs")]
         if several
         else []
     )
     if runs.get("left_out") and not said:
         spread.append(f"{runs['left_out']} in the slow state left out")
-    spread = "; ".join([*times, *([", ".join(spread)] if spread else [])])
+    spread = "; ".join([*compared, *([", ".join(spread)] if spread else [])])
     spread = f" ({spread})" if spread else ""
     slow = " ⚠ slow state" if slow_state(runs) else ""
     return (
@@ -352,10 +353,11 @@ def agreement_markdown(pairs, within=AGREE, share=SHARE, slow=None):
         )
     lines += ["", *_reaching(pairs, share)]
     if slow:
-        named = ", ".join(f"{label} ×{factor:.3f}" for label, factor in slow.items())
+        named = ", ".join(f"{label} {times(factor)}" for label, factor in slow.items())
         lines += [
             "",
-            f"Runs in the slow state (C++ twins more than ×{SLOW_STATE} slower than their fastest "
+            f"Runs in the slow state (C++ twins more than {times(SLOW_STATE, 2)} slower than their "
+            "fastest "
             f"recorded run on the machine; the overview leaves them out): {named}. Without them:",
             "",
         ]

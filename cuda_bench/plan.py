@@ -39,6 +39,7 @@ from pathlib import Path
 from cuda_bench import asvrun, build, compare, history, records, results, suite, window
 from cuda_bench.names import is_release_tag
 from cuda_bench.paths import result_files
+from cuda_bench.text import times
 
 #: seconds when this machine has no record to say: per case of the suite for asv's run (H200: 75-84
 #: s for 153 cases), a whole-suite paired step (H100: 116 s for 164 cases) and the counting pass;
@@ -566,7 +567,7 @@ def execute(planner, budget, run_one, progress=print, limit=100, clock=time.mono
         fits = todo[0]
         tried.add(tuple(fits.args))
         expect = f"about {fits.seconds * scale:.0f} s" + (
-            f" (×{scale:.2f} of the estimate, as the parts before took)" if scale > 1 else ""
+            f" ({times(scale, 2)} of the estimate, as the parts before took)" if scale > 1 else ""
         )
         progress(f"plan: [{fits.kind}] {fits.what}: {expect}, {left:.0f} s of the budget left")
         began = clock()

@@ -22,6 +22,7 @@ from cuda_bench.text import (
     number,
     per_call,
     standing,
+    times,
 )
 
 # --- Markdown -------------------------------------------------------------------------------------
@@ -277,7 +278,7 @@ def releases_markdown(machine, found, known):
         ]
     for told in ([found["to_head"]] if found["to_head"] else []) + found["ladder"]:
         means = " · ".join(
-            f"{TITLES[api]} ×{told['geomean'][api][0]:.3f} ({told['geomean'][api][1]})"
+            f"{TITLES[api]} {times(told['geomean'][api][0])} ({told['geomean'][api][1]})"
             for api in ("core", "bindings", "cupy", "cpp")
             if api in told["geomean"]
         )

@@ -33,9 +33,21 @@ def signed(seconds):
     return ("-" if seconds < 0 else "+") + fmt(abs(seconds))
 
 
+def times(value, digits=3):
+    """A ratio or a factor, as every page and report writes one: '×1.053' (``digits`` after the
+    point)."""
+    return f"×{value:.{digits}f}"
+
+
+def times_span(low, high, digits=2):
+    """A range of ratios: '×0.98–1.02'."""
+    return f"×{low:.{digits}f}–{high:.{digits}f}"
+
+
 def interval(case):
-    """A paired ratio with its interval, as every report prints it: '×1.053 [1.048, 1.056]'."""
-    return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
+    """A paired ratio with its interval, as every page and report prints it: '×1.053 [1.048,
+    1.056]'."""
+    return f"{times(case['ratio'])} [{case['low']:.3f}, {case['high']:.3f}]"
 
 
 #: what the per-call times beside a paired ratio are, said in the column that holds them

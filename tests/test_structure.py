@@ -338,3 +338,29 @@ def test_the_product_says_what_it_does_not_how_it_was_made():
         text = path.read_text(errors="replace")
         found += [f"{name}: {m.group(0)!r}" for m in HISTORY.finditer(text)]
     assert found == [], found[:20]
+
+
+def test_a_ratio_is_written_as_text_in_one_place():
+    """Every ratio the pages and reports print is written by cuda_bench.text (times, times_span, interval): no
+    f-string or concatenation of the package puts '×' before a number itself, and graph.js writes its ratios
+    with one helper of its own that writes them the same way."""
+    import ast
+    import re
+
+    package = ROOT / "cuda_bench"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "text.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.JoinedStr):
+                for part, after in zip(node.values, node.values[1:]):
+                    if isinstance(part, ast.Constant) and str(part.value).endswith("×") and \
+                            isinstance(after, ast.FormattedValue):
+                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) and \
+                    isinstance(node.left, ast.Constant) and re.search(r"×(%[.\d]*[sfd])?$", str(node.left.value)):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not found, f"a ratio written outside cuda_bench/text.py: {found}"
+    script = (ROOT / "dashboard" / "site" / "graph.js").read_text()
+    assert script.count("×") == 1 and "return '×' + value.toFixed(" in script

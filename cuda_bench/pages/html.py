@@ -13,6 +13,7 @@ from cuda_bench.names import short_name, split_case
 from cuda_bench.stats import CONFIDENCE, CONFIRMED_RULE
 from cuda_bench.text import (
     PER_CALL,
+    interval,
     per_call,
 )
 
@@ -126,10 +127,6 @@ def rule_html():
     return f'<span class="rule">{esc(CONFIRMED_RULE[0].upper() + CONFIRMED_RULE[1:])}</span>'
 
 
-def ratio_text(case):
-    return f"×{case['ratio']:.3f} [{case['low']:.3f}, {case['high']:.3f}]"
-
-
 def graph_href(machine, benchmark, case=()):
     params = {"machine": machine, "benchmark": benchmark}
     if case:
@@ -169,7 +166,7 @@ def changed_table(machine, cases, kind="changed"):
             f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" '
             f'data-high="{case["high"]!r}" '
             f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
-            f"<td>{ratio_text(case)}</td>"
+            f"<td>{interval(case)}</td>"
             f'<td class="text-{STATUS_CLASS.get(state, "muted")}">{esc(word)}</td>'
             f'<td class="per-call">{esc(per_call(case))}</td></tr>'
         )

@@ -19,7 +19,6 @@ from cuda_bench.pages.html import (
     esc,
     graph_href,
     page,
-    ratio_text,
     rule_html,
     unseen_html,
     verdict_badge,
@@ -35,6 +34,8 @@ from cuda_bench.text import (
     interval,
     number,
     signed,
+    times,
+    times_span,
 )
 
 HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
@@ -185,7 +186,7 @@ def render_landing(told, rows, known):
             '<h3>Open regressions on main</h3><ul class="open">'
             + "".join(
                 f'<li data-case="{esc(c["name"])}" data-head="{esc(s["head"])}">'
-                f"{case_html(machine, c['name'])} {ratio_text(c)} at "
+                f"{case_html(machine, c['name'])} {interval(c)} at "
                 f"{commit_link(s['base'], known)} → "
                 f"{commit_link(s['head'], known)}: {esc(summary.status(c))}</li>"
                 for s, c in opened
@@ -220,7 +221,7 @@ def cell_title(cell, row, usual):
     if cell.get("index"):
         product, base, count = cell["index"]
         lines.append(
-            f"paired chain ×{product:.3f} since {base[:9]} ({count} "
+            f"paired chain {times(product)} since {base[:9]} ({count} "
             f"step{'s' if count != 1 else ''})"
         )
     if cell.get("work"):
@@ -236,14 +237,14 @@ def cell_title(cell, row, usual):
                 else ""
             )
             text += (
-                f"; paired in one process{state}: ×{over['low']:.2f}–{over['high']:.2f}, "
+                f"; paired in one process{state}: {times_span(over['low'], over['high'])}, "
                 f"{signed(over['over_low'] * 1e-9)} to {signed(over['over_high'] * 1e-9)} "
                 f"({CONFIDENCE:.0%})"
             )
             runs = over.get("runs")
             if runs and runs["runs"] > 1:
                 text += (
-                    f"; ×{runs['low']:.2f}–{runs['high']:.2f} over {runs['runs']} runs of this "
+                    f"; {times_span(runs['low'], runs['high'])} over {runs['runs']} runs of this "
                     "commit "
                     f"(the records name {runs['starts']} machine starts)"
                 )
@@ -251,12 +252,12 @@ def cell_title(cell, row, usual):
                 text += (
                     f"; {runs['left_out']} run(s) in the slow state left out (their C++ twins ran "
                     "more than "
-                    f"×{overcpp_read.SLOW_STATE} slower than their fastest recorded run)"
+                    f"{times(overcpp_read.SLOW_STATE, 2)} slower than their fastest recorded run)"
                 )
             if overcpp_read.slow_state(runs):
                 text += (
-                    f" (⚠ its C++ twins ran ×{overcpp_read.slow_state(runs):.3f} slower than their "
-                    "fastest recorded "
+                    f" (⚠ its C++ twins ran {times(overcpp_read.slow_state(runs))} slower than "
+                    "their fastest recorded "
                     "run on this machine: probably no process in the fast state, so the ratio "
                     "reads high)"
                 )
@@ -264,7 +265,7 @@ def cell_title(cell, row, usual):
                 apart = cell["value"] * 1e9 / over["py_ns"]
                 python = fmt(over["py_ns"] * 1e-9)
                 text += (
-                    f". Measured apart from asv's median above: that is ×{apart:.2f} this "
+                    f". Measured apart from asv's median above: that is {times(apart, 2)} this "
                     f"measurement's Python time per call ({python}); another run, in another "
                     "state of the machine"
                 )

@@ -14,13 +14,13 @@ from cuda_bench.pages.html import (
     commit_link,
     esc,
     page,
-    ratio_text,
     rule_html,
 )
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import (
     PER_CALL,
     cleared_text,
+    interval,
     measurements,
     per_call,
     standing,
@@ -75,7 +75,7 @@ def render_regressions(machine, found, known):
                 f'data-high="{case["high"]!r}" data-status="{esc(state)}"><td>'
                 f"{case_html(machine, case['name'])}</td><td>"
                 f"{commit_link(step['base'], known)} → "
-                f"{commit_link(step['head'], known)}</td><td>{ratio_text(case)}</td><td "
+                f"{commit_link(step['head'], known)}</td><td>{interval(case)}</td><td "
                 f'class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br><small '
                 f'class="why">{esc(why)}</small></td><td>{case["threshold"]:.1%}</td><td '
                 f'class="per-call">{esc(per_call(case))}</td><td '
@@ -111,9 +111,9 @@ def write_feed(html_dir, project, found_by_machine, known):
             if case["verdict"] != "regression":
                 continue
             where = f"{summary.name(step['base'], known)} → {summary.name(step['head'], known)}"
-            title = f"{ratio_text(case)} {case['name']} at {where} ({summary.status(case)})"
+            title = f"{interval(case)} {case['name']} at {where} ({summary.status(case)})"
             content = (
-                f"<p>{esc(case['name'])} on {esc(machine)}: {ratio_text(case)} ({CONFIDENCE:.0%} "
+                f"<p>{esc(case['name'])} on {esc(machine)}: {interval(case)} ({CONFIDENCE:.0%} "
                 f"interval), {esc(standing(case, step.get('versions')))}; {esc(KIND_WORDS[kind])}, "
                 f"{esc(where)}; {esc(PER_CALL)}: {esc(per_call(case))}.</p>"
             )

@@ -15,7 +15,6 @@ from cuda_bench.pages.html import (
     esc,
     one_side_html,
     page,
-    ratio_text,
     rule_html,
     unseen_html,
     verdict_badge,
@@ -24,6 +23,8 @@ from cuda_bench.pages.html import (
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import (
     cleared_text,
+    interval,
+    times,
 )
 
 
@@ -34,7 +35,7 @@ def geomean_text(found):
             value, n = found[api]
             parts.append(
                 f'<span class="gm gm-{api}" data-api="{api}" data-value="{value!r}" '
-                f'data-cases="{n}">{TITLES[api]} ×{value:.3f} <small>({n})</small></span>'
+                f'data-cases="{n}">{TITLES[api]} {times(value)} <small>({n})</small></span>'
             )
     return " · ".join(parts)
 
@@ -61,7 +62,7 @@ def render_release_step(machine, told, known):
             '<p class="text-muted not-reproduced">Not reproduced: '
             + ", ".join(
                 f'<span data-case="{esc(c["name"])}">'
-                f"{case_html(machine, c['name'])} flagged {ratio_text(c)}, "
+                f"{case_html(machine, c['name'])} flagged {interval(c)}, "
                 f"{esc(cleared_text(c))}</span>"
                 for c in told["not_reproduced"]
             )

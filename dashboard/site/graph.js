@@ -220,7 +220,7 @@ $(function () {
             xaxis: xaxis, grid: grid, legend: {show: false},
             yaxis: {labelWidth: 56, transform: Math.log, inverseTransform: Math.exp, ticks: ratioTicks,
                     min: low / pad, max: high * pad,
-                    tickFormatter: function (v) { return '×' + (+v.toPrecision(3)).toFixed(v < 10 ? 3 : 1); }}
+                    tickFormatter: function (v) { return times(+v.toPrecision(3), v < 10 ? 3 : 1); }}
         });
         var medianPlot = $.plot('#medians', medians, {
             xaxis: xaxis, grid: grid, legend: {show: false},
@@ -234,7 +234,7 @@ $(function () {
                 .append(document.createTextNode(NAMES[api] + (api === 'cpp' ? ' (' + per.cpp.twin + ')' : '')));
         }));
         Object.keys(restarts).forEach(function (r) {
-            notes.push('The chain of ' + restarts[r].join(', ') + ' starts again at ×1.000 at ' + r
+            notes.push('The chain of ' + restarts[r].join(', ') + ' starts again at ' + times(1) + ' at ' + r
                        + ': no paired step links ' + r + ' to the commits before it.');
         });
         if (!chain.length) {
@@ -259,6 +259,15 @@ $(function () {
         window.cudaBenchGraph = {ready: true, chain: chainPlot, medians: medianPlot, data: data, label: label};
     }
 
+    // a ratio, and a ratio with its interval, as the pages write them (cuda_bench.text: times, interval)
+    function times(value, digits) {
+        return '×' + value.toFixed(digits === undefined ? 3 : digits);
+    }
+
+    function interval(ratio, low, high) {
+        return times(ratio) + ' [' + low.toFixed(3) + ', ' + high.toFixed(3) + ']';
+    }
+
     function tooltips(placeholder, data, per, kind) {
         var tip = $('#graph-tip');
         if (!tip.length) {
@@ -273,10 +282,9 @@ $(function () {
             var lines = [commit.name + (commit.tag ? '' : ''), commit.title, NAMES[api]];
             if (kind === 'chain') {
                 var p = per[api].chain.filter(function (q) { return q[0] === x; })[0];
-                lines.push('×' + p[1].toFixed(3) + ' [' + p[2].toFixed(3) + ', ' + p[3].toFixed(3) + '] since ' + p[4]);
+                lines.push(interval(p[1], p[2], p[3]) + ' since ' + p[4]);
                 per[api].flags.filter(function (f) { return f[0] === x; }).forEach(function (f) {
-                    lines.push(f[6] + ' → ' + f[7] + ': ×' + f[3].toFixed(3) + ' [' + f[4].toFixed(3) + ', '
-                               + f[5].toFixed(3) + '] ' + f[2]);
+                    lines.push(f[6] + ' → ' + f[7] + ': ' + interval(f[3], f[4], f[5]) + ' ' + f[2]);
                 });
             } else {
                 lines.push(time(item.datapoint[1]) + " (asv's median)");
