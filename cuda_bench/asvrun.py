@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from cuda_bench import build, machine, records
+from cuda_bench import build, machine, process, records
 from cuda_bench.names import is_release_tag, release_version
 from cuda_bench.paths import BUILDS, COMMITS, CONF, LOCAL_SETTINGS, ROOT, WORK, local_conf
 
@@ -332,7 +332,7 @@ def keep_builds(folder, rows):
     if changed:
         Path(folder).mkdir(parents=True, exist_ok=True)
         # whole or not at all
-        build.write_whole(path, "".join(line + "\n" for line in lines if line.strip()))
+        process.write_whole(path, "".join(line + "\n" for line in lines if line.strip()))
 
 
 def release_ladder(repo, branch="main"):
@@ -389,7 +389,7 @@ def local_settings(path=LOCAL_SETTINGS):
 
 def write_local_settings(settings, path=LOCAL_SETTINGS):
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    build.write_whole(path, json.dumps(settings, indent=1, sort_keys=True) + "\n")
+    process.write_whole(path, json.dumps(settings, indent=1, sort_keys=True) + "\n")
 
 
 # --- revisions, checked before anything is built --------------------------------------------------
@@ -522,5 +522,5 @@ def record_commits(repo, commits, path=COMMITS, branch="main"):
                 entry["position"] = None if offset is None else entry["position"] + offset
     known.update(found)
     path.parent.mkdir(parents=True, exist_ok=True)
-    build.write_whole(path, json.dumps(dict(sorted(known.items())), indent=1) + "\n")
+    process.write_whole(path, json.dumps(dict(sorted(known.items())), indent=1) + "\n")
     return known

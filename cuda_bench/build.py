@@ -64,7 +64,6 @@ import argparse
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
 import subprocess
@@ -75,6 +74,7 @@ import threading
 import time
 from pathlib import Path
 
+from cuda_bench import process
 from cuda_bench.paths import CACHE, ROOT
 
 PACKAGES = ("cuda_pathfinder", "cuda_bindings", "cuda_core")  # build order
@@ -130,53 +130,16 @@ def progress(message):
 CHILDREN = set()
 STOPPING = []
 _STARTING = threading.Lock()  # a build starts, or the builds are stopped: never both at once
-# seconds a command started in a process group of its own (pip wheel and the compilers under it) has
-# to end on an interrupt before it is killed; a build step gets that and as long again to remove
-# what it made (:func:`stop_builds`)
-GRACE = 3
-
-
-def stop_groups(procs, grace):
-    """End ``procs``, each the leader of a process group of its own, with everything in their
-    groups: SIGTERM (a build step then stops what it runs and removes its temporary folders),
-    SIGKILL to what is left after ``grace`` seconds or on a second interrupt."""
-    for proc in procs:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + grace
-    try:
-        for proc in procs:
-            try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-    finally:  # also on a second Ctrl-C: no more grace
-        for proc in procs:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            proc.wait()
 
 
 def stop_builds():
     """Stop every build this process runs (their process groups), and start no more: what
     ``in_builds`` does when it is interrupted, so that Ctrl-C or SIGTERM never waits minutes for a
     compile to end, and each build removes its temporary folders and half-made cache entries first
-    (:func:`stop_groups`)."""
+    (``process.stop_groups``)."""
     with _STARTING:
         STOPPING.append(True)
-    stop_groups(list(CHILDREN), 2 * GRACE + 2)
-
-
-def _die_with_parent():
-    """In a child, before it runs: SIGKILL when the process that started it dies (Linux's
-    PR_SET_PDEATHSIG)."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    process.stop_groups(list(CHILDREN), 2 * process.GRACE + 2)
 
 
 def in_builds(task, items, workers):
@@ -222,12 +185,12 @@ def run(cmd, cwd=None, env=None, own_group=False):
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=process.die_with_parent,
         )
         try:
             out, _ = proc.communicate()
         except BaseException:
-            stop_groups([proc], GRACE)
+            process.stop_groups([proc], process.GRACE)
             raise
         code = proc.returncode
     if code != 0:
@@ -238,35 +201,6 @@ def run(cmd, cwd=None, env=None, own_group=False):
 
 def git(src, *args):
     return run(["git", *args], cwd=src).strip()
-
-
-def write_whole(path, text):
-    """``text`` into ``path`` whole or not at all: a temporary file beside it, then a rename. A
-    reader never sees half of it; a failed write leaves the old file as it was and no temporary one.
-    The file keeps its mode; a new one gets the mode ``open`` gives (0666 less the umask, applied by
-    the kernel: builds run in threads, so the umask is never set to be read)."""
-    path = Path(path)
-    temp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.partial")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w") as f:
-            if path.exists():
-                os.fchmod(f.fileno(), path.stat().st_mode & 0o777)
-            f.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
-def remove(folder):
-    """``folder`` and all in it, also where a process that was just killed still left a file in
-    it."""
-    for _ in range(5):
-        shutil.rmtree(folder, ignore_errors=True)
-        if not Path(folder).exists():
-            return
-        time.sleep(0.2)
 
 
 def tree_hash(src, package):
@@ -487,7 +421,7 @@ def build_env(src, package, bindings_spec):
     if not cfg.exists():
         cfg.parent.mkdir(parents=True, exist_ok=True)
         # builds at once (prebuild) never read half
-        write_whole(cfg, f"[build_ext]\nparallel = {jobs}\n")
+        process.write_whole(cfg, f"[build_ext]\nparallel = {jobs}\n")
     env["DIST_EXTRA_CONFIG"] = str(cfg)
     if shutil.which("ccache"):
         env.setdefault("CC", "ccache gcc")
@@ -581,7 +515,7 @@ def build_one(src, package, out, bindings_spec, record):
         finally:
             # built, failed or interrupted (Ctrl-C, SIGTERM): no half-made entry, no temporary
             # folder stays
-            remove(work)
+            process.remove(work)
         wheels = sorted(cached.glob("*.whl"))
         action = "built"
     for wheel in wheels:
@@ -922,7 +856,7 @@ def environment(
         "build": json.loads((path / "wheels" / "build.json").read_text()),
         "installed": json.loads((path / "wheels" / "installed.json").read_text()),
     }
-    write_whole(record_path, json.dumps(record, indent=1))  # its presence means "built"
+    process.write_whole(record_path, json.dumps(record, indent=1))  # its presence means "built"
     return record
 
 

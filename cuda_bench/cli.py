@@ -17,7 +17,7 @@ import textwrap
 import time
 import traceback
 
-from cuda_bench import asvrun, paired, publish, records, results, steps
+from cuda_bench import asvrun, process, publish, records, results, steps
 from cuda_bench.commands import COMMANDS
 from cuda_bench.status import ERROR, INCOMPLETE, INTERRUPTED, described, worst
 
@@ -104,7 +104,7 @@ def main(argv=None):
     module = COMMANDS[args.command]
     start = time.monotonic()
     # SIGTERM stops a command as Ctrl-C does: its children stopped, its files removed
-    paired.stop_on_sigterm()
+    process.stop_on_sigterm()
     results.forget()  # what this command could not read, noted as it reads
     try:
         status = (

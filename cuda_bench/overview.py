@@ -10,14 +10,8 @@ first commit the steps reach (the product of the paired ratios along the way). T
 
 from __future__ import annotations
 
-import hashlib
-import json
-import sys
-from pathlib import Path
-
-from cuda_bench import build, counts, history, overcpp_read, results, suite, summary
+from cuda_bench import calls, counts, history, overcpp_read, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
-from cuda_bench.paths import BENCHMARKS, WORK
 from cuda_bench.text import number, standing
 
 APIS = ("cpp", "bindings", "core", "cupy")
@@ -33,13 +27,9 @@ def suite_differs(versions=None):
     of asv's benchmarks.json, the versions the history's numbers were measured with): where the
     suite has changed a benchmark since, its reason says that the numbers predate the change, since
     the suite's words are about the new work."""
-    try:
-        described = suite_words()
-    except Exception as exc:  # the report still stands without the marks
-        print(f"report: no marks from the suite ({type(exc).__name__}: {exc})", file=sys.stderr)
-        return {}
     out = {}
-    for name, (reason, version) in described.items():
+    for name, said in calls.suite_said().items():
+        reason, version = said["differs"], said["version"]
         measured = (versions or {}).get(name)
         if measured is not None and version is not None and measured != version:
             out[name] = (
@@ -50,35 +40,6 @@ def suite_differs(versions=None):
         elif reason:
             out[name] = reason
     return out
-
-
-def suite_words(benchmark_dir=BENCHMARKS):
-    """{benchmark: (its ``differs`` reason, its version)} of every timed benchmark of the suite.
-    Importing the suite takes a third of a second (each class hashes its own source for its
-    version), so what it says is kept in ``.asv/suite-words.json`` under the digest of the suite's
-    files, and read from there while they are unchanged."""
-    files = sorted(Path(benchmark_dir).glob("*.py"))
-    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()
-    kept = WORK / "suite-words.json"
-    try:
-        found = json.loads(kept.read_text())
-        if found.get("digest") == digest:
-            return {name: tuple(said) for name, said in found["words"].items()}
-    except (OSError, ValueError, AttributeError):
-        pass
-    words = {}
-    for module, cls in suite.benchmark_classes(benchmark_dir):
-        for method in suite.timed_methods(cls):
-            words[f"{module}.{cls.__name__}.{method}"] = (
-                getattr(cls, "differs", ""),
-                getattr(cls, "version", None),
-            )
-    try:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        build.write_whole(kept, json.dumps({"digest": digest, "words": words}))
-    except OSError:  # read-only checkout: the words, not kept
-        pass
-    return words
 
 
 def machine_order(by_machine):

@@ -24,19 +24,16 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import os
-import queue
 import random
 import select
-import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import machine, stats
+from cuda_bench import machine, process, stats
 from cuda_bench.names import is_control
 from cuda_bench.paths import BENCHMARKS, ROOT
 from cuda_bench.text import last_line
@@ -137,7 +134,7 @@ class Worker:
                     bufsize=1,
                     env=env,
                     cwd=ROOT,
-                    preexec_fn=die_with_parent,
+                    preexec_fn=process.die_with_parent,
                 )
             # a WorkerError, as every other way a worker fails: its pair goes on
             except OSError as exc:
@@ -417,145 +414,11 @@ def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Work
     return found, hello, spent
 
 
-def die_with_parent():
-    """Have the kernel kill this process when the process that started it dies (Linux
-    ``PR_SET_PDEATHSIG``), so that a controller killed outright (SIGKILL) leaves no pair driver or
-    worker running; elsewhere, nothing."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised as Ctrl-C is: the same clean stop."""
-
-
-def stop_on_sigterm():
-    """From now on SIGTERM stops this process as Ctrl-C does (:class:`Interrupted`), so every
-    ``finally`` runs."""
-
-    def stop(signum, frame):
-        raise Interrupted(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, stop)
-
-
-def _driver(task, i, args, core, messages):
-    """A forked task process: its own process group (Ctrl-C at a terminal reaches the controller
-    alone, which stops the group: this driver and the workers it starts), killed with the
-    controller, its result sent back."""
-    os.setpgrp()
-    die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        result = task(i, *args, core, lambda name: messages.put(("case", i, name)))
-        messages.put(("result", i, result))
-    except BaseException as exc:  # noqa: BLE001 - whatever it was, the controller must hear of it
-        messages.put(("failed", i, f"{type(exc).__name__}: {exc}"))
-
-
-def in_parallel(task, args, count, cores, total, progress, label, threads=False):
-    """``task(i, *args, core, done)`` for i in range(count), one per core of ``cores`` at a time,
-    each in a process forked from this one (threads for tests); a progress line every 15 s from the
-    cases the tasks report with ``done(name)``. The tasks' results, in order; a task that failed (it
-    raised, or its process died) is a RuntimeError in its place.
-
-    An interrupt (Ctrl-C, or SIGTERM after :func:`stop_on_sigterm`) or any error here kills every
-    task's process group (its driver and the workers it started) before it propagates: nothing is
-    left running and nothing waits on a task that will never finish. A task process that dies
-    without a result is an error."""
-    ctx = multiprocessing.get_context("fork")
-    messages = queue.Queue() if threads else ctx.Queue()
-    free, pending, running, results = list(cores), list(range(count)), {}, {}
-    start = last = time.monotonic()
-    finished, said_all = 0, False
-
-    def launch(i, core):
-        if threads:
-            import threading
-
-            def body():
-                try:
-                    messages.put(
-                        (
-                            "result",
-                            i,
-                            task(i, *args, core, lambda name: messages.put(("case", i, name))),
-                        )
-                    )
-                except BaseException as exc:  # noqa: BLE001
-                    messages.put(("failed", i, f"{type(exc).__name__}: {exc}"))
-
-            worker = threading.Thread(target=body, daemon=True)
-        else:
-            worker = ctx.Process(target=_driver, args=(task, i, args, core, messages))
-        worker.start()
-        return worker
-
-    def handle(message):
-        nonlocal finished
-        kind, i, value = message
-        if kind == "case":
-            finished += 1
-        elif kind == "result":
-            results[i] = value
-        else:
-            results[i] = RuntimeError(f"{label} task {i} failed: {value}")
-
-    try:
-        while pending or running:
-            while pending and free:
-                i, core = pending.pop(0), free.pop(0)
-                running[i] = (launch(i, core), core)
-            try:
-                handle(messages.get(timeout=1))
-            except queue.Empty:
-                pass
-            for i, (worker, core) in list(running.items()):
-                if worker.is_alive():
-                    continue
-                if i not in results:  # its last messages may still be on their way
-                    try:
-                        while i not in results:
-                            handle(messages.get(timeout=2))
-                    except queue.Empty:
-                        results[i] = RuntimeError(
-                            f"{label} task {i} died (exit {getattr(worker, 'exitcode', '?')})"
-                        )
-                if not threads:
-                    worker.join()
-                free.append(core)
-                del running[i]
-            now = time.monotonic()
-            if finished and (now - last >= 15 or (finished == total and not said_all)):
-                last, said_all = now, finished == total
-                progress(
-                    f"{label}: {finished}/{total} ({finished / total:.0%}), {now - start:.0f} s, "
-                    f"about {(now - start) / finished * (total - finished):.0f} s left"
-                )
-    except BaseException:
-        if not threads:
-            for worker, _ in running.values():
-                try:
-                    os.killpg(worker.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    worker.kill()
-            for worker, _ in running.values():
-                worker.join(timeout=10)
-        raise
-    # a task that failed is its exception: the caller decides
-    return [results[i] for i in range(count)]
-
-
 def failed_as(outcomes, what, as_error):
-    """The outcomes of :func:`in_parallel`, each task that failed as ``as_error(its exception)``: it
-    lost every case it had not reported, as errors of that task, which the other tasks can make up
-    for (:func:`kept`). When every task (``what``: "process pairs", "processes") failed, nothing was
-    measured: a WorkerError naming the first."""
+    """The outcomes of ``process.in_parallel``, each task that failed as ``as_error(its
+    exception)``: it lost every case it had not reported, as errors of that task, which the other
+    tasks can make up for (:func:`kept`). When every task (``what``: "process pairs",
+    "processes") failed, nothing was measured: a WorkerError naming the first."""
     if outcomes and all(isinstance(o, BaseException) for o in outcomes):
         raise WorkerError(
             f"every one of the {len(outcomes)} {what} failed; the first: {outcomes[0]}"
@@ -582,7 +445,7 @@ def run(
     task = (
         one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
     )
-    outcomes = in_parallel(
+    outcomes = process.in_parallel(
         task,
         (sides, names, settings, log_dir),
         settings.pairs,
@@ -732,7 +595,7 @@ def over_cpp(side, items, settings, log_dir, progress=None, cores=None):
         "min)"
     )
     start = time.monotonic()
-    outcomes = in_parallel(
+    outcomes = process.in_parallel(
         one_process,
         (side, items, settings, log_dir),
         settings.pairs,

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, build, compare, history, records, results, suite, window
+from cuda_bench import asvrun, build, compare, history, process, records, results, suite, window
 from cuda_bench.names import is_release_tag
 from cuda_bench.paths import result_files
 from cuda_bench.text import times
@@ -610,7 +610,7 @@ def execute(planner, budget, run_one, progress=print, limit=100, clock=time.mono
 def write(path, record):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    build.write_whole(path, json.dumps(record, indent=1) + "\n")
+    process.write_whole(path, json.dumps(record, indent=1) + "\n")
 
 
 def run_command(args, shared, log_path=None):

@@ -349,7 +349,7 @@ def upgrade(folder):
     records of schema 1 lived in ``overhead.jsonl``. Returns {file name: records upgraded}. A line
     that is neither a record of an earlier schema nor one of this one stops the upgrade with
     RecordError before anything is written."""
-    from cuda_bench.build import write_whole
+    from cuda_bench.process import write_whole
 
     folder = Path(folder)
     old = folder / "overhead.jsonl"

@@ -32,7 +32,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, build, compare, countpass, history, paired, records, results, steps
+from cuda_bench import (
+    asvrun,
+    build,
+    compare,
+    countpass,
+    history,
+    paired,
+    process,
+    records,
+    results,
+    steps,
+)
 from cuda_bench.paths import COMMITS, WORK
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
 from cuda_bench.text import interval
@@ -258,7 +269,7 @@ def run(
         if make_worker is paired.Worker
         else functools.partial(one_group, make_worker=make_worker)
     )
-    outcomes = paired.in_parallel(
+    outcomes = process.in_parallel(
         task,
         (sides, names, settings, log_dir),
         settings.pairs,
@@ -623,7 +634,7 @@ def write(out, measured, found):
         }
         for commit, side in zip(measured.commits, measured.per_commit)
     ]
-    build.write_whole(
+    process.write_whole(
         out / "window.json",
         records.json.dumps(
             {

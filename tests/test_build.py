@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT, git, make_env
 
 from cuda_bench import build as build_module
+from cuda_bench import process
 
 MODULE = ["-m", "cuda_bench.build"]
 TAGS = {"cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v", "cuda_core": "cuda-core-v"}
@@ -404,23 +405,23 @@ def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, b
 
 
 def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
-    """build.write_whole (builds.jsonl, the engine's environment record, the build_ext config): a write that
+    """process.write_whole (builds.jsonl, the engine's environment record, the build_ext config): a write that
     fails midway leaves the old file as it was and no temporary file beside it."""
     path = tmp_path / "builds.jsonl"
     previous = os.umask(0o027)
     try:
-        build_module.write_whole(tmp_path / "shared.json", "{}")  # a file of its own: not the one checked below
+        process.write_whole(tmp_path / "shared.json", "{}")  # a file of its own: not the one checked below
     finally:
         os.umask(previous)
     assert (tmp_path / "shared.json").stat().st_mode & 0o777 == 0o640  # as open() under that umask: not 0600, 0644
-    build_module.write_whole(path, "old\n")
+    process.write_whole(path, "old\n")
     assert path.stat().st_mode & 0o777 == 0o666 & ~previous  # readable as any file written the plain way
     path.chmod(0o600)
-    build_module.write_whole(path, "old\n")
+    process.write_whole(path, "old\n")
     assert path.stat().st_mode & 0o777 == 0o600  # an existing file keeps its mode
-    monkeypatch.setattr(build_module.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left")))
+    monkeypatch.setattr(process.os, "replace", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left")))
     with pytest.raises(OSError):
-        build_module.write_whole(path, "new\n")
+        process.write_whole(path, "new\n")
     assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["builds.jsonl", "shared.json"]
 
 

@@ -151,7 +151,7 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # reads, before both; the exit statuses, which every stage and command returns, at the bottom;
 # the counting pass, which drives those workers and keeps their records as the steps keep theirs,
 # after the steps); a module imports only modules before it
-FLOW = ["status", "paths", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
+FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
         "build", "results", "records", "history", "overcpp_read", "asvrun", "worker", "paired", "comment",
         "compare", "steps",
         "countpass", "window", "plan", "overcpp", "summary", "overview", "read", "report", "pages.html",
