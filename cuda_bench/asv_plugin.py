@@ -38,7 +38,7 @@ import os
 import sys
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, results
+from cuda_bench import asvrun, machine, results, toolkit
 from cuda_bench.paths import ASV_PAGES_ONLY, machine_dirs, no_gpu_results, result_files
 
 # asv commands that write results: on a machine without a GPU they write outside the history
@@ -337,7 +337,7 @@ def paired_continuous(conf, args):
     """``asv continuous [BASE] HEAD [-b REGEX ...]``: the two commits through the paired engine, as
     ``cuda-bench compare`` measures them (each case's ratio with its 95 % interval; a regression
     only beyond its threshold, calibrated on this machine), the comment printed; its exit status."""
-    from cuda_bench import build, compare, paired, records
+    from cuda_bench import compare, paired, records
     from cuda_bench.paths import RESULTS, label
     from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 
@@ -378,7 +378,7 @@ def paired_continuous(conf, args):
             info=info,
             progress=say,
         )
-    except (build.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
+    except (toolkit.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
         say(f"asv continuous {base} {head}: not measured: {exc}")
         return INCOMPLETE
     print(text, flush=True)

@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from cuda_bench import build, machine, process, records
+from cuda_bench import machine, process, records, toolkit, trees
 from cuda_bench.names import is_release_tag, release_version
 from cuda_bench.paths import BUILDS, COMMITS, CONF, LOCAL_SETTINGS, ROOT, WORK, local_conf
 
@@ -452,8 +452,8 @@ def first_parent(repo, branch="main"):
 
 def resolve_one(repo, name):
     try:
-        return build.resolve(repo, name)
-    except build.BuildError as exc:
+        return trees.resolve(repo, name)
+    except toolkit.BuildError as exc:
         raise RunError(str(exc)) from None
 
 

@@ -4,7 +4,7 @@ changed first, each with the interval it rests on, then what was left out and wh
 
 from __future__ import annotations
 
-from cuda_bench import build, calls, counts, stats
+from cuda_bench import calls, counts, counts_read, stats, trees
 from cuda_bench.paired import counted, regressions
 from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, times, unchanged
 
@@ -33,8 +33,8 @@ def built_from_text(sides):
     """What each side is built from, in one line: the packages whose trees (or wheel) differ, and
     those that do not."""
     base, head = sides["base"], sides["head"]
-    changed = build.differs(base, head)
-    same = [p for p in build.PACKAGES if p not in changed and p in base]
+    changed = trees.differs(base, head)
+    same = [p for p in trees.PACKAGES if p not in changed and p in base]
     parts = [
         f"`{p}` {str(base.get(p) or 'none')[:12]} → {str(head.get(p) or 'none')[:12]}"
         for p in changed
@@ -233,7 +233,7 @@ def work_section(data):
             if found.get("error")
             else []
         )
-    changed = counts.diff(base, head)
+    changed = counts_read.diff(base, head)
     both = len({c["name"] for c in base["cases"]} & {c["name"] for c in head["cases"]})
     out = [
         "",
@@ -250,7 +250,7 @@ def work_section(data):
         out += [f"- {text} ({timing_of(data, name)})" for name, text in changed.items()]
     else:
         out += [f"No case's work per call changed ({both} cases counted in both builds)."]
-    notes = [*counts.caveats(base, head), counts.UNSEEN]
+    notes = [*counts_read.caveats(base, head), counts.UNSEEN]
     errors = sorted(set(base["errors"]) | set(head["errors"]))
     if errors:
         notes.append(

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, build, comment, machine, paired, stats
+from cuda_bench import asvrun, build, comment, machine, paired, stats, toolkit, trees
 from cuda_bench.paired import regressions
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION
@@ -49,12 +49,12 @@ def case_names(bench_patterns, benchmark_dir):
 def environments(repo, revs, bindings, requirements, system_site, log_dir, progress):
     """One environment per distinct commit of ``revs`` (built in parallel, through the wheel cache):
     {rev: record}."""
-    commits = {rev: build.resolve(repo, rev) for rev in revs}
+    commits = {rev: trees.resolve(repo, rev) for rev in revs}
     unique = list(dict.fromkeys(commits.values()))
     jobs = max(1, len(machine.cores()) // len(unique))
 
     def one(commit):
-        path = PAIRED_ENVS / f"{commit[:12]}-{label(bindings)}-{build.python_tag()}"
+        path = PAIRED_ENVS / f"{commit[:12]}-{label(bindings)}-{trees.python_tag()}"
         ready = (path / "cuda-bench-env.json").exists()
         progress(
             f"compare: environment for {commit[:9]} ({'reused' if ready else 'building'}: {path})"
@@ -73,20 +73,20 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
             progress(f"compare: environment for {commit[:9]} ready in {record['seconds']} s")
         return commit, record
 
-    built = dict(build.in_builds(one, unique, len(unique)))
+    built = dict(toolkit.in_builds(one, unique, len(unique)))
     return {rev: built[commit] for rev, commit in commits.items()}
 
 
 def built_from(repo, base, head, bindings):
     """{"base": identity, "head": identity}: what each side's environment is built from
-    (``build.identity``), read from git before anything is built; None where git cannot say (a
+    (``trees.identity``), read from git before anything is built; None where git cannot say (a
     revision it does not have: the build then says why it cannot build it)."""
     try:
         return {
-            side: build.identity(repo, build.resolve(repo, rev), bindings)
+            side: trees.identity(repo, trees.resolve(repo, rev), bindings)
             for side, rev in (("base", base), ("head", head))
         }
-    except build.BuildError:
+    except toolkit.BuildError:
         return None
 
 
@@ -96,7 +96,7 @@ def packages_changed(sides):
     known."""
     if not sides or not all("cuda_core" in sides[side] for side in ("base", "head")):
         return None
-    return build.differs(sides["base"], sides["head"])
+    return trees.differs(sides["base"], sides["head"])
 
 
 def identical(sides):
@@ -113,8 +113,8 @@ def identical_summary(
     ``built_from`` says what they are."""
     return {
         "kind": kind,
-        "base": build.resolve(repo, base),
-        "head": build.resolve(repo, head),
+        "base": trees.resolve(repo, base),
+        "head": trees.resolve(repo, head),
         "base_rev": base,
         "head_rev": head,
         "seconds": 0.0,

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, counts, machine, paired, steps
+from cuda_bench import asvrun, compare, counts, counts_read, machine, paired, steps
 from cuda_bench.paths import BENCHMARKS, WORK, label
 from cuda_bench.status import INCOMPLETE, OK
 
@@ -272,7 +272,7 @@ def merged(parts, names):
 
 def write(out_dir, record):
     """counts.json and counts.md (the table) into ``out_dir``; the table."""
-    return compare.write_files(out_dir, record, "counts", counts.markdown)
+    return compare.write_files(out_dir, record, "counts", counts_read.markdown)
 
 
 def record_commits(

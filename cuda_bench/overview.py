@@ -10,7 +10,7 @@ first commit the steps reach (the product of the paired ratios along the way). T
 
 from __future__ import annotations
 
-from cuda_bench import calls, counts, history, overcpp_read, results, summary
+from cuda_bench import calls, counts_read, history, overcpp_read, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
 from cuda_bench.text import number, standing
 
@@ -80,7 +80,7 @@ def add_work(rows, work):
             # Python cells only: the C++ twin's cell names no case
             found = cases.get(cell.get("case"))
             if found:
-                cell["work"] = counts.work_line(found)
+                cell["work"] = counts_read.work_line(found)
 
 
 def overview_rows(

@@ -16,7 +16,7 @@ What a GPU machine can add, most valuable first:
    it supports; then each release step across a cuda-bindings wheel change again, with one
    cuda-bindings on both sides where both releases support it (``history.twin``).
 
-A step between identical builds (``build.identity``) costs nothing: it is recorded without
+A step between identical builds (``trees.identity``) costs nothing: it is recorded without
 measuring. Every estimate is made of parts (a window's pass, asv's run, the paired steps, the
 counting pass, the builds the wheel cache lacks), each from this machine's own records where it has
 some (seconds per case, times the suite's cases today), else from :data:`DEFAULTS`; the record of a
@@ -36,7 +36,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, build, compare, history, process, records, results, suite, window
+from cuda_bench import (
+    asvrun,
+    compare,
+    history,
+    process,
+    records,
+    results,
+    suite,
+    toolkit,
+    trees,
+    window,
+)
 from cuda_bench.names import is_release_tag
 from cuda_bench.paths import result_files
 from cuda_bench.text import times
@@ -165,11 +176,11 @@ def costs(results_dir, machine_name, cases=None, cores=None):
 
 def builds_needed(repo, commit, bindings, cache=None):
     """[(package, cache key)] of ``commit``'s packages whose wheels the cache lacks for ``bindings``
-    (what its environment would build: ``build.cache_keys``)."""
-    cache = Path(cache or build.cache_root())
+    (what its environment would build: ``trees.cache_keys``)."""
+    cache = Path(cache or toolkit.cache_root())
     return [
         (package, key)
-        for package, key in build.cache_keys(repo, commit, bindings)
+        for package, key in trees.cache_keys(repo, commit, bindings)
         if not any((cache / package / key).glob("*.whl"))
     ]
 
@@ -245,7 +256,7 @@ class Planner:
                 "rev-list",
                 "--first-parent",
                 f"-{self.window}",
-                build.resolve(self.repo, self.branch),
+                trees.resolve(self.repo, self.branch),
                 "--",
             ],
             capture_output=True,
@@ -405,7 +416,7 @@ class Planner:
     def one_bindings(self, released):
         """Each release step of the history across a cuda-bindings wheel change without a
         ``history.twin``: the same two releases measured and paired with the older side's
-        cuda-bindings on both, where both declare it (``build.supports``), so that the release's own
+        cuda-bindings on both, where both declare it (``trees.supports``), so that the release's own
         change stands apart from the wheel's."""
         out = []
         found = history.steps(self.results_dir, self.machine_name)
@@ -419,7 +430,7 @@ class Planner:
             ):
                 continue
             version = change[0]
-            if not all(build.supports(self.repo, c, version) for c in (step["base"], step["head"])):
+            if not all(trees.supports(self.repo, c, version) for c in (step["base"], step["head"])):
                 continue
             pair = [step["base"], step["head"]]
             out.append(
@@ -445,7 +456,7 @@ def batches(items, repo, bindings, limit, cache=None):
     than ``limit`` takes several batches, its commits' wheels packed in order, each batch carried
     by a call of its own (a warm machine keeps its wheel cache between calls) before the last one
     measures. ``bindings``: the plan's, for the items that name none."""
-    cache = Path(cache or build.cache_root())
+    cache = Path(cache or toolkit.cache_root())
 
     def size(entry):
         return sum(p.stat().st_size for p in (cache / entry).glob("*.whl"))
@@ -468,7 +479,7 @@ def batches(items, repo, bindings, limit, cache=None):
     for number, item in enumerate(items, 1):
         spec = item.bindings or bindings
         needs = [
-            (c, {f"{p}/{k}" for p, k in build.cache_keys(repo, c, spec)})
+            (c, {f"{p}/{k}" for p, k in trees.cache_keys(repo, c, spec)})
             for c in (item.needs or item.commits)
         ]
         entries = set().union(*(e for _, e in needs)) if needs else set()

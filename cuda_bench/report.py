@@ -6,7 +6,8 @@ paired steps, the release ladder's medians across commits, and the nightly issue
 from __future__ import annotations
 
 from cuda_bench import calls, history, overcpp_read, results, stats, summary
-from cuda_bench.counts import UNSEEN, case_label
+from cuda_bench.counts import UNSEEN
+from cuda_bench.counts_read import case_label
 from cuda_bench.names import HARNESS, short_name
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.text import (

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, build, comment, compare, history, machine, paired, records, suite
+from cuda_bench import asvrun, comment, compare, history, machine, paired, records, suite, toolkit
 from cuda_bench.names import HARNESS
 from cuda_bench.paths import WORK
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
@@ -23,7 +23,7 @@ from cuda_bench.text import interval, measurements, standing
 
 # what measuring a step can raise that the user can act on (OSError: a full disk, a folder not
 # writable): the step is reported and the other steps still run
-MEASURE_ERRORS = (build.BuildError, compare.CompareError, paired.WorkerError, OSError)
+MEASURE_ERRORS = (toolkit.BuildError, compare.CompareError, paired.WorkerError, OSError)
 
 
 def log(message):

@@ -13,8 +13,7 @@ from __future__ import annotations
 import collections
 import math
 
-from cuda_bench import counts as counting
-from cuda_bench import history, results
+from cuda_bench import counts_read, history, results
 from cuda_bench.names import is_control, library_of, release_version
 
 LIBRARIES = ("core", "bindings", "cupy")
@@ -263,7 +262,7 @@ def work_changed(step, work):
     """What changed in the work per call from a step's base to its head, each side counted in the
     step's own environment (``work``: {commit: counts records}, ``history.work``;
     :func:`counted_at`): ``changed`` {case name: "+1 cuCtxGetCurrent, +14 Python calls"}
-    (``counts.changed_work``), ``common`` the cases counted at both, ``caveats`` what the
+    (``counts_read.changed_work``), ``common`` the cases counted at both, ``caveats`` what the
     differences leave out; None where either side was not counted. Counts are exact: a change needs
     no interval."""
     versions = step.get("versions") or {}
@@ -275,9 +274,9 @@ def work_changed(step, work):
     if not common:  # nothing counted at both: nothing to say of the work
         return None
     return {
-        "changed": counting.changed_work(base, head),
+        "changed": counts_read.changed_work(base, head),
         "common": len(common),
-        "caveats": counting.caveats(base, head),
+        "caveats": counts_read.caveats(base, head),
     }
 
 

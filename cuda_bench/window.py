@@ -34,7 +34,6 @@ from pathlib import Path
 
 from cuda_bench import (
     asvrun,
-    build,
     compare,
     countpass,
     history,
@@ -43,6 +42,7 @@ from cuda_bench import (
     records,
     results,
     steps,
+    trees,
 )
 from cuda_bench.paths import COMMITS, WORK
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
@@ -401,7 +401,7 @@ def measure_commits(
     progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     settings = settings or paired.Settings()
     names = compare.case_names(bench, settings.benchmark_dir)
-    commits = [build.resolve(repo, rev) for rev in revs]
+    commits = [trees.resolve(repo, rev) for rev in revs]
     begun = time.monotonic()
     envs = compare.environments(
         repo, list(dict.fromkeys(commits)), bindings, requirements, system_site, log_dir, progress
@@ -442,7 +442,7 @@ def measure_built(
     """:func:`measure_commits` once each commit has its environment (``envs``: {commit: its
     record, whose ``python`` runs it})."""
     begun = time.monotonic()
-    commits = [build.resolve(repo, rev) for rev in revs]
+    commits = [trees.resolve(repo, rev) for rev in revs]
     runs = runs_of_builds(repo, commits, bindings)
     sides = [
         paired.Side(

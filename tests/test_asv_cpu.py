@@ -75,7 +75,7 @@ def test_cpu_subset_runs_and_gpu_benchmarks_skip(tmp_path, git_repo, newest_env)
 
 def test_the_build_step_brings_nvrtc_so_compilation_runs_without_a_gpu(tmp_path):
     """The plain cuda-bindings wheel has no NVRTC: an environment that the build step made gets it
-    (build.install_nvrtc), so the NVRTC benchmarks run on a machine without a GPU instead of skipping."""
+    (wheels.install_nvrtc), so the NVRTC benchmarks run on a machine without a GPU instead of skipping."""
     import venv
 
     from conftest import run_module
@@ -88,7 +88,7 @@ def test_the_build_step_brings_nvrtc_so_compilation_runs_without_a_gpu(tmp_path)
     status = {r["benchmark"]: r["status"] for r in json.loads((tmp_path / "before.json").read_text())["rows"]}
     nvrtc = "bench_program.NvrtcCreateProgram100Headers.time_nvrtc_create_program_100_headers('bindings')"
     assert status[nvrtc].startswith("skip"), before.stdout  # what the plain wheel gives
-    probe = ("import json, sys; from cuda_bench.build import install_nvrtc; r = {}; "
+    probe = ("import json, sys; from cuda_bench.wheels import install_nvrtc; r = {}; "
              "install_nvrtc(None, '13.3.1', r); print(json.dumps(r))")
     # cuda_bench.build runs inside benchmark environments: it needs nothing but the standard library there
     assert "usage" in run_module("cuda_bench.build", python=python, check=False).stderr

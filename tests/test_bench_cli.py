@@ -31,7 +31,19 @@ from conftest import (
     step_record,
 )
 
-from cuda_bench import asv_plugin, asvrun, cli, compare, history, machine, overcpp, overcpp_read, paired, records
+from cuda_bench import (
+    asv_plugin,
+    asvrun,
+    cli,
+    compare,
+    history,
+    machine,
+    overcpp,
+    overcpp_read,
+    paired,
+    records,
+    toolkit,
+)
 from cuda_bench.commands import common
 from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_files
 from cuda_bench.status import ERROR, INCOMPLETE, OK
@@ -245,7 +257,7 @@ def test_build_progress_reaches_the_console_while_asv_builds(capfd):
     with asvrun.build_progress() as env:
         child = subprocess.Popen([sys.executable, "-c", (
             "import os, time\n"
-            "from cuda_bench.build import progress\n"
+            "from cuda_bench.toolkit import progress\n"
             "progress('')\n"
             "progress('cuda_core: building (abc); a cold cuda_core build takes minutes')\n"
             "time.sleep(3)\n"
@@ -463,7 +475,7 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
     """On a GPU machine, run ends with the newest commit's over-C++ run. When that cannot be made (a build
     that fails), the run says so in one line, exits 2 and still publishes; the record would have named the
     command that made it."""
-    from cuda_bench import build, publish
+    from cuda_bench import publish
 
     results_dir = tmp_path / "res"
 
@@ -477,7 +489,7 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
 
     def over_cpp(repo, commit, **kw):
         asked.append((commit, kw["command"], kw["settings"].layouts))
-        raise build.BuildError(f"{commit[:9]}: cuda_core failed to build")
+        raise toolkit.BuildError(f"{commit[:9]}: cuda_core failed to build")
 
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)

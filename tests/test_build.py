@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, git, make_env
 
 from cuda_bench import build as build_module
-from cuda_bench import process
+from cuda_bench import process, toolkit, trees, wheels
 
 MODULE = ["-m", "cuda_bench.build"]
 TAGS = {"cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v", "cuda_core": "cuda-core-v"}
@@ -145,10 +145,10 @@ def test_release_tags_give_the_release_version(repo, build):
     assert record["packages"]["cuda_bindings"]["action"] == "wheel cuda-bindings==13.3.1"
     # that wheel needs a newer cuda-pathfinder than this release's 1.1.0: pip's upgrade is kept, the
     # release's own wheel is not installed over it, and the record says so
-    wheels = dict(build_module.wheel_version(p) for p in out.glob("*.whl"))
-    assert wheels.keys() == {"cuda-core", "cuda-bindings", "cuda-pathfinder"}
-    assert wheels["cuda-core"] == "0.3.2" and wheels["cuda-bindings"] == "13.3.1"
-    assert build_module.version_tuple(wheels["cuda-pathfinder"]) >= (1, 4)  # pip's, not the release's 1.1.0
+    made = dict(wheels.wheel_version(p) for p in out.glob("*.whl"))
+    assert made.keys() == {"cuda-core", "cuda-bindings", "cuda-pathfinder"}
+    assert made["cuda-core"] == "0.3.2" and made["cuda-bindings"] == "13.3.1"
+    assert wheels.version_tuple(made["cuda-pathfinder"]) >= (1, 4)  # pip's, not the release's 1.1.0
     assert "replaced by cuda-pathfinder" in record["packages"]["cuda_pathfinder"]["action"]
     # OUT holds every wheel the environment has: asv reinstalls a cached build from OUT alone
     assert record["packages"]["cuda_bindings"]["wheels"] == sorted(
@@ -159,7 +159,7 @@ def test_release_tags_give_the_release_version(repo, build):
 def test_auto_bindings_follow_the_commits_cuda_extras(repo, build):
     write_package(repo, "cuda_core")
     commit(repo, "a CUDA 12 era cuda_core: no cu13 extra")
-    assert build_module.auto_bindings(repo) == "12.9.10"
+    assert trees.auto_bindings(repo) == "12.9.10"
     pyproject = repo / "cuda_core" / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace(
         "[tool.setuptools.packages.find]",
@@ -340,7 +340,7 @@ def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp
 def test_cuda_core_0_1_gets_the_cuda_python_metapackage(tmp_path, declared, wanted):
     (tmp_path / "cuda_core").mkdir()
     (tmp_path / "cuda_core" / "pyproject.toml").write_text(f'[project]\nname = "cuda-core"\n{declared}\n')
-    assert build_module.wants_cuda_python_metapackage(tmp_path) is wanted
+    assert wheels.wants_cuda_python_metapackage(tmp_path) is wanted
 
 
 def test_revisions_resolve_as_asv_resolves_them(repo, tmp_path):
@@ -355,9 +355,9 @@ def test_revisions_resolve_as_asv_resolves_them(repo, tmp_path):
     git(clone, "checkout", "-q", "--detach")
     git(clone, "branch", "-D", "main")  # main now exists only as origin/main
     for rev in ("main", "feature", "cuda-core-v9.9.9", sha, sha[:9]):
-        assert build_module.resolve(clone, rev) == sha, rev
-    with pytest.raises(build_module.BuildError, match="no commit, tag or branch named 'nope'"):
-        build_module.resolve(clone, "nope")
+        assert trees.resolve(clone, rev) == sha, rev
+    with pytest.raises(toolkit.BuildError, match="no commit, tag or branch named 'nope'"):
+        trees.resolve(clone, "nope")
 
 
 @pytest.mark.slow
@@ -397,11 +397,11 @@ def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, b
     git(repo, "tag", "cuda-pathfinder-v1.1.0")
     record, out, proc = build(repo, "out", bindings="12.9.10")
     assert "replaced by cuda-pathfinder 1." in record["packages"]["cuda_pathfinder"]["action"]
-    wheels = dict(build_module.wheel_version(p) for p in out.glob("*.whl"))
-    assert wheels["cuda-core"] == "0.3.2" and wheels["cuda-bindings"] == "12.9.10"
-    assert build_module.version_tuple(wheels["cuda-pathfinder"]) >= build_module.WHEEL_PATHFINDER
+    made = dict(wheels.wheel_version(p) for p in out.glob("*.whl"))
+    assert made["cuda-core"] == "0.3.2" and made["cuda-bindings"] == "12.9.10"
+    assert wheels.version_tuple(made["cuda-pathfinder"]) >= wheels.WHEEL_PATHFINDER
     kept = record["packages"]["cuda_pathfinder"]["action"].split("cuda-pathfinder ")[1]
-    assert build_module.version_tuple(kept) >= (1, 3)
+    assert wheels.version_tuple(kept) >= (1, 3)
 
 
 def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
@@ -455,19 +455,19 @@ def test_a_build_that_fails_or_is_interrupted_stops_the_builds_beside_it(tmp_pat
     def task(item):
         if item == "fails":
             time.sleep(0.5)
-            raise build_module.BuildError("this build failed")
+            raise toolkit.BuildError("this build failed")
         proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-        build_module.CHILDREN.add(proc)
+        toolkit.CHILDREN.add(proc)
         try:
             proc.wait()
         finally:
-            build_module.CHILDREN.discard(proc)
+            toolkit.CHILDREN.discard(proc)
         return proc.returncode
 
     start = time.monotonic()
-    with pytest.raises(build_module.BuildError, match="this build failed"):
-        build_module.in_builds(task, ["sleeps", "fails"], 2)
-    assert time.monotonic() - start < 10 and not build_module.CHILDREN and not build_module.STOPPING
+    with pytest.raises(toolkit.BuildError, match="this build failed"):
+        toolkit.in_builds(task, ["sleeps", "fails"], 2)
+    assert time.monotonic() - start < 10 and not toolkit.CHILDREN and not toolkit.STOPPING
 
 
 #: a cuda_core whose build, run by pip, says where it is (the temporary folder pip gave it) and then takes two minutes

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import NEWEST_WITH_NVRTC, ROOT, RUNNER, make_env
 
-from cuda_bench import comment, compare, countpass, counts, paired, records
+from cuda_bench import comment, compare, countpass, counts, counts_read, paired, records
 from cuda_bench.commands import counts as counts_command
 
 STAND_IN = '''
@@ -309,7 +309,7 @@ def test_two_processes_count_the_same(stand_in, tmp_path):
     names = names_of("Known", "FirstCallFills", "Leaky", "Injected", "Queued")
     first, second = (count(stand_in, tmp_path / str(i), names) for i in (1, 2))
     assert first["cases"] == second["cases"] and len(first["cases"]) == len(names)
-    assert counts.diff(first, second) == {}
+    assert counts_read.diff(first, second) == {}
 
 
 def test_one_more_python_call_reads_plus_one_in_that_case_alone(stand_in, tmp_path):
@@ -319,8 +319,8 @@ def test_one_more_python_call_reads_plus_one_in_that_case_alone(stand_in, tmp_pa
     found = countpass.measure(sides, names, log_dir=tmp_path / "logs", progress=lambda m: None,
                               benchmark_dir=stand_in, calls=20)
     injected = names_of("Injected")[0]
-    assert counts.diff(found["base"], found["head"]) == {injected: "`Injected('py')`: +1 Python calls"}
-    assert "- `Injected('py')`: +1 Python calls" in counts.diff_markdown(found["base"], found["head"])
+    assert counts_read.diff(found["base"], found["head"]) == {injected: "`Injected('py')`: +1 Python calls"}
+    assert "- `Injected('py')`: +1 Python calls" in counts_read.diff_markdown(found["base"], found["head"])
 
 
 def test_cupti_callbacks_become_calls_by_name_per_call_inside_the_count_only(stand_in, tmp_path):
@@ -394,11 +394,11 @@ def test_a_case_whose_cuda_calls_were_not_counted_at_both_commits_is_named_in_th
     query = "bench_event.EventQuery.time_event_query('core')"
     base = counts_record("a", [work(event)])
     head = counts_record("b", [work(event, {"cuEventCreate": 2}) | {"cuda": None}])
-    assert counts.changed_work(base, head) == {}
-    assert counts.caveats(base, head) == ["CUDA calls of `EventCreate('core')` were not counted at both commits: "
+    assert counts_read.changed_work(base, head) == {}
+    assert counts_read.caveats(base, head) == ["CUDA calls of `EventCreate('core')` were not counted at both commits: "
                                           "not compared."]
     both = counts_record("b", [work(event, {"cuEventCreate": 2}), work(query) | {"cuda": None}])
-    assert counts.caveats(counts_record("a", [work(event), work(query) | {"cuda": None}]), both) == [
+    assert counts_read.caveats(counts_record("a", [work(event), work(query) | {"cuda": None}]), both) == [
         "CUDA calls of `EventQuery('core')` were not counted at both commits: not compared."]
     step = {"base": "a" * 12, "head": "b" * 12, "versions": {}}
     only_event = counts_record("a", [work(event)], versions={})
@@ -431,8 +431,8 @@ def test_the_comment_names_each_case_whose_work_changed_beside_its_timing():
                           cuda_why="cupti-python is not installed in this environment")
     for c in other["cases"]:
         c["cuda"] = None
-    assert counts.diff(base, other) == {}  # Python calls counted two ways, CUDA calls on one side only
-    notes = " ".join(counts.caveats(base, other))
+    assert counts_read.diff(base, other) == {}  # Python calls counted two ways, CUDA calls on one side only
+    notes = " ".join(counts_read.caveats(base, other))
     assert "not counted on the head side" in notes and "not compared" in notes
 
 
@@ -501,10 +501,10 @@ def test_two_releases_differ_by_the_work_their_source_does(releases):
     assert (old[CREATE]["nvrtc"], new[CREATE]["nvrtc"]) == ({"nvrtcCreateProgram": 1, "nvrtcDestroyProgram": 1}, {})
     # 0.3.2's Program registers a weakref.finalize per object: the blocks it leaves vary with where they lie
     assert set(old[CREATE]["unsteady"]) <= {"net_blocks"} and not new[CREATE]["unsteady"]
-    found = counts.diff(base, head)
+    found = counts_read.diff(base, head)
     assert found.keys() == {OPTIONS, CREATE} and found[OPTIONS] == expected
     assert found[CREATE].startswith("`NvrtcCreateProgram('core')`: -1 nvrtcCreateProgram, -1 nvrtcDestroyProgram, ")
-    assert "may have moved into Cython" in counts.diff_markdown(base, head)
+    assert "may have moved into Cython" in counts_read.diff_markdown(base, head)
     assert not base["errors"] and not head["errors"]
 
 

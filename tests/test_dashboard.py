@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, asv_conf, run_asv, run_module
 
-from cuda_bench import calls, counts, history, report, results, stats, summary, text
+from cuda_bench import calls, counts, counts_read, history, report, results, stats, summary, text
 from cuda_bench.pages import graph as graph_page
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
@@ -379,7 +379,7 @@ def test_a_release_step_across_a_bindings_change_puts_its_bindings_rows_down_to_
 # --- the work per call, counted --------------------------------------------------------------------------
 def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_hold(site, page):
     """Where both commits of a step were counted, the pages list each case whose work per call changed (exactly
-    what ``counts.diff`` of the two records says) or say that none did; where one was not, they say nothing."""
+    what ``counts_read.diff`` of the two records says) or say that none did; where one was not, they say nothing."""
     html, results_dir, origin = site
     work = history.work(results_dir, MACHINE)
     assert sorted(work) == sorted({SHA[c] for c, _, _ in known_answers.COUNTED})
@@ -389,13 +389,12 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
                                          "lis => lis.map(li => [li.dataset.case, li.innerText])")
 
     def expected(base, head):  # each side as counted in its cuda-bindings of the step (make.py's BINDINGS)
-        from cuda_bench import counts
 
         def counted(commit):
             bindings = known_answers.BINDINGS.get(commit, "13.3.1")
             return next(r for r in reversed(work[SHA[commit]]) if r["versions"]["cuda-bindings"] == bindings)
 
-        found = counts.diff(counted(base), counted(head))
+        found = counts_read.diff(counted(base), counted(head))
         return [[name, text.replace("`", "")] for name, text in found.items()]
 
     page.goto(f"{origin}/releases.html")

@@ -18,7 +18,7 @@ import sys
 import pytest
 from conftest import ROOT, git
 
-from cuda_bench import build
+from cuda_bench import trees
 from cuda_bench.paths import result_files
 
 #: real asv on real environments: the full suite's lane
@@ -49,7 +49,7 @@ def project(tmp_path_factory):
     git(repo, "add", ".")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "cuda_core")
     wheels = tmp / "wheel-cache"
-    key = f"{git(repo, 'rev-parse', 'HEAD:cuda_core')}-{build.python_tag()}-{build.VERSION_SCHEME}-bindings{BINDINGS}"
+    key = f"{git(repo, 'rev-parse', 'HEAD:cuda_core')}-{trees.python_tag()}-{trees.VERSION_SCHEME}-bindings{BINDINGS}"
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d",
                     str(wheels / "cuda_core" / key), "cuda-core==1.2.2"], check=True)
 

@@ -1,4 +1,4 @@
-"""What a GPU machine is asked to spend its time on: identical builds are never measured (cuda_bench.build.identity,
+"""What a GPU machine is asked to spend its time on: identical builds are never measured (cuda_bench.trees.identity,
 cuda_bench.steps, cuda-bench compare), and the plan (cuda_bench.plan, cuda-bench plan) lists what the history lacks,
 most valuable first, each part with an estimate, and runs what fits a budget. On real git repositories shaped like
 cuda-python (its three package folders), with asv results files and step records written as the tool writes them."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import git, step_case, step_record
 
-from cuda_bench import build, cli, compare, history, machine, plan, records, steps, summary
+from cuda_bench import cli, compare, history, machine, plan, records, steps, summary, trees
 from cuda_bench.paths import result_files
 from cuda_bench.status import ERROR, INCOMPLETE, OK
 
@@ -68,18 +68,18 @@ def conf(bindings="source"):
 # --- identical builds --------------------------------------------------------------------------------------------
 def test_identity_is_read_from_git_and_names_what_a_build_is_made_of(monorepo):
     repo, shas = monorepo
-    source = [build.identity(repo, sha, "source") for sha in shas]
+    source = [trees.identity(repo, sha, "source") for sha in shas]
     assert set(source[0]) == {"cuda_pathfinder", "cuda_bindings", "cuda_core"}
-    assert build.differs(source[0], source[1]) == ["cuda_core"]
-    assert build.differs(source[1], source[2]) == []  # a docs-only commit builds the same wheels
-    assert build.differs(source[2], source[3]) == ["cuda_bindings"]
-    assert build.differs(source[3], source[4]) == ["cuda_pathfinder"]
+    assert trees.differs(source[0], source[1]) == ["cuda_core"]
+    assert trees.differs(source[1], source[2]) == []  # a docs-only commit builds the same wheels
+    assert trees.differs(source[2], source[3]) == ["cuda_bindings"]
+    assert trees.differs(source[3], source[4]) == ["cuda_pathfinder"]
     # with a cuda-bindings wheel, the commit's cuda_bindings/ is not built: its change is not the build's
-    wheel = [build.identity(repo, sha, "13.3.1") for sha in shas]
-    assert wheel[2]["cuda_bindings"] == "cuda-bindings==13.3.1" and build.differs(wheel[2], wheel[3]) == []
-    assert build.identity(repo, shas[0], "auto")["cuda_bindings"] == "cuda-bindings==13.3.1"  # a cu13 extra
+    wheel = [trees.identity(repo, sha, "13.3.1") for sha in shas]
+    assert wheel[2]["cuda_bindings"] == "cuda-bindings==13.3.1" and trees.differs(wheel[2], wheel[3]) == []
+    assert trees.identity(repo, shas[0], "auto")["cuda_bindings"] == "cuda-bindings==13.3.1"  # a cu13 extra
     # the wheel cache keys the build uses: cuda_core's names the bindings it was compiled against
-    keys = dict(build.cache_keys(repo, shas[3], "source"))
+    keys = dict(trees.cache_keys(repo, shas[3], "source"))
     assert keys["cuda_core"].endswith(f"-bindings{source[3]['cuda_bindings'][:12]}")
     assert keys["cuda_bindings"].startswith(source[3]["cuda_bindings"])
 
@@ -104,7 +104,7 @@ def test_a_step_between_identical_builds_is_recorded_without_measuring(monorepo,
     assert status == INCOMPLETE  # that one could not be measured here
     (record,) = records.read(tmp_path / "res" / MACHINE, "step")
     assert (record["base"], record["head"], record["identical"], record["cases"]) == (shas[1], shas[2], True, [])
-    assert record["built_from"]["base"] == record["built_from"]["head"] == build.identity(repo, shas[1], "source")
+    assert record["built_from"]["base"] == record["built_from"]["head"] == trees.identity(repo, shas[1], "source")
     assert record["packages_changed"] == [] and record["seconds"] == 0
     assert "identical builds" in capsys.readouterr().err
     # it fills the history's gap, and a chain through it is ×1 exactly
@@ -144,7 +144,7 @@ def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monore
     assert items[0].parts["window"] == 4 * 100 + plan.OVERHEAD["window"] and items[0].parts["counts"] == 5 * 50
     # builds: what the (empty) cache lacks, each once: 3 packages of the head, cuda_core of 4 (against the head's
     # bindings), cuda_pathfinder of 3, cuda_bindings and cuda_core of 2 (1 is 2's build)
-    assert items[0].parts["builds"] == sum(plan.DEFAULTS["build"][p] for p in build.PACKAGES) + \
+    assert items[0].parts["builds"] == sum(plan.DEFAULTS["build"][p] for p in trees.PACKAGES) + \
         2 * plan.DEFAULTS["build"]["cuda_core"] + plan.DEFAULTS["build"]["cuda_bindings"] + \
         plan.DEFAULTS["build"]["cuda_pathfinder"]
     assert "main's head" in items[0].what and "4 builds" in items[0].what
@@ -172,7 +172,7 @@ def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monore
 def fill(cache, repo, shas):
     """A wheel cache that holds every wheel ``shas`` build (with bindings from source)."""
     for sha in shas:
-        for package, key in build.cache_keys(repo, sha, "source"):
+        for package, key in trees.cache_keys(repo, sha, "source"):
             (cache / package / key).mkdir(parents=True, exist_ok=True)
             (cache / package / key / f"{package}-1-py3-none-any.whl").write_text("")
 
@@ -359,7 +359,7 @@ def test_the_plans_wheels_go_in_batches_that_each_fit_one_call(monorepo, tmp_pat
     monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
     sizes = {"cuda_bindings": 600_000, "cuda_core": 300_000, "cuda_pathfinder": 10_000}
     for sha in shas:
-        for package, key in build.cache_keys(repo, sha, "source"):
+        for package, key in trees.cache_keys(repo, sha, "source"):
             (cache / package / key).mkdir(parents=True, exist_ok=True)
             (cache / package / key / f"{package}-1-py3-none-any.whl").write_bytes(b"w" * sizes[package])
     for i in (0, 1, 3, 5):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from urllib.parse import quote, urlencode
 
-from cuda_bench import calls, results, summary
+from cuda_bench import calls, counts_read, results, summary
 from cuda_bench import counts as counting
 from cuda_bench.names import short_name, split_case
 from cuda_bench.stats import CONFIDENCE, CONFIRMED_RULE
@@ -188,7 +188,7 @@ def work_html(told, where=""):
     if not changed:
         return f'<p class="work" data-changed="0">Work per call{where}: {said}.{notes}</p>'
     items = "".join(
-        f'<li data-case="{esc(name)}"><code>{esc(counting.case_label(name))}</code>: '
+        f'<li data-case="{esc(name)}"><code>{esc(counts_read.case_label(name))}</code>: '
         f"{esc(text)}</li>"
         for name, text in work["changed"].items()
     )

@@ -1,0 +1,418 @@
+"""Stage 1, build: cuda-python's packages built into wheels, cached by what they are built from.
+
+:func:`build` builds, in order, whichever of ``cuda_pathfinder/``, ``cuda_bindings/`` and
+``cuda_core/`` a checkout has, each against the ones before it (``--no-build-isolation``, so
+``cuda_core`` compiles against the bindings of the same commit, not PyPI's newest), or takes a
+cuda-bindings wheel instead (``CUDA_BENCH_BINDINGS``). Wheels are cached by the git tree hash of the
+package's folder (:func:`cache_key`), so a commit that only touches ``cuda_core/`` rebuilds only
+``cuda_core``; :func:`identity` reads from git, without building, what an environment of a commit is
+made of, and :func:`differs` which packages two of them build differently. Standard library only:
+this module runs inside the benchmark environments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from cuda_bench import process
+from cuda_bench.toolkit import (
+    BuildError,
+    cache_root,
+    cuda_home,
+    git,
+    log,
+    pip,
+    progress,
+    run,
+    wanted_cuda,
+)
+from cuda_bench.trees import DISTRIBUTIONS, PACKAGES, auto_bindings, cache_key, tree_hash
+
+# cuda-bindings' wheels load NVRTC at run time but do not bring it (only their heavy [all] extra
+# does)
+NVRTC = {"12": "nvidia-cuda-nvrtc-cu12==12.*", "13": "cuda-toolkit[nvrtc]==13.*"}
+# The oldest cuda-pathfinder that cuda-bindings wheels load the driver with: under cuda-bindings
+# 12.9.10, cuda-core 0.3.2's own 1.1.0 fails (KeyError 'cuda') and 0.4.0's 1.3.1a0 works (H200,
+# 2026-12-03).
+WHEEL_PATHFINDER = (1, 3)
+BUILD_REQUIREMENTS = [
+    "setuptools>=77",
+    "setuptools-scm>=8",
+    "Cython>=3.0,<3.3",
+    "wheel",
+    "pyclibrary",
+]
+
+
+def wants_cuda_python_metapackage(src):
+    """cuda-core 0.1.x declares ``cu12 = ["cuda-python==12.*"]`` (before cuda-bindings was its own
+    distribution) and calls ``importlib.metadata.version("cuda-python")`` when it loads a module."""
+    pyproject = Path(src) / "cuda_core" / "pyproject.toml"
+    text = pyproject.read_text() if pyproject.is_file() else ""
+    return re.search(r'"cuda-python\s*[=~<>]', text) is not None
+
+
+def released_version(src, package):
+    """The newest version in the package's release notes (docs/source/release/X.Y.Z-notes.rst)."""
+    notes = Path(src) / package / "docs" / "source" / "release"
+    found = []
+    for path in notes.glob("*-notes.rst"):
+        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)-notes\.rst", path.name)
+        if m:
+            found.append(tuple(map(int, m.groups())))
+    return ".".join(map(str, max(found))) if found else "0.0.0"
+
+
+def scm_version(src, package):
+    """setuptools-scm needs a release tag. Without one (a shallow clone, a fork without tags)
+    pretend ``<newest release in the notes>.post1+g<sha>``: after that release for version checks,
+    plainly a source build, and, like setuptools-scm's own ``X.Y.Z.devN+g<sha>``, three integers
+    before anything else (cuda.core parses the first three parts of cuda-bindings' version as
+    ints)."""
+    tag_prefix = {
+        "cuda_core": "cuda-core-v",
+        "cuda_pathfinder": "cuda-pathfinder-v",
+        "cuda_bindings": "v",
+    }[package]
+    try:
+        git(src, "describe", "--tags", "--match", f"{tag_prefix}*")
+        return None  # setuptools-scm will find it
+    except BuildError:
+        return f"{released_version(src, package)}.post1+g" + git(
+            src, "rev-parse", "--short=9", "HEAD"
+        )
+
+
+def build_env(src, package, bindings_spec):
+    env = dict(os.environ)
+    jobs = os.environ.get("CUDA_BENCH_JOBS") or str(os.cpu_count() or 1)
+    env["CUDA_HOME"] = env["CUDA_PATH"] = cuda_home(src, bindings_spec)
+    env["CUDA_PYTHON_PARALLEL_LEVEL"] = jobs
+    # setuptools' build_ext compiles serially unless told; cuda_bindings has dozens of extensions
+    cfg = cache_root() / f"build_ext-parallel-{jobs}.cfg"  # one per value, shared by every build
+    if not cfg.exists():
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        # builds at once (prebuild) never read half
+        process.write_whole(cfg, f"[build_ext]\nparallel = {jobs}\n")
+    env["DIST_EXTRA_CONFIG"] = str(cfg)
+    if shutil.which("ccache"):
+        env.setdefault("CC", "ccache gcc")
+        env.setdefault("CXX", "ccache g++")
+        # every build has a checkout of its own: paths below the checkout's folder are hashed as
+        # relative ones, so that a commit that changes one file recompiles only what that file
+        # changes, whichever checkout compiled the rest
+        env.setdefault("CCACHE_BASEDIR", str(Path(src).resolve().parent))
+        env.setdefault("CCACHE_NOHASHDIR", "1")
+    version = scm_version(src, package)
+    if version:
+        env[
+            f"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_{DISTRIBUTIONS[package].upper().replace('-', '_')}"
+        ] = version
+    return env
+
+
+def ensure_build_requirements():
+    pip("install", *BUILD_REQUIREMENTS)
+
+
+COLD = {
+    "cuda_core": "; a cold cuda_core build takes minutes",
+    "cuda_bindings": "; cuda_bindings from source takes a quarter hour",
+}
+
+
+def build_one(src, package, out, bindings_spec, record):
+    if bindings_spec != "source":
+        bindings = f"cuda-bindings=={bindings_spec}"
+    else:
+        bindings = tree_hash(src, "cuda_bindings") if (src / "cuda_bindings").is_dir() else ""
+    key = cache_key(package, tree_hash(src, package), bindings)
+    cached = cache_root() / package / key
+    start = time.monotonic()
+    wheels = sorted(cached.glob("*.whl")) if cached.is_dir() else []
+    if wheels:
+        action = "reused"
+    else:
+        progress(f"{package}: building ({key[:12]})" + COLD.get(package, ""))
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        # one hidden folder beside the cache entry (the same file system) holds the wheel being made
+        # and every temporary folder of pip, the build backend and the compilers (their TMPDIR): it
+        # goes whatever happens
+        work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
+        made, scratch = work / "wheel", work / "tmp"
+        made.mkdir()
+        scratch.mkdir()
+        try:
+            env = build_env(src, package, bindings_spec) | {"TMPDIR": str(scratch)}
+            pip(
+                "wheel",
+                "--no-build-isolation",
+                "--no-deps",
+                "-w",
+                str(made),
+                str(src / package),
+                env=env,
+                own_group=True,
+            )  # an interrupt ends pip and all it runs before this folder goes
+            if not list(made.glob("*.whl")):
+                raise BuildError(f"{package}: pip wheel produced no wheel")
+            # publish the entry in one rename: a concurrent build of the same tree (prebuild, two
+            # asv runs) must not leave two wheels under one key; the first one in wins, the other is
+            # dropped
+            try:
+                made.rename(cached)
+            except OSError:
+                pass
+        finally:
+            # built, failed or interrupted (Ctrl-C, SIGTERM): no half-made entry, no temporary
+            # folder stays
+            process.remove(work)
+        wheels = sorted(cached.glob("*.whl"))
+        action = "built"
+    for wheel in wheels:
+        shutil.copy2(wheel, out / wheel.name)
+    seconds = round(time.monotonic() - start, 1)
+    progress(
+        f"{package}: {action} in {seconds} s" + (" (wheel cache)" if action == "reused" else "")
+    )
+    record["packages"][package] = {
+        "action": action,
+        "seconds": seconds,
+        "key": key,
+        "wheels": [w.name for w in wheels],
+    }
+
+
+def build(src, out):
+    src, out = Path(src).resolve(), Path(out).resolve()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    requested = os.environ.get("CUDA_BENCH_BINDINGS", "source")
+    bindings_spec = auto_bindings(src) if requested == "auto" else requested
+    record = {
+        "commit": git(src, "rev-parse", "HEAD"),
+        "bindings": bindings_spec,
+        "bindings_requested": requested,
+        "packages": {},
+        "ok": False,
+    }
+    start = time.monotonic()
+    try:
+        present = [p for p in PACKAGES if (src / p).is_dir()]
+        if "cuda_core" not in present:
+            raise BuildError(f"{src} has no cuda_core/ (is it a cuda-python checkout?)")
+        # ends asv's "Building <commit> for <env>" line, which waits unterminated for this step
+        progress("")
+        ensure_build_requirements()
+        for package in PACKAGES:
+            if package == "cuda_bindings" and bindings_spec != "source":
+                # after the commit's own cuda_pathfinder, so the wheel's dependency on it is met by
+                # that one
+                pip("install", f"cuda-bindings=={bindings_spec}")
+                if version_tuple(installed_version("cuda-pathfinder")) < WHEEL_PATHFINDER:
+                    # too old for the wheels' loader calls: the newest one the wheel accepts
+                    pip(
+                        "install", "--upgrade", "cuda-pathfinder", f"cuda-bindings=={bindings_spec}"
+                    )
+                record["packages"][package] = {"action": f"wheel cuda-bindings=={bindings_spec}"}
+                wanted = [f"cuda-bindings=={bindings_spec}"]
+                if wants_cuda_python_metapackage(src):
+                    # cuda-core 0.1 depended on `cuda-python` and reads that distribution's version
+                    pip("install", f"cuda-python=={bindings_spec}")
+                    record["packages"][package]["action"] += f" + cuda-python=={bindings_spec}"
+                    wanted.append(f"cuda-python=={bindings_spec}")
+                kept = keep_pathfinder_the_wheel_needs(out, bindings_spec, record)
+                if not kept and not record["packages"].get("cuda_pathfinder", {}).get("wheels"):
+                    # no cuda_pathfinder of the commit's own (before it had one): the one pip
+                    # installed for the wheel
+                    have = installed_version("cuda-pathfinder")
+                    kept = [f"cuda-pathfinder=={have}"] if have else []
+                wanted += kept
+                # every wheel the environment holds goes into OUT: asv reinstalls a cached build
+                # from OUT alone
+                record["packages"][package]["wheels"] = download(out, wanted)
+                continue
+            if package not in present:
+                continue
+            build_one(src, package, out, bindings_spec, record)
+            if package != "cuda_core":  # the next package compiles against this one
+                install(out, only=package)
+        install_nvrtc(src, bindings_spec, record)
+        record["ok"] = True
+    except BuildError as exc:
+        record["error"] = str(exc)
+        raise
+    finally:
+        record["seconds"] = round(time.monotonic() - start, 1)
+        (out / "build.json").write_text(json.dumps(record, indent=1))
+
+
+def install_nvrtc(src, bindings_spec, record):
+    """NVRTC for the bindings' CUDA major, so that compilation (Program, nvrtc*) runs, with or
+    without a GPU. Where the index (an offline wheel folder) has no such wheel, the environment
+    keeps what its system site provides; the build record says which."""
+    major = (
+        bindings_spec if bindings_spec != "source" else wanted_cuda(src, "source") or ""
+    ).split(".")[0]
+    spec = NVRTC.get(major)
+    if spec is None:
+        record["nvrtc"] = f"no NVRTC wheel known for CUDA {major or '?'}"
+        return
+    try:
+        pip("install", spec)
+        record["nvrtc"] = spec
+    except BuildError as exc:
+        record["nvrtc"] = f"{spec} not installed: {str(exc).splitlines()[-1][:200]}"
+        log(
+            f"WARNING: {record['nvrtc']}; NVRTC benchmarks run only if the system site provides "
+            "NVRTC"
+        )
+
+
+def version_tuple(version):
+    """'1.3.1a0' -> (1, 3, 1); None -> ()."""
+    return tuple(
+        int(part) for part in re.findall(r"\d+", (version or "").split("+")[0].split("a")[0])[:3]
+    )
+
+
+def installed_version(distribution):
+    query = f"import importlib.metadata as m; print(m.version({distribution!r}))"
+    try:
+        return run([sys.executable, "-c", query]).strip()
+    except BuildError:
+        return None
+
+
+def keep_pathfinder_the_wheel_needs(out, bindings_spec, record):
+    """A release's own cuda_pathfinder can be older than a later cuda-bindings wheel requires or
+    calls (cuda-core 0.3.2 ships pathfinder 1.1; cuda-bindings 13.3.1 needs >= 1.4.2, and 12.9.10
+    accepts 1.1 but cannot load the driver with it): pip then installed a newer one. Keep that one
+    and drop the commit's wheel, so that install does not put it back. Recorded, so builds.jsonl
+    says which pathfinder was measured."""
+    built = record["packages"].get("cuda_pathfinder")
+    if not built or not built.get("wheels"):
+        return []
+    have = installed_version("cuda-pathfinder")
+    ours = built["wheels"][0].split("-")[1]
+    if have and have != ours:
+        for wheel in built["wheels"]:
+            (Path(out) / wheel).unlink(missing_ok=True)
+        built["action"] += f"; replaced by cuda-pathfinder {have} for cuda-bindings {bindings_spec}"
+        built["wheels"] = []
+        log(f"cuda_pathfinder: {ours} is too old for cuda-bindings {bindings_spec}; keeping {have}")
+        return [f"cuda-pathfinder=={have}"]
+    return []
+
+
+def download(out, requirements):
+    """The wheels of ``requirements`` (exact pins of what the build installed from an index) into
+    ``out``, beside the built ones, so that ``install`` can put the whole environment back from
+    ``out`` alone (asv reinstalls a cached build that way, after its uninstall command removed every
+    cuda-python package). Their names."""
+    before = {p.name for p in Path(out).glob("*.whl")}
+    pip("download", "--no-deps", "--only-binary=:all:", "-d", str(out), *requirements)
+    return sorted({p.name for p in Path(out).glob("*.whl")} - before)
+
+
+def wheel_version(wheel):
+    """(distribution, version) of a wheel file name: ``cuda_bindings-13.3.1-cp312-...whl`` ->
+    ('cuda-bindings', '13.3.1')."""
+    name, version = Path(wheel).name.split("-")[:2]
+    return name.replace("_", "-").lower(), version
+
+
+# What an environment's build installed, {distribution: version}, in its site-packages:
+# benchmarks/_compat.py reads it, so a case whose library the environment should hold fails (never
+# skips) when that library is missing.
+ENV_RECORD = "cuda_bench_env.json"
+
+
+def install(out, only=None):
+    """Install OUT's wheels (``only``: one package's) into this environment. With all of them: check
+    that the environment now holds exactly those versions, and write what it holds
+    (``installed.json``, and :data:`ENV_RECORD` in site-packages, which the suite checks before it
+    times anything)."""
+    out = Path(out)
+    made_wheels = sorted(out.glob("*.whl"))
+    if only:
+        prefix = DISTRIBUTIONS[only].replace("-", "_")
+        made_wheels = [w for w in made_wheels if w.name.startswith(prefix)]
+    if not made_wheels:
+        raise BuildError(f"no wheels in {out}: did the build step fail?")
+    pip("install", "--no-deps", "--force-reinstall", *map(str, made_wheels))
+    if only:
+        return
+    made = json.loads((out / "build.json").read_text()) if (out / "build.json").is_file() else {}
+    # kept outside OUT (tens of MB per build); pip's cache has it
+    if made.get("nvrtc") in NVRTC.values():
+        pip("install", made["nvrtc"])
+    link_system_site()
+    wanted = dict(map(wheel_version, made_wheels))
+    # the build took this wheel: it must be here, whatever OUT holds
+    if made.get("bindings") not in (None, "source"):
+        wanted.setdefault("cuda-bindings", made["bindings"])
+    installed = record_installed(out, wanted)
+    wrong = {
+        dist: installed.get(dist)
+        for dist, version in wanted.items()
+        if installed.get(dist) != version
+    }
+    if wrong:
+        raise BuildError(
+            "the environment does not hold what its build made: "
+            + ", ".join(
+                f"{dist} {wanted[dist]} wanted, {have or 'none'} installed"
+                for dist, have in wrong.items()
+            )
+        )
+    site = Path(sysconfig.get_paths()["purelib"])
+    (site / ENV_RECORD).write_text(json.dumps(wanted, indent=1, sort_keys=True) + "\n")
+
+
+def record_installed(out, wanted=()):
+    """What the benchmarks will import, as the environment sees it after install
+    (OUT/installed.json): the cuda-python packages, CuPy, numpy and the distributions ``wanted``
+    names."""
+    names = [
+        "cuda-core",
+        "cuda-bindings",
+        "cuda-pathfinder",
+        "cupy-cuda13x",
+        "cupy-cuda12x",
+        "numpy",
+        *(name for name in wanted if name not in ("python",)),
+    ]
+    query = (
+        "import importlib.metadata as m, json, sys\n"
+        f"names = {list(dict.fromkeys(names))!r}\n"
+        "found = {}\n"
+        "for n in names:\n"
+        "    try: found[n] = m.version(n)\n"
+        "    except m.PackageNotFoundError: pass\n"
+        "found['python'] = sys.version.split()[0]\n"
+        "print(json.dumps(found))\n"
+    )
+    versions = json.loads(run([sys.executable, "-c", query]))
+    (Path(out) / "installed.json").write_text(json.dumps(versions, indent=1))
+    log("installed: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    return versions
+
+
+def link_system_site():
+    """CUDA_BENCH_SYSTEM_SITE: let this environment import CuPy/numpy from another site-packages,
+    after its own."""
+    site = os.environ.get("CUDA_BENCH_SYSTEM_SITE")
+    if site:
+        pth = Path(sysconfig.get_paths()["purelib"]) / "cuda_bench_system_site.pth"
+        pth.write_text(site + "\n")
+        log(f"{pth} -> {site}")
