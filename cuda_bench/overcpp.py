@@ -1,7 +1,7 @@
 """Stage 4, compare: each Python form over its C++ twin, and how such measurements are read.
 
 ``cuda-bench over-cpp COMMIT`` times, in one build, each case that has a C++ twin (``names.cpp_id``)
-against that twin, sample by sample inside one worker process (``paired.over_cpp``), in fresh
+against that twin, sample by sample inside one worker process (:func:`processes`), in fresh
 processes; the record (``results/<machine>/over-cpp.jsonl``) gives each case's ratio and difference
 with their intervals. On the H200 VM a process runs its Python either in a fast state or about twice
 as slowly while its C++ twin slows only ~1.2x, so a ratio is read over the processes in the fast
@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import random
 import sys
 import time
 from pathlib import Path
 
-from cuda_bench import comment, compare, machine, paired, records, stats
+from cuda_bench import comment, compare, machine, paired, process, records, stats
 from cuda_bench.names import cpp_id, is_control, split_case
 from cuda_bench.overcpp_read import repeat_note, slow_run_note
 from cuda_bench.status import INCOMPLETE, OK
@@ -30,6 +32,104 @@ from cuda_bench.text import TARGET_NS, fmt_ns, last_line, times
 
 def log(message):
     print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def one_process(index, side, items, settings, log_dir, core, done, make_worker=paired.Worker):
+    """Worker process number ``index`` of an over-C++ run, on ``core``: every (case, twin) of
+    ``items`` in a shuffled order, each the Python case and its C++ twin timed in turn inside that
+    one process."""
+    if hasattr(os, "sched_setaffinity") and make_worker is paired.Worker:
+        os.sched_setaffinity(0, {core})
+    order = list(items)
+    random.Random(index).shuffle(order)
+    found, worker, hello = {}, None, {}
+    try:
+        for name, twin in order:
+            try:
+                if worker is None:
+                    worker = make_worker(
+                        side, core, settings, Path(log_dir) / f"over-cpp{index:02d}.log"
+                    )
+                    hello = worker.hello
+                found[name] = worker.ask(
+                    op="over_cpp",
+                    case=name,
+                    twin=twin,
+                    seconds=settings.seconds,
+                    sample_ns=settings.sample_ns,
+                    min_groups=settings.min_groups,
+                )
+            except paired.WorkerError as exc:
+                found[name] = {"error": str(exc)}
+                if worker is not None:
+                    worker.close()
+                worker = None
+            done(name)
+    finally:
+        if worker is not None:
+            worker.close()
+    return found, hello
+
+
+def processes(side, items, settings, log_dir, progress=None, cores=None):
+    """Python over C++ for ``items`` ([(case name, twin id)]) in one build: ``settings.pairs``
+    worker processes (fresh, ASLR off by default: ``OVER_CPP_LAYOUTS``; one core each, several at a
+    time), each timing every case against its twin sample by sample. {"cases": [stats.over_cpp ...],
+    "skipped", "errors", "lost" (:func:`kept`), "seconds", "hello", "cores", "groups": {case: per
+    process, its ABBA groups (c1, p1, p2, c2) in ns per call}, "process_cores": the core each
+    process ran on}."""
+    progress = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    cores = list(cores or paired.default_cores())
+    jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
+    total = len(items) * settings.pairs
+    progress(
+        f"over C++: {len(items)} cases x {settings.pairs} processes, {jobs} at a time; "
+        f"{settings.seconds:g} s each (about {total / jobs * (settings.seconds + 0.1) / 60:.1f} "
+        "min)"
+    )
+    start = time.monotonic()
+    outcomes = process.in_parallel(
+        one_process,
+        (side, items, settings, log_dir),
+        settings.pairs,
+        cores[:jobs],
+        total,
+        progress,
+        "over C++",
+    )
+    outcomes = paired.failed_as(
+        outcomes, "processes", lambda exc: ({n: {"error": str(exc)} for n, _ in items}, {})
+    )
+    cases, skipped, errors, lost, groups = [], {}, {}, {}, {}
+    for name, twin in items:
+        every = [found.get(name, {"error": "not measured"}) for found, _ in outcomes]
+        answers, error, lost_note = paired.sort_out(
+            every, lambda a: "error" in a, lambda a: a["error"], "processes", settings.confidence
+        )
+        if error:
+            errors[name] = error
+            continue
+        if all("skip" in a for a in answers):
+            skipped[name] = answers[0]["skip"]
+        elif any("skip" in a for a in answers):
+            errors[name] = "processes disagree whether it runs"
+        else:
+            groups[name] = [a["groups"] for a in answers]
+            cases.append(stats.over_cpp(name, twin, groups[name], settings.confidence))
+        if lost_note and name not in errors:
+            lost[name] = lost_note
+    hello = next((h for _, h in outcomes if h), {})
+    return {
+        "cases": cases,
+        "skipped": skipped,
+        "errors": errors,
+        "lost": lost,
+        "seconds": round(time.monotonic() - start, 1),
+        "hello": hello,
+        "cores": cores[:jobs],
+        "groups": groups,
+        "process_cores": [h.get("core") for _, h in outcomes],
+    }
 
 
 def items_of(bench, benchmark_dir):
@@ -86,7 +186,7 @@ def measure(
     ]
     built = round(time.monotonic() - start, 1)
     side = paired.Side("head", rev, env["commit"], env["python"], record=env)
-    found = paired.over_cpp(side, items, settings, Path(log_dir) / "workers", progress)
+    found = processes(side, items, settings, Path(log_dir) / "workers", progress)
     stamp_versions(found["cases"], settings.benchmark_dir)
     record = {
         "kind": "over-cpp",

@@ -40,6 +40,7 @@ from cuda_bench import (
     asvrun,
     compare,
     history,
+    onepass,
     process,
     records,
     results,
@@ -329,8 +330,8 @@ class Planner:
         """A pass of ``cuda-bench window`` (or of ``args``) over ``segment`` (oldest first) and the
         measured commits of ``line`` (newest first) around it, in ``bindings``' environment."""
         bindings = bindings or self.bindings
-        commits = window.with_edges(segment, line[::-1], measured)
-        runs = window.runs_of_builds(self.repo, commits, bindings)
+        commits = onepass.with_edges(segment, line[::-1], measured)
+        runs = onepass.runs_of_builds(self.repo, commits, bindings)
         parts = {}
         if len(runs) > 1:
             parts["window"] = round(self.cost.part("window") * len(runs) + OVERHEAD["window"], 1)

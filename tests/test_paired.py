@@ -666,13 +666,13 @@ def test_over_cpp_reads_one_state_on_the_recorded_h200_groups():
 
 @pytest.mark.slow
 def test_over_cpp_on_real_workers_reads_the_cost_ratio_and_skips_cases_without_a_twin(probe, tmp_path):
-    """paired.over_cpp on real worker processes: the Python case (200 iterations) against its "twin" (50),
+    """overcpp.processes on real worker processes: the Python case (200 iterations) against its "twin" (50),
     timed in turn in each process, reads about 4; a case without a twin is skipped, not an error."""
     import sys as _sys
 
     side = paired.Side("head", "a", "a", _sys.executable, {"SPIN": "200", "TWIN_SPIN": "50", "SIDE": "base"})
     settings = paired.Settings(pairs=6, seconds=0.05, benchmark_dir=probe, jobs=2)
-    found = paired.over_cpp(side, [("bench_probe.Spin.time_spin('py')", "spin"),
+    found = overcpp.processes(side, [("bench_probe.Spin.time_spin('py')", "spin"),
                                    ("bench_probe.OnlyBase.time_only_base('py')", "only_base")],
                             settings, tmp_path / "logs", progress=lambda m: None, cores=[0, 1])
     (case,) = found["cases"]
@@ -700,7 +700,7 @@ def test_over_cpp_puts_a_process_wide_setting_back_after_a_case(probe, tmp_path)
     log = tmp_path / "pool.log"
     side = paired.Side("head", "a", "a", _sys.executable, {"SPIN": "20", "TWIN_SPIN": "10", "POOL_LOG": str(log)})
     settings = paired.Settings(pairs=4, seconds=0.02, benchmark_dir=probe, jobs=1)
-    found = paired.over_cpp(side, [("bench_probe.Pool.time_pool('py')", "pool"),
+    found = overcpp.processes(side, [("bench_probe.Pool.time_pool('py')", "pool"),
                                    ("bench_probe.PoolAfter.time_pool_after('py')", "pool_after")],
                             settings, tmp_path / "logs", progress=lambda m: None, cores=[0])
     assert not found["errors"] and len(found["cases"]) == 2, found["errors"]
@@ -719,7 +719,7 @@ def test_over_cpp_workers_start_with_one_layout_or_each_with_its_own(probe, tmp_
     seen = {}
     for layouts in ("fixed", "random"):
         settings = paired.Settings(pairs=2, seconds=0.02, benchmark_dir=probe, jobs=1, layouts=layouts)
-        found = paired.over_cpp(side, [("bench_probe.Spin.time_spin('py')", "spin")], settings,
+        found = overcpp.processes(side, [("bench_probe.Spin.time_spin('py')", "spin")], settings,
                                 tmp_path / layouts, progress=lambda m: None, cores=[0])
         seen[layouts] = found["hello"]["aslr_off"]
         assert settings.describe()["layouts"] == layouts

@@ -155,7 +155,7 @@ FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machin
         "toolkit", "trees", "wheels", "build",
         "results", "records", "history", "overcpp_read", "counts_read",
         "asvrun", "worker", "paired",
-        "comment", "compare", "steps", "countpass", "window", "plan", "overcpp",
+        "comment", "compare", "steps", "countpass", "window", "onepass", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
         "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]

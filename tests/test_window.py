@@ -11,7 +11,7 @@ import statistics
 import pytest
 from test_paired import CASES, HARD, HARD_INJECTED, INJECTED, Core, Sawtooth, ScriptedWorker
 
-from cuda_bench import compare, paired, records, stats, window
+from cuda_bench import compare, onepass, paired, records, stats, window
 
 
 class Logged(ScriptedWorker):
@@ -255,7 +255,7 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
                 "build": {"commit": c, "bindings": "wheel", "ok": True, "packages": {}, "seconds": 0.0}}
             for c, p, v in zip(commits, (older, newer, newer), ("1.0.1", "1.2.2", "1.2.2"))}
     settings = paired.Settings(pairs=6, seconds=0.02, jobs=2)
-    measured = window.measure_built(git_repo, commits, envs, bindings="wheel", settings=settings, names=CPU_CASES,
+    measured = onepass.measure_built(git_repo, commits, envs, bindings="wheel", settings=settings, names=CPU_CASES,
                                     thresholds={}, log_dir=tmp_path / "logs", progress=lambda m: None, block=6,
                                     cores=[0, 1], build_seconds=0.0)
     assert [(link.base, link.head) for link in measured.links] == list(zip(commits, commits[1:]))
@@ -269,9 +269,9 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
                       matrix={"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}})
     name, info = machine.record("window-test")
     results_dir = tmp_path / "results"
-    found = window.step_records(measured, git_repo, bindings="wheel", settings=settings, command="cuda-bench window",
+    found = onepass.step_records(measured, git_repo, bindings="wheel", settings=settings, command="cuda-bench window",
                                 info=info)
-    assert window.record(measured, found, git_repo, conf_path=config, machine_name=name, results_dir=results_dir,
+    assert onepass.record(measured, found, git_repo, conf_path=config, machine_name=name, results_dir=results_dir,
                          out=tmp_path / "out")
     history = read.load(results_dir)
     steps = history.machines[name].steps
@@ -300,11 +300,11 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
 
 def test_a_window_of_new_commits_takes_the_measured_commits_of_main_around_it():
     line = list("abcdefgh")
-    assert window.with_edges(list("de"), line, {"c", "f"}) == list("cdef")  # the measured neighbour on each side
-    assert window.with_edges(list("de"), line, {"b", "g"}) == list("de")  # never past a commit not measured
-    assert window.with_edges(list("de"), line, {"d", "f"}) == list("def")  # one already in the window
-    assert window.with_edges(list("de"), line, set()) == list("de")
-    assert window.with_edges(["x", "e"], line, {"b"}) == ["x", "e"]  # off main: nothing added
+    assert onepass.with_edges(list("de"), line, {"c", "f"}) == list("cdef")  # the measured neighbour on each side
+    assert onepass.with_edges(list("de"), line, {"b", "g"}) == list("de")  # never past a commit not measured
+    assert onepass.with_edges(list("de"), line, {"d", "f"}) == list("def")  # one already in the window
+    assert onepass.with_edges(list("de"), line, set()) == list("de")
+    assert onepass.with_edges(["x", "e"], line, {"b"}) == ["x", "e"]  # off main: nothing added
 
 
 def test_the_window_command_keeps_an_aa_out_of_the_history(tmp_path, git_repo, capsys):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, counts, paired, records
+from cuda_bench import asvrun, compare, counts, counts_read, paired, records
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -138,7 +138,7 @@ def main(args, argv):
                 )
                 status = INCOMPLETE
     if len(sides) == 2:
-        text = counts.diff_markdown(found[sides[0].name], found[sides[1].name])
+        text = counts_read.diff_markdown(found[sides[0].name], found[sides[1].name])
         (out / f"{label(revs[0])}-{label(revs[1])}.md").write_text(text)
         print(text)
     return status

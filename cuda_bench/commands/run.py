@@ -16,7 +16,7 @@ import json
 import re
 from pathlib import Path
 
-from cuda_bench import asvrun, countpass, history, machine, overcpp, publish, steps, window
+from cuda_bench import asvrun, countpass, history, machine, onepass, overcpp, publish, steps, window
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -135,7 +135,7 @@ def ladder_commits(args, conf, name):
 
 def in_one_pass(args, argv, conf, config, repo, name, info, measuring, settings):
     """``run`` and ``ladder`` on a GPU: the commits measured in one pass into the history
-    (``window.into_history``: every commit timed once, each paired with the one before it, asv's
+    (``onepass.into_history``: every commit timed once, each paired with the one before it, asv's
     numbers and the work per call from the same pass), then the newest timed against C++ and the
     dashboard published."""
     results_dir = Path(conf["results_dir"])
@@ -147,7 +147,7 @@ def in_one_pass(args, argv, conf, config, repo, name, info, measuring, settings)
     order = {sha: i for i, sha in enumerate(line)}
     commits = sorted(dict.fromkeys(measuring), key=lambda c: order.get(c, -1))
     command = command_line(argv)
-    status, measured = window.into_history(
+    status, measured = onepass.into_history(
         repo,
         commits,
         conf=conf,

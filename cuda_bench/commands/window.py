@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, records, window
+from cuda_bench import asvrun, machine, onepass, records, window
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -92,7 +92,7 @@ def main(args, argv):
                 "a commit listed twice is an A/A, which the history does not keep: --out DIR "
                 "keeps it"
             )
-        status, _ = window.into_history(
+        status, _ = onepass.into_history(
             repo,
             commits,
             conf=conf,
@@ -119,7 +119,7 @@ def main(args, argv):
     log(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
     bindings = asvrun.bindings_of(conf)
     out = Path(args.out)
-    measured = window.measure_commits(
+    measured = onepass.measure_commits(
         repo,
         commits,
         bindings=bindings,
@@ -132,14 +132,14 @@ def main(args, argv):
         progress=log,
         block=args.block,
     )
-    found = window.step_records(
+    found = onepass.step_records(
         measured, repo, bindings=bindings, settings=settings, command=command, info=info
     )
-    for line in window.step_lines(found):
+    for line in onepass.step_lines(found):
         log(line)
-    window.write(out, measured, found)
+    onepass.write(out, measured, found)
     log(
         f"window: kept in {out} (window.json, steps/), not in the history; measured in "
         f"{measured.seconds:g} s after {measured.build_seconds:g} s of environments"
     )
-    return window.status_of(found)
+    return onepass.status_of(found)
