@@ -48,21 +48,7 @@ def comment(data):
     """The pull-request comment: the cases that changed first, each with the interval it rests
     on."""
     if data.get("identical"):
-        return (
-            "\n".join(
-                [
-                    MARKER,
-                    f"### cuda-python-bench: {code(data['base_rev'])} → {code(data['head_rev'])}",
-                    "",
-                    "**Identical builds: nothing measured.** Both commits build the same wheels "
-                    "(the same trees of every package folder, the same cuda-bindings), so every "
-                    "case would time the same code.",
-                    "",
-                    "Built from: " + built_from_text(data["built_from"]) + ".",
-                ]
-            )
-            + "\n"
-        )
+        return identical_comment(data)
     cases = counted(data)
     worse = sorted(regressions(data), key=lambda c: -c["low"])
     better = sorted((c for c in cases if c["verdict"] == "improvement"), key=lambda c: c["high"])
@@ -71,10 +57,34 @@ def comment(data):
     same_code = {
         c["name"]: said for c in worse + better if (said := unchanged(c["name"], versions))
     }
+    out = heading(data, cases, worse, better, same)
+    out += changed(worse, better, same_code, data["settings"]["confidence"])
+    out += work_section(data)
+    out += rest(data, same, versions)
+    return "\n".join(out) + "\n"
 
-    def row(case):
-        return case_row(case, " †" if case["name"] in same_code else "")
 
+def identical_comment(data):
+    """The comment of two commits that build the same wheels: nothing was measured."""
+    return (
+        "\n".join(
+            [
+                MARKER,
+                f"### cuda-python-bench: {code(data['base_rev'])} → {code(data['head_rev'])}",
+                "",
+                "**Identical builds: nothing measured.** Both commits build the same wheels "
+                "(the same trees of every package folder, the same cuda-bindings), so every "
+                "case would time the same code.",
+                "",
+                "Built from: " + built_from_text(data["built_from"]) + ".",
+            ]
+        )
+        + "\n"
+    )
+
+
+def heading(data, cases, worse, better, same):
+    """The comment's first lines: what changed, in counts, and how it was measured."""
     info = data.get("machine") or {}
     gpu = ", ".join(str(info[k]) for k in ("gpu", "driver") if info.get(k)) or "no GPU"
     s = data["settings"]
@@ -132,10 +142,21 @@ def comment(data):
             f"**No verdicts**: {s['pairs']} process pairs cannot give a {s['confidence']:.0%} "
             f"interval ({stats.fewest_pairs(s['confidence'])} or more can).",
         ]
+    return out
+
+
+def changed(worse, better, same_code, confidence):
+    """The regressions and improvements, each a table; † where the code a case runs is the same
+    version on both sides."""
+
+    def row(case):
+        return case_row(case, " †" if case["name"] in same_code else "")
+
+    out = []
     if worse:
-        out += ["", "#### Regressions", "", *table_head(s["confidence"]), *map(row, worse)]
+        out += ["", "#### Regressions", "", *table_head(confidence), *map(row, worse)]
     if better:
-        out += ["", "#### Improvements", "", *table_head(s["confidence"]), *map(row, better)]
+        out += ["", "#### Improvements", "", *table_head(confidence), *map(row, better)]
     if same_code:
         many = len(same_code) != 1
         out += [
@@ -146,7 +167,15 @@ def comment(data):
             + f"): what moved {'them' if many else 'it'} lies outside that code, in what else the "
             "process holds or in the machine start (docs/method.md, rule 6).",
         ]
-    out += work_section(data)
+    return out
+
+
+def rest(data, same, versions):
+    """The comment's last parts: the controls, what was not measured or measured without some
+    process pairs, the cases one build or both skip, the cases without a change, and what each side
+    was built from."""
+    s = data["settings"]
+    out = []
     controls = [c for c in data["cases"] if c.get("control")]
     if controls:
         out += [
@@ -205,7 +234,7 @@ def comment(data):
                 if found
             ),
         ]
-    return "\n".join(out) + "\n"
+    return out
 
 
 def timing_of(data, name):

@@ -10,6 +10,8 @@ first commit the steps reach (the product of the paired ratios along the way). T
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cuda_bench import calls, counts_read, history, overcpp_read, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
 from cuda_bench.text import number, standing
@@ -130,125 +132,165 @@ def overview_rows(
     are left out, and every row of that machine names them in ``row["older"]``.
     """
     overhead_by_machine = overhead_by_machine or {}
-    differs = differs or {}
-    known = known or {}
-    rows = []
     by_machine = {}
     for machine_name, data in runs:
         by_machine.setdefault(machine_name, []).append(data)
-    order = machine_order(by_machine)
-    for machine_name in order:
-        runs_of = by_machine[machine_name]
-        newest = runs_of[-1]
-        current = results.values(newest)
-        measured_as = results.versions(newest)
-        older = sorted(
-            {
-                name
-                for name, _ in current
-                if versions and name in versions and measured_as.get(name) != versions[name]
-            }
-        )
-        current = {key: value for key, value in current.items() if key[0] not in older}
-        floor = current.get((HARNESS, ("'noop'",)))
-        released = [
-            d["commit_hash"]
-            for d in runs_of
-            if summary.tag(d["commit_hash"], known) and d["commit_hash"] != newest["commit_hash"]
-        ]
-        release_name = summary.tag(summary.order(released, known)[-1], known) if released else None
-        main_steps = [
-            s
-            for s in steps_by_machine.get(machine_name, [])
-            if summary.step_kind(s, known) == "main"
-        ]
-        path = history.chains(main_steps).get(newest["commit_hash"], [])
-        by_name = [{c["name"]: c for c in step["cases"]} for step in path]
-        last_step = by_name[-1] if path else {}
-        cpp = {combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP}
-        recorded = overhead_by_machine.get(machine_name, [])
-        paired = overcpp_read.over_cpp_cases(
-            [r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions
+    rows = []
+    for machine_name in machine_order(by_machine):
+        at = newest_of(
+            machine_name,
+            by_machine[machine_name],
+            steps_by_machine.get(machine_name, []),
+            known or {},
+            overhead_by_machine.get(machine_name, []),
+            versions,
         )
         params_of = {}
-        for name, combo in current:
+        for name, combo in at.current:
             params_of.setdefault(name, []).append(combo)
         for name in sorted(params_of):
             if name in (CPP, HARNESS) or not name.split(".")[-1].startswith("time_"):
                 continue
             combos = params_of[name]
             for case in dict.fromkeys(c[1:] for c in combos):  # asv's parameter order
-                row = {
-                    "machine": machine_name,
-                    "benchmark": name,
-                    "case": [c.strip("'") for c in case],
-                    "commit": newest["commit_hash"],
-                    "release": release_name,
-                    "floor": floor,
-                    "params": newest["params"],
-                    "gpu": bool(newest["params"].get("gpu")),
-                    "cells": {},
-                    "differs": differs.get(name, ""),
-                    "older": older,
-                }
-                twin = cpp_id(name, ("'x'", *case))
-                cpp_value = cpp.get(twin)
-                if number(cpp_value):
-                    row["cells"]["cpp"] = {
-                        "value": cpp_value,
-                        "benchmark": CPP,
-                        "params": {"op": f"'{twin}'"},
-                    }
-                for combo in combos:
-                    if combo[1:] != case:
-                        continue
-                    api = combo[0].strip("'")
-                    value = current[(name, combo)]
-                    net = value - floor if number(value) and number(floor) else None
-                    full = case_name(name, combo)
-                    step = last_step.get(full)
-                    cell = {
-                        "value": value,
-                        "net": net,
-                        "benchmark": name,
-                        "case": full,
-                        "params": dict(zip(param_names.get(name, []), combo)),
-                        "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")}
-                        | {
-                            "base": path[-1]["base"],
-                            "standing": standing(step, path[-1].get("versions")),
-                        }
-                        if step
-                        else None,
-                        "index": list(history.chained_ratio(path, full, by_name) or []) or None,
-                        "regression": bool(step and step["verdict"] == "regression"),
-                    }
-                    if number(cpp_value) and number(value):
-                        # the C++ twin has no harness around it: compare it with the net call
-                        python = value if net is None else net
-                        cell["over_cpp_of"] = "raw" if net is None else "net"
-                        cell["over_cpp_ns"] = (python - cpp_value) * 1e9
-                        cell["over_cpp_x"] = python / cpp_value if python > 0 else None
-                    over, spread = paired.get(full, (None, None))
-                    if over:
-                        kept = (
-                            "ratio",
-                            "low",
-                            "high",
-                            "over_ns",
-                            "over_low",
-                            "over_high",
-                            "py_ns",
-                            "cpp_ns",
-                            "fast",
-                            "processes",
-                        )
-                        cell["over_cpp"] = {k: over[k] for k in kept if k in over}
-                        if spread:
-                            cell["over_cpp"]["runs"] = spread
-                        cell["over_cpp_of"] = "paired"
-                        cell["over_cpp_ns"] = over["over_ns"]
-                        cell["over_cpp_x"] = over["ratio"]
-                    row["cells"][api] = cell
-                rows.append(row)
+                rows.append(
+                    row_of(at, name, case, combos, param_names, (differs or {}).get(name, ""))
+                )
     return rows
+
+
+@dataclass
+class Newest:
+    """What a machine's rows are read against: its newest results file's values (``current``, the
+    benchmarks measured under another version left out: ``older``), the harness floor there, the
+    newest release measured before it, the chain of main's steps to it (``path``, each step's cases
+    by name in ``by_name``), its C++ twins' values and its paired over-C++ cases."""
+
+    machine: str
+    newest: dict
+    current: dict
+    older: list
+    floor: float | None
+    release: str | None
+    path: list
+    by_name: list
+    cpp: dict
+    paired: dict
+
+
+def newest_of(machine_name, runs_of, steps, known, recorded, versions):
+    """:class:`Newest` of one machine: ``runs_of`` its results files, newest last; ``steps`` its
+    steps; ``recorded`` its over-C++ records."""
+    newest = runs_of[-1]
+    current = results.values(newest)
+    measured_as = results.versions(newest)
+    older = sorted(
+        {
+            name
+            for name, _ in current
+            if versions and name in versions and measured_as.get(name) != versions[name]
+        }
+    )
+    current = {key: value for key, value in current.items() if key[0] not in older}
+    released = [
+        d["commit_hash"]
+        for d in runs_of
+        if summary.tag(d["commit_hash"], known) and d["commit_hash"] != newest["commit_hash"]
+    ]
+    main_steps = [s for s in steps if summary.step_kind(s, known) == "main"]
+    path = history.chains(main_steps).get(newest["commit_hash"], [])
+    return Newest(
+        machine=machine_name,
+        newest=newest,
+        current=current,
+        older=older,
+        floor=current.get((HARNESS, ("'noop'",))),
+        release=summary.tag(summary.order(released, known)[-1], known) if released else None,
+        path=path,
+        by_name=[{c["name"]: c for c in step["cases"]} for step in path],
+        cpp={combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP},
+        paired=overcpp_read.over_cpp_cases(
+            [r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions
+        ),
+    )
+
+
+def row_of(at, name, case, combos, param_names, differs):
+    """The row of one case (its non-api parameters ``case``) of benchmark ``name`` at ``at``
+    (:class:`Newest`): a cell per library that measured it, and the C++ twin's."""
+    row = {
+        "machine": at.machine,
+        "benchmark": name,
+        "case": [c.strip("'") for c in case],
+        "commit": at.newest["commit_hash"],
+        "release": at.release,
+        "floor": at.floor,
+        "params": at.newest["params"],
+        "gpu": bool(at.newest["params"].get("gpu")),
+        "cells": {},
+        "differs": differs,
+        "older": at.older,
+    }
+    twin = cpp_id(name, ("'x'", *case))
+    cpp_value = at.cpp.get(twin)
+    if number(cpp_value):
+        row["cells"]["cpp"] = {"value": cpp_value, "benchmark": CPP, "params": {"op": f"'{twin}'"}}
+    for combo in combos:
+        if combo[1:] == case:
+            row["cells"][combo[0].strip("'")] = python_cell(at, name, combo, param_names, cpp_value)
+    return row
+
+
+#: what a cell keeps of a paired over-C++ measurement
+OVER_CPP_KEPT = (
+    "ratio",
+    "low",
+    "high",
+    "over_ns",
+    "over_low",
+    "over_high",
+    "py_ns",
+    "cpp_ns",
+    "fast",
+    "processes",
+)
+
+
+def python_cell(at, name, combo, param_names, cpp_value):
+    """The cell of one Python form (``combo``, its api first) of benchmark ``name`` at ``at``
+    (:class:`Newest`), against its C++ twin's value ``cpp_value``."""
+    value = at.current[(name, combo)]
+    net = value - at.floor if number(value) and number(at.floor) else None
+    full = case_name(name, combo)
+    step = at.by_name[-1].get(full) if at.path else None
+    cell = {
+        "value": value,
+        "net": net,
+        "benchmark": name,
+        "case": full,
+        "params": dict(zip(param_names.get(name, []), combo)),
+        "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")}
+        | {
+            "base": at.path[-1]["base"],
+            "standing": standing(step, at.path[-1].get("versions")),
+        }
+        if step
+        else None,
+        "index": list(history.chained_ratio(at.path, full, at.by_name) or []) or None,
+        "regression": bool(step and step["verdict"] == "regression"),
+    }
+    if number(cpp_value) and number(value):
+        # the C++ twin has no harness around it: compare it with the net call
+        python = value if net is None else net
+        cell["over_cpp_of"] = "raw" if net is None else "net"
+        cell["over_cpp_ns"] = (python - cpp_value) * 1e9
+        cell["over_cpp_x"] = python / cpp_value if python > 0 else None
+    over, spread = at.paired.get(full, (None, None))
+    if over:
+        cell["over_cpp"] = {k: over[k] for k in OVER_CPP_KEPT if k in over}
+        if spread:
+            cell["over_cpp"]["runs"] = spread
+        cell["over_cpp_of"] = "paired"
+        cell["over_cpp_ns"] = over["over_ns"]
+        cell["over_cpp_x"] = over["ratio"]
+    return cell
