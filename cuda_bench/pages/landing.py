@@ -77,6 +77,22 @@ def render_landing(told, rows, known):
         f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)} <small>'
         f"{esc(params.get('gpu', 'no GPU'))}, driver {esc(params.get('driver', '-'))}</small></h2>"
     ]
+    head = told["head"]
+    out += head_html(told, known)
+    if head is None:
+        return "\n".join(out)
+    out += verdicts_html(told, known)
+    out += changes_html(told, known)
+    if rows:
+        out.append(f"<h3>Each operation at {esc(head['name'])}</h3>")
+        out.append(render(rows))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def head_html(told, known):
+    """Which commit of main the machine's part is about (and which it could not read)."""
+    out = []
     head, lost = told["head"], told.get("lost_head")
     if lost:
         title = f" “{esc(lost['title'])}”" if lost["title"] else ""
@@ -90,7 +106,7 @@ def render_landing(told, rows, known):
         )
     if head is None:
         out.append("<p>No commit of main measured on this machine yet.</p></section>")
-        return "\n".join(out)
+        return out
     title = f" “{esc(head['title'])}”" if head["title"] else ""
     said = "The newest commit of main whose results could be read" if lost else "Main's head"
     out.append(
@@ -99,7 +115,14 @@ def render_landing(told, rows, known):
         f"{title}, committed {date_text(head['date'])[:10]}; asv measured it "
         f"{date_text(head['measured'])}.</p>"
     )
-    out.append('<table class="table verdicts"><tbody>')
+    return out
+
+
+def verdicts_html(told, known):
+    """Main's head against the previous measured commit and the newest release, and the open
+    regressions: a table."""
+    head = told["head"]
+    out = ['<table class="table verdicts"><tbody>']
     previous = told["previous"] or {}
     prev_name = (
         f"{commit_link(previous['commit'], known)} (the previous measured commit)"
@@ -153,6 +176,15 @@ def render_landing(told, rows, known):
         f'<td><a href="regressions.html">{text}</a>{ladder}</td></tr>'
     )
     out.append("</tbody></table>")
+    return out
+
+
+def changes_html(told, known):
+    """What changed since the previous measured commit and the newest release, their work per
+    call, and the open regressions on main, listed."""
+    machine = told["machine"]
+    opened = told["open"]
+    out = []
     for key, heading in (
         ("previous", "Changed since the previous measured commit"),
         ("release", "Changed since the newest release"),
@@ -193,11 +225,7 @@ def render_landing(told, rows, known):
             )
             + "</ul>"
         )
-    if rows:
-        out.append(f"<h3>Each operation at {esc(head['name'])}</h3>")
-        out.append(render(rows))
-    out.append("</section>")
-    return "\n".join(out)
+    return out
 
 
 def cell_title(cell, row, usual):
