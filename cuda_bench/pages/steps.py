@@ -76,104 +76,98 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
             if group and title:
                 out.append(f'<tr class="group"><th {ALL}>{esc(title)}</th></tr>')
             for step in newest_first(group, known):
-                counted = summary.counted(step)
-                count = {
-                    v: [c for c in counted if c["verdict"] == v]
-                    for v in ("regression", "improvement", "not reproduced")
-                }
-                found = summary.counts(step)
-                rechecked = "".join(
-                    f"<br><small>measured again {esc((r.get('date') or '')[:16])}</small>"
-                    for r in step.get("rechecks", [])
-                )
-                built = summary.built_from_words(step)
-                built = f'<br><small class="built-from">{esc(built)}</small>' if built else ""
-                ends = f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}"'
-                if history.identical(step):
-                    out.append(
-                        f'<tr class="identical" {ends}><td>{commit_link(step["base"], known)} '
-                        f"→ {commit_link(step['head'], known)}{built}</td><td>"
-                        f"{esc(step.get('date', '')[:16])}</td><td {WIDE}>identical builds: "
-                        "nothing to measure (both sides build the same wheels)</td></tr>"
-                    )
-                    continue
-                out.append(
-                    f"<tr {ends}><td>{commit_link(step['base'], known)} → "
-                    f"{commit_link(step['head'], known)}{built}</td><td>"
-                    f"{esc(step.get('date', '')[:16])}{rechecked}</td>"
-                    + "".join(f'<td data-count="{key}">{found[key]}</td>' for key, _ in STEP_COUNTS)
-                    + f"<td>{esc(step.get('settings', {}).get('pairs', ''))}</td>"
-                    f"<td>{step.get('seconds', 0):.0f}</td></tr>"
-                )
-                if found["one side"]:
-                    out.append(
-                        f'<tr class="one-side"><td colspan="2"></td><td {WIDE}>'
-                        f"{one_side_html(machine, step)}</td></tr>"
-                    )
-                if history.environment_change(step):
-                    changed = [c for c in summary.put_down(step) if c["verdict"] in summary.CHANGES]
-                    out.append(
-                        f'<tr class="warning environment"><td {ALL}>the environment changed too: '
-                        f"{esc(summary.environment_words(step))}; {len(changed)} cuda.bindings "
-                        f"case{'s' if len(changed) != 1 else ''} changed with it, not counted as "
-                        "this step's"
-                        + "".join(
-                            f"<br><code>{esc(c['name'])}</code> {esc(interval(c))}" for c in changed
-                        )
-                        + "</td></tr>"
-                    )
-                for verdict in ("regression", "not reproduced", "improvement"):
-                    for case in count[verdict]:
-                        kind = {"regression": "danger", "not reproduced": "warning"}.get(
-                            verdict, "success"
-                        )
-                        said = (
-                            f" ({standing(case, step.get('versions'))})"
-                            if verdict == "regression"
-                            else ""
-                        )
-                        said += f" ({cleared_text(case)})" if verdict == "not reproduced" else ""
-                        word = {"regression": "slower", "improvement": "faster"}.get(
-                            verdict, verdict
-                        )
-                        text = (
-                            f"{word}{said}: {measurements(case)}, threshold "
-                            f"{case['threshold']:.1%}; {PER_CALL}: {per_call(case)}"
-                        )
-                        out.append(
-                            step_case_row(
-                                case["name"], f"{kind} case", f'data-verdict="{esc(verdict)}"', text
-                            )
-                        )
-                for name, text in sorted((step.get("errors") or {}).items()):
-                    out.append(
-                        step_case_row(
-                            name,
-                            "active case",
-                            'data-verdict="not measured"',
-                            f"not measured: {last_line(text)}",
-                        )
-                    )
-                changed = (summary.work_changed(step, work.get(machine)) or {}).get("changed", {})
-                for name, text in changed.items():
-                    out.append(
-                        step_case_row(name, "case work", 'data-work="1"', f"work per call: {text}")
-                    )
-                for name, text in sorted((step.get("lost") or {}).items()):
-                    out.append(
-                        step_case_row(
-                            name,
-                            "info case",
-                            'data-lost="1"',
-                            f"measured from fewer process pairs: {text}",
-                        )
-                    )
+                out += step_rows(machine, step, known, work)
         out.append("</tbody></table>")
     return (
         "\n".join(out)
         or "<p>No paired steps yet: <code>cuda-bench run</code> records one for every newly "
         "measured commit that has a measured predecessor on the same machine.</p>"
     )
+
+
+def step_rows(machine, step, known, work):
+    """The Steps page's rows of one step: its counts, then each case that changed, was not
+    measured, changed its work per call, or lost process pairs."""
+    out = []
+    counted = summary.counted(step)
+    count = {
+        v: [c for c in counted if c["verdict"] == v]
+        for v in ("regression", "improvement", "not reproduced")
+    }
+    found = summary.counts(step)
+    rechecked = "".join(
+        f"<br><small>measured again {esc((r.get('date') or '')[:16])}</small>"
+        for r in step.get("rechecks", [])
+    )
+    built = summary.built_from_words(step)
+    built = f'<br><small class="built-from">{esc(built)}</small>' if built else ""
+    ends = f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}"'
+    if history.identical(step):
+        out.append(
+            f'<tr class="identical" {ends}><td>{commit_link(step["base"], known)} '
+            f"→ {commit_link(step['head'], known)}{built}</td><td>"
+            f"{esc(step.get('date', '')[:16])}</td><td {WIDE}>identical builds: "
+            "nothing to measure (both sides build the same wheels)</td></tr>"
+        )
+        return out
+    out.append(
+        f"<tr {ends}><td>{commit_link(step['base'], known)} → "
+        f"{commit_link(step['head'], known)}{built}</td><td>"
+        f"{esc(step.get('date', '')[:16])}{rechecked}</td>"
+        + "".join(f'<td data-count="{key}">{found[key]}</td>' for key, _ in STEP_COUNTS)
+        + f"<td>{esc(step.get('settings', {}).get('pairs', ''))}</td>"
+        f"<td>{step.get('seconds', 0):.0f}</td></tr>"
+    )
+    if found["one side"]:
+        out.append(
+            f'<tr class="one-side"><td colspan="2"></td><td {WIDE}>'
+            f"{one_side_html(machine, step)}</td></tr>"
+        )
+    if history.environment_change(step):
+        changed = [c for c in summary.put_down(step) if c["verdict"] in summary.CHANGES]
+        out.append(
+            f'<tr class="warning environment"><td {ALL}>the environment changed too: '
+            f"{esc(summary.environment_words(step))}; {len(changed)} cuda.bindings "
+            f"case{'s' if len(changed) != 1 else ''} changed with it, not counted as "
+            "this step's"
+            + "".join(f"<br><code>{esc(c['name'])}</code> {esc(interval(c))}" for c in changed)
+            + "</td></tr>"
+        )
+    for verdict in ("regression", "not reproduced", "improvement"):
+        for case in count[verdict]:
+            kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
+            said = f" ({standing(case, step.get('versions'))})" if verdict == "regression" else ""
+            said += f" ({cleared_text(case)})" if verdict == "not reproduced" else ""
+            word = {"regression": "slower", "improvement": "faster"}.get(verdict, verdict)
+            text = (
+                f"{word}{said}: {measurements(case)}, threshold "
+                f"{case['threshold']:.1%}; {PER_CALL}: {per_call(case)}"
+            )
+            out.append(
+                step_case_row(case["name"], f"{kind} case", f'data-verdict="{esc(verdict)}"', text)
+            )
+    for name, text in sorted((step.get("errors") or {}).items()):
+        out.append(
+            step_case_row(
+                name,
+                "active case",
+                'data-verdict="not measured"',
+                f"not measured: {last_line(text)}",
+            )
+        )
+    changed = (summary.work_changed(step, work.get(machine)) or {}).get("changed", {})
+    for name, text in changed.items():
+        out.append(step_case_row(name, "case work", 'data-work="1"', f"work per call: {text}"))
+    for name, text in sorted((step.get("lost") or {}).items()):
+        out.append(
+            step_case_row(
+                name,
+                "info case",
+                'data-lost="1"',
+                f"measured from fewer process pairs: {text}",
+            )
+        )
+    return out
 
 
 STEP_COUNTS = summary.COUNT_WORDS  # the Steps page's count columns
