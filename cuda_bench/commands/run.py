@@ -12,11 +12,24 @@ previous measured one (``cuda_bench.steps``). The revisions are checked before a
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench import asvrun, countpass, history, machine, onepass, overcpp, publish, steps, window
+from cuda_bench import (
+    asvrun,
+    countpass,
+    history,
+    machine,
+    onepass,
+    overcpp,
+    paired,
+    publish,
+    steps,
+    window,
+)
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -133,62 +146,24 @@ def ladder_commits(args, conf, name):
     return commits, newest
 
 
-def in_one_pass(args, argv, conf, config, repo, name, info, measuring, settings):
-    """``run`` and ``ladder`` on a GPU: the commits measured in one pass into the history
-    (``onepass.into_history``: every commit timed once, each paired with the one before it, asv's
-    numbers and the work per call from the same pass), then the newest timed against C++ and the
-    dashboard published."""
-    results_dir = Path(conf["results_dir"])
-    line = (
-        [sha for _, sha in asvrun.release_ladder(repo, (conf.get("branches") or ["main"])[0])]
-        if args.command == "ladder"
-        else asvrun.first_parent(repo)
-    )
-    order = {sha: i for i, sha in enumerate(line)}
-    commits = sorted(dict.fromkeys(measuring), key=lambda c: order.get(c, -1))
-    command = command_line(argv)
-    status, measured = onepass.into_history(
-        repo,
-        commits,
-        conf=conf,
-        config=config,
-        machine_name=name,
-        info=info,
-        results_dir=results_dir,
-        settings=settings,
-        command=command,
-        line=line,
-        bench=args.bench,
-        block=args.block,
-        counts=not args.no_counts,
-        cupti=args.cupti,
-        progress=log,
-    )
-    statuses = [status]
-    if not args.no_over_cpp:
-        from cuda_bench import paired
+@dataclass
+class Run:
+    """What one ``run`` or ``ladder`` works with: its options, the derived configuration, the clone,
+    this machine, where its results go."""
 
-        statuses.append(
-            overcpp.measure_and_record(
-                repo,
-                commits[-1],
-                conf=conf,
-                machine_name=name,
-                info=info,
-                results_dir=results_dir,
-                settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs),
-                bench=args.bench,
-                command=command,
-            )[0]
-        )
-    if not args.no_publish:
-        publish.publish(asvrun.derived_conf(args.repo, None, results_dir, args.system_site))
-    return worst(statuses)
+    args: argparse.Namespace
+    command: str  # as the records name it
+    conf: dict
+    config: Path  # the derived asv.conf.json
+    repo: Path
+    name: str
+    info: dict
+    gpu: bool
+    results_dir: Path
+    settings: paired.Settings
 
 
 def main(args, rest, argv):
-    settings = settings_of(args)
-    command = command_line(argv)  # recorded in the steps and over-C++ records
     name, info = this_machine(args)
     gpu = machine.has_gpu(info)
     config = asvrun.derived_conf(
@@ -201,7 +176,19 @@ def main(args, rest, argv):
     # without a GPU asv writes beside its environments (cuda_bench.asv_plugin), never into the
     # history
     results_dir = Path(conf["results_dir"]) if gpu else no_gpu_results(conf["env_dir"])
-    repo = asvrun.local_repo(conf)
+    run = Run(
+        args,
+        command_line(argv),
+        conf,
+        config,
+        asvrun.local_repo(conf),
+        name,
+        info,
+        gpu,
+        results_dir,
+        settings_of(args),
+    )
+    commits = newest = None
     if args.command == "ladder":
         commits, newest = ladder_commits(args, conf, name)
         if commits is None:
@@ -209,11 +196,56 @@ def main(args, rest, argv):
         hashfile = asvrun.temporary_file("ladder-", "".join(sha + "\n" for _, sha in commits))
         log("ladder " + ", ".join(tag for tag, _ in commits))
         rest = [f"HASHFILE:{hashfile}", *rest]
-    measuring = asvrun.check_revisions(repo, asvrun.range_of(rest))  # before anything is built
+    # before anything is built
+    measuring = asvrun.check_revisions(run.repo, asvrun.range_of(rest))
     if measuring is not None:
         log(f"{len(measuring)} commit(s) to measure, newest {measuring[0][:9]}")
     if gpu and not args.asv_pass and measuring is not None:
-        return in_one_pass(args, argv, conf, config, repo, name, info, measuring, settings)
+        return in_one_pass(run, measuring)
+    return with_asv_pass(run, rest, commits, newest)
+
+
+def in_one_pass(run, measuring):
+    """``run`` and ``ladder`` on a GPU: the commits measured in one pass into the history
+    (``onepass.into_history``: every commit timed once, each paired with the one before it, asv's
+    numbers and the work per call from the same pass), then the newest timed against C++ and the
+    dashboard published."""
+    args = run.args
+    line = (
+        [
+            sha
+            for _, sha in asvrun.release_ladder(run.repo, (run.conf.get("branches") or ["main"])[0])
+        ]
+        if args.command == "ladder"
+        else asvrun.first_parent(run.repo)
+    )
+    order = {sha: i for i, sha in enumerate(line)}
+    commits = sorted(dict.fromkeys(measuring), key=lambda c: order.get(c, -1))
+    status, _ = onepass.into_history(
+        run.repo,
+        commits,
+        conf=run.conf,
+        config=run.config,
+        machine_name=run.name,
+        info=run.info,
+        results_dir=run.results_dir,
+        settings=run.settings,
+        command=run.command,
+        line=line,
+        bench=args.bench,
+        block=args.block,
+        counts=not args.no_counts,
+        cupti=args.cupti,
+        progress=log,
+    )
+    return finish(run, [status], commits[-1])
+
+
+def with_asv_pass(run, rest, commits, newest):
+    """``run`` with ``--asv-pass``, and every run without a GPU: asv times the commits, then each
+    newly measured commit is paired with the previous measured one and counted (with a GPU), then
+    the newest is timed against C++ and the dashboard published."""
+    args, name, results_dir = run.args, run.name, run.results_dir
     before = history.snapshot(results_dir, name)
     with asvrun.build_progress() as progress_env:
         # --show-stderr: skip reasons and failures reach the console
@@ -226,21 +258,21 @@ def main(args, rest, argv):
             "--show-stderr",
             *bench,
             *rest,
-            config=config,
+            config=run.config,
             timed=True,
             affinity=args.cpu_affinity,
             env=progress_env,
         )
     try:
         # beside asv's results: outside the history without a GPU
-        asvrun.record_builds(name, config, results_dir)
+        asvrun.record_builds(name, run.config, results_dir)
     except OSError as exc:  # what asv measured is still paired and published
         log(f"what each commit was built from not recorded: {exc}")
     measured = history.newly_measured(results_dir, name, before)
-    if gpu and measured:
+    if run.gpu and measured:
         try:
             # beside the results
-            asvrun.record_commits(repo, measured, Path(results_dir) / COMMITS.name)
+            asvrun.record_commits(run.repo, measured, Path(results_dir) / COMMITS.name)
         except OSError as exc:
             log(f"what the pages say of the measured commits not recorded: {exc}")
     statuses = [INCOMPLETE if asv_status else OK]
@@ -248,68 +280,79 @@ def main(args, rest, argv):
     if asv_status:
         log(f"asv run exited {asv_status}; pairing and publishing what it measured")
     if not args.no_steps:
-        if args.command == "ladder" and args.new:  # release after release, not by commit date
-            pairs = history.release_chain(
-                newest, commits, history.measured_in(results_dir, name, conf)
-            )
-        else:
-            pairs = history.new_steps(results_dir, name, before)
-        if pairs:
-            bindings = asvrun.bindings_of(conf)
-            statuses.append(
-                steps.make(
-                    [steps.Step(b, h, bindings, regexes=args.bench) for b, h in pairs],
-                    conf=conf,
-                    machine_name=name,
-                    info=info,
-                    results_dir=results_dir,
-                    settings=settings,
-                    command=command,
-                    later=steps_hint(args, results_dir, "--bindings", bindings),
-                )
-            )
-        else:
-            log("steps: no newly measured commit has a measured predecessor on this machine")
-    if not args.no_counts and gpu and measured:
+        statuses.append(steps_after(run, before, commits, newest))
+    if not args.no_counts and run.gpu and measured:
         statuses.append(
             countpass.record_commits(
-                repo,
+                run.repo,
                 measured,
-                conf=conf,
+                conf=run.conf,
                 machine_name=name,
-                info=info,
+                info=run.info,
                 results_dir=results_dir,
                 cupti=args.cupti,
-                command=command,
+                command=run.command,
                 progress=log,
             )
         )
-    newest_commit = history.newest_measured(results_dir, name, before)
-    if not args.no_over_cpp and gpu and newest_commit:
-        from cuda_bench import paired
+    return finish(run, statuses, history.newest_measured(results_dir, name, before))
 
+
+def steps_after(run, before, commits, newest):
+    """The paired step of each commit asv newly measured with the one before it (``ladder --new``:
+    release after release, not by commit date)."""
+    args, name, results_dir = run.args, run.name, run.results_dir
+    if args.command == "ladder" and args.new:
+        pairs = history.release_chain(
+            newest, commits, history.measured_in(results_dir, name, run.conf)
+        )
+    else:
+        pairs = history.new_steps(results_dir, name, before)
+    if not pairs:
+        log("steps: no newly measured commit has a measured predecessor on this machine")
+        return OK
+    bindings = asvrun.bindings_of(run.conf)
+    return steps.make(
+        [steps.Step(b, h, bindings, regexes=args.bench) for b, h in pairs],
+        conf=run.conf,
+        machine_name=name,
+        info=run.info,
+        results_dir=results_dir,
+        settings=run.settings,
+        command=run.command,
+        later=steps_hint(args, results_dir, "--bindings", bindings),
+    )
+
+
+def finish(run, statuses, newest_commit):
+    """The newest measured commit timed against C++ (with a GPU), then the dashboard published:
+    the exit status of all of it."""
+    args = run.args
+    if not args.no_over_cpp and run.gpu and newest_commit:
         statuses.append(
             overcpp.measure_and_record(
-                repo,
+                run.repo,
                 newest_commit,
-                conf=conf,
-                machine_name=name,
-                info=info,
-                results_dir=results_dir,
+                conf=run.conf,
+                machine_name=run.name,
+                info=run.info,
+                results_dir=run.results_dir,
                 settings=paired.Settings.over_cpp(seconds=args.seconds, jobs=args.jobs),
                 bench=args.bench,
-                command=command,
+                command=run.command,
             )[0]
         )
     if not args.no_publish:
-        if not gpu:
+        if not run.gpu:
             log(
                 "publish: html/ from the history (results/); this run's results stay in "
-                f"{results_dir} (asv's tables above)"
+                f"{run.results_dir} (asv's tables above)"
             )
         # the history this run added to (results/, or --results-dir); a machine without a GPU adds
         # to none
         publish.publish(
-            asvrun.derived_conf(args.repo, None, results_dir if gpu else RESULTS, args.system_site)
+            asvrun.derived_conf(
+                args.repo, None, run.results_dir if run.gpu else RESULTS, args.system_site
+            )
         )
     return worst(statuses)
