@@ -176,114 +176,125 @@ def restore_measured(results_dir, before):
 
 
 # --- the history as results/ records it -------------------------------------------------------
+class FromResults:
+    """cuda-python's history as ``results/`` records it: each measured commit's date, release
+    tags and place on main's first-parent history (``results.commits``:
+    ``results/commits.json``, or the results file's date for a commit it lacks). asv publish
+    needs nothing else from a repository; building needs a clone."""
+
+    dvcs = RESULTS_REPO
+    _default_branch = "main"
+    results_dir = None
+
+    def __init__(self, url, mirror_path):
+        from asv import util
+
+        if self.results_dir is None:
+            raise util.UserError("the results-only history needs a results directory")
+        self._known = results.commits(self.results_dir)
+        self._order = sorted(
+            self._known,
+            key=lambda c: (self._known[c]["date"], self._known[c]["position"] or 0, c),
+        )
+        self._main = [
+            c
+            for c in self._order
+            if self._known[c]["position"] is not None or not self._known[c]["recorded"]
+        ]
+
+    @classmethod
+    def url_match(cls, url):
+        return False
+
+    def pull(self):
+        pass
+
+    def checkout(self, path, commit_hash):
+        from asv import util
+
+        raise util.UserError(
+            "results/ records the history, not the code: building needs a clone (--repo)"
+        )
+
+    def get_date(self, hash):
+        return self._known[self.get_hash_from_name(hash)]["date"]
+
+    def get_date_from_name(self, name):
+        return self.get_date(name)
+
+    def _tags(self):
+        return {tag: sha for sha in self._order for tag in self._known[sha]["tags"]}
+
+    def get_tags(self):
+        """{tag: commit}, for asv publish's ``index.json``: asv's graphs write each tag's name
+        into the page as HTML, so each is given escaped and reads there as it was written."""
+        return {html.escape(tag): sha for tag, sha in self._tags().items()}
+
+    def get_revisions(self, commits):
+        return {sha: i for i, sha in enumerate(self._order) if sha in commits}
+
+    def get_hash_from_name(self, name):
+        from asv.repo import NoSuchNameError
+
+        name = name or self._default_branch
+        name = name.removesuffix("^{commit}")
+        if name == self._default_branch:
+            if not self._main:
+                raise NoSuchNameError(name)
+            return self._main[-1]
+        tags = self._tags()
+        if name in tags:
+            return tags[name]
+        found = [sha for sha in self._order if sha.startswith(name)]
+        if len(found) != 1:
+            raise NoSuchNameError(name)
+        return found[0]
+
+    def get_hash_from_parent(self, name):
+        from asv.repo import NoSuchNameError
+
+        sha = self.get_hash_from_name(name)
+        if sha not in self._main or self._main.index(sha) == 0:
+            raise NoSuchNameError(f"{name}^")
+        return self._main[self._main.index(sha) - 1]
+
+    def get_name_from_hash(self, commit):
+        return results.release_name(self._known.get(commit) or {})
+
+    def get_range_spec(self, commit_a, commit_b):
+        return f"{commit_a}..{commit_b}"
+
+    def get_new_range_spec(self, latest_result, branch=None):
+        return f"{latest_result}..{self.get_branch_name(branch)}"
+
+    def get_hashes_from_range(self, range_spec):
+        """Newest first, as ``git rev-list --first-parent`` lists them: main's measured commits
+        after A up to B for ``A..B``; B and the main commits before it for ``B``."""
+        start, dots, end = (range_spec or self._default_branch).partition("..")
+        if not dots:
+            start, end = None, start
+        end = self.get_hash_from_name(end or self._default_branch)
+        line = self._main if end in self._main else [*self._main, end]
+        upto = line[: line.index(end) + 1]
+        if start:
+            first = self.get_hash_from_name(start)
+            upto = [sha for sha in upto if self._order.index(sha) > self._order.index(first)]
+        return upto[::-1]
+
+    def get_branch_commits(self, branch):
+        return self._main[::-1]
+
+
 def history_repo():
     """:class:`ResultsRepo`, made once asv can be imported (asv finds a dvcs among ``Repo``'s
-    subclasses)."""
+    subclasses): asv's ``Repo`` with :class:`FromResults`' history."""
     global ResultsRepo
     if ResultsRepo is not None:
         return ResultsRepo
-    from asv import util
-    from asv.repo import NoSuchNameError, Repo
+    from asv.repo import Repo
 
-    class _ResultsRepo(Repo):
-        """cuda-python's history as ``results/`` records it: each measured commit's date, release
-        tags and place on main's first-parent history (``results.commits``:
-        ``results/commits.json``, or the results file's date for a commit it lacks). asv publish
-        needs nothing else from a repository; building needs a clone."""
-
-        dvcs = RESULTS_REPO
-        _default_branch = "main"
-        results_dir = None
-
-        def __init__(self, url, mirror_path):
-            if self.results_dir is None:
-                raise util.UserError("the results-only history needs a results directory")
-            self._known = results.commits(self.results_dir)
-            self._order = sorted(
-                self._known,
-                key=lambda c: (self._known[c]["date"], self._known[c]["position"] or 0, c),
-            )
-            self._main = [
-                c
-                for c in self._order
-                if self._known[c]["position"] is not None or not self._known[c]["recorded"]
-            ]
-
-        @classmethod
-        def url_match(cls, url):
-            return False
-
-        def pull(self):
-            pass
-
-        def checkout(self, path, commit_hash):
-            raise util.UserError(
-                "results/ records the history, not the code: building needs a clone (--repo)"
-            )
-
-        def get_date(self, hash):
-            return self._known[self.get_hash_from_name(hash)]["date"]
-
-        def get_date_from_name(self, name):
-            return self.get_date(name)
-
-        def _tags(self):
-            return {tag: sha for sha in self._order for tag in self._known[sha]["tags"]}
-
-        def get_tags(self):
-            """{tag: commit}, for asv publish's ``index.json``: asv's graphs write each tag's name
-            into the page as HTML, so each is given escaped and reads there as it was written."""
-            return {html.escape(tag): sha for tag, sha in self._tags().items()}
-
-        def get_revisions(self, commits):
-            return {sha: i for i, sha in enumerate(self._order) if sha in commits}
-
-        def get_hash_from_name(self, name):
-            name = name or self._default_branch
-            name = name.removesuffix("^{commit}")
-            if name == self._default_branch:
-                if not self._main:
-                    raise NoSuchNameError(name)
-                return self._main[-1]
-            tags = self._tags()
-            if name in tags:
-                return tags[name]
-            found = [sha for sha in self._order if sha.startswith(name)]
-            if len(found) != 1:
-                raise NoSuchNameError(name)
-            return found[0]
-
-        def get_hash_from_parent(self, name):
-            sha = self.get_hash_from_name(name)
-            if sha not in self._main or self._main.index(sha) == 0:
-                raise NoSuchNameError(f"{name}^")
-            return self._main[self._main.index(sha) - 1]
-
-        def get_name_from_hash(self, commit):
-            return results.release_name(self._known.get(commit) or {})
-
-        def get_range_spec(self, commit_a, commit_b):
-            return f"{commit_a}..{commit_b}"
-
-        def get_new_range_spec(self, latest_result, branch=None):
-            return f"{latest_result}..{self.get_branch_name(branch)}"
-
-        def get_hashes_from_range(self, range_spec):
-            """Newest first, as ``git rev-list --first-parent`` lists them: main's measured commits
-            after A up to B for ``A..B``; B and the main commits before it for ``B``."""
-            start, dots, end = (range_spec or self._default_branch).partition("..")
-            if not dots:
-                start, end = None, start
-            end = self.get_hash_from_name(end or self._default_branch)
-            line = self._main if end in self._main else [*self._main, end]
-            upto = line[: line.index(end) + 1]
-            if start:
-                first = self.get_hash_from_name(start)
-                upto = [sha for sha in upto if self._order.index(sha) > self._order.index(first)]
-            return upto[::-1]
-
-        def get_branch_commits(self, branch):
-            return self._main[::-1]
+    class _ResultsRepo(FromResults, Repo):
+        pass
 
     ResultsRepo = _ResultsRepo
     return ResultsRepo
