@@ -135,23 +135,7 @@ def environment(
                 ["build", str(path / "src"), str(path / "wheels")],
                 ["install", str(path / "wheels")],
             ):
-                # stop_builds either sees this build or stops it from starting
-                with toolkit.STARTING:
-                    if toolkit.STOPPING:
-                        raise BuildError(f"{rev} ({sha[:9]}): stopped")
-                    proc = subprocess.Popen(
-                        [str(python), "-m", "cuda_bench.build", *step],
-                        stdout=log_file,
-                        stderr=subprocess.STDOUT,
-                        env=env,
-                        start_new_session=True,
-                    )
-                    toolkit.CHILDREN.add(proc)
-                try:
-                    proc.wait()
-                finally:
-                    toolkit.CHILDREN.discard(proc)
-                if proc.returncode != 0:
+                if step_in(python, step, env, log_file, f"{rev} ({sha[:9]})") != 0:
                     raise BuildError(
                         f"{rev} ({sha[:9]}): {step[0]} failed; log: {log_path}\n"
                         + "\n".join(log_path.read_text().splitlines()[-15:])
@@ -169,6 +153,29 @@ def environment(
     }
     process.write_whole(record_path, json.dumps(record, indent=1))  # its presence means "built"
     return record
+
+
+def step_in(python, step, env, log_file, what):
+    """``python -m cuda_bench.build STEP ...`` in an environment (``python`` its interpreter), in a
+    process group of its own that an interrupt stops with every other build
+    (``toolkit.stop_builds``): its exit status. A build asked to start after the builds were
+    stopped is a BuildError naming ``what`` it builds."""
+    # stop_builds either sees this build or stops it from starting
+    with toolkit.STARTING:
+        if toolkit.STOPPING:
+            raise BuildError(f"{what}: stopped")
+        proc = subprocess.Popen(
+            [str(python), "-m", "cuda_bench.build", *step],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        toolkit.CHILDREN.add(proc)
+    try:
+        return proc.wait()
+    finally:
+        toolkit.CHILDREN.discard(proc)
 
 
 def prebuild(repo, revs, parallel, log_dir, bindings):

@@ -136,23 +136,26 @@ def count_side(
                 errors[name] = answer.get("error") or json.dumps(answer)
             else:
                 answers.append(answer)
-                cases.append(
-                    {
-                        "name": name,
-                        "calls": answer["calls"],
-                        "cuda": answer["cuda"],
-                        "nvrtc": answer["nvrtc"],
-                        "python_calls": answer["python_calls"],
-                        "c_calls": answer["c_calls"],
-                        "net_blocks": answer["net_blocks"],
-                        "unsteady": answer["unsteady"],
-                    }
-                )
+                cases.append({"name": name} | {k: answer[k] for k in CASE_FIELDS})
             if (i + 1) % 25 == 0:
                 progress(f"counts at {side.rev}: {i + 1}/{len(names)} cases")
     finally:
         if worker is not None:
             worker.close()
+    return counts_record(side, cases, skipped, errors, answers, hello, calls, slow_calls, start) | {
+        "build_seconds": build_seconds,
+        "command": command,
+        "machine": machine_info or {},
+    }
+
+
+#: what a counts record keeps of a worker's answer for each case (``records.COUNTS_CASE``)
+CASE_FIELDS = ("calls", "cuda", "nvrtc", "python_calls", "c_calls", "net_blocks", "unsteady")
+
+
+def counts_record(side, cases, skipped, errors, answers, hello, calls, slow_calls, start):
+    """The record of type "counts" of one side's counted ``cases`` (``answers``: the workers'
+    answers they come from; ``hello``: a worker's hello)."""
     first = answers[0] if answers else {}
     whys = list(dict.fromkeys(a["cuda_why"] for a in answers))
     return {
@@ -160,9 +163,9 @@ def count_side(
         "rev": side.rev,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(time.monotonic() - start, 1),
-        "build_seconds": build_seconds,
-        "command": command,
-        "machine": machine_info or {},
+        "build_seconds": None,
+        "command": None,
+        "machine": {},
         "host": machine.host(),
         "versions": hello.get("versions") or {},
         "settings": {

@@ -144,12 +144,12 @@ def measure_built(
     sides = [
         paired.Side(
             f"commit{r}",
-            revs[run[0]],
-            commits[run[0]],
-            envs[commits[run[0]]]["python"],
-            record=envs[commits[run[0]]],
+            revs[run_[0]],
+            commits[run_[0]],
+            envs[commits[run_[0]]]["python"],
+            record=envs[commits[run_[0]]],
         )
-        for r, run in enumerate(runs)
+        for r, run_ in enumerate(runs)
     ]
     measured = []
     for b, part in enumerate(blocks(list(range(len(sides))), block)):
@@ -170,6 +170,23 @@ def measure_built(
         )
         measured.append((part, report))
     run_of = {k: r for r, run_ in enumerate(runs) for k in run_}
+    per_commit, hello = pooled(measured, sides, [run_of[k] for k in range(len(commits))])
+    return Pass(
+        list(revs),
+        commits,
+        links_of(repo, revs, commits, bindings, run_of, measured, sides),
+        per_commit,
+        hello,
+        build_seconds,
+        round(time.monotonic() - begun, 1),
+        [([sides[r].commit for r in part], report) for part, report in measured],
+        envs,
+    )
+
+
+def links_of(repo, revs, commits, bindings, run_of, measured, sides):
+    """Each adjacent pair of ``commits`` as a :class:`Link`: the step of the block that measured
+    their two builds, its sides renamed to the two commits; none between identical builds."""
     links = []
     for k in range(len(commits) - 1):
         link = Link(
@@ -187,34 +204,32 @@ def measure_built(
             link.block = [sides[r].commit for r in part]
             link.block_seconds = report.seconds
         links.append(link)
+    return links
+
+
+def pooled(measured, sides, side_of):
+    """What each commit measured (``side_of``: the build of each commit, in order), pooled over the
+    blocks that timed its build: ([SideResult], [its first worker's hello])."""
     per_commit, hello = [], []
-    for k in range(len(commits)):
-        pooled, said = SideResult(), {}
+    for r in side_of:
+        found_all, said = SideResult(), {}
         for part, report in measured:
-            if run_of[k] not in part:
+            if r not in part:
                 continue
-            found = report.per_side[part.index(run_of[k])]
+            found = report.per_side[part.index(r)]
             for name, samples in found.samples.items():
-                pooled.samples.setdefault(name, []).extend(samples)
-                pooled.calls.setdefault(name, found.calls[name])
-            pooled.skipped |= found.skipped
-            pooled.errors |= found.errors
-            said = said or report.workers.get(sides[run_of[k]].name) or {}
-        pooled.skipped = {n: w for n, w in pooled.skipped.items() if n not in pooled.samples}
-        pooled.errors = {n: w for n, w in pooled.errors.items() if n not in pooled.samples}
-        per_commit.append(pooled)
+                found_all.samples.setdefault(name, []).extend(samples)
+                found_all.calls.setdefault(name, found.calls[name])
+            found_all.skipped |= found.skipped
+            found_all.errors |= found.errors
+            said = said or report.workers.get(sides[r].name) or {}
+        found_all.skipped = {
+            n: w for n, w in found_all.skipped.items() if n not in found_all.samples
+        }
+        found_all.errors = {n: w for n, w in found_all.errors.items() if n not in found_all.samples}
+        per_commit.append(found_all)
         hello.append(said)
-    return Pass(
-        list(revs),
-        commits,
-        links,
-        per_commit,
-        hello,
-        build_seconds,
-        round(time.monotonic() - begun, 1),
-        [([sides[r].commit for r in part], report) for part, report in measured],
-        envs,
-    )
+    return per_commit, hello
 
 
 def step_records(measured, repo, *, bindings, settings, command, info):
@@ -458,13 +473,11 @@ def into_history(
         before=before,
     )
     statuses = [status_of(found), OK if kept else INCOMPLETE]
-    counted = history.work(results_dir, machine_name)
-    new = [c for c in dict.fromkeys(measured.commits) if c not in counted]
-    if counts and new:
+    if counts:
         statuses.append(
-            countpass.record_commits(
+            count_new(
                 repo,
-                new,
+                measured.commits,
                 conf=conf,
                 machine_name=machine_name,
                 info=info,
@@ -480,3 +493,20 @@ def into_history(
         f"{measured.build_seconds:g} s of environments"
     )
     return worst(statuses), measured
+
+
+def count_new(repo, commits, *, results_dir, machine_name, progress, **options):
+    """The work per call of each of ``commits`` the history of ``results_dir/machine_name`` has not
+    counted (``countpass.record_commits``, several at once): its exit status."""
+    counted = history.work(results_dir, machine_name)
+    new = [c for c in dict.fromkeys(commits) if c not in counted]
+    if not new:
+        return OK
+    return countpass.record_commits(
+        repo,
+        new,
+        results_dir=results_dir,
+        machine_name=machine_name,
+        progress=progress,
+        **options,
+    )
