@@ -76,32 +76,11 @@ def graph_data(machine, runs_of, steps, suite, known):
             label = " ".join(c.strip("'") for c in case)
             per = {}
             for api in apis:
-                full = case_name(benchmark, (f"'{api}'", *case))
-                chain = chains.get(full, {})
-                median = [[at[c], values[c].get((benchmark, (f"'{api}'", *case)))] for c in commits]
-                median = [p for p in median if number(p[1])]
-                if not chain and not median:
-                    continue
-                points = [
-                    [at[c], *chain[c][:3], summary.name(chain[c][3], known)]
-                    for c in commits
-                    if c in chain
-                ]
-                marks = [
-                    [
-                        at[s["head"]],
-                        c["verdict"],
-                        summary.status(c),
-                        c["ratio"],
-                        c["low"],
-                        c["high"],
-                        summary.name(s["base"], known),
-                        summary.name(s["head"], known),
-                    ]
-                    for s, c, _ in flagged.get(full, [])
-                    if s["head"] in at
-                ]
-                per[api] = {"chain": points, "median": median, "flags": marks}
+                found = library_series(
+                    benchmark, api, case, commits, at, chains, values, flagged, known
+                )
+                if found:
+                    per[api] = found
             twin = cpp_id(benchmark, ("'x'", *case))
             cpp = [[at[c], values[c].get((CPP, (f"'{twin}'",)))] for c in commits]
             cpp = [p for p in cpp if number(p[1])]
@@ -119,6 +98,36 @@ def graph_data(machine, runs_of, steps, suite, known):
                 "cases": series,
             }
     return out
+
+
+def library_series(benchmark, api, case, commits, at, chains, values, flagged, known):
+    """One library's series of one case on the graph page: its paired chain (each point the
+    commit's place, the chain's value and band, where it starts), asv's medians, and the steps'
+    flags; None where it has neither a chain nor a median."""
+    full = case_name(benchmark, (f"'{api}'", *case))
+    chain = chains.get(full, {})
+    median = [[at[c], values[c].get((benchmark, (f"'{api}'", *case)))] for c in commits]
+    median = [p for p in median if number(p[1])]
+    if not chain and not median:
+        return None
+    points = [
+        [at[c], *chain[c][:3], summary.name(chain[c][3], known)] for c in commits if c in chain
+    ]
+    marks = [
+        [
+            at[s["head"]],
+            c["verdict"],
+            summary.status(c),
+            c["ratio"],
+            c["low"],
+            c["high"],
+            summary.name(s["base"], known),
+            summary.name(s["head"], known),
+        ]
+        for s, c, _ in flagged.get(full, [])
+        if s["head"] in at
+    ]
+    return {"chain": points, "median": median, "flags": marks}
 
 
 def data_script(name, data):
