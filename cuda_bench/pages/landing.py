@@ -355,39 +355,7 @@ def render(rows):
                 f"{esc(short_name(row['benchmark']))}{' ' + esc(case) if case else ''}{star}"
                 f"{'<br>' + calls_html(list(dict.fromkeys(uses))) if uses else ''}</td>"
             )
-            for api in APIS:
-                cell = row["cells"].get(api)
-                if cell is None:
-                    out.append("<td></td>")
-                    continue
-                value = cell["value"]
-                link = graph_href(machine, row["benchmark"], row["case"])
-                if not number(value):
-                    text = "failed" if value is None else "n/a"
-                    out.append(
-                        f'<td class="{api}" data-value=""><a href="{esc(link)}">{text}</a></td>'
-                    )
-                    continue
-                badge, verdict = "", ""
-                step = cell.get("step")
-                if step and step["verdict"] in summary.CHANGES:
-                    verdict = step["verdict"]
-                    kind, word = (
-                        ("danger", "slower") if verdict == "regression" else ("success", "faster")
-                    )
-                    badge = f' <span class="label label-{kind} badge-{verdict}">{word}</span>'
-                net = cell.get("net")
-                data_net = f' data-net="{net!r}"' if number(net) else ""
-                target = ""
-                if "over_cpp_ns" in cell:
-                    target = " over-ok" if cell["over_cpp_ns"] < TARGET_NS else " over-target"
-                out.append(
-                    f'<td class="{api}{target}" data-value="{value!r}"{data_net} '
-                    f'data-verdict="{verdict}" '
-                    f'title="{esc(cell_title(cell, row, usual))}"><a '
-                    f'href="{esc(link)}">{fmt(value)}</a>'
-                    f"{badge}</td>"
-                )
+            out += [cell_html(row, api, machine, usual) for api in APIS]
             out.append("</tr>")
         out.append("</tbody></table>")
         if reasons:
@@ -403,6 +371,37 @@ def render(rows):
         if first.get("older"):
             out.append(f'<p class="older">{esc(OLDER.format(names=", ".join(first["older"])))}</p>')
     return "\n".join(out)
+
+
+def cell_html(row, api, machine, usual):
+    """One cell of the operations table: asv's median (a link to its graph), with the paired step's
+    badge, the rest on hover."""
+    cell = row["cells"].get(api)
+    if cell is None:
+        return "<td></td>"
+    value = cell["value"]
+    link = graph_href(machine, row["benchmark"], row["case"])
+    if not number(value):
+        text = "failed" if value is None else "n/a"
+        return f'<td class="{api}" data-value=""><a href="{esc(link)}">{text}</a></td>'
+    badge, verdict = "", ""
+    step = cell.get("step")
+    if step and step["verdict"] in summary.CHANGES:
+        verdict = step["verdict"]
+        kind, word = ("danger", "slower") if verdict == "regression" else ("success", "faster")
+        badge = f' <span class="label label-{kind} badge-{verdict}">{word}</span>'
+    net = cell.get("net")
+    data_net = f' data-net="{net!r}"' if number(net) else ""
+    target = ""
+    if "over_cpp_ns" in cell:
+        target = " over-ok" if cell["over_cpp_ns"] < TARGET_NS else " over-target"
+    return (
+        f'<td class="{api}{target}" data-value="{value!r}"{data_net} '
+        f'data-verdict="{verdict}" '
+        f'title="{esc(cell_title(cell, row, usual))}"><a '
+        f'href="{esc(link)}">{fmt(value)}</a>'
+        f"{badge}</td>"
+    )
 
 
 def document(found):
