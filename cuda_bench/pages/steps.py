@@ -133,6 +133,15 @@ def step_rows(machine, step, known, work):
             + "".join(f"<br><code>{esc(c['name'])}</code> {esc(interval(c))}" for c in changed)
             + "</td></tr>"
         )
+    out += case_rows(machine, step, count, work)
+    return out
+
+
+def case_rows(machine, step, count, work):
+    """A step's rows of its cases: each slower, not reproduced or faster (``count``: the cases of
+    each verdict), each not measured, each whose work per call changed, each measured from fewer
+    process pairs."""
+    out = []
     for verdict in ("regression", "not reproduced", "improvement"):
         for case in count[verdict]:
             kind = {"regression": "danger", "not reproduced": "warning"}.get(verdict, "success")
