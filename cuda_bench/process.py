@@ -14,6 +14,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -137,21 +138,9 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
 
     def launch(i, core):
         if threads:
-            import threading
-
-            def body():
-                try:
-                    messages.put(
-                        (
-                            "result",
-                            i,
-                            task(i, *args, core, lambda name: messages.put(("case", i, name))),
-                        )
-                    )
-                except BaseException as exc:  # noqa: BLE001
-                    messages.put(("failed", i, f"{type(exc).__name__}: {exc}"))
-
-            worker = threading.Thread(target=body, daemon=True)
+            worker = threading.Thread(
+                target=_in_thread, args=(task, i, args, core, messages), daemon=True
+            )
         else:
             worker = ctx.Process(target=_driver, args=(task, i, args, core, messages))
         worker.start()
@@ -200,13 +189,28 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
                 )
     except BaseException:
         if not threads:
-            for worker, _ in running.values():
-                try:
-                    os.killpg(worker.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    worker.kill()
-            for worker, _ in running.values():
-                worker.join(timeout=10)
+            _kill([worker for worker, _ in running.values()])
         raise
     # a task that failed is its exception: the caller decides
     return [results[i] for i in range(count)]
+
+
+def _in_thread(task, i, args, core, messages):
+    """A task in a thread (tests), its result or failure sent back as a task process sends its."""
+    try:
+        result = task(i, *args, core, lambda name: messages.put(("case", i, name)))
+        messages.put(("result", i, result))
+    except BaseException as exc:  # noqa: BLE001 - whatever it was, the controller must hear of it
+        messages.put(("failed", i, f"{type(exc).__name__}: {exc}"))
+
+
+def _kill(workers):
+    """Each task process's group killed (the driver and the workers it started), then waited
+    for."""
+    for worker in workers:
+        try:
+            os.killpg(worker.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            worker.kill()
+    for worker in workers:
+        worker.join(timeout=10)
