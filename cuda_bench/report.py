@@ -147,31 +147,10 @@ CASE_HEAD = [
 ]
 
 
-def landing_markdown(told, rows, known):
-    """The front page of one machine as Markdown: main's head, its paired verdicts against the
-    previous measured commit and against the newest release, the open regressions, then each
-    operation (:func:`markdown`)."""
-    head, lost = told["head"], told.get("lost_head")
-    lines = [f"## {told['machine']}", ""]
-    if lost:
-        title = f" “{md(lost['title'])}”" if lost["title"] else ""
-        where = f"`{lost['file']}`" + (f" line {lost['line']}" if lost["line"] else "")
-        lines += [
-            f"Main's head: `{lost['name']}`{title}: **its results file could not be read** "
-            f"({where}: {lost['why']}). Nothing below is of it.",
-            "",
-        ]
-    if head is None:
-        return "\n".join([*lines, "No commit of main measured on this machine yet."])
-    title = f" “{md(head['title'])}”" if head["title"] else ""
-    said = "The newest commit of main whose results could be read" if lost else "Main's head"
-    lines += [
-        f"{said}: `{head['name']}`{title}, committed {date_text(head['date'])[:10]}; "
-        f"asv measured it {date_text(head['measured'])}.",
-        "",
-        "| against | paired verdict |",
-        "|---|---|",
-    ]
+def _verdict_rows(told, head):
+    """The front page's verdict table's rows: against the previous measured commit, the newest
+    release, and the regressions still open on main."""
+    lines = []
     previous, release = told["previous"] or {}, told["release"]
     if previous.get("step"):
         lines.append(
@@ -203,6 +182,36 @@ def landing_markdown(told, rows, known):
     unconfirmed = len(opened) - confirmed
     still_open = f"{confirmed} confirmed · {unconfirmed} not yet confirmed" if opened else "none"
     lines.append(f"| regressions still open on main | {still_open}{ladder} |")
+    return lines
+
+
+def landing_markdown(told, rows, known):
+    """The front page of one machine as Markdown: main's head, its paired verdicts against the
+    previous measured commit and against the newest release, the open regressions, then each
+    operation (:func:`markdown`)."""
+    head, lost = told["head"], told.get("lost_head")
+    lines = [f"## {told['machine']}", ""]
+    if lost:
+        title = f" “{md(lost['title'])}”" if lost["title"] else ""
+        where = f"`{lost['file']}`" + (f" line {lost['line']}" if lost["line"] else "")
+        lines += [
+            f"Main's head: `{lost['name']}`{title}: **its results file could not be read** "
+            f"({where}: {lost['why']}). Nothing below is of it.",
+            "",
+        ]
+    if head is None:
+        return "\n".join([*lines, "No commit of main measured on this machine yet."])
+    title = f" “{md(head['title'])}”" if head["title"] else ""
+    said = "The newest commit of main whose results could be read" if lost else "Main's head"
+    lines += [
+        f"{said}: `{head['name']}`{title}, committed {date_text(head['date'])[:10]}; "
+        f"asv measured it {date_text(head['measured'])}.",
+        "",
+        "| against | paired verdict |",
+        "|---|---|",
+    ]
+    lines += _verdict_rows(told, head)
+    previous, release, opened = told["previous"] or {}, told["release"], told["open"]
     for part, heading in (
         (previous, "Changed since the previous measured commit"),
         (release or {}, "Changed since the newest release"),
