@@ -347,17 +347,7 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
         "params": runs_of[-1]["params"] if runs_of else {},
         "lost_head": None,
     }
-    lost = main_head([*measured, *(unreadable or {})], known)
-    if lost is not None and lost not in measured:
-        file, line, why = unreadable[lost]
-        out["lost_head"] = {
-            "commit": lost,
-            "name": name(lost, known),
-            "title": (known.get(lost) or {}).get("title") or "",
-            "file": file,
-            "line": line,
-            "why": why,
-        }
+    out["lost_head"] = lost_head(measured, known, unreadable)
     kinds = {(s["base"], s["head"]): step_kind(s, known) for s in steps}
     main_steps = [s for s in steps if kinds[(s["base"], s["head"])] == "main"]
     out["open"] = history.flagged_steps(main_steps)
@@ -376,19 +366,7 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
             (results.measured_at(d) for d in runs_of if d["commit_hash"] == head), default=0
         ),
     }
-    line = [c for c in order(measured, known) if on_main(c, known) and not tag(c, known)]
-    before = line[: line.index(head)] if head in line else []
-    into = [s for s in main_steps if s["head"] == head]
-    # the nearest measured commit before; of one pair paired in several environments, the newest
-    # step
-    step = max(into, key=lambda s: (place(s["base"], known), s["date"])) if into else None
-    out["previous"] = {
-        "commit": step["base"] if step else (before[-1] if before else None),
-        "step": step,
-        **({"described": described(step, known, work)} if step else {}),
-    }
-    if out["previous"]["commit"]:
-        out["previous"]["name"] = name(out["previous"]["commit"], known)
+    out["previous"] = previous_of(head, measured, main_steps, known, work)
     released = [c for c in order(measured, known) if tag(c, known) and c != head]
     if released:
         newest = max(released, key=lambda c: release_version(tag(c, known)))
@@ -400,6 +378,42 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
             **({"described": described(step, known, work)} if step else {}),
         }
     return out
+
+
+def lost_head(measured, known, unreadable):
+    """Main's newest measured commit where its results file could not be read (``commit``,
+    ``name``, ``title``, ``file``, ``line``, ``why``), else None."""
+    lost = main_head([*measured, *(unreadable or {})], known)
+    if lost is None or lost in measured:
+        return None
+    file, line, why = unreadable[lost]
+    return {
+        "commit": lost,
+        "name": name(lost, known),
+        "title": (known.get(lost) or {}).get("title") or "",
+        "file": file,
+        "line": line,
+        "why": why,
+    }
+
+
+def previous_of(head, measured, main_steps, known, work):
+    """The previous measured commit of main before ``head``, and the paired step from it to the head
+    (``step`` None where the history has none)."""
+    line = [c for c in order(measured, known) if on_main(c, known) and not tag(c, known)]
+    before = line[: line.index(head)] if head in line else []
+    into = [s for s in main_steps if s["head"] == head]
+    # the nearest measured commit before; of one pair paired in several environments, the newest
+    # step
+    step = max(into, key=lambda s: (place(s["base"], known), s["date"])) if into else None
+    previous = {
+        "commit": step["base"] if step else (before[-1] if before else None),
+        "step": step,
+        **({"described": described(step, known, work)} if step else {}),
+    }
+    if previous["commit"]:
+        previous["name"] = name(previous["commit"], known)
+    return previous
 
 
 # --- releases -------------------------------------------------------------------------------------
