@@ -280,33 +280,40 @@ def run(
     spent = paired.spent_in([group_spent for _, _, group_spent in outcomes])
     found = [group_found for group_found, _, _ in outcomes]
     seconds = round(time.monotonic() - start, 1)
-    steps = []
-    for i in range(len(sides) - 1):
-        pairs = {
-            name: [pair_outcome(g.get(name) or ("error", "not measured"), i, i + 1) for g in found]
-            for name in names
-        }
-        results, skipped, only, errors, lost = paired.judge(names, pairs, settings, thresholds)
-        base = dataclasses.replace(sides[i], name="base")
-        head = dataclasses.replace(sides[i + 1], name="head")
-        steps.append(
-            paired.Report(
-                [base, head],
-                settings,
-                results,
-                skipped,
-                only,
-                errors,
-                seconds,
-                {"base": hello.get(sides[i].name, {}), "head": hello.get(sides[i + 1].name, {})},
-                cores[:jobs],
-                lost,
-                spent,
-            )
-        )
+    steps = [
+        step_of(found, sides, i, names, settings, thresholds, seconds, hello, cores[:jobs], spent)
+        for i in range(len(sides) - 1)
+    ]
     per_side = [side_result(found, names, k) for k in range(len(sides))]
     progress(f"window: {seconds:g} s on {jobs} cores; {paired.time_spent(spent['phases'])}")
     return WindowReport(sides, settings, steps, per_side, seconds, hello, cores[:jobs], spent)
+
+
+def step_of(found, sides, i, names, settings, thresholds, seconds, hello, cores, spent):
+    """The paired step of sides ``i`` and ``i + 1`` from the process groups' outcomes (``found``),
+    judged as the paired engine judges one (``paired.judge``): a ``paired.Report`` whose sides are
+    named "base" and "head"."""
+    pairs = {
+        name: [pair_outcome(g.get(name) or ("error", "not measured"), i, i + 1) for g in found]
+        for name in names
+    }
+    results, skipped, only, errors, lost = paired.judge(names, pairs, settings, thresholds)
+    return paired.Report(
+        [
+            dataclasses.replace(sides[i], name="base"),
+            dataclasses.replace(sides[i + 1], name="head"),
+        ],
+        settings,
+        results,
+        skipped,
+        only,
+        errors,
+        seconds,
+        {"base": hello.get(sides[i].name, {}), "head": hello.get(sides[i + 1].name, {})},
+        cores,
+        lost,
+        spent,
+    )
 
 
 def blocks(items, size=BLOCK):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import git, step_case, step_record
 
-from cuda_bench import cli, compare, history, machine, plan, records, steps, summary, trees
+from cuda_bench import carry, cli, compare, history, machine, plan, records, steps, summary, trees
 from cuda_bench.paths import result_files
 from cuda_bench.status import ERROR, INCOMPLETE, OK
 
@@ -368,25 +368,25 @@ def test_the_plans_wheels_go_in_batches_that_each_fit_one_call(monorepo, tmp_pat
     items = planner(repo, res, cache).items()  # gaps 1 -> 3, 0 -> 1; windows 3 4 5 and 1 2 3; counts 5, 3, 1, 0
     # 2.5 MB take every part: the gaps' four commits 2.11 MB (two bindings trees, three cuda_core, one pathfinder),
     # the window 3 4 5 adds 4's and 5's pathfinder and 5's cuda_core, and the rest shares what is there
-    (whole,) = plan.batches(items, repo, "source", 2_500_000, cache)
+    (whole,) = carry.batches(items, repo, "source", 2_500_000, cache)
     assert whole["items"] == list(range(1, 9)) and whole["bytes"] == 2 * 600_000 + 4 * 300_000 + 2 * 10_000
     assert whole["commits"] == {"source": [shas[1], shas[3], shas[0], shas[4], shas[5], shas[2]]}
     # 2 MB: the first gap alone takes 1.81 MB, and a part whose wheels would not fit starts the next batch
-    found = plan.batches(items, repo, "source", 2_000_000, cache)
+    found = carry.batches(items, repo, "source", 2_000_000, cache)
     assert [b["items"] for b in found] == [[1], [2], [3], [4], [5, 6], [7, 8]]
     assert [b["bytes"] for b in found] == [1_810_000, 1_210_000, 1_220_000, 1_810_000, 1_220_000, 1_210_000]
     assert not any(b["missing"] for b in found)
-    assert "batch 5: items 5, 6, 1.2 MiB" in "\n".join(plan.batch_lines(found, 2_000_000))
+    assert "batch 5: items 5, 6, 1.2 MiB" in "\n".join(carry.batch_lines(found, 2_000_000))
     # 1 MB: no part fits one call whole; the first gap's two commits go in two calls, the first carrying only
-    split = plan.batches(items, repo, "source", 1_000_000, cache)
+    split = carry.batches(items, repo, "source", 1_000_000, cache)
     assert [(b["items"], b["part"]) for b in split[:2]] == [([1], (1, 2)), ([1], (2, 2))]
     assert [b["commits"]["source"] for b in split[:2]] == [[shas[1]], [shas[3]]]
     assert all(b["bytes"] <= 1_000_000 for b in split)
-    said = "\n".join(plan.batch_lines(split, 1_000_000))
+    said = "\n".join(carry.batch_lines(split, 1_000_000))
     assert "batch 1: item 1 (part 1 of 2: carried only)" in said and "batch 2: item 1 (part 2 of 2: the call" in said
     # a wheel the cache lacks is named, as what the GPU machine builds
     for entry in (cache / "cuda_core").iterdir():
         for wheel in entry.glob("*.whl"):
             wheel.unlink()
-    assert all(any(m.startswith("cuda_core/") for m in b["missing"]) for b in plan.batches(items, repo, "source",
+    assert all(any(m.startswith("cuda_core/") for m in b["missing"]) for b in carry.batches(items, repo, "source",
                                                                                           2_000_000, cache))

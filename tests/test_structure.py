@@ -152,7 +152,7 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # the counting pass, which drives those workers and keeps their records as the steps keep theirs,
 # after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
-        "toolkit", "trees", "wheels", "build",
+        "toolkit", "trees", "wheels", "build", "carry",
         "results", "records", "history", "overcpp_read", "counts_read",
         "asvrun", "worker", "paired",
         "comment", "compare", "steps", "countpass", "window", "onepass", "plan", "overcpp",
@@ -285,8 +285,8 @@ def test_no_command_imports_another_command():
 
 def test_build_and_worker_need_only_the_standard_library():
     """They run inside benchmark environments, where nothing of the project is installed."""
-    for name in ("status", "paths", "process", "names", "toolkit", "trees", "wheels", "build", "worker", "suite",
-                 "counts"):
+    for name in ("status", "paths", "process", "names", "toolkit", "trees", "wheels", "build", "carry", "worker",
+                 "suite", "counts"):
         code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
         proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)
@@ -367,3 +367,22 @@ def test_a_ratio_is_written_as_text_in_one_place():
     assert not found, f"a ratio written outside cuda_bench/text.py: {found}"
     script = (ROOT / "dashboard" / "site" / "graph.js").read_text()
     assert script.count("×") == 1 and "return '×' + value.toFixed(" in script
+
+
+def test_every_module_and_function_stays_a_size_one_reads_whole():
+    """No module of the package runs past 600 lines, and no function past 80: a change has one room,
+    and a function fits a screen or two."""
+    import ast
+
+    too_long = []
+    for path in sorted((ROOT / "cuda_bench").rglob("*.py")):
+        text = path.read_text()
+        name = path.relative_to(ROOT)
+        if len(text.splitlines()) > 600:
+            too_long.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > 80:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    assert not too_long, too_long

@@ -8,7 +8,7 @@ import json
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, history, machine, plan
+from cuda_bench import asvrun, carry, history, machine, plan
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -102,8 +102,8 @@ def main(args, argv):
         print(line, flush=True)
     if args.carry_limit:
         limit = int(args.carry_limit * 2**20)
-        found = plan.batches(items, planner.repo, planner.bindings, limit)
-        for line in plan.batch_lines(found, limit):
+        found = carry.batches(items, planner.repo, planner.bindings, limit)
+        for line in carry.batch_lines(found, limit):
             print(line, flush=True)
     if not args.run:
         return OK
