@@ -386,3 +386,18 @@ def test_every_module_and_function_stays_a_size_one_reads_whole():
                 if length > 80:
                     too_long.append(f"{name}:{node.lineno} {node.name}: {length} lines")
     assert not too_long, too_long
+
+
+def test_an_option_several_commands_take_is_declared_once():
+    """--repo, --bindings, --machine, --bench, --no-counts and --block are declared in commands/common.py alone
+    (asv's commands/common_args.py is the model): each command that takes one calls its function there."""
+    import re
+
+    shared = ("--repo", "--bindings", "--machine", "--bench", "--no-counts", "--block")
+    for path in sorted((ROOT / "cuda_bench" / "commands").glob("*.py")):
+        if path.name == "common.py":
+            continue
+        declared = re.findall(r"add_argument\(\s*\"(--[a-z-]+)\"", path.read_text())
+        assert not set(declared) & set(shared), f"{path.name} declares {sorted(set(declared) & set(shared))}"
+    common = (ROOT / "cuda_bench" / "commands" / "common.py").read_text()
+    assert all(len(re.findall(rf"add_argument\(\s*\"{o}\"", common)) == 1 for o in shared)

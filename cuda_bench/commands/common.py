@@ -18,38 +18,88 @@ def log(message):
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
+# --- options several commands take, each declared once (asv's commands/common_args.py is the
+# model): a command passes its own help only where the option means more there
+def repo_option(parser, help=None):
+    parser.add_argument(
+        "--repo",
+        metavar="PATH",
+        help=help
+        or "a local clone or fork of cuda-python instead of the one `cuda-bench init` set (or "
+        "the configured GitHub URL); scripts/shallow_clone.sh makes a small one",
+    )
+
+
+def bindings_option(parser, help=None):
+    parser.add_argument(
+        "--bindings",
+        metavar="VERSION",
+        help=help
+        or "'source' (the default, from asv.conf.json) builds cuda_bindings from each commit, "
+        "cached by its tree; a version (13.3.1) takes that cuda-bindings wheel and builds only "
+        "cuda_pathfinder + cuda_core; 'auto' takes 13.3.1 where the commit's cuda_core has a cu13 "
+        "extra, else 12.9.10",
+    )
+
+
+def machine_option(parser, help=None):
+    parser.add_argument(
+        "--machine",
+        metavar="NAME",
+        help=help
+        or "asv machine name (default: the one `cuda-bench init` recorded, else after the GPU, "
+        "e.g. nvidia-h200; cpu-<host> without one)",
+    )
+
+
+def bench_option(parser):
+    parser.add_argument(
+        "--bench",
+        "-b",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        type=regex,
+        help="only the cases whose name matches (repeatable, as asv's -b)",
+    )
+
+
+def no_counts_option(parser, help=None):
+    parser.add_argument(
+        "--no-counts",
+        action="store_true",
+        help=help
+        or "skip the counting pass (the work each call does: `cuda-bench counts`; made only on a "
+        "machine with a GPU)",
+    )
+
+
+def block_option(parser):
+    from cuda_bench import window
+
+    parser.add_argument(
+        "--block",
+        type=at_least(2),
+        default=window.BLOCK,
+        help="builds timed at once per core (a worker process each); a longer window is measured "
+        "in blocks of this many that share their edge commit (default %(default)s)",
+    )
+
+
 def asv_options(parser, results_dir=True):
     group = parser.add_argument_group(
         "what to build and where (asv.conf.json is never edited: "
         "a derived copy, .asv/asv.conf.local-PID.json, lives as long as the command)"
     )
-    group.add_argument(
-        "--repo",
-        metavar="PATH",
-        help="a local clone or fork of cuda-python instead of the one "
-        "`cuda-bench init` set (or the configured GitHub URL); scripts/shallow_clone.sh makes a "
-        "small one",
-    )
-    group.add_argument(
-        "--bindings",
-        metavar="VERSION",
-        help="'source' (the default, from asv.conf.json) builds cuda_bindings from each commit, "
-        "cached by its tree; a version (13.3.1) takes that cuda-bindings wheel and builds only "
-        "cuda_pathfinder + cuda_core; 'auto' takes 13.3.1 where the commit's cuda_core has a cu13 "
-        "extra, else 12.9.10",
-    )
+    repo_option(group)
+    bindings_option(group)
     group.add_argument(
         "--system-site",
         metavar="DIR",
         help="reuse CuPy and numpy from this site-packages "
         "instead of installing them (GPU boxes without network)",
     )
-    group.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="asv machine name (default: the one `cuda-bench init` "
-        "recorded, else after the GPU, e.g. nvidia-h200; cpu-<host> without one)",
-    )
+    machine_option(group)
     if results_dir:
         group.add_argument(
             "--results-dir",
@@ -89,15 +139,7 @@ def paired_options(parser, defaults=None):
         default=0,
         help="process pairs at a time, each on its own core (default: every core but the first)",
     )
-    group.add_argument(
-        "--bench",
-        "-b",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        type=regex,
-        help="only the cases whose name matches (repeatable, as asv's -b)",
-    )
+    bench_option(group)
 
 
 def cupti_option(parser):

@@ -13,6 +13,7 @@ from cuda_bench.commands.common import (
     keep_out_of_the_history,
     key_value,
     log,
+    no_counts_option,
     paired_context,
     paired_options,
     settings_of,
@@ -50,10 +51,9 @@ def add(sub):
                 metavar="CASE",
                 help="cases an injected change should slow (recorded in summary.json)",
             )
-            p.add_argument(
-                "--no-counts",
-                action="store_true",
-                help="skip the counting pass after the timing: each case's work per call in both "
+            no_counts_option(
+                p,
+                "skip the counting pass after the timing: each case's work per call in both "
                 "builds (CUDA API calls, NVRTC calls, Python and C calls, net memory blocks; "
                 "`cuda-bench counts --help`), kept in summary.json and named in the comment where "
                 "it changed",

@@ -11,12 +11,12 @@ from cuda_bench import asvrun, compare, counts, counts_read, paired, records
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
+    bench_option,
     command_line,
     cupti_option,
     keep_out_of_the_history,
     log,
     paired_context,
-    regex,
     this_machine,
 )
 from cuda_bench.countpass import measure, with_cupti, write
@@ -45,15 +45,7 @@ def add(sub):
     p.add_argument("rev", help="commit, tag or branch")
     p.add_argument("rev2", nargs="?", help="a second one: what changed from REV to REV2 is printed")
     asv_options(p, results_dir=False)
-    p.add_argument(
-        "--bench",
-        "-b",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        type=regex,
-        help="only the cases whose name matches (repeatable, as asv's -b)",
-    )
+    bench_option(p)
     p.add_argument(
         "--calls",
         type=at_least(1),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuda_bench import asvrun, machine
-from cuda_bench.commands.common import log
+from cuda_bench.commands.common import log, machine_option, repo_option
 from cuda_bench.paths import LOCAL_SETTINGS
 from cuda_bench.status import OK
 
@@ -20,16 +20,13 @@ def add(sub):
         "machine name that every cuda-bench and asv command of this checkout then uses (through "
         "the project's asv plugin, cuda_bench/asv_plugin.py)",
     )
-    p.add_argument(
-        "--repo",
-        metavar="PATH",
-        help="a local clone or fork of cuda-python (default: the GitHub URL in "
-        "asv.conf.json, which asv clones into .asv/)",
+    repo_option(
+        p,
+        "a local clone or fork of cuda-python (default: the GitHub URL in asv.conf.json, which asv "
+        "clones into .asv/)",
     )
-    p.add_argument(
-        "--machine",
-        metavar="NAME",
-        help="asv machine name (default: after the GPU, e.g. nvidia-h200; cpu-<host> without one)",
+    machine_option(
+        p, "asv machine name (default: after the GPU, e.g. nvidia-h200; cpu-<host> without one)"
     )
 
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from cuda_bench import asvrun, build
-from cuda_bench.commands.common import at_least
+from cuda_bench.commands.common import at_least, bindings_option, repo_option
 from cuda_bench.status import INCOMPLETE, OK
 
 
@@ -17,20 +17,15 @@ def add(sub):
         "checkout and venv); asv's build step and the paired engine then find them, when they "
         "take the same cuda-bindings (--bindings, default as theirs).",
     )
-    p.add_argument(
-        "--bindings",
-        metavar="VERSION",
-        help="as run's --bindings (default from asv.conf.json, as run "
-        "and compare: 13.3.1; CUDA_BENCH_BINDINGS where set)",
+    bindings_option(
+        p,
+        "as run's --bindings (default from asv.conf.json, as run and compare take it; "
+        "CUDA_BENCH_BINDINGS where set)",
     )
     p.add_argument(
         "revs", nargs="+", metavar="REV", help="what `asv run` accepts: SHAs, tags, branches"
     )
-    p.add_argument(
-        "--repo",
-        metavar="PATH",
-        help="a local clone of cuda-python (default: the one `cuda-bench init` set)",
-    )
+    repo_option(p, "a local clone of cuda-python (default: the one `cuda-bench init` set)")
     p.add_argument(
         "--parallel",
         type=at_least(1),

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from cuda_bench import asvrun, publish, results
-from cuda_bench.commands.common import log
+from cuda_bench.commands.common import log, repo_option
 from cuda_bench.paths import COMMITS, ROOT
 from cuda_bench.status import OK
 
@@ -22,11 +22,10 @@ def add(sub):
         "commit order, dates and release tags come from results/commits.json, recorded when each "
         "commit is measured.",
     )
-    p.add_argument(
-        "--repo",
-        metavar="PATH",
-        help="a local clone of cuda-python: first add to results/commits.json "
-        "the measured commits it lacks (commits measured before it existed)",
+    repo_option(
+        p,
+        "a local clone of cuda-python: first add to results/commits.json the measured commits it "
+        "lacks (commits measured before it existed)",
     )
     p.add_argument("--results-dir", metavar="DIR", help="publish these results instead of results/")
     p = sub.add_parser(

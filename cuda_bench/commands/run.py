@@ -28,14 +28,14 @@ from cuda_bench import (
     paired,
     publish,
     steps,
-    window,
 )
 from cuda_bench.commands.common import (
     asv_options,
-    at_least,
+    block_option,
     command_line,
     cupti_option,
     log,
+    no_counts_option,
     paired_options,
     regex,
     settings_of,
@@ -72,12 +72,7 @@ def add(sub):
             "commit with a paired step, instead of the one pass of `cuda-bench window` (each "
             "commit timed once, its steps and its asv numbers from the same samples)",
         )
-        p.add_argument(
-            "--block",
-            type=at_least(2),
-            default=window.BLOCK,
-            help="as window's --block (default %(default)s)",
-        )
+        block_option(p)
         p.add_argument(
             "--no-steps", action="store_true", help="skip the paired steps after asv run"
         )
@@ -87,12 +82,7 @@ def add(sub):
             help="skip the paired over-C++ measurement of the "
             "newest measured commit after asv run (made only on a machine with a GPU)",
         )
-        p.add_argument(
-            "--no-counts",
-            action="store_true",
-            help="skip the counting pass of each newly measured commit (the work each call does: "
-            "cuda-bench counts; made only on a machine with a GPU)",
-        )
+        no_counts_option(p)
         cupti_option(p)
         if name == "ladder":
             p.add_argument(

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, onepass, records, window
+from cuda_bench import asvrun, machine, onepass, records
 from cuda_bench.commands.common import (
     asv_options,
-    at_least,
+    block_option,
     command_line,
     cupti_option,
     log,
+    no_counts_option,
     paired_options,
     settings_of,
     this_machine,
@@ -40,13 +41,7 @@ def add(sub):
     asv_options(p)
     paired_options(p)
     p.add_argument("revs", nargs="+", metavar="REV", help="commits or ranges, oldest first")
-    p.add_argument(
-        "--block",
-        type=at_least(2),
-        default=window.BLOCK,
-        help="builds timed at once per core (a worker process each); a longer window is measured "
-        "in blocks of this many that share their edge commit (default %(default)s)",
-    )
+    block_option(p)
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -58,9 +53,7 @@ def add(sub):
         action="store_true",
         help="measure the REVs alone, without the measured commits of main around them",
     )
-    p.add_argument(
-        "--no-counts", action="store_true", help="skip the counting pass (cuda-bench counts)"
-    )
+    no_counts_option(p)
     cupti_option(p)
 
 
