@@ -26,7 +26,7 @@ class Logged(ScriptedWorker):
         return super().sample(calls)
 
 
-def scripted_window(costs_per_side, cases, pairs=12, seconds=0.3, seed=1, clock=Core, log=None, offsets=None):
+def scripted_window(costs_per_side, cases, pairs=10, seconds=0.1, seed=1, clock=Core, log=None, offsets=None):
     """``window.measure_case`` over ``pairs`` process groups on the scripted machine, one core each: {case:
     [per group outcome]}. ``costs_per_side``: each build's cost table, oldest first."""
     rng = random.Random(seed)
