@@ -178,6 +178,54 @@ def measure(
     ), built
 
 
+def pair(
+    repo,
+    base,
+    head,
+    *,
+    bindings,
+    requirements=(),
+    system_site=None,
+    kind,
+    settings,
+    bench=(),
+    thresholds=None,
+    log_dir,
+    command=None,
+    info=None,
+    progress=None,
+    env=None,
+    expected=(),
+    always=False,
+):
+    """Two commits made into a paired record, as the pull-request gate, the history's steps and
+    asv's ``continuous`` make one: (record, the paired.Report or None). Identical builds
+    (:func:`identical`) are not measured (their record says so) unless ``always`` (an A/A) or
+    ``env`` gives a side variables of its own; else both are built (or taken from the wheel cache)
+    and measured by the paired engine. The record names the cuda-bindings both sides were built
+    with."""
+    sides = built_from(repo, base, head, bindings)
+    if not always and identical(sides) and not any((env or {}).values()):
+        data = identical_summary(repo, base, head, kind, sides, bindings, settings, command, info)
+        return data, None
+    report, built = measure(
+        repo,
+        base,
+        head,
+        bindings=bindings,
+        requirements=requirements,
+        system_site=system_site,
+        settings=settings,
+        bench=bench,
+        thresholds=thresholds,
+        log_dir=log_dir,
+        progress=progress,
+        env=env,
+    )
+    data = summary(report, kind, expected, built, command, info, sides) | {"bindings": bindings}
+    return data, report
+
+
 def gate(
     repo,
     base,
@@ -195,33 +243,34 @@ def gate(
     env=None,
     expected=(),
 ):
-    """Two revisions through the paired engine, as the pull-request gate decides: (record, the
-    comment, the paired.Report or None). Identical builds (:func:`identical`) are not measured,
-    unless ``env`` gives a side variables of its own; an A/A run (``kind`` "aa") always is. The
-    record and the comment are written to ``out`` (summary.json, summary.md) before anything else
-    happens. ``conf``: the derived asv.conf.json, as a dict."""
-    bindings = asvrun.bindings_of(conf)
-    sides = built_from(repo, base, head, bindings)
-    if kind != "aa" and identical(sides) and not any((env or {}).values()):
-        data = identical_summary(repo, base, head, kind, sides, bindings, settings, command, info)
-        built = comment.built_from_text(sides)
-        progress(f"{base} and {head}: identical builds ({built}): nothing measured")
-        return data, write(out, data), None
-    report, built = measure(
+    """Two revisions through the paired engine, as the pull-request gate decides (:func:`pair`):
+    (record, the comment, the paired.Report or None). The record and the comment are written to
+    ``out`` (summary.json, summary.md) before anything else happens. ``conf``: the derived
+    asv.conf.json, as a dict."""
+    data, report = pair(
         repo,
         base,
         head,
-        bindings=bindings,
+        bindings=asvrun.bindings_of(conf),
         requirements=asvrun.requirements(conf),
         system_site=asvrun.system_site_of(conf),
+        kind=kind,
         settings=settings,
         bench=bench,
         thresholds=thresholds,
         log_dir=Path(out) / "logs",
+        command=command,
+        info=info,
         progress=progress,
         env=env,
+        expected=expected,
+        always=kind == "aa",
     )
-    data = summary(report, kind, expected, built, command, info, sides)
+    if data.get("identical"):
+        progress(
+            f"{base} and {head}: identical builds ({comment.built_from_text(data['built_from'])}): "
+            "nothing measured"
+        )
     return data, write(out, data), report
 
 

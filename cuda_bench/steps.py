@@ -79,42 +79,39 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
         release_tags = (
             [tags[step.base], tags[step.head]] if step.base in tags and step.head in tags else None
         )
-        sides = compare.built_from(repo, step.base, step.head, step.bindings)
-        if compare.identical(sides) and not step.cases:
-            data = compare.identical_summary(
-                repo, step.base, step.head, "step", sides, step.bindings, settings, command, info
-            ) | {"release_tags": release_tags}
-            if record_or_say(folder, "step", data, "the line below", f"step {where}"):
-                log(
-                    f"step {where}: identical builds ({comment.built_from_text(sides)}): nothing "
-                    "to measure"
-                )
-            else:
-                print(records.json.dumps(records.stamped(data, "step")), flush=True)
-                incomplete = True
-            continue
         try:
-            report, built = compare.measure(
+            data, _ = compare.pair(
                 repo,
                 step.base,
                 step.head,
                 bindings=step.bindings,
                 requirements=asvrun.requirements(conf),
                 system_site=asvrun.system_site_of(conf),
+                kind="step",
                 settings=settings,
                 bench=step.bench,
                 thresholds=thresholds,
                 log_dir=out / "logs",
+                command=command,
+                info=info,
                 progress=log,
+                always=bool(step.cases),
             )
         except MEASURE_ERRORS as exc:  # the other steps still run
             log(f"step {where} not measured: {exc} (`{later}` makes it later)")
             incomplete = True
             continue
-        data = compare.summary(report, "step", (), built, command, info, sides) | {
-            "bindings": step.bindings,
-            "release_tags": release_tags,
-        }
+        data |= {"release_tags": release_tags}
+        if data.get("identical"):
+            if record_or_say(folder, "step", data, "the line below", f"step {where}"):
+                log(
+                    f"step {where}: identical builds "
+                    f"({comment.built_from_text(data['built_from'])}): nothing to measure"
+                )
+            else:
+                print(records.json.dumps(records.stamped(data, "step")), flush=True)
+                incomplete = True
+            continue
         try:
             # first: the measurement is kept whatever happens to the history
             compare.write(out, data)
