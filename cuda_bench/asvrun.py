@@ -168,8 +168,8 @@ def check_reachable(repo):
     if not ok:
         raise RunError(
             f"cannot reach {repo} ({reason or 'git ls-remote failed'}). Point --repo at a local "
-            "clone (scripts/shallow_clone.sh makes a small one), or see README 'GPU boxes without "
-            "network'"
+            "clone (scripts/shallow_clone.sh makes a small one), or see docs/guide.md, 'A GPU box "
+            "without network'"
         )
 
 

@@ -124,7 +124,7 @@ def test_an_unreachable_repository_is_one_line_with_the_ways_on(monkeypatch, cap
     assert cli.main(["run", "--no-publish"]) == 3
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("bench: cannot reach https://127.0.0.1:1/NVIDIA/cuda-python.git (")
-    assert "--repo" in err and "GPU boxes without network" in err
+    assert "--repo" in err and "docs/guide.md, 'A GPU box without network'" in err
 
 
 def test_help_names_every_command_and_says_where_the_rest_goes():

@@ -401,3 +401,52 @@ def test_an_option_several_commands_take_is_declared_once():
         assert not set(declared) & set(shared), f"{path.name} declares {sorted(set(declared) & set(shared))}"
     common = (ROOT / "cuda_bench" / "commands" / "common.py").read_text()
     assert all(len(re.findall(rf"add_argument\(\s*\"{o}\"", common)) == 1 for o in shared)
+
+
+def test_every_mutation_names_code_that_is_there():
+    """Each bug tests/mutations.py puts back replaces code the package holds once: an anchor left behind by a
+    move is a mutation that would guard nothing."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import mutations
+
+    stale = [(name, path, (ROOT / path).read_text().count(old) if (ROOT / path).exists() else "no file")
+             for name, path, old, *_ in mutations.MUTATIONS if not (ROOT / path).exists()
+             or (ROOT / path).read_text().count(old) != 1]
+    assert stale == []
+    named = {t.split("::")[0] for *_, tests in (m[:5] for m in mutations.MUTATIONS) for t in tests}
+    assert [t for t in named if not (ROOT / t).exists()] == []
+
+
+def headings(doc):
+    return [line.lstrip("#").strip().replace("`", "") for line in doc.read_text().splitlines() if line.startswith("#")]
+
+
+def test_every_doc_a_message_points_to_names_a_section_that_exists():
+    """A message, docstring or comment of the package that sends the reader to a document names a file that exists
+    and, where it names one, a section, a rule of docs/method.md or an anchor that the document has."""
+    import ast
+    import tokenize
+
+    said = []
+    for path in sorted((ROOT / "cuda_bench").rglob("*.py")):
+        said += [n.value for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Constant)
+                 and isinstance(n.value, str)]
+        with path.open() as f:
+            said += [t.string for t in tokenize.generate_tokens(f.readline) if t.type == tokenize.COMMENT]
+    said = [" ".join(text.replace("#", " ", 1 if text.startswith("#") else 0).split()) for text in said]
+    pointers = 0
+    for text in said:
+        for doc, title in re.findall(r"\b(README|docs/[\w-]+\.md)(?:'s)?,? (?:section )?['\"]([^'\"]+)['\"]", text):
+            path = ROOT / ("README.md" if doc == "README" else doc)
+            assert title in headings(path), f"{text!r}: {doc} has no section {title!r}"
+            pointers += 1
+        for rule in re.findall(r"docs/method\.md, rules? (\d+)", text):
+            assert any(h.startswith(f"{rule}. ") for h in headings(ROOT / "docs/method.md")), text
+            pointers += 1
+        for doc, anchor in re.findall(r"\b([\w-]+\.md)#([\w-]+)", text):
+            slugs = {re.sub(r"[^\w -]", "", h.lower()).replace(" ", "-") for h in headings(ROOT / "docs" / doc)}
+            assert anchor in slugs, f"{text!r}: docs/{doc} has no #{anchor}"
+            pointers += 1
+        for doc in re.findall(r"\b(docs/[\w/-]+\.md)\b", text):
+            assert (ROOT / doc).exists(), text
+    assert pointers >= 5  # the test reads the pointers it checks
