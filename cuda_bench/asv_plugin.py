@@ -310,22 +310,33 @@ READ = {}
 
 def one_line_per_case(iter_results):
     """asv publish's reader of results files, machine folder by machine folder
-    (``results/commits.json`` and ``benchmarks.json`` beside them are no results), without their
-    environment variables: a commit measured with one cuda-bindings (the releases, ``auto``) and the
-    next with another (main, ``13.3.1``) stay on one line of one graph, instead of two graphs that
-    stop where the environment changes. asv publish walks the results several times: each file is
-    read once."""
+    (``results/commits.json`` and ``benchmarks.json`` beside them are no results): one build per
+    commit, the one the project's pages show (``results.shown_first``), so that no point of asv's
+    graphs is the mean of two builds' medians; without their environment variables, so that a
+    commit measured with one cuda-bindings (the releases, ``auto``) and the next with another
+    (main, built from each commit) stay on one line of one graph, instead of two graphs that stop
+    where the environment changes. asv publish walks the results several times: each file is read
+    once."""
 
-    def without_env(results_dir):
+    def rank(found):
+        bindings = (found.env_vars or {}).get(results.BINDINGS, "")
+        return results.shown_first(bindings, max(found.started_at.values(), default=0))
+
+    def one_build_each(results_dir):
         if results_dir not in READ:
             READ[results_dir] = []
             for folder in machine_dirs(results_dir):
+                best = {}
                 for found in iter_results(str(folder)):
+                    kept = best.get(found.commit_hash)
+                    if kept is None or rank(found) >= rank(kept):
+                        best[found.commit_hash] = found
+                for found in best.values():
                     found._env_vars = {}
                     READ[results_dir].append(found)
         yield from READ[results_dir]
 
-    return without_env
+    return one_build_each
 
 
 def no_step_detection(graph_class):

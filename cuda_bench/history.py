@@ -44,6 +44,18 @@ def environment_change(step):
     return out
 
 
+def installed_bindings(steps):
+    """{(commit, cuda-bindings as asked: "source", "13.3.1", "auto"): the cuda-bindings version the
+    step's workers reported on that side} of ``steps``: what a build of each commit actually ran."""
+    out = {}
+    for step in steps:
+        for side in ("base", "head"):
+            version = ((step.get("versions") or {}).get(side) or {}).get("cuda-bindings")
+            if version:
+                out[(step[side], step.get("bindings"))] = version
+    return out
+
+
 def attributed(step, case):
     """What a step's case is put down to when it is not the commits' own doing: "cuda-bindings
     12.9.10 → 13.3.1" for a cuda.bindings case of a step across a cuda-bindings wheel change
@@ -270,7 +282,7 @@ def neighbours_of(measured):
     """:func:`neighbours` of ``measured``: [(asv results file as read, its path or None)]."""
     by_env = {}
     for data, path in measured:
-        bindings = (data.get("env_vars") or {}).get("CUDA_BENCH_BINDINGS")
+        bindings = results.bindings_of(data) or None
         by_env.setdefault((data.get("env_name"), bindings), []).append(
             (data.get("date") or 0, data["commit_hash"], path)
         )

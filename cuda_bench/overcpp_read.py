@@ -11,8 +11,8 @@ import statistics
 from pathlib import Path
 
 from cuda_bench import records, stats
-from cuda_bench.names import split_case
-from cuda_bench.text import TARGET_NS, fmt_ns, number, signed, times, times_span
+from cuda_bench.names import case_name, split_case
+from cuda_bench.text import TARGET_NS, build_words, fmt_ns, number, signed, times, times_span
 
 
 def run_kind(record):
@@ -197,6 +197,66 @@ def over_cpp_cases(runs, reference=(), versions=None):
                 spread["left_out"] = len(found) - len(kept)
             out[name] = (cases_of[pick][name], spread)
     return out
+
+
+#: the form every other form of an operation is compared with, in one process
+REFERENCE = "bindings"
+
+
+def forms_compared(runs, confidence=stats.CONFIDENCE):
+    """Each form of an operation against its cuda.bindings form, paired within each worker process
+    of one over-C++ run (``runs``: the records of one commit, oldest first): {case: {"py_ns",
+    "cpp_ns"} (the run's fast-state medians), and for every form but cuda.bindings' "ratio", "low",
+    "high" (the median over the processes of the form's ratio over its C++ twin divided by
+    cuda.bindings' in the same process, with its order-statistic interval) and "processes";
+    "record": the run's date and the cuda-bindings it ran}.
+
+    A process times every form beside the same C++ twin, so whatever state the process is in
+    (its memory layout, the machine's fast or slow state) both forms meet it, and the ratio of
+    their ratios leaves it out. Per operation case, the newest run that timed its cuda.bindings form
+    with every process kept (no ``lost`` pair), and each other form in those same processes."""
+    out = {}
+    for record in reversed(runs):
+        cases = {c["name"]: c for c in record["cases"]}
+        for name, case in cases.items():
+            benchmark, combo = split_case(name)
+            if name in out or not combo:
+                continue
+            reference = cases.get(case_name(benchmark, (f"'{REFERENCE}'", *combo[1:])))
+            if not _aligned(reference, case, record):
+                continue
+            found = {
+                "py_ns": case["py_ns"],
+                "cpp_ns": case["cpp_ns"],
+                "record": {
+                    "date": record["date"],
+                    "bindings": build_words(None, record["versions"].get("cuda-bindings")),
+                },
+            }
+            if case is not reference:
+                per = [
+                    a / b
+                    for a, b in zip(case["process_ratios"], reference["process_ratios"])
+                    if a > 0 and b > 0
+                ]
+                ratio, low, high, _ = stats.median_interval(per, confidence)
+                found |= {"ratio": ratio, "low": low, "high": high, "processes": len(per)}
+            out[name] = found
+    return out
+
+
+def _aligned(reference, case, record):
+    """Whether ``case`` and the cuda.bindings form ``reference`` of one over-C++ ``record`` were
+    timed in the same processes, in the same order: every process of the run kept for both."""
+    if reference is None:
+        return False
+    lost = record.get("lost") or {}
+    return all(
+        c["name"] not in lost
+        and len(c.get("process_ratios") or ()) == c.get("processes")
+        and c.get("processes") == reference.get("processes")
+        for c in (case, reference)
+    )
 
 
 def _counts(runs):

@@ -14,12 +14,20 @@ from dataclasses import dataclass
 
 from cuda_bench import calls, counts_read, history, overcpp_read, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
-from cuda_bench.text import number, standing
+from cuda_bench.text import build_words, number, standing
 
 APIS = ("cpp", "bindings", "core", "cupy")
 
+#: the library of operations that have none of the others' forms (no GPU, no C++ twin)
+LOOKUPS = "pathfinder"
 
-TITLES = {"cpp": "C++", "bindings": "cuda.bindings", "core": "cuda.core", "cupy": "CuPy"}
+TITLES = {
+    "cpp": "C++",
+    "bindings": "cuda.bindings",
+    "core": "cuda.core",
+    "cupy": "CuPy",
+    "pathfinder": "cuda.pathfinder",
+}
 
 
 # --- the overview ---------------------------------------------------------------------------------
@@ -176,6 +184,10 @@ class Newest:
     by_name: list
     cpp: dict
     paired: dict
+    #: {case: each form against cuda.bindings in one process} (``overcpp_read.forms_compared``)
+    forms: dict
+    #: the cuda-bindings asv's medians ran with, in words (``text.build_words``)
+    build: str
 
 
 def newest_of(machine_name, runs_of, steps, known, recorded, versions):
@@ -199,6 +211,8 @@ def newest_of(machine_name, runs_of, steps, known, recorded, versions):
     ]
     main_steps = [s for s in steps if summary.step_kind(s, known) == "main"]
     path = history.chains(main_steps).get(newest["commit_hash"], [])
+    asked = results.bindings_of(newest)
+    of_commit = [r for r in recorded if r["commit"] == newest["commit_hash"]]
     return Newest(
         machine=machine_name,
         newest=newest,
@@ -209,8 +223,10 @@ def newest_of(machine_name, runs_of, steps, known, recorded, versions):
         path=path,
         by_name=[{c["name"]: c for c in step["cases"]} for step in path],
         cpp={combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP},
-        paired=overcpp_read.over_cpp_cases(
-            [r for r in recorded if r["commit"] == newest["commit_hash"]], recorded, versions
+        paired=overcpp_read.over_cpp_cases(of_commit, recorded, versions),
+        forms=overcpp_read.forms_compared(of_commit),
+        build=build_words(
+            asked, history.installed_bindings(steps).get((newest["commit_hash"], asked))
         ),
     )
 
@@ -230,6 +246,7 @@ def row_of(at, name, case, combos, param_names, differs):
         "cells": {},
         "differs": differs,
         "older": at.older,
+        "build": at.build,
     }
     twin = cpp_id(name, ("'x'", *case))
     cpp_value = at.cpp.get(twin)
@@ -238,6 +255,13 @@ def row_of(at, name, case, combos, param_names, differs):
     for combo in combos:
         if combo[1:] == case:
             row["cells"][combo[0].strip("'")] = python_cell(at, name, combo, param_names, cpp_value)
+    reference = row["cells"].get(overcpp_read.REFERENCE, {}).get("one_process")
+    if reference:  # the twin timed beside cuda.bindings' form, in the same run
+        row["cells"].setdefault("cpp", {"value": float("nan"), "benchmark": CPP, "params": {}})
+        row["cells"]["cpp"]["one_process"] = {
+            "py_ns": reference["cpp_ns"],
+            "record": reference["record"],
+        }
     return row
 
 
@@ -278,6 +302,7 @@ def python_cell(at, name, combo, param_names, cpp_value):
         else None,
         "index": list(history.chained_ratio(at.path, full, at.by_name) or []) or None,
         "regression": bool(step and step["verdict"] == "regression"),
+        "one_process": at.forms.get(full),
     }
     if number(cpp_value) and number(value):
         # the C++ twin has no harness around it: compare it with the net call

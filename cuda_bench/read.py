@@ -25,7 +25,8 @@ class Machine:
     """One machine's history, as read."""
 
     name: str
-    #: its asv results files that could be read, oldest commit first (``results.load_machine``)
+    #: its asv results files that could be read, one build per commit (``results.one_per_commit``),
+    #: oldest commit first
     runs: list[dict]
     #: its paired steps, one per (base, head, cuda-bindings) (``history.steps``)
     steps: list[dict]
@@ -40,6 +41,9 @@ class Machine:
     releases: dict
     #: [(step, case, kind)]: every flag of its steps (``summary.regressions``)
     regressions: list[tuple[dict, dict, str]]
+    #: [(step, case, kind)]: every slowdown put down to a cuda-bindings change
+    #: (``summary.put_down_flags``)
+    put_down: list[tuple[dict, dict, str]]
     #: its over-C++ records, oldest first
     over_cpp: list[dict]
 
@@ -58,8 +62,8 @@ class History:
     known: dict[str, dict]
     #: asv's benchmarks.json: {benchmark: its params, param names, version}
     suite: dict[str, dict]
-    #: [(machine, asv results file)] of every machine, each machine's newest commit last
-    #: (``results.load_all``)
+    #: [(machine, asv results file)] of every machine, one build per commit
+    #: (``results.one_per_commit``), each machine's newest commit last
     runs: list[tuple[str, dict]]
     #: every machine with results, in the order every page lists them (``overview.machine_order``)
     machines: dict[str, Machine]
@@ -102,9 +106,11 @@ def load(results_dir, runs=None):
         runs = results.load_all(results_dir)
     known = results.commits(results_dir, runs)
     described = results.suite(results_dir)
-    by_machine = {}
+    every = {}
     for name, data in runs:
-        by_machine.setdefault(name, []).append(data)
+        every.setdefault(name, []).append(data)
+    by_machine = {name: results.one_per_commit(found) for name, found in every.items()}
+    runs = [(name, data) for name, found in by_machine.items() for data in found]
     # each record file read once; everything below is derived from what was read
     kept = {
         name: {
@@ -124,7 +130,8 @@ def load(results_dir, runs=None):
             work[name],
             results.unreadable_results(results_dir, name, known),
         )
-        neighbours = history.neighbours_of([(data, None) for data in by_machine[name]])
+        # every build: a commit measured with two cuda-bindings pairs with its neighbours in each
+        neighbours = history.neighbours_of([(data, None) for data in every[name]])
         gaps = [
             (bindings, base, head)
             for bindings, pairs in history.missing_of(steps[name], neighbours).items()
@@ -141,6 +148,7 @@ def load(results_dir, runs=None):
                 steps[name], known, (told["head"] or {}).get("commit"), work[name]
             ),
             regressions=summary.regressions(steps[name], known),
+            put_down=summary.put_down_flags(steps[name], known),
             over_cpp=kept[name]["over-cpp"],
         )
     rows = overview.rows_of(

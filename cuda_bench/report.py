@@ -31,16 +31,23 @@ MARKS = {"regression": " ▲", "improvement": " ▼"}
 
 
 def cell_text(row, api):
-    """One number per cell, asv's median at the commit, and ▲ (slower) or ▼ (faster) with the
-    paired step's ratio and interval where that step to the commit judged the case so."""
+    """A cell: the form's time in one process and its ratio over cuda.bindings' with the interval,
+    where an over-C++ run of the commit timed it, then asv's median at the commit ("asv ...", or
+    alone); ▲ (slower) or ▼ (faster) with the paired step's ratio and interval where that step to
+    the commit judged the case so."""
     c = row["cells"].get(api)
     if c is None:
         return ""
-    if not number(c["value"]):
-        return "failed" if c["value"] is None else "n/a"
+    one = c.get("one_process")
+    asv = fmt(c["value"]) if number(c["value"]) else ("failed" if c["value"] is None else "n/a")
+    if one:
+        text = fmt(one["py_ns"] * 1e-9) + (f" {interval(one)}" if "ratio" in one else "")
+        text += f" (asv {asv})" if number(c["value"]) else ""
+    else:
+        text = asv
     step = c.get("step") or {}
     mark = MARKS.get(step.get("verdict"))
-    return fmt(c["value"]) + (f"{mark} {interval(step)}" if mark else "")
+    return text + (f"{mark} {interval(step)}" if mark else "")
 
 
 def markdown(rows):
@@ -60,9 +67,24 @@ def markdown(rows):
         if usual
         else ""
     )
+    one = [
+        c["one_process"]["record"]
+        for r in rows
+        for c in r["cells"].values()
+        if c.get("one_process")
+    ]
+    timed = (
+        f"In one process (the over-C++ run of {max(r['date'] for r in one)[:10]}, cuda-bindings "
+        f"{max(one, key=lambda r: r['date'])['bindings']}): each form's time per call, and under "
+        "cuda.core and CuPy their time over cuda.bindings', paired process by process, with its "
+        f"{stats.CONFIDENCE:.0%} interval; then "
+        if one
+        else ""
+    )
     lines = [
-        f"asv's median time per call at `{first['commit'][:9]}` (one unpaired run: context, not a "
-        "verdict); ▲ slower, ▼ faster: the paired step to this commit says so, with its ratio "
+        f"{timed}asv's median time per call at `{first['commit'][:9]}` (one unpaired run: "
+        f"context, not a verdict; cuda-bindings {first['build']}); ▲ slower, ▼ faster: the paired "
+        "step to this commit says so, with its ratio "
         "and interval. Harness floor (what the timing loop itself costs per call): "
         f'{fmt(first["floor"]) if number(first["floor"]) else "n/a"}. "over C++": the Python form '
         f"against its C++ twin, per call and as a ratio, {how}; ✓ under cuda-python's target of "

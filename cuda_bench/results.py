@@ -173,6 +173,35 @@ def _newest_last(data):
     return (data.get("date") or 0, measured_at(data))
 
 
+#: the asv environment variable that names the cuda-bindings a results file was measured with
+BINDINGS = "CUDA_BENCH_BINDINGS"
+
+
+def shown_first(bindings, measured):
+    """How a commit's builds rank for the pages and asv's graphs, which show one build per commit
+    (never a mean of two builds' medians): cuda_bindings built from the commit itself
+    (``bindings`` "source", the code the commit ships) before any wheel, then the one measured last
+    (``measured``: ms since the epoch)."""
+    return (bindings == "source", measured or 0)
+
+
+def bindings_of(data):
+    """The cuda-bindings one results file was measured with, as asv's matrix names it ("source",
+    "13.3.1", "auto"), or "" where it does not say."""
+    return (data.get("env_vars") or {}).get(BINDINGS, "")
+
+
+def one_per_commit(runs):
+    """Of one machine's results files (``runs``, in their order), the one build of each commit the
+    pages show (:func:`shown_first`), in the same order."""
+    best = {}
+    for data in runs:
+        rank = shown_first(bindings_of(data), measured_at(data))
+        if data["commit_hash"] not in best or rank >= best[data["commit_hash"]][0]:
+            best[data["commit_hash"]] = (rank, data)
+    return [data for data in runs if best[data["commit_hash"]][1] is data]
+
+
 def bad_files(results_dir):
     """The results files that do not parse or are no asv results (asv publish would choke on them):
     those :func:`load` skips, each named in a line and noted."""

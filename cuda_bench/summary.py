@@ -466,7 +466,23 @@ def regressions(steps, known):
         for c in counted(s)
         if c["verdict"] in ("regression", "not reproduced")
     ]
-    found.sort(key=lambda sc: -sc[1]["ratio"])
+    return _newest_first(found, known)
+
+
+def put_down_flags(steps, known):
+    """Every slowdown a history step flagged in a case put down to a change of its environment
+    (:func:`put_down`: the cuda.bindings cases of a step across a cuda-bindings wheel change), which
+    :func:`regressions` does not count: [(step, case, kind)], in its order."""
+    found = [
+        (s, c) for s in history.judged(steps) for c in put_down(s) if c["verdict"] == "regression"
+    ]
+    return _newest_first(found, known)
+
+
+def _newest_first(found, known):
+    """(step, case) pairs as the Regressions page lists them, each with its step's kind: the open
+    ones first, newest step first, the largest ratio first within a step."""
+    found = sorted(found, key=lambda sc: -sc[1]["ratio"])
     # stable: the largest first within a step
     found.sort(key=lambda sc: sc[0]["date"], reverse=True)
     found.sort(key=lambda sc: sc[1]["verdict"] != "regression")

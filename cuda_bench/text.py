@@ -155,6 +155,18 @@ def unchanged(name, versions):
     return ", ".join(f"{dist} {seen.pop()}" for dist, seen in present.items()) + " on both sides"
 
 
+def build_words(asked, version=None):
+    """Which cuda-bindings a build ran, in the words every page uses: "built from the commit"
+    (``asked`` "source", or a ``version`` of a git checkout: cuda_bindings built from the commit
+    itself), "13.3.1 wheel" (the version its workers reported, or the one asked for), "the wheel the
+    commit supports" (``asked`` "auto", the version not recorded)."""
+    if asked == "source" or "+g" in (version or ""):  # a version built from a git checkout
+        return "built from the commit"
+    if version or (asked and asked != "auto"):
+        return f"{version or asked} wheel"
+    return "the wheel the commit supports" if asked == "auto" else "not recorded"
+
+
 def date_text(ms):
     """A time in ms since the epoch as every page and report writes it, in UTC: ``2026-12-05 14:03
     UTC``; "not recorded" for none."""

@@ -12,7 +12,6 @@ browser tests skip, saying why; with ``CUDA_BENCH_REQUIRE_BROWSER=1`` (``.ci/run
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import http.server
 import importlib.util
@@ -29,7 +28,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, asv_conf, run_asv, run_module
 
-from cuda_bench import calls, counts, counts_read, history, report, results, stats, summary, text
+from cuda_bench import calls, counts, counts_read, history, read, report, results, stats, summary, text
 from cuda_bench.pages import graph as graph_page
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
@@ -48,6 +47,8 @@ HOSTILE, HOSTILE_TAG = known_answers.HOSTILE, known_answers.HOSTILE_TAG
 HOSTILE_CASE, HOSTILE_ERROR = known_answers.HOSTILE_CASE, known_answers.HOSTILE_ERROR
 SET_CORE, SET_BINDINGS = known_answers.SET_CORE, known_answers.SET_BINDINGS
 EVENT_CORE, LAUNCH_16 = known_answers.EVENT_CORE, known_answers.LAUNCH_16
+LAUNCH_16_BINDINGS, PATHFINDER = known_answers.LAUNCH_16_BINDINGS, known_answers.PATHFINDER
+COMMITS = known_answers.COMMITS
 DEVICE_ARCH = known_answers.DEVICE_ARCH
 TAGS = {"v010": "cuda-core-v0.1.0", "v020": "cuda-core-v0.2.0"}
 
@@ -211,7 +212,9 @@ def test_the_fixture_holds_the_known_answers(steps):
     assert (launch["verdict"], launch["confirmed"]) == ("regression", False)
     assert case_of(step_of(steps, "m2", "m3"), SET_BINDINGS)["verdict"] == "not reproduced"
     assert changed_in(step_of(steps, "m3", "m4")) == {}
-    assert changed_in(step_of(steps, "v020", "m4")) == {EVENT_CORE: "regression", LAUNCH_16: "regression"}
+    assert changed_in(step_of(steps, "v020", "m4")) == {EVENT_CORE: "regression", LAUNCH_16: "regression",
+                                                        LAUNCH_16_BINDINGS: "regression"}
+    assert [c["name"] for c in summary.put_down(step_of(steps, "v020", "m4"))][:1] == [LAUNCH_16_BINDINGS]
 
 
 # --- the front page -------------------------------------------------------------------------------------
@@ -257,7 +260,7 @@ def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps
     body = page.inner_text("body")
     assert body.count(counts.UNSEEN) == 1  # what the counts cannot see, said once, under the work lines
     words = len(body.split())
-    assert words < 430, words  # with the calls each operation and case is also named by
+    assert words < 480, words  # with the calls each operation and case is also named by, and both builds named
     shoot(page, "landing-fixture.png")
 
 
@@ -334,46 +337,58 @@ def test_the_releases_page_pairs_each_release_with_the_one_before(site, steps, p
     shoot(page, "releases-fixture.png")
 
 
-def test_a_release_step_across_a_bindings_change_puts_its_bindings_rows_down_to_it(site, tmp_path):
+def test_a_release_step_across_a_bindings_change_puts_its_bindings_rows_down_to_it(site, page):
     """v0.2.0 → main's head runs cuda-bindings 12.9.10 on one side and 13.3.1 on the other. A cuda.bindings case
-    slower across it is the wheel's doing: the Releases page names the change in the step's headline and lists the
-    case under it, apart; neither the step's count, nor the Regressions page, nor main's open regressions count it
-    as the release's."""
+    slower across it (Launch('bindings', '16 ptr') ×1.300) is the wheel's doing: the Releases page names the change in
+    the step's headline and lists the case under it, apart; neither the step's count nor main's open regressions
+    count it as the release's; the Regressions page lists it in a table of its own, put down to the change; the
+    Graphs page marks it ◆, put down to the change, with a line where the cuda-bindings changes and none where it
+    does not."""
     html, results_dir, origin = site
-    copy = tmp_path / "results"
-    shutil.copytree(results_dir, copy)
-    path = copy / MACHINE / "steps.jsonl"
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    for record in lines:
-        if (record["base"], record["head"]) == (SHA["v020"], SHA["m4"]):
-            case = next(c for c in record["cases"] if c["name"] == SET_BINDINGS)
-            case |= {"ratio": 1.3, "low": 1.28, "high": 1.32, "verdict": "regression"}
-    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    (tmp_path / "site").mkdir()
-    conf, results_copy, html_copy = publish_history(tmp_path / "site", copy)
-    server, there = serve(html_copy)
-    try:
-        with contextlib.contextmanager(browser_tab)(there) as tab:
-            tab.goto(f"{there}/releases.html")
-            section = f"section.release-step[data-base='{SHA['v020']}'][data-head='{SHA['m4']}']"
-            headline = tab.inner_text(f"{section} p.environment")
-            assert "cuda-bindings 12.9.10 → 13.3.1" in headline
-            assert tab.inner_text(f"{section} h3").endswith("2 slower")  # the release's own two, as before
-            apart = tab.eval_on_selector_all(f"{section} table.put-down tr.case", "trs => trs.map(tr => "
-                                             "[tr.dataset.case, +tr.dataset.ratio, tr.dataset.verdict])")
-            assert apart == [[SET_BINDINGS, 1.3, "regression"]]
-            release = tab.eval_on_selector_all(f"{section} table.changed tr.case", "trs => trs.map(tr => "
-                                               "tr.dataset.case)")
-            assert SET_BINDINGS not in release and len(release) == 2
-            assert "1 changed with cuda-bindings 12.9.10 → 13.3.1" in tab.inner_text(section)
-            tab.goto(f"{there}/regressions.html")
-            flagged = tab.eval_on_selector_all("tr[data-case]", "trs => trs.map(tr => [tr.dataset.case, "
-                                               "tr.dataset.head])")
-            assert [EVENT_CORE, SHA["m4"]] in flagged and [SET_BINDINGS, SHA["m4"]] not in flagged
-            tab.goto(f"{there}/index.html")
-            assert "2 slower" in tab.inner_text("table.verdicts tr[data-against='release']")
-    finally:
-        server.shutdown()
+    page.goto(f"{origin}/releases.html")
+    section = f"section.release-step[data-base='{SHA['v020']}'][data-head='{SHA['m4']}']"
+    headline = page.inner_text(f"{section} p.environment")
+    assert "cuda-bindings 12.9.10 → 13.3.1" in headline
+    assert page.inner_text(f"{section} h3").endswith("2 slower")  # the release's own two
+    apart = page.eval_on_selector_all(f"{section} table.put-down tr.case", "trs => trs.map(tr => "
+                                      "[tr.dataset.case, +tr.dataset.ratio, tr.dataset.verdict])")
+    assert apart == [[LAUNCH_16_BINDINGS, 1.3, "regression"]]
+    release = page.eval_on_selector_all(f"{section} table.changed tr.case", "trs => trs.map(tr => tr.dataset.case)")
+    assert LAUNCH_16_BINDINGS not in release and len(release) == 2
+    assert "1 changed with cuda-bindings 12.9.10 → 13.3.1" in page.inner_text(section)
+    page.goto(f"{origin}/regressions.html")
+    flagged = page.eval_on_selector_all("tr[data-case]", "trs => trs.map(tr => [tr.closest('table').dataset.table, "
+                                        "tr.dataset.case, tr.dataset.head, tr.children[3].innerText])")
+    assert ["open", EVENT_CORE, SHA["m4"]] in [f[:3] for f in flagged]
+    assert [f for f in flagged if f[1] == LAUNCH_16_BINDINGS] == [
+        ["put down", LAUNCH_16_BINDINGS, SHA["m4"], "cuda-bindings 12.9.10 → 13.3.1"]]
+    page.goto(f"{origin}/index.html")
+    assert "2 slower" in page.inner_text("table.verdicts tr[data-against='release']")
+    page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark=bench_launch.Launch.time_launch&case=16%20ptr")
+    page.wait_for_function("() => window.cudaBenchGraph && window.cudaBenchGraph.ready")
+    marks = page.evaluate("""() => cudaBenchGraph.chain.getData().filter(s => s.cb.kind === 'flag')
+        .map(s => [s.cb.api, s.cb.verdict, s.data.map(p => p[0])])""")
+    at = list(COMMITS).index("m4")
+    assert ["bindings", "put down", [at]] in marks and ["bindings", "regression", [at]] not in marks
+    lines = page.eval_on_selector_all("#chain .env-mark", "ds => ds.map(d => d.innerText)")
+    # the wheels as their workers reported them ("auto" is no version), and m3's own build of cuda_bindings
+    assert lines == ["cuda-bindings 12.9.10 wheel → 13.3.1 wheel", "cuda-bindings 13.3.1 wheel → built from the commit",
+                     "cuda-bindings built from the commit → 13.3.1 wheel"]
+    tip = graph_tip(page, "bindings", at)
+    assert "put down to cuda-bindings 12.9.10 → 13.3.1" in tip and "cuda.bindings, cuda-bindings 13.3.1 wheel" in tip
+
+
+def graph_tip(page, api, x):
+    """What the graph page says on hover over ``api``'s flag at commit ``x`` of the chain plot."""
+    where = page.evaluate("""([api, x]) => {
+        const plot = cudaBenchGraph.chain;
+        const flags = plot.getData().filter(s => s.cb.kind === 'flag' && s.cb.api === api);
+        const p = flags.flatMap(s => s.data).filter(p => p[0] === x)[0];
+        const o = plot.pointOffset({x: p[0], y: p[1]}), box = $('#chain').offset();
+        return [box.left + o.left - window.scrollX, box.top + o.top - window.scrollY]; }""", [api, x])
+    page.mouse.move(*where)
+    page.wait_for_selector("#graph-tip", state="visible")
+    return page.inner_text("#graph-tip")
 
 
 # --- the work per call, counted --------------------------------------------------------------------------
@@ -474,6 +489,48 @@ ASV_GRAPH_DRAWN = ("() => !!($('#main-graph').data('plot') "
                    "&& $('#main-graph').data('plot').getData().length)")
 
 
+def test_a_commit_measured_in_two_builds_is_one_build_on_every_graph_and_page(site, page):
+    """m3 is measured with the 13.3.1 wheel and later with cuda_bindings built from m3 (medians a quarter higher):
+    asv's graph, asv's Benchmark list's source, the graph page and the operations table at m3 show the from-source
+    build's medians, never the mean of the two (``results.one_per_commit``)."""
+    html, results_dir, origin = site
+    key = ("bench_device.SetCurrent.time_set_current", ("'core'",))
+    (scale,) = [scale for commit, _, scale, _ in known_answers.BUILDS if commit == "m3"]
+    own = known_answers.MEDIANS[key][4] * scale * 1e-9
+    mean = known_answers.MEDIANS[key][4] * (1 + scale) / 2 * 1e-9
+    (graph,) = [p for p in (html / "graphs").rglob(f"{key[0]}.json") if "summary" not in p.parts]
+    core = [point[1][0] for point in json.loads(graph.read_text())]  # asv's graph: [revision, [core, ...]]
+    assert len(core) == len(COMMITS) and own in [pytest.approx(v) for v in core]
+    assert not any(v == pytest.approx(mean) for v in core)
+    page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark={key[0]}")
+    page.wait_for_function("() => window.cudaBenchGraph && window.cudaBenchGraph.ready")
+    drawn = page.evaluate("() => cudaBenchGraph.medians.getData().filter(s => s.cb.api === 'core')[0].data")
+    assert drawn[4][1] == pytest.approx(own)
+    assert page.inner_text(f"#graph-commits tr[data-commit='{SHA['m3']}']").endswith("built from the commit")
+    found = read.load(results_dir)
+    at_m3 = found.rows_at(SHA["m3"][:9])
+    (row,) = [r for r in at_m3 if r["benchmark"] == key[0]]
+    assert row["cells"]["core"]["value"] == pytest.approx(own) and row["build"] == "built from the commit"
+
+
+def test_pathfinder_is_drawn_on_the_front_page_and_in_its_graphs(site, page):
+    """cuda.pathfinder's lookups, which have no other library's forms: a table of their own on the front page with
+    main's head's medians, and a line of their own, chain and medians, on the graph page."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/index.html")
+    cells = page.eval_on_selector_all(f"tr[data-benchmark='{PATHFINDER}'] td.pathfinder",
+                                      "tds => tds.map(td => [td.closest('tr').dataset.case, +td.dataset.value])")
+    assert sorted(cells) == [[r, pytest.approx(known_answers.MEDIANS[(PATHFINDER, ("'pathfinder'", f"'{r}'"))][5]
+                                               * 1e-9)] for r in ("1", "3")]
+    page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark={PATHFINDER}&case=3")
+    page.wait_for_function("() => window.cudaBenchGraph && window.cudaBenchGraph.ready")
+    kinds = page.evaluate("""() => [...cudaBenchGraph.chain.getData(), ...cudaBenchGraph.medians.getData()]
+        .filter(s => s.cb.api === 'pathfinder').map(s => [s.cb.kind, s.data.length])""")
+    assert ["chain", len(COMMITS)] in kinds and ["median", len(COMMITS)] in kinds
+    assert "cuda.pathfinder" in page.inner_text("#graph-legend")
+    assert "No paired step measured this case yet" not in page.inner_text("#graph-notes")
+
+
 def test_asvs_graph_draws_one_line_per_library_across_the_environment_change(site, page):
     """asv's own graph of SetCurrent, as asv draws it from what the project's plugin gives asv
     publish: three lines (core, bindings, CuPy), every one through all six commits although the
@@ -502,15 +559,19 @@ def test_the_regressions_page_feed_and_json_say_what_the_records_hold(site, step
         "table.regressions tr.case",
         "trs => trs.map(tr => [tr.closest('table').dataset.table, tr.dataset.case, tr.dataset.base, tr.dataset.head, "
         "+tr.dataset.ratio, +tr.dataset.low, +tr.dataset.high, tr.dataset.status, tr.children[1].innerText])")
-    expected = []
+    expected, put_down = [], []
     for step in steps:
         for case in step["cases"]:
             if case["verdict"] in ("regression", "not reproduced") and not case.get("control"):
-                expected.append(["open" if case["verdict"] == "regression" else "not reproduced", case["name"],
-                                 step["base"], step["head"], case["ratio"], case["low"], case["high"],
-                                 summary.status(case)])
-    assert sorted(r[:8] for r in rows) == sorted(expected)
-    assert len(rows) == 5 and {r[7] for r in rows} == {"confirmed", "not yet confirmed", "not reproduced"}
+                table = "open" if case["verdict"] == "regression" else "not reproduced"
+                (put_down if history.attributed(step, case) else expected).append(
+                    ["put down" if history.attributed(step, case) else table, case["name"], step["base"],
+                     step["head"], case["ratio"], case["low"], case["high"], summary.status(case)])
+    # every flag is on the page: those put down to a cuda-bindings change in a table of their own
+    assert sorted(r[:8] for r in rows if r[0] != "put down") == sorted(expected)
+    assert sorted(r[:4] for r in rows if r[0] == "put down") == sorted(r[:4] for r in put_down)
+    assert len(rows) == 6 and len(put_down) == 1
+    assert {r[7] for r in rows if r[0] != "put down"} == {"confirmed", "not yet confirmed", "not reproduced"}
     for row in rows:
         base = next(n for n, sha in SHA.items() if sha == row[2])
         assert row[8].startswith(TAGS.get(base, row[2][:9]))  # a release by its name
@@ -557,8 +618,10 @@ def expected_chain(steps, name):
 def test_each_chain_point_is_the_product_of_the_paired_ratios_across_the_environment_change(
         site, steps, known, page, benchmark, case):
     """graph.html: per library one unbroken chain through all six commits (the environment changes between v0.2.0
-    and m1), each point the product of the records' ratios, a marker exactly where a step flagged the case; asv's
-    medians one line per library below, the C++ twin's too; the x axis names the releases."""
+    and m1), each point the product of the records' ratios, a marker exactly where a step flagged the case (◆ where
+    the flag is put down to a cuda-bindings change); asv's medians one line per library below, the C++ twin's too,
+    of m3 the build from its own cuda_bindings alone (not a mean of its two builds); the x axis names the
+    releases."""
     html, results_dir, origin = site
     page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark={benchmark}&case={case.replace(' ', '%20')}")
     page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
@@ -576,14 +639,20 @@ def test_each_chain_point_is_the_product_of_the_paired_ratios_across_the_environ
         assert [p[1] for p in points] == pytest.approx([want[n] for n in order], rel=1e-9)
         marks = sorted((s[0]["verdict"], p[0]) for s in drawn["chain"] if s[0]["kind"] == "flag"
                        and s[0]["api"] == api for p in s[1])
-        recorded = sorted((c["verdict"], order.index(next(n for n, sha in SHA.items() if sha == st["head"])))
+        recorded = sorted(("put down" if history.attributed(st, c) else c["verdict"],
+                           order.index(next(n for n, sha in SHA.items() if sha == st["head"])))
                           for st in steps for c in st["cases"] if c["name"] == name
                           and c["verdict"] in ("regression", "improvement", "not reproduced"))
         assert marks == recorded
     medians = {s[0]["api"]: s[1] for s in drawn["medians"]}
     assert sorted(medians) == ["bindings", "core", "cpp", "cupy"]
     assert all(len(points) == 6 and None not in points for points in medians.values())
-    assert "cuda-bindings auto → 13.3.1" in page.inner_text("#chain")
+    (scale,) = [scale for commit, _, scale, _ in known_answers.BUILDS if commit == "m3"]
+    for api, points in medians.items():
+        combo = (f"'{api}'", *([repr(case)] if case else ())) if api != "cpp" else None
+        if combo:
+            assert points[4][1] == pytest.approx(known_answers.MEDIANS[(benchmark, combo)][4] * scale * 1e-9)
+    assert "cuda-bindings 12.9.10 wheel → 13.3.1 wheel" in page.inner_text("#chain")
     if benchmark.endswith("time_event_create"):
         shoot(page, "graph-fixture.png")
 
@@ -677,7 +746,7 @@ def test_the_graph_page_takes_what_its_data_says_as_text(site, tmp_path):
     name, data = graph_script(path)
     assert name == f"{MACHINE}/{benchmark}"
     for i, commit in enumerate(data["commits"]):
-        commit.update(name=f"{HOSTILE_TAG}{i}", title=HOSTILE, env=HOSTILE_ERROR if i > 2 else HOSTILE_CASE)
+        commit.update(name=f"{HOSTILE_TAG}{i}", title=HOSTILE, bindings=HOSTILE_ERROR if i > 2 else HOSTILE_CASE)
     for per in data["cases"].values():
         if "cpp" in per:
             per["cpp"]["twin"] = HOSTILE_CASE

@@ -233,7 +233,7 @@ def test_exactly_1_us_over_cpp_is_not_under_the_target():
     for cell, mark in ((under, "over-ok"), (at, "over-target")):
         row = {"machine": "gpu-a", "benchmark": "bench_event.EventCreate.time_event_create",
                "case": [],
-               "commit": sha("m"), "floor": None, "differs": "", "older": [],
+               "commit": sha("m"), "floor": None, "differs": "", "older": [], "build": "13.3.1 wheel",
                "cells": {"core": cell | {"value": 2e-6, "net": None, "step": None, "index": None}}}
         assert f'<td class="core {mark}"' in landing_page.render([row])
 

@@ -34,6 +34,7 @@ from cuda_bench import (
     overcpp_read,
     overview,
     paired,
+    read,
     records,
     report,
     results,
@@ -51,12 +52,10 @@ FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
 
 
 def newest(machine):
-    """The results file of the machine's newest commit; of one commit measured in several environments, the run
-    measured last."""
-    def when(path):
-        data = json.loads(path.read_text())
-        return data["date"], results.measured_at(data)
-    return max(result_files(RESULTS / machine), key=when)
+    """The results file of the machine's newest commit; of one commit measured in several builds, the one the pages
+    show (``results.one_per_commit``)."""
+    shown = results.one_per_commit(results.load_machine(RESULTS / machine))[-1]
+    return next(p for p in result_files(RESULTS / machine) if json.loads(p.read_text()) == shown)
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +115,10 @@ def test_negative_net_is_shown_as_below_zero_not_as_a_time():
 
 
 def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(machine):
-    """`cuda-bench report` (the front page as Markdown): per operation asv's median per library, one number per cell
-    with ▲ or ▼ only where the paired step to the commit judged the case, and each Python form over its C++ twin."""
+    """`cuda-bench report` (the front page as Markdown): per operation and library its time in one process (with
+    cuda.core's ratio over cuda.bindings', paired process by process) where an over-C++ run of the commit timed it,
+    then asv's median, with ▲ or ▼ only where the paired step to the commit judged the case, and each Python form
+    over its C++ twin."""
     out = run_module("cuda_bench", "report").stdout
     assert out == run_module("cuda_bench", "report", "--markdown").stdout
     out = out.split(f"\n## {machine}\n", 1)[1].split("\n## ", 1)[0]  # this machine's section
@@ -129,18 +130,24 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
     line = next(li for li in out.splitlines() if li.startswith("| `event.EventCreate` |"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     # operation, C++, cuda.bindings, cuda.core, CuPy, cuda.core over C++, cuda.bindings over C++
+    commit = json.loads(newest(machine).read_text())["commit_hash"]
+    runs = [r for r in records.read(RESULTS / machine, "over-cpp") if r["commit"] == commit]
+    forms = overcpp_read.forms_compared(runs)
+    core = forms.get("bench_event.EventCreate.time_event_create('core')")
+    twin = forms.get("bench_event.EventCreate.time_event_create('bindings')")
     cpp_version = results.suite(RESULTS)["bench_cpp.Cpp.track_latency"]["version"]
     if results.versions(json.loads(newest(machine).read_text()))["bench_cpp.Cpp.track_latency"] == cpp_version:
-        assert cells[1] == fmt(cpp)  # C++: no harness, no net
+        # C++: no harness, no net; timed in one process beside cuda.bindings' form where an over-C++ run did
+        assert cells[1] == (f"{fmt(twin['cpp_ns'] * 1e-9)} (asv {fmt(cpp)})" if twin else fmt(cpp))
     else:  # the twins changed after this commit's asv run: their numbers there are left out, and said so
         assert cells[1] == "" and "Not in the table: `bench_cpp.Cpp.track_latency`" in out
-    commit = json.loads(newest(machine).read_text())["commit_hash"]
     # the paired step to the commit marks the case only when it judged it slower or faster
     step = next((s for s in history.steps(RESULTS, machine) if s["head"] == commit), None)
     case = next((c for c in (step or {}).get("cases", [])
                  if c["name"] == "bench_event.EventCreate.time_event_create('core')"), {})
     mark = {"regression": " ▲", "improvement": " ▼"}.get(case.get("verdict"))
-    assert cells[3] == fmt(raw) + (f"{mark} {interval(case)}" if mark else "")
+    shown = f"{fmt(core['py_ns'] * 1e-9)} {interval(core)} (asv {fmt(raw)})" if core else fmt(raw)
+    assert cells[3] == shown + (f"{mark} {interval(case)}" if mark else "")
     paired = overcpp_read.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
                                      if r["commit"] == commit])
     over, runs = paired.get("bench_event.EventCreate.time_event_create('core')", (None, None))
@@ -214,11 +221,12 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
 
 
 def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
-    """The H200 head's Launch('bindings', '512 int'): asv's median (454 µs) is the cell's number and
-    its hover's first line; the over-C++ measurement, made apart in one process, states its own
-    Python and C++ times (211 µs against 4.59 µs) and how far asv's median is from its Python time,
-    in the hover and in the Markdown, instead of leaving a second time per call to be inferred from
-    +207 µs ×46."""
+    """The H200 head's Launch('bindings', '512 int'): the cell's first number is its time in one process (the
+    over-C++ run's, with the build that run had) and its hover's first line; asv's median (454 µs), one
+    unpaired run of another build, stands under it labelled "asv" and in the hover with its build; the
+    over-C++ measurement states its own Python and C++ times (211 µs against 4.59 µs) and how far asv's median
+    is from its Python time, in the hover and in the Markdown, instead of leaving a second time per call to be
+    inferred from +207 µs ×46."""
     machine = "nvidia-h200"
     runs = results.load_all(RESULTS)
     names = suite_names()
@@ -227,13 +235,16 @@ def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
     row = next(r for r in rows if r["machine"] == machine
                and r["benchmark"] == "bench_launch.Launch.time_launch" and r["case"] == ["512 int"])
     cell = row["cells"]["bindings"]
-    over = cell["over_cpp"]
+    over, one = cell["over_cpp"], cell["one_process"]
     page = landing_page.render([r for r in rows if r["machine"] == machine])
     found = re.search(r'<td class="bindings[^"]*" data-value="' + re.escape(repr(cell["value"])) +
-                      r'"[^>]*title="([^"]*)"><a[^>]*>([^<]*)</a>', page)
-    title, shown = found.group(1).replace("&#x27;", "'"), found.group(2)
-    assert shown == fmt(cell["value"])
-    assert title.startswith(f"asv's median at {row['commit'][:9]}: {shown} ")
+                      r'"[^>]*title="([^"]*)"><a[^>]*>([^<]*)</a><br><small class="asv">asv ([^<]*)</small>', page)
+    title, shown, asv = found.group(1).replace("&#x27;", "'"), found.group(2), found.group(3)
+    assert shown == fmt(one["py_ns"] * 1e-9) and asv == fmt(cell["value"])
+    assert title.startswith(f"in one process (the over-C++ run of {one['record']['date'][:10]}, cuda-bindings "
+                            f"{one['record']['bindings']}): {shown} per call")
+    assert f"asv's median at {row['commit'][:9]}: {asv} per call (one unpaired run: context; cuda-bindings " \
+           f"{row['build']})" in title
     times = f"{fmt(over['py_ns'] * 1e-9)} against {fmt(over['cpp_ns'] * 1e-9)} in one process"
     assert times in title and times in overcpp_read.over_text(cell)
     apart = cell["value"] * 1e9 / over["py_ns"]
@@ -321,6 +332,7 @@ def in_auto_env(path, hours=0.0, scale=1.0):
     after the recorded run, every median times ``scale``."""
     data = json.loads(path.read_text())
     data["env_name"] = auto_env(data["env_name"])
+    data["env_vars"] = (data.get("env_vars") or {}) | {"CUDA_BENCH_BINDINGS": "auto"}
     started, result = (data["result_columns"].index(c) for c in ("started_at", "result"))
     for row in data["results"].values():
         row[started] = (row[started] or 0) + int(hours * 3_600_000)
@@ -329,33 +341,36 @@ def in_auto_env(path, hours=0.0, scale=1.0):
     return data
 
 
-def test_the_newest_commit_measured_in_a_second_environment_shows_the_run_measured_last(machine, tmp_path):
-    """A ladder (cuda-bindings auto) and a run (13.3.1) of the same main head give that commit two results
-    files: the overview shows the one measured last, whatever asv's file names."""
+def test_a_commit_measured_in_several_builds_shows_its_own_build_else_the_one_measured_last(machine, tmp_path):
+    """A ladder (cuda-bindings auto) and a run (13.3.1) of the same main head give that commit several results
+    files: the pages show one of them (``read.load``: ``results.one_per_commit``), whatever asv's file names: the
+    build of the commit's own cuda_bindings where there is one, however old, else the one measured last."""
     folder = tmp_path / machine
     shutil.copytree(RESULTS / machine, folder)
     head = newest(machine)
-    before = next(p for p in result_files(RESULTS / machine) if p.name.startswith("c278ecb3"))
-    names = suite_names()
-    expected = [r for r in overview.overview_rows(results.load_all(RESULTS), {}, {}, names)
-                if r["machine"] == machine]
+    assert results.bindings_of(json.loads(head.read_text())) == "source"
+    expected = [r for r in read.load(RESULTS).rows if r["machine"] == machine]
 
     def values(rows):
         return [c["value"] for r in rows for c in r["cells"].values()]
 
-    def write(path, data):
-        (folder / auto_env(path.name)).write_text(json.dumps(data))
+    def shown():
+        return [r for r in read.load(tmp_path).rows if r["machine"] == machine]
 
-    # measured an hour before the recorded run: its file name sorts last, the recorded run is still shown
-    write(head, in_auto_env(head, hours=-1, scale=3.0))
-    write(before, in_auto_env(before, scale=2.0))  # the commit before, in auto's environment too
-    assert results.load_machine(folder)[-1]["env_name"] == json.loads(head.read_text())["env_name"]
-    rows = overview.overview_rows(results.load_all(tmp_path), {}, {}, names)
-    assert {r["commit"] for r in rows} == {json.loads(head.read_text())["commit_hash"]}
-    assert values(rows) == values(expected)  # the recorded run's numbers
-    # measured an hour after: that run is shown
-    write(head, in_auto_env(head, hours=1, scale=3.0))
-    rows = overview.overview_rows(results.load_all(tmp_path), {}, {}, names)
+    def write(data):
+        (folder / auto_env(head.name)).write_text(json.dumps(data))
+
+    write(in_auto_env(head, hours=1, scale=3.0))  # a wheel's build, measured an hour after the commit's own
+    for name in ("benchmarks.json", "commits.json"):
+        (tmp_path / name).write_text((RESULTS / name).read_text())
+    assert {r["commit"] for r in shown()} == {json.loads(head.read_text())["commit_hash"]}
+    assert values(shown()) == values(expected)  # the commit's own build's numbers
+    head_of = {json.loads(p.read_text())["env_name"]: p for p in result_files(folder)
+               if p.name.startswith(head.name[:8])}
+    for env, path in head_of.items():  # without the commit's own build: of the wheels, the one measured last
+        if "BINDINGSsource" in env:
+            path.unlink()
+    rows = shown()
     moved = [(v, e) for v, e in zip(values(rows), values(expected), strict=True) if number(v) and number(e)]
     assert len(moved) > 50 and all(v == pytest.approx(3 * e) for v, e in moved)
 
@@ -1372,3 +1387,55 @@ def test_a_benchmark_the_suite_changed_since_its_numbers_says_so_instead_of_its_
     assert changed.startswith("these numbers are of an earlier version of this benchmark, which the suite has changed")
     assert changed.endswith(f"; the new version: {AllocFree.differs}")
     assert overview.suite_differs()[name] == AllocFree.differs  # no history to compare with
+
+
+def process_record(cases, lost=None):
+    """An over-C++ record of one commit holding ``cases`` ({name: per-process ratios over the twin})."""
+    return {"date": "2026-12-06T00:00:00Z", "versions": {"cuda-bindings": "13.3.1"}, "lost": lost or {},
+            "cases": [{"name": name, "py_ns": 100.0, "cpp_ns": 10.0, "processes": len(ratios),
+                       "process_ratios": ratios} for name, ratios in cases.items()]}
+
+
+def test_each_form_is_compared_with_cuda_bindings_process_by_process():
+    """forms_compared: each process times every form beside the same C++ twin, so a process's state (here every
+    other process twice as slow, both forms alike) cancels in the ratio of the two forms' ratios: cuda.core at
+    ×0.750 with an interval of zero width. A run that lost a process of either form is not compared."""
+    states = [10.0, 20.0] * 30
+    name = "bench_device.SetCurrent.time_set_current('{}')"
+    record = process_record({name.format("bindings"): states, name.format("core"): [0.75 * r for r in states]})
+    found = overcpp_read.forms_compared([record])
+    core = found[name.format("core")]
+    assert (core["ratio"], core["low"], core["high"], core["processes"]) == (pytest.approx(0.75),
+                                                                              pytest.approx(0.75),
+                                                                              pytest.approx(0.75), 60)
+    assert "ratio" not in found[name.format("bindings")]  # the reference
+    assert found[name.format("core")]["record"] == {"date": record["date"], "bindings": "13.3.1 wheel"}
+    lost = process_record({name.format("bindings"): states, name.format("core"): [0.75 * r for r in states]},
+                           lost={name.format("core"): "1 of 60 processes lost"})
+    assert name.format("core") not in overcpp_read.forms_compared([lost])
+    # the newest run that compared them is the one shown
+    newer = process_record({name.format("bindings"): states, name.format("core"): [0.5 * r for r in states]})
+    newer["date"] = "2026-12-07T00:00:00Z"
+    assert overcpp_read.forms_compared([record, newer])[name.format("core")]["ratio"] == pytest.approx(0.5)
+
+
+def test_the_front_page_compares_the_libraries_in_one_process_on_each_machine_and_names_each_build():
+    """The committed history: Device.set_current on each machine shows cuda.core's and CuPy's time over
+    cuda.bindings', paired in one process, with its interval, and which cuda-bindings that run had; where asv's
+    medians ran another build (the H200: its over-C++ runs had the 13.3.1 wheel, its asv run cuda_bindings built
+    from cb56ab9f9), the page says so."""
+    found = read.load(RESULTS)
+    for name in found.machines:
+        rows = [r for r in found.rows if r["machine"] == name]
+        (row,) = [r for r in rows if r["benchmark"] == "bench_device.SetCurrent.time_set_current"]
+        page = landing_page.render(rows)
+        for api in ("core", "cupy"):
+            one = row["cells"][api]["one_process"]
+            assert one["low"] <= one["ratio"] <= one["high"] and one["processes"] >= 40
+            assert f'<small class="vs-bindings">{interval(one)}</small>' in page
+        built = row["cells"]["core"]["one_process"]["record"]["bindings"]
+        assert f'<span class="build">cuda-bindings {built}</span>' in page
+        assert f'<span class="build">{row["build"]}</span>' in page
+        assert ("Another build than asv's medians" in page) == (built != row["build"])
+    h200 = [r for r in found.rows if r["machine"] == "nvidia-h200"]
+    assert "Another build than asv's medians" in landing_page.render(h200)

@@ -6,13 +6,11 @@ from __future__ import annotations
 import itertools
 import json
 
-from cuda_bench import results, summary
+from cuda_bench import history, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name
 from cuda_bench.pages.html import banner, page
 from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import (
-    number,
-)
+from cuda_bench.text import build_words, number
 
 GRAPH = f"""<div class="graph-controls"><label>machine <select id="machine"></select></label>
 <label>operation <select id="benchmark"></select></label> <label>case <select \
@@ -21,7 +19,8 @@ id="case"></select></label></div>
 <h3 class="plot-title">Paired chain: time per call relative to the first commit of each paired run
 <small>(product of the paired steps' ratios; band: the products of their {CONFIDENCE:.0%} interval \
 ends;
-▲ slower, ▼ faster where a step flagged it, ○ not reproduced)</small></h3>
+▲ slower, ▼ faster where a step flagged it, ○ not reproduced, ◆ put down to a cuda-bindings \
+change)</small></h3>
 <div id="chain" class="plot"></div>
 <h3 class="plot-title">asv's medians per call <small>(one unpaired run per commit: context, not a \
 verdict; they
@@ -38,12 +37,12 @@ move with the machine's state)</small></h3>
 
 def graph_data(machine, runs_of, steps, suite, known):
     """{benchmark: the graph page's data} of one machine: the commits on the x axis (history order,
-    each with its name and cuda-bindings environment) and per case and library the paired chain
-    (with its band and where it starts), the flags, and asv's medians; the C++ twin's medians where
-    it has one."""
-    newest = {}
-    for data in runs_of:  # of a commit measured in several environments, the run measured last
-        newest[data["commit_hash"]] = data
+    each with its name and the cuda-bindings its build ran, ``bindings``: :func:`text.build_words`)
+    and per case and library the paired chain (with its band and where it starts), the flags, and
+    asv's medians; the C++ twin's medians where it has one. ``runs_of``: one build per commit
+    (``results.one_per_commit``)."""
+    newest = {data["commit_hash"]: data for data in runs_of}
+    installed = history.installed_bindings(steps)
     commits = summary.order(newest, known)
     at = {c: i for i, c in enumerate(commits)}
     chains = summary.chains(steps, commits)
@@ -56,7 +55,10 @@ def graph_data(machine, runs_of, steps, suite, known):
             "tag": summary.tag(c, known) or "",
             "title": (known.get(c) or {}).get("title", ""),
             "date": (known.get(c) or {}).get("date"),
-            "env": (newest[c].get("env_vars") or {}).get("CUDA_BENCH_BINDINGS", ""),
+            "bindings": build_words(
+                results.bindings_of(newest[c]),
+                installed.get((c, results.bindings_of(newest[c]))),
+            ),
         }
         for c in commits
     ]
@@ -103,7 +105,8 @@ def graph_data(machine, runs_of, steps, suite, known):
 def library_series(benchmark, api, case, commits, at, chains, values, flagged, known):
     """One library's series of one case on the graph page: its paired chain (each point the
     commit's place, the chain's value and band, where it starts), asv's medians, and the steps'
-    flags; None where it has neither a chain nor a median."""
+    flags (each with what it is put down to, ``history.attributed``, or ""); None where it has
+    neither a chain nor a median."""
     full = case_name(benchmark, (f"'{api}'", *case))
     chain = chains.get(full, {})
     median = [[at[c], values[c].get((benchmark, (f"'{api}'", *case)))] for c in commits]
@@ -123,6 +126,7 @@ def library_series(benchmark, api, case, commits, at, chains, values, flagged, k
             c["high"],
             summary.name(s["base"], known),
             summary.name(s["head"], known),
+            history.attributed(s, c) or "",
         ]
         for s, c, _ in flagged.get(full, [])
         if s["head"] in at

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cuda_bench import calls, overcpp_read, summary
 from cuda_bench.names import short_name
-from cuda_bench.overview import APIS, TITLES
+from cuda_bench.overview import APIS, LOOKUPS, TITLES
 from cuda_bench.pages.html import (
     METHOD,
     banner,
@@ -231,10 +231,24 @@ def changes_html(told, known):
 def cell_title(cell, row, usual):
     """What a cell says on hover: the median's place, net of the floor, the paired step, over
     C++."""
-    lines = [
-        f"asv's median at {row['commit'][:9]}: {fmt(cell['value'])} per call (one unpaired run: "
-        "context)"
-    ]
+    lines = []
+    one = cell.get("one_process")
+    if one:
+        lines.append(
+            f"in one process (the over-C++ run of {one['record']['date'][:10]}, cuda-bindings "
+            f"{one['record']['bindings']}): {fmt(one['py_ns'] * 1e-9)} per call"
+            + (
+                f"; {interval(one)} of cuda.bindings' time, paired in {one['processes']} "
+                f"processes ({CONFIDENCE:.0%})"
+                if "ratio" in one
+                else ""
+            )
+        )
+    if number(cell["value"]):
+        lines.append(
+            f"asv's median at {row['commit'][:9]}: {fmt(cell['value'])} per call (one unpaired "
+            f"run: context; cuda-bindings {row['build']})"
+        )
     if number(cell.get("net")):
         lines.append(f"net of the harness floor ({fmt(row['floor'])}): {fmt_net(cell['net'])}")
     step = cell.get("step")
@@ -255,109 +269,94 @@ def cell_title(cell, row, usual):
     if cell.get("work"):
         lines.append(f"work per call, counted: {cell['work']}")
     if "over_cpp_ns" in cell:
-        over = cell.get("over_cpp")
-        of = cell.get("over_cpp_of", "raw")
-        text = f"over its C++ twin: {overcpp_read.over_text(cell, usual)} ({of})"
-        if over:
-            state = (
-                f", over the {over['fast']} of {over['processes']} processes in the fast state"
-                if over.get("fast") is not None
-                else ""
-            )
-            text += (
-                f"; paired in one process{state}: {times_span(over['low'], over['high'])}, "
-                f"{signed(over['over_low'] * 1e-9)} to {signed(over['over_high'] * 1e-9)} "
-                f"({CONFIDENCE:.0%})"
-            )
-            runs = over.get("runs")
-            if runs and runs["runs"] > 1:
-                text += (
-                    f"; {times_span(runs['low'], runs['high'])} over {runs['runs']} runs of this "
-                    "commit "
-                    f"(the records name {runs['starts']} machine starts)"
-                )
-            if runs and runs.get("left_out"):
-                text += (
-                    f"; {runs['left_out']} run(s) in the slow state left out (their C++ twins ran "
-                    "more than "
-                    f"{times(overcpp_read.SLOW_STATE, 2)} slower than their fastest recorded run)"
-                )
-            if overcpp_read.slow_state(runs):
-                text += (
-                    f" (⚠ its C++ twins ran {times(overcpp_read.slow_state(runs))} slower than "
-                    "their fastest recorded "
-                    "run on this machine: probably no process in the fast state, so the ratio "
-                    "reads high)"
-                )
-            if number(over.get("py_ns")) and over["py_ns"] > 0:
-                apart = cell["value"] * 1e9 / over["py_ns"]
-                python = fmt(over["py_ns"] * 1e-9)
-                text += (
-                    f". Measured apart from asv's median above: that is {times(apart, 2)} this "
-                    f"measurement's Python time per call ({python}); another run, in another "
-                    "state of the machine"
-                )
-            else:
-                text += (
-                    ". Measured apart from the median above, in the fast state: the two need "
-                    "not agree"
-                )
-        lines.append(
-            text
-            + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above"
-        )
+        lines.append(over_cpp_title(cell, row, usual))
     return "\n".join(lines)
 
 
+def over_cpp_title(cell, row, usual):
+    """What a cell's hover says of its form over its C++ twin: the ratio and difference, paired in
+    one process, how far they moved over the commit's runs, and how they stand to asv's median."""
+    over = cell.get("over_cpp")
+    of = cell.get("over_cpp_of", "raw")
+    text = f"over its C++ twin: {overcpp_read.over_text(cell, usual)} ({of})"
+    if over:
+        state = (
+            f", over the {over['fast']} of {over['processes']} processes in the fast state"
+            if over.get("fast") is not None
+            else ""
+        )
+        text += (
+            f"; paired in one process{state}: {times_span(over['low'], over['high'])}, "
+            f"{signed(over['over_low'] * 1e-9)} to {signed(over['over_high'] * 1e-9)} "
+            f"({CONFIDENCE:.0%})"
+        )
+        runs = over.get("runs")
+        if runs and runs["runs"] > 1:
+            text += (
+                f"; {times_span(runs['low'], runs['high'])} over {runs['runs']} runs of this "
+                "commit "
+                f"(the records name {runs['starts']} machine starts)"
+            )
+        if runs and runs.get("left_out"):
+            text += (
+                f"; {runs['left_out']} run(s) in the slow state left out (their C++ twins ran "
+                "more than "
+                f"{times(overcpp_read.SLOW_STATE, 2)} slower than their fastest recorded run)"
+            )
+        if overcpp_read.slow_state(runs):
+            text += (
+                f" (⚠ its C++ twins ran {times(overcpp_read.slow_state(runs))} slower than "
+                "their fastest recorded "
+                "run on this machine: probably no process in the fast state, so the ratio "
+                "reads high)"
+            )
+        if number(over.get("py_ns")) and over["py_ns"] > 0:
+            apart = cell["value"] * 1e9 / over["py_ns"]
+            python = fmt(over["py_ns"] * 1e-9)
+            build = (cell.get("one_process") or {}).get("record", {}).get("bindings")
+            other = (
+                f"another build (cuda-bindings {build}, asv's: {row['build']}) and another run"
+                if build and build != row["build"]
+                else "another run, in another state of the machine"
+            )
+            text += (
+                f". Measured apart from asv's median above: that is {times(apart, 2)} this "
+                f"measurement's Python time per call ({python}); {other}"
+            )
+        else:
+            text += (
+                ". Measured apart from the median above, in the fast state: the two need not agree"
+            )
+    return (
+        text
+        + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above"
+    )
+
+
 def render(rows):
-    """The operations table of each machine in ``rows`` (``overview.overview_rows``): one number per
-    cell, asv's median, with a badge where the paired step to the commit flagged the case; the rest
-    on hover (``title``), a click opens the case's graph. ★ marks an operation whose sides do
-    different work, said once below."""
+    """The operations table of each machine in ``rows`` (``overview.overview_rows``): per library,
+    its time per call in one process beside its C++ twin and the other forms, each form paired
+    with cuda.bindings' in the same processes (ratio and interval), where an over-C++ run of the
+    commit timed it; asv's median (one unpaired run, context) below it, or alone where no such run
+    did; a badge where the paired step to the commit flagged the case; the rest on hover, a click
+    opens the case's graph. cuda.pathfinder's lookups (no GPU, no twin) in a table of their own.
+    ★ marks an operation whose sides do different work, said once below."""
     out = []
     for machine in dict.fromkeys(r["machine"] for r in rows):
         mrows = [r for r in rows if r["machine"] == machine]
         first = mrows[0]
-        floor = first["floor"]
         usual = overcpp_read.usual_runs(mrows)
-        out.append(
-            f'<p class="legend-line">Median time per call (asv); harness floor <span class="floor">'
-            f'{fmt(floor) if number(floor) else "n/a"}</span>. <span class="label '
-            'label-danger">slower'
-            '</span> <span class="label label-success">faster</span>: the paired step to this '
-            "commit says so. "
-            "Hover a number for its interval and its cost over C++; click it for its graph.</p>"
-        )
-        out.append(
-            '<table class="table table-condensed table-hover overview" '
-            f'data-machine="{esc(machine)}">'
-            "<thead><tr><th>operation</th>"
-            + "".join(f"<th>{TITLES[a]}</th>" for a in APIS)
-            + "</tr></thead><tbody>"
-        )
+        out += legend_html(mrows)
         reasons = {}
-        for row in mrows:
-            star = ""
-            if row.get("differs"):
-                mark = reasons.setdefault(
-                    row["differs"], "★" if not reasons else f"★{len(reasons) + 1}"
-                )
-                star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
-            case = " ".join(row["case"])
-            named = [
-                row["cells"][api]["case"]
-                for api in APIS
-                if (row["cells"].get(api) or {}).get("case")
-            ]
-            uses = [n for name in named for n in calls.of(name)]
+        lookups = [r for r in mrows if LOOKUPS in r["cells"]]
+        out.append(
+            table_html(machine, [r for r in mrows if r not in lookups], APIS, usual, reasons)
+        )
+        if lookups:
             out.append(
-                f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
-                f"{esc(short_name(row['benchmark']))}{' ' + esc(case) if case else ''}{star}"
-                f"{'<br>' + calls_html(list(dict.fromkeys(uses))) if uses else ''}</td>"
+                f"<h4>{TITLES[LOOKUPS]}'s lookups <small>(no GPU; asv's medians)</small></h4>"
             )
-            out += [cell_html(row, api, machine, usual) for api in APIS]
-            out.append("</tr>")
-        out.append("</tbody></table>")
+            out.append(table_html(machine, lookups, (LOOKUPS,), usual, reasons))
         if reasons:
             out.append(
                 '<ul class="differs-notes">'
@@ -373,17 +372,99 @@ def render(rows):
     return "\n".join(out)
 
 
+def legend_html(rows):
+    """What the numbers of one machine's operations table are, and which build each ran."""
+    first = rows[0]
+    floor = first["floor"]
+    runs = [
+        c["one_process"]["record"]
+        for r in rows
+        for c in r["cells"].values()
+        if c.get("one_process")
+    ]
+    out = []
+    if runs:
+        newest = max(runs, key=lambda run: run["date"])
+        apart = (
+            f" <b>Another build than asv's medians</b> (cuda-bindings {esc(first['build'])}): "
+            "the two need not agree."
+            if newest["bindings"] != first["build"]
+            else ""
+        )
+        out.append(
+            '<p class="legend-line one-process">In one process: each form\'s time per call, '
+            "timed beside its C++ twin and the other forms in the same worker processes (the "
+            f"over-C++ run of {esc(first['commit'][:9])}, {esc(newest['date'][:10])}, "
+            f'<span class="build">cuda-bindings {esc(newest["bindings"])}</span>); under '
+            "cuda.core and CuPy, their time over cuda.bindings', paired process by process, with "
+            f"its {CONFIDENCE:.0%} interval.{apart}</p>"
+        )
+    out.append(
+        '<p class="legend-line"><span class="asv">asv</span>: asv\'s median per call, one '
+        "unpaired run (context: it moves with the machine's state), cuda-bindings "
+        f'<span class="build">{esc(first["build"])}</span>; a number alone is asv\'s. Harness '
+        f'floor <span class="floor">{fmt(floor) if number(floor) else "n/a"}</span>. <span '
+        'class="label label-danger">slower</span> <span class="label label-success">faster'
+        "</span>: the paired step to this commit says so. Hover a number for its interval and "
+        "its cost over C++; click it for its graph.</p>"
+    )
+    return out
+
+
+def table_html(machine, rows, apis, usual, reasons):
+    """One operations table: a row per operation case, a column per library of ``apis``;
+    ``reasons`` ({why the sides differ: its mark}) gains the ★ of its rows."""
+    out = [
+        '<table class="table table-condensed table-hover overview" '
+        f'data-machine="{esc(machine)}">'
+        "<thead><tr><th>operation</th>"
+        + "".join(f"<th>{TITLES[a]}</th>" for a in apis)
+        + "</tr></thead><tbody>"
+    ]
+    for row in rows:
+        star = ""
+        if row.get("differs"):
+            mark = reasons.setdefault(
+                row["differs"], "★" if not reasons else f"★{len(reasons) + 1}"
+            )
+            star = f' <span class="differs" title="{esc(row["differs"])}">{mark}</span>'
+        case = " ".join(row["case"])
+        named = [
+            row["cells"][api]["case"] for api in apis if (row["cells"].get(api) or {}).get("case")
+        ]
+        uses = [n for name in named for n in calls.of(name)]
+        out.append(
+            f'<tr data-benchmark="{esc(row["benchmark"])}" data-case="{esc(case)}"><td>'
+            f"{esc(short_name(row['benchmark']))}{' ' + esc(case) if case else ''}{star}"
+            f"{'<br>' + calls_html(list(dict.fromkeys(uses))) if uses else ''}</td>"
+        )
+        out += [cell_html(row, api, machine, usual) for api in apis]
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
 def cell_html(row, api, machine, usual):
-    """One cell of the operations table: asv's median (a link to its graph), with the paired step's
-    badge, the rest on hover."""
+    """One cell of the operations table: the form's time in one process and its ratio over
+    cuda.bindings' (where an over-C++ run timed it), asv's median (a link to its graph), the
+    paired step's badge; the rest on hover."""
     cell = row["cells"].get(api)
     if cell is None:
         return "<td></td>"
     value = cell["value"]
     link = graph_href(machine, row["benchmark"], row["case"])
-    if not number(value):
-        text = "failed" if value is None else "n/a"
-        return f'<td class="{api}" data-value=""><a href="{esc(link)}">{text}</a></td>'
+    one = cell.get("one_process")
+    asv = fmt(value) if number(value) else ("failed" if value is None else "n/a")
+    if one:
+        shown = (
+            f'<a href="{esc(link)}">{fmt(one["py_ns"] * 1e-9)}</a>'
+            + (f'<br><small class="vs-bindings">{interval(one)}</small>' if "ratio" in one else "")
+            + (f'<br><small class="asv">asv {asv}</small>' if number(value) else "")
+        )
+    else:
+        shown = f'<a href="{esc(link)}">{asv}</a>'
+    if not number(value) and not one:
+        return f'<td class="{api}" data-value="">{shown}</td>'
     badge, verdict = "", ""
     step = cell.get("step")
     if step and step["verdict"] in summary.CHANGES:
@@ -396,11 +477,9 @@ def cell_html(row, api, machine, usual):
     if "over_cpp_ns" in cell:
         target = " over-ok" if cell["over_cpp_ns"] < TARGET_NS else " over-target"
     return (
-        f'<td class="{api}{target}" data-value="{value!r}"{data_net} '
+        f'<td class="{api}{target}" data-value="{repr(value) if number(value) else ""}"{data_net} '
         f'data-verdict="{verdict}" '
-        f'title="{esc(cell_title(cell, row, usual))}"><a '
-        f'href="{esc(link)}">{fmt(value)}</a>'
-        f"{badge}</td>"
+        f'title="{esc(cell_title(cell, row, usual))}">{shown}{badge}</td>'
     )
 
 

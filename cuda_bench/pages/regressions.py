@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from urllib.parse import quote
 
-from cuda_bench import summary
+from cuda_bench import history, summary
 from cuda_bench.pages.html import (
     STATUS_CLASS,
     banner,
@@ -29,10 +29,11 @@ from cuda_bench.text import (
 KIND_WORDS = {"main": "main", "release": "between releases", "since release": "since a release"}
 
 
-def render_regressions(machine, found, known):
+def render_regressions(machine, found, known, put_down=()):
     """One machine's flags: the open ones on main, since the newest release and between releases,
     then those another machine start did not reproduce; each with its ratio, interval, status and
-    the commits by name."""
+    the commits by name; last, the slowdowns put down to a cuda-bindings change (``put_down``:
+    ``summary.put_down_flags``), which no status counts."""
     out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)}</h2>']
     groups = [
         ("open", "main", "Open on main"),
@@ -68,10 +69,8 @@ def render_regressions(machine, found, known):
             runs = case.get("measurements") or [case]
             starts = len({m.get("start") for m in runs})
             out.append(
-                f'<tr class="case" id="{esc(anchor(machine, step, case))}" '
-                f'data-case="{esc(case["name"])}" data-base="{esc(step["base"])}" '
-                f'data-head="{esc(step["head"])}" data-kind="{kind_of}" '
-                f'data-ratio="{case["ratio"]!r}" data-low="{case["low"]!r}" '
+                f'<tr class="case" {attributes(machine, step, case, kind_of)} '
+                f'data-low="{case["low"]!r}" '
                 f'data-high="{case["high"]!r}" data-status="{esc(state)}"><td>'
                 f"{case_html(machine, case['name'])}</td><td>"
                 f"{commit_link(step['base'], known)} → "
@@ -84,8 +83,45 @@ def render_regressions(machine, found, known):
                 f"start{'s' if starts != 1 else ''}</td></tr>"
             )
         out.append("</tbody></table>")
+    out += put_down_html(machine, put_down, known)
     out.append("</section>")
     return "\n".join(out)
+
+
+def put_down_html(machine, put_down, known):
+    """The slowdowns of cuda.bindings cases across a cuda-bindings wheel change: the wheel's, not
+    the commits' (each release step pairs the same commits with one cuda-bindings on both sides
+    where it can: the Releases page)."""
+    if not put_down:
+        return []
+    out = [
+        f"<h3>Put down to a cuda-bindings change <small>({len(put_down)})</small> <small>each "
+        "side ran another cuda-bindings wheel, so these cuda.bindings cases measure the wheels, "
+        'not the commits: see <a href="releases.html">Releases</a></small></h3>',
+        '<table class="table table-condensed regressions" data-table="put down"><thead><tr>'
+        f"<th>case</th><th>where</th><th>ratio [{CONFIDENCE:.0%} interval]</th>"
+        f"<th>put down to</th><th>{esc(PER_CALL)}</th></tr></thead><tbody>",
+    ]
+    for step, case, kind_of in put_down:
+        out.append(
+            f'<tr class="case put-down" {attributes(machine, step, case, kind_of)}><td>'
+            f"{case_html(machine, case['name'])}</td><td>"
+            f"{commit_link(step['base'], known)} → {commit_link(step['head'], known)}</td>"
+            f"<td>{interval(case)}</td><td>{esc(history.attributed(step, case))}</td>"
+            f'<td class="per-call">{esc(per_call(case))}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return out
+
+
+def attributes(machine, step, case, kind_of):
+    """The attributes of one flag's row: its anchor, the case, the step's commits and kind, the
+    ratio."""
+    return (
+        f'id="{esc(anchor(machine, step, case))}" '
+        f'data-case="{esc(case["name"])}" data-base="{esc(step["base"])}" '
+        f'data-head="{esc(step["head"])}" data-kind="{kind_of}" data-ratio="{case["ratio"]!r}"'
+    )
 
 
 def anchor(machine, step, case):
@@ -94,7 +130,8 @@ def anchor(machine, step, case):
 
 REGRESSIONS = f"""<p>Every case a paired step flagged slower: the whole {CONFIDENCE:.0%} interval \
 of its ratio (head
-over base) lies above 1 + its threshold. {rule_html()} (<code>cuda-bench steps --recheck</code>
+over base) lies above 1 + its threshold; those put down to a change of cuda-bindings wheel are \
+listed last, apart. {rule_html()} (<code>cuda-bench steps --recheck</code>
 measures a flag not yet confirmed again). Each status says why it stands so; a flag not reproduced
 shows its own ratio and what cleared it. Cases the engine calls the same are never listed. Also as a
 feed: <a href="regressions.xml">regressions.xml</a>.</p>"""
@@ -143,7 +180,7 @@ def write_feed(html_dir, project, found_by_machine, known):
 def document(found):
     """``regressions.html`` of ``found`` (``read.History``)."""
     body = "\n".join(
-        render_regressions(name, machine.regressions, found.known)
+        render_regressions(name, machine.regressions, found.known, machine.put_down)
         for name, machine in found.machines.items()
     )
     return page("Regressions", REGRESSIONS + body, "regressions.html", banner(found))

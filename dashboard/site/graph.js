@@ -7,10 +7,11 @@
    as HTML: jQuery's .text(), or escaped() where flot takes HTML. */
 'use strict';
 $(function () {
-    var COLORS = {core: '#5d9200', bindings: '#1f77b4', cupy: '#9467bd', cpp: '#444444'};
-    var NAMES = {core: 'cuda.core', bindings: 'cuda.bindings', cupy: 'CuPy', cpp: 'C++ twin'};
-    var ORDER = ['core', 'bindings', 'cupy', 'cpp'];
-    var MARKS = {regression: '#c9302c', improvement: '#2d8a2d', 'not reproduced': '#999999'};
+    var COLORS = {core: '#5d9200', bindings: '#1f77b4', cupy: '#9467bd', pathfinder: '#d62728', cpp: '#444444'};
+    var NAMES = {core: 'cuda.core', bindings: 'cuda.bindings', cupy: 'CuPy', pathfinder: 'cuda.pathfinder',
+                 cpp: 'C++ twin'};
+    var ORDER = ['core', 'bindings', 'cupy', 'pathfinder', 'cpp'];
+    var MARKS = {regression: '#c9302c', improvement: '#2d8a2d', 'not reproduced': '#999999', 'put down': '#e08a00'};
     var index = null, wanted = null, loaded = {};
     window.cudaBenchGraph = {ready: false};
     window.cudaBenchData = function (name, data) { loaded[name] = data; };
@@ -139,11 +140,13 @@ $(function () {
     }
 
     function envMarkings(commits) {
+        /* a grey line where the cuda-bindings the builds ran changes (a wheel's version, or a wheel to
+           cuda_bindings built from each commit), from what their workers reported */
         var marks = [], changes = [];
         for (var i = 1; i < commits.length; ++i) {
-            if (commits[i].env !== commits[i - 1].env) {
+            if (commits[i].bindings !== commits[i - 1].bindings) {
                 marks.push({xaxis: {from: i - 0.5, to: i - 0.5}, color: '#bbbbbb', lineWidth: 1});
-                changes.push([i - 0.5, commits[i - 1].env, commits[i].env]);
+                changes.push([i - 0.5, commits[i - 1].bindings, commits[i].bindings]);
             }
         }
         return {marks: marks, changes: changes};
@@ -152,7 +155,9 @@ $(function () {
     function labelEnv(plot, placeholder, changes) {
         changes.forEach(function (c) {
             var at = plot.pointOffset({x: c[0], y: plot.getAxes().yaxis.max});
-            placeholder.append($('<div class="env-mark"/>').css({left: at.left + 4, top: at.top + 2})
+            var width = placeholder.width();  // in the right half, the label runs left of its line
+            var where = at.left < width / 2 ? {left: at.left + 4} : {right: width - at.left + 4};
+            placeholder.append($('<div class="env-mark"/>').css($.extend(where, {top: at.top + 2}))
                 .text('cuda-bindings ' + (c[1] || '?') + ' \u2192 ' + (c[2] || '?')));
         });
     }
@@ -189,15 +194,18 @@ $(function () {
                             points: {show: true, radius: 2.5}, cb: {api: api, kind: 'chain'}});
                 var at = {};
                 s.chain.forEach(function (p) { at[p[0]] = p[1]; });
-                ['regression', 'improvement', 'not reproduced'].forEach(function (verdict) {
-                    var points = s.flags.filter(function (f) { return f[1] === verdict && at[f[0]] !== undefined; })
-                        .map(function (f) { return [f[0], at[f[0]]]; });
+                ['regression', 'improvement', 'not reproduced', 'put down'].forEach(function (verdict) {
+                    // a flag put down to a cuda-bindings change (f[8]) is that change's, not a verdict on the commits
+                    var points = s.flags.filter(function (f) {
+                        return (f[8] ? 'put down' : f[1]) === verdict && at[f[0]] !== undefined;
+                    }).map(function (f) { return [f[0], at[f[0]]]; });
                     if (points.length) {
                         chain.push({data: points, color: MARKS[verdict], lines: {show: false},
                                     points: {show: true, radius: 7, fill: verdict !== 'not reproduced',
                                              fillColor: MARKS[verdict], lineWidth: 2,
                                              symbol: verdict === 'improvement' ? downTriangle
-                                                 : verdict === 'regression' ? 'triangle' : 'circle'},
+                                                 : verdict === 'regression' ? 'triangle'
+                                                 : verdict === 'put down' ? 'diamond' : 'circle'},
                                     cb: {api: api, kind: 'flag', verdict: verdict}});
                     }
                 });
@@ -241,8 +249,9 @@ $(function () {
             notes.push('No paired step measured this case yet.');
         }
         if (env.changes.length) {
-            notes.push('The grey line marks where the cuda-bindings the commits were built with changes: one line '
-                       + 'per library still runs across it.');
+            notes.push('The grey line marks where the cuda-bindings the builds ran changes: one line per library '
+                       + 'still runs across it, and a flag of a cuda.bindings case across a wheel change (◆) is put '
+                       + 'down to that change.');
         }
         $('#graph-notes').empty().append(notes.map(function (n) { return $('<p/>').text(n); }));
         var table = $('#graph-commits').empty();
@@ -251,7 +260,7 @@ $(function () {
         commits.forEach(function (c, i) {
             body.append($('<tr/>').attr('data-commit', c.hash).append(
                 $('<td/>').text(i), $('<td class="name"/>').text(c.name), $('<td/>').text(c.title),
-                $('<td/>').text(c.date ? new Date(c.date).toISOString().slice(0, 10) : ''), $('<td/>').text(c.env)));
+                $('<td/>').text(c.date ? new Date(c.date).toISOString().slice(0, 10) : ''), $('<td/>').text(c.bindings)));
         });
         table.append(body);
         tooltips($('#chain'), data, per, 'chain');
@@ -279,12 +288,13 @@ $(function () {
                 return;
             }
             var x = item.datapoint[0], commit = data.commits[x], api = item.series.cb.api;
-            var lines = [commit.name + (commit.tag ? '' : ''), commit.title, NAMES[api]];
+            var lines = [commit.name, commit.title, NAMES[api] + ', cuda-bindings ' + commit.bindings];
             if (kind === 'chain') {
                 var p = per[api].chain.filter(function (q) { return q[0] === x; })[0];
                 lines.push(interval(p[1], p[2], p[3]) + ' since ' + p[4]);
                 per[api].flags.filter(function (f) { return f[0] === x; }).forEach(function (f) {
-                    lines.push(f[6] + ' → ' + f[7] + ': ' + interval(f[3], f[4], f[5]) + ' ' + f[2]);
+                    lines.push(f[6] + ' → ' + f[7] + ': ' + interval(f[3], f[4], f[5]) + ' '
+                               + (f[8] ? 'put down to ' + f[8] : f[2]));
                 });
             } else {
                 lines.push(time(item.datapoint[1]) + " (asv's median)");
