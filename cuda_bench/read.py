@@ -46,6 +46,8 @@ class Machine:
     put_down: list[tuple[dict, dict, str]]
     #: its over-C++ records, oldest first
     over_cpp: list[dict]
+    #: what its verdicts were judged against, in words (``summary.thresholds_words``)
+    thresholds: str
 
     @property
     def params(self):
@@ -114,7 +116,8 @@ def load(results_dir, runs=None):
     # each record file read once; everything below is derived from what was read
     kept = {
         name: {
-            kind: records.read(results_dir / name, kind) for kind in ("step", "counts", "over-cpp")
+            kind: records.read(results_dir / name, kind)
+            for kind in ("step", "counts", "over-cpp", "calibration")
         }
         for name in by_machine
     }
@@ -150,6 +153,7 @@ def load(results_dir, runs=None):
             regressions=summary.regressions(steps[name], known),
             put_down=summary.put_down_flags(steps[name], known),
             over_cpp=kept[name]["over-cpp"],
+            thresholds=summary.thresholds_words(steps[name], kept[name]["calibration"]),
         )
     rows = overview.rows_of(
         described,

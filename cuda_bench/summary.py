@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import math
 
-from cuda_bench import counts_read, history, results
+from cuda_bench import counts_read, history, results, stats
 from cuda_bench.names import is_control, library_of, release_version
 
 LIBRARIES = ("core", "bindings", "cupy")
@@ -467,6 +467,29 @@ def regressions(steps, known):
         if c["verdict"] in ("regression", "not reproduced")
     ]
     return _newest_first(found, known)
+
+
+def thresholds_words(steps, calibrations):
+    """What a machine's verdicts were judged against, in words: its thresholds calibrated per case
+    by an A/A run on the machine (``calibrations``: its calibration records), or the default for
+    every case where none did; and how many of its steps were judged with the default alone (every
+    counted case's threshold the default: paired before the calibration, or where the results
+    folder had none). No page claims a calibration that was not made, or that a step did not use."""
+    default = f"the default {stats.DEFAULT_THRESHOLD:.0%}"
+    judged = [s for s in history.judged(steps) if counted(s)]
+    flat = sum(all(c["threshold"] == stats.DEFAULT_THRESHOLD for c in counted(s)) for s in judged)
+    if calibrations:
+        cases = len({name for r in calibrations for name in r["thresholds"]})
+        text = (
+            f"calibrated per case by an A/A run on this machine "
+            f"({min(r['date'] for r in calibrations)[:10]}; {cases} cases, any other {default})"
+        )
+    else:
+        text = f"{default} for every case: no A/A run has calibrated this machine"
+    if calibrations and flat:
+        every = "all" if flat == len(judged) else f"{flat} of the {len(judged)}"
+        text += f"; {every} paired steps shown were judged with {default} alone"
+    return text
 
 
 def put_down_flags(steps, known):

@@ -40,8 +40,9 @@ WORDS = {
         "run: probably no process in the fast state, so its ratios read high (rule 12)."
     ),
     "Threshold": (
-        "how far from ×1.000 a case's interval must lie before it is flagged, calibrated per case"
-        " and machine."
+        "how far from ×1.000 a case's interval must lie before it is flagged: calibrated per case "
+        "and machine by an A/A run where one was made, else the default 2 % (each machine's part "
+        "of the front page says which)."
     ),
     "Control": (
         "a case that does not run cuda-python code (the C++ twins, the harness floor): shown, "
@@ -61,9 +62,17 @@ WORDS = {
         "ratio lies beyond its threshold (rule 5); every other case is the same."
     ),
     "Confirmed, not yet confirmed, not reproduced": (
-        "how a slowdown stands across machine starts: flagged on two (one of them with a memory "
-        "layout per process), flagged on one so far, or measured on another start without a flag "
-        "(rule 11)."
+        "how a slowdown stands across machine starts: flagged on two, one of them with a memory "
+        "layout per process; flagged, but on one start only or only with one fixed layout per "
+        "build; or measured on another start without a flag (rule 11)."
+    ),
+    "Cleared by": (
+        "the measurement that made a flag not reproduced: its ratio and interval, and the machine "
+        "start it was made on."
+    ),
+    "Not measured, on one side only": (
+        "a case a step could not time (its error is named), and a case only one of its builds has "
+        "(e.g. an API the older commit lacks): neither is counted as same."
     ),
     "Paired chain": (
         "the product of a case's paired ratios along the history, from the first commit the steps"
@@ -80,25 +89,66 @@ WORDS = {
         "the same driver, runtime or NVRTC call made from C++ (`benchmarks/cpp/twins.cpp`)."
     ),
     "Over C++": (
-        "a Python form's time per call against its C++ twin's, timed in turn in one process (rule"
-        " 12)."
+        "a Python form's time per call against its C++ twin's: paired, timed in turn in one "
+        "process (rule 12); where no such run was made, net (asv's median less the harness floor) "
+        "or raw (asv's median) against the twin's median."
     ),
     "Work per call": (
         "what one call does, counted rather than timed (CUDA and NVRTC calls, Python calls, C "
-        "calls, memory blocks): exact, so any difference between two commits is a change."
+        "calls, net blocks: memory blocks allocated and not freed): exact, so any difference "
+        "between two commits is a change."
     ),
     "Release ladder": (
         "every cuda-core release measured on one machine, then main's head, each paired with the "
         "one before it (`cuda-bench ladder`)."
     ),
-    "Environment": (
-        "the cuda-bindings a commit's results were measured with; the graphs draw one line across"
-        " a change of it."
+    "Built from the commit, wheel": (
+        "the cuda-bindings a build ran: cuda_bindings compiled from the commit itself (asv's "
+        '`CUDA_BENCH_BINDINGS` "source", the default), or a wheel of PyPI, named by the version '
+        "its workers reported; a page shows one build per commit, the commit's own first."
+    ),
+    "Put down to a cuda-bindings change": (
+        "a cuda.bindings case of a step whose two sides ran different cuda-bindings wheels: what "
+        "it measures is the wheels, so it is listed apart and not counted as the step's."
+    ),
+    "In one process": (
+        "every form of an operation timed beside its C++ twin in the same worker processes (an "
+        "over-C++ run); a form over cuda.bindings' is the median over the processes of their "
+        "ratio, with its interval."
     ),
     "cuda-bindings auto": (
         "each release measured with the cuda-bindings wheel it supports: 13.3.1 where its "
         "cuda_core declares a `cu13` extra, else 12.9.10."
     ),
+}
+
+#: how the pages say each entry's word (a regular expression, matched whole-word and in any case):
+#: the first time a page says one, it links to the entry (``pages.html.linked``)
+SAID = {
+    "Process pair": r"process pairs?",
+    "Machine start": r"machine starts?",
+    "Memory layout per process": r"(?:a )?layout per process",
+    "Fixed layout": r"(?:one )?fixed layout|layout per build",
+    "Fast state": r"fast state",
+    "Slow state": r"slow state",
+    "Threshold": r"thresholds?",
+    "Control": r"controls?",
+    "Paired step": r"paired steps?",
+    "Window": r"one pass",
+    "Confirmed, not yet confirmed, not reproduced": r"not yet confirmed|not reproduced|confirmed",
+    "Cleared by": r"cleared by",
+    "Not measured, on one side only": r"not measured|on one side only",
+    "Slower, faster": r"slower|faster",
+    "Paired chain": r"paired chains?|chains?",
+    "Geometric mean per library": r"geometric means?",
+    "Harness floor": r"harness floor",
+    "C++ twin": r"C\+\+ twins?|twins?",
+    "Over C++": r"over (?:its )?C\+\+",
+    "In one process": r"in one process",
+    "Work per call": r"work per call",
+    "Release ladder": r"release ladder|ladder",
+    "Built from the commit, wheel": r"built from the commit|built from each commit",
+    "Put down to a cuda-bindings change": r"put down to (?:a|that|the) cuda-bindings change",
 }
 
 SECTION = "## Words\n\n"  # docs/method.md's section of these entries, up to the next "## "

@@ -1078,6 +1078,11 @@ JARGON = {
     "Control": r"\bcontrols?\b",
     "Release ladder": r"\bladder\b",
     "cuda-bindings auto": r"\bauto\b",
+    "Built from the commit, wheel": r"\bbuilt from (?:the|each) commit\b|\bwheel\b",
+    "Put down to a cuda-bindings change": r"\bput down\b",
+    "In one process": r"\bin one process\b",
+    "Cleared by": r"\bcleared by\b",
+    "Not measured, on one side only": r"\bnot measured\b|\bon one side only\b",
     "Threshold": r"\bthresholds?\b",
     "Over C++": r"\bover (?:its )?C\+\+",
     "Work per call": r"\bwork per call\b",
@@ -1124,8 +1129,37 @@ def test_every_page_links_the_glossary_and_it_has_each_word_they_use(site, page)
             if re.search(pattern, text, re.IGNORECASE):
                 used.setdefault(word, []).append(url.split("#")[0])
     assert {"Paired step", "Paired chain", "Process pair", "Machine start", "Harness floor",
-            "C++ twin", "Release ladder", "cuda-bindings auto"} <= set(used), used  # to check
+            "C++ twin", "Release ladder", "Built from the commit, wheel", "Put down to a cuda-bindings change",
+            "Cleared by"} <= set(used), used  # to check
     assert {word: urls for word, urls in used.items() if word not in glossary} == {}
+
+
+#: words each page says in its own text, and so links to their glossary entries (``pages.html.linked``)
+LINKED = {
+    "index.html": {"Paired step", "Threshold", "Harness floor", "Over C++", "Work per call"},
+    "releases.html": {"Geometric mean per library", "Work per call"},
+    "regressions.html": {"Threshold", "Cleared by", "Put down to a cuda-bindings change"},
+    "steps.html": {"Release ladder", "Process pair", "C++ twin"},
+    f"graph.html#machine={MACHINE}&benchmark=bench_launch.Launch.time_launch": {
+        "Paired chain", "Put down to a cuda-bindings change"},
+}
+
+
+def test_every_page_links_its_words_to_their_one_entry(site, page):
+    """Each glossary word has one entry; each page links the first time it says a word to that entry (a link per
+    word, to an entry that exists)."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/glossary.html")
+    ids = page.eval_on_selector_all("dl.glossary dt", "dts => dts.map(dt => [dt.id, dt.innerText])")
+    assert len({i for i, _ in ids}) == len(ids) == len({w for _, w in ids})
+    entry = dict(ids)
+    assert page.locator("a.word").count() == 0  # the glossary links no word to itself
+    for url, expected in LINKED.items():
+        page.goto(f"{origin}/{url}")
+        links = page.eval_on_selector_all("a.word", "as => as.map(a => a.getAttribute('href').split('#')[1])")
+        assert all(href in entry for href in links), (url, links)
+        assert len(links) == len(set(links)), url  # the first saying only
+        assert expected <= {entry[href] for href in links}, (url, links)
 
 
 # --- one rule per word ----------------------------------------------------------------------------

@@ -451,3 +451,66 @@ def test_text_from_git_in_the_markdown_is_shown_as_it_is_never_as_markup(tmp_pat
     data = paired_run("aa") | {"base_rev": "main", "head_rev": "fix`<b>`it"}
     said = comment.comment(data)
     assert "``fix`<b>`it``" in said and "`main`" in said
+
+
+# --- rules each stated by a test of its own -----------------------------------------------------------
+def test_python_over_cpp_is_the_mean_of_a_groups_two_samples_over_its_twins():
+    """stats.over_cpp: an ABBA group (c1, p1, p2, c2) holds two Python samples and two of the C++ twin; the
+    difference per call is their means' (300 ns against 20 ns: +280 ns, not the sums' 560 ns)."""
+    found = over_cpp_stats([[(20.0, 300.0, 300.0, 20.0)] * 5] * 10)
+    assert (found["over_ns"], found["py_ns"], found["cpp_ns"], found["ratio"]) == (280.0, 300.0, 20.0, 15.0)
+
+
+def over_cpp_stats(groups):
+    from cuda_bench import stats
+
+    return stats.over_cpp("bench_device.SetCurrent.time_set_current('core')", "set_current", groups)
+
+
+def test_the_front_page_marks_main_open_with_only_unconfirmed_regressions():
+    """The front page's "regressions still open on main" reads "open" while any regression is open on main,
+    confirmed or not yet; "none" only when none is."""
+    step = step_record(cases=[step_case(EVENT, 1.05, "regression") | {"confirmed": False}])
+    told = {"head": {"name": "m4"}, "previous": None, "release": None, "release_open": 0,
+            "open": [(step, step["cases"][0])]}
+    row = "".join(landing_page.verdicts_html(told, {}))
+    assert '<span class="label label-danger">open</span>' in row and "0 confirmed · 1 not yet confirmed" in row
+    assert '<span class="label label-default">none</span>' in "".join(landing_page.verdicts_html(
+        told | {"open": []}, {}))
+
+
+def test_a_commits_date_is_recorded_in_ms_as_asv_dates_it(git_repo):
+    """results/commits.json dates each commit in ms since the epoch, as asv does: the page's "committed" day is
+    the day git itself gives the commit (not 1970)."""
+    from conftest import git
+
+    from cuda_bench import asvrun
+    from cuda_bench.text import date_text
+
+    head = git(git_repo, "rev-parse", "HEAD")
+    (found, _) = asvrun.describe_commits(git_repo, [head])
+    seconds = int(git(git_repo, "show", "-s", "--format=%ct", head))
+    assert found[head]["date"] == seconds * 1000
+    assert date_text(found[head]["date"])[:10] == time.strftime("%Y-%m-%d", time.gmtime(seconds)) > "2000"
+
+
+def test_a_cuda_core_wheel_is_cached_per_cuda_bindings_it_was_built_against():
+    """cuda_core compiles against cuda.bindings' declarations: its wheel built against 12.9.10 is never reused
+    with 13.3.1, nor one built against one bindings tree with another; cuda_pathfinder's does not depend on it."""
+    from cuda_bench.trees import cache_key
+
+    keys = {b: cache_key("cuda_core", "tree", b) for b in ("cuda-bindings==12.9.10", "cuda-bindings==13.3.1",
+                                                           "a" * 40, "b" * 40)}
+    assert len(set(keys.values())) == 4
+    assert keys["cuda-bindings==13.3.1"].endswith("-bindings13.3.1")
+    assert cache_key("cuda_pathfinder", "tree", "cuda-bindings==12.9.10") == cache_key("cuda_pathfinder", "tree", "")
+
+
+def test_a_steps_same_count_leaves_out_its_flags_not_reproduced():
+    """A step's "K same" counts the cases judged the same, not those whose flag another start did not
+    reproduce: those are counted apart."""
+    step = step_record(cases=[step_case(EVENT, 1.0, "same"), step_case(QUERY, 1.0, "same"),
+                              step_case(LAUNCH, 1.03, "not reproduced")])
+    found = summary.counts(step)
+    assert (found["same"], found["not reproduced"]) == (2, 1)
+    assert summary.counts_words(found)[:4] == ["0 slower", "0 faster", "2 same", "1 not reproduced"]

@@ -39,6 +39,7 @@ from cuda_bench import (
     report,
     results,
     stats,
+    summary,
 )
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
@@ -1439,3 +1440,27 @@ def test_the_front_page_compares_the_libraries_in_one_process_on_each_machine_an
         assert ("Another build than asv's medians" in page) == (built != row["build"])
     h200 = [r for r in found.rows if r["machine"] == "nvidia-h200"]
     assert "Another build than asv's medians" in landing_page.render(h200)
+
+
+def test_the_pages_say_which_thresholds_judged_each_machine_and_claim_no_calibration_not_used():
+    """Each machine's part of the front page says what its verdicts were judged against: the default 2 % where no
+    A/A run calibrated it; a calibration where one did, and that steps which used the default alone did so (the
+    H100's steps were paired before its A/A run reached their results folder: every threshold 2 %)."""
+    def step(*thresholds):
+        return step_record(cases=[step_case(f"bench_x.X.time_x('{i}')", 1.0, "same") | {"threshold": t}
+                                  for i, t in enumerate(thresholds)])
+
+    calibrated, flat = step(0.01, 0.013), step(stats.DEFAULT_THRESHOLD, stats.DEFAULT_THRESHOLD)
+    calibration = [{"date": "2026-12-03T00:00:00Z", "thresholds": {"bench_x.X.time_x('0')": 0.01}}]
+    assert summary.thresholds_words([flat], []) == "the default 2% for every case: no A/A run has calibrated this " \
+                                                   "machine"
+    assert summary.thresholds_words([calibrated], calibration) == "calibrated per case by an A/A run on this " \
+        "machine (2026-12-03; 1 cases, any other the default 2%)"
+    assert summary.thresholds_words([calibrated, flat], calibration).endswith(
+        "; 1 of the 2 paired steps shown were judged with the default 2% alone")
+    found = read.load(RESULTS)
+    h100 = found.machines["nvidia-h100-80gb-hbm3"]
+    assert all(c["threshold"] == stats.DEFAULT_THRESHOLD for s in h100.steps for c in s["cases"])
+    page = landing_page.document(found)
+    assert f"Thresholds: {h100.thresholds}." in page and h100.thresholds.endswith(
+        "all paired steps shown were judged with the default 2% alone")

@@ -5,9 +5,10 @@ call. Everything a page did not write itself goes through :func:`esc`."""
 from __future__ import annotations
 
 import html
+import re
 from urllib.parse import quote, urlencode
 
-from cuda_bench import calls, counts_read, results, summary
+from cuda_bench import calls, counts_read, results, summary, words
 from cuda_bench import counts as counting
 from cuda_bench.names import short_name, split_case
 from cuda_bench.stats import CONFIDENCE, CONFIRMED_RULE
@@ -41,10 +42,55 @@ def esc(text):
     return html.escape(str(text), quote=True)
 
 
+#: text inside these elements is never linked to the glossary: links, code, headings of a table,
+#: scripts, the page's title, form controls
+UNLINKED = ("a", "code", "script", "style", "title", "th", "select", "option", "button", "h1")
+_TAG = re.compile(r"(<[^>]*>)")
+_NAME = re.compile(r"</?([a-zA-Z0-9]+)")
+
+
+def linked(body, href="glossary.html"):
+    """``body`` (HTML) with the first saying of each glossary word (``words.SAID``) in its text
+    linked to the word's entry (``words.anchor``); attributes, and the text inside
+    :data:`UNLINKED` elements, are left as they are."""
+    wanted = {
+        word: re.compile(rf"(?<![\w-])(?:{said})(?![\w-])", re.IGNORECASE)
+        for word, said in words.SAID.items()
+    }
+    out, inside = [], []
+    for part in _TAG.split(body):
+        if part.startswith("<"):
+            name = (_NAME.match(part) or [None, ""])[1].lower()
+            if name in UNLINKED and not part.endswith("/>"):
+                if part.startswith("</"):
+                    if name in inside:
+                        inside.remove(name)
+                else:
+                    inside.append(name)
+            out.append(part)
+            continue
+        while part and not inside and wanted:
+            found = [(m.start(), word, m) for word, rx in wanted.items() if (m := rx.search(part))]
+            if not found:
+                break
+            _, word, match = min(found, key=lambda f: f[0])
+            del wanted[word]
+            out.append(
+                part[: match.start()]
+                + f'<a class="word" href="{href}#{words.anchor(word)}">{match.group(0)}</a>'
+            )
+            part = part[match.end() :]
+        out.append(part)
+    return "".join(out)
+
+
 def page(title, body, current, banner=""):
     """One of the project's pages: the navigation, ``banner`` (:func:`unreadable_html`) on top,
-    then ``body``; ``site.js`` makes the link to asv's pages say how to serve them where the page
-    was opened from disk."""
+    then ``body``, its glossary words linked to their entries (:func:`linked`; not on the glossary
+    itself); ``site.js`` makes the link to asv's pages say how to serve them where the page was
+    opened from disk."""
+    if current != "glossary.html":
+        body = linked(body)
     active = ' class="active"'
     nav = " ".join(
         f'<a href="{href}"{active if href == current else ""}>{esc(label)}</a>'

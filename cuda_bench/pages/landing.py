@@ -43,7 +43,9 @@ HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
 a ratio (head over
 base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> \
 only when its whole interval lies
-beyond the case's threshold (a percent or two, calibrated per case on the machine). {rule_html()}.
+beyond the case's threshold (a percent or two: calibrated per case by an A/A run where one was \
+made on the
+machine, else the default 2 %; each machine's part says which). {rule_html()}.
 The table's numbers are asv's medians per call at main's head: context, since they move with the
 machine's state (up to 2× on the H200), never a change; a cell's hover says every other number of
 its case. The rules and the evidence:
@@ -68,9 +70,9 @@ def verdict_row(key, heading, part, missing):
     )
 
 
-def render_landing(told, rows, known):
-    """One machine's part of the front page: main's head, the verdicts, the open regressions, each
-    operation."""
+def render_landing(told, rows, known, thresholds=""):
+    """One machine's part of the front page: main's head, the verdicts (and the ``thresholds`` they
+    were judged against, ``summary.thresholds_words``), the open regressions, each operation."""
     machine = told["machine"]
     params = told["params"]
     out = [
@@ -82,6 +84,8 @@ def render_landing(told, rows, known):
     if head is None:
         return "\n".join(out)
     out += verdicts_html(told, known)
+    if thresholds:
+        out.append(f'<p class="thresholds text-muted">Thresholds: {esc(thresholds)}.</p>')
     out += changes_html(told, known)
     if rows:
         out.append(f"<h3>Each operation at {esc(head['name'])}</h3>")
@@ -487,7 +491,10 @@ def document(found):
     """``index.html`` of ``found`` (``read.History``)."""
     body = "\n".join(
         render_landing(
-            machine.landing, [r for r in found.rows if r["machine"] == name], found.known
+            machine.landing,
+            [r for r in found.rows if r["machine"] == name],
+            found.known,
+            machine.thresholds,
         )
         for name, machine in found.machines.items()
     )
