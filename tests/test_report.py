@@ -1398,10 +1398,11 @@ def process_record(cases, lost=None):
 
 
 def test_each_form_is_compared_with_cuda_bindings_process_by_process():
-    """forms_compared: each process times every form beside the same C++ twin, so a process's state (here every
-    other process twice as slow, both forms alike) cancels in the ratio of the two forms' ratios: cuda.core at
-    ×0.750 with an interval of zero width. A run that lost a process of either form is not compared."""
-    states = [10.0, 20.0] * 30
+    """forms_compared: each process times every form beside the same C++ twin, so a process's state (here each
+    process up to twice as slow as another, both forms alike) cancels in the ratio of the two forms' ratios:
+    cuda.core at ×0.750 with an interval of zero width. A run that lost a process of either form is not
+    compared."""
+    states = [10.0 + (7 * i) % 11 for i in range(60)]
     name = "bench_device.SetCurrent.time_set_current('{}')"
     record = process_record({name.format("bindings"): states, name.format("core"): [0.75 * r for r in states]})
     found = overcpp_read.forms_compared([record])
