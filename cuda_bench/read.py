@@ -48,6 +48,9 @@ class Machine:
     over_cpp: list[dict]
     #: what its verdicts were judged against, in words (``summary.thresholds_words``)
     thresholds: str
+    #: [(file, line, the commits it names)]: its step record lines that could not be read, with
+    #: what could be read of them (``results.touched``)
+    damaged: list[tuple]
 
     @property
     def params(self):
@@ -154,6 +157,11 @@ def load(results_dir, runs=None):
             put_down=summary.put_down_flags(steps[name], known),
             over_cpp=kept[name]["over-cpp"],
             thresholds=summary.thresholds_words(steps[name], kept[name]["calibration"]),
+            damaged=[
+                (path, line, results.touched(path, line))
+                for path, line, _ in results.noted(results_dir / name)
+                if path.name == records.FILES["step"]
+            ],
         )
     rows = overview.rows_of(
         described,

@@ -275,6 +275,7 @@ def lines(path):
             try:
                 found.append((number, json.loads(line)))
             except ValueError as exc:  # not JSON (a write cut off), or not UTF-8
+                exc.raw = line  # what could be read of it: the commits it names (results.touches)
                 found.append((number, exc))
     return found
 
@@ -292,7 +293,8 @@ def read(folder, kind):
             records.append(check(found, kind))
         except RecordError as exc:
             warn(f"{path}:{number}: {exc}; left out")
-            results.unreadable(path, exc, number)
+            raw = getattr(found, "raw", b"") if isinstance(found, ValueError) else found
+            results.unreadable(path, exc, number, results.touches(raw))
     return records
 
 

@@ -33,14 +33,38 @@ def warn(message):
 # --- what could not be read -----------------------------------------------------------------------
 #: {(file, line or None): why}, in the order they were met: what this process's readers left out
 UNREADABLE = {}
+#: {(file, line): {"base", "head", "commit": a commit the line names}}: what a record line that
+#: could not be read is about, as far as it could be read (:func:`touches`)
+TOUCHED = {}
+_NAMED = re.compile(rb'"(base|head|commit)": *"([0-9a-f]{40})"')
 
 
-def unreadable(path, why, line=None):
+def touches(record):
+    """The commits a record names (``base``, ``head``, ``commit``), from the record or from what
+    could be read of its line (bytes: a line cut off keeps the fields before the cut; a record is
+    written with its keys in order, ``base`` first)."""
+    if isinstance(record, dict):
+        return {k: v for k, v in record.items() if k in ("base", "head", "commit") and v}
+    found = {}
+    for key, sha in _NAMED.findall(record if isinstance(record, bytes) else b""):
+        found.setdefault(key.decode(), sha.decode())
+    return found
+
+
+def unreadable(path, why, line=None, named=None):
     """Note that ``path`` (its ``line``, where one line of it is meant) could not be read, and why
-    (an exception: JSON's names the line and column)."""
+    (an exception: JSON's names the line and column); ``named``: the commits it is about
+    (:func:`touches`), where they could be read."""
     if isinstance(why, json.JSONDecodeError):
         why, line = f"does not parse ({why.msg}, column {why.colno})", why.lineno
     UNREADABLE.setdefault((Path(path).resolve(), line), str(why))
+    if named:
+        TOUCHED[(Path(path).resolve(), line)] = named
+
+
+def touched(path, line):
+    """The commits an unreadable ``line`` of ``path`` names ({} where none could be read)."""
+    return TOUCHED.get((Path(path).resolve(), line), {})
 
 
 def noted(under=None):
@@ -58,6 +82,7 @@ def forget(under=None):
     """Start again: nothing noted (``under``: in that folder)."""
     for path, line, _ in noted(under):
         del UNREADABLE[(path, line)]
+        TOUCHED.pop((path, line), None)
 
 
 def shown(path, results_dir):

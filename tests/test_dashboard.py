@@ -850,6 +850,9 @@ def test_what_could_not_be_read_is_named_on_every_page_and_publish_exits_2(broke
         assert [n[:2] for n in named] == [[f"results/{MACHINE}/{head_file.name}", "1"],
                                           [f"results/{MACHINE}/steps.jsonl", str(line)]], (url, named)
         assert "could not be read" in page.inner_text("div.unreadable")
+        # and what the cut line is about, as far as it can be read: the step from m2 (its base comes first)
+        assert f"(a record of the step {SHA['m2'][:9]} → {SHA['m3'][:9]}" in named[1][2] or \
+            f"(a record of a step from {SHA['m2'][:9]}" in named[1][2], named[1][2]
         assert page.locator("div.unreadable").bounding_box()["y"] < page.locator("h1").bounding_box()["y"]
     page.goto(f"{origin}/regressions.html")
     assert page.get_attribute(f"tr.case[data-case=\"{SET_BINDINGS}\"]", "data-status") == "not yet confirmed"

@@ -514,3 +514,33 @@ def test_a_steps_same_count_leaves_out_its_flags_not_reproduced():
     found = summary.counts(step)
     assert (found["same"], found["not reproduced"]) == (2, 1)
     assert summary.counts_words(found)[:4] == ["0 slower", "0 faster", "2 same", "1 not reproduced"]
+
+
+def test_a_damaged_step_record_is_named_with_the_step_it_is_about(tmp_path):
+    """The H200's v0.4.2 -> v0.5.1 step has a whole record and a 9-case recheck; with the whole record's line cut
+    off halfway the step is rebuilt from the recheck: the banner names the line and the step it is about (its base
+    can be read off the cut line), and the Releases page says above that step that a record of it could not be
+    read, so its counts are not taken for the whole step's."""
+    from cuda_bench import read
+    from cuda_bench.pages import releases as releases_page
+
+    root = Path(__file__).parent.parent / "results"
+    for name in ("benchmarks.json", "commits.json"):
+        shutil.copy(root / name, tmp_path / name)
+    shutil.copytree(root / "nvidia-h200", tmp_path / "nvidia-h200")
+    path = tmp_path / "nvidia-h200" / "steps.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    (number,) = [i for i, line in enumerate(lines, 1) if json.loads(line).get("release_tags") ==
+                 ["cuda-core-v0.4.2", "cuda-core-v0.5.1"] and len(json.loads(line)["cases"]) > 50]
+    lines[number - 1] = lines[number - 1][: len(lines[number - 1]) // 2] + b"\n"
+    path.write_bytes(b"".join(lines))
+    v042 = "3c307b40fc78dc0be07e7fb3724ad728a3971c27"  # cuda-core-v0.4.2
+    found = read.load(tmp_path)
+    (damaged,) = found.machines["nvidia-h200"].damaged
+    assert damaged[1] == number and damaged[2] == {"base": v042}  # the head comes after the cases: cut off
+    page = releases_page.document(found)
+    assert f"steps.jsonl</code> line {number}: does not parse" in page
+    assert "(a record of a step from cuda-core-v0.4.2: what the pages say of it rests on its other records)" in page
+    section = page[page.index(f'data-base="{v042}"'):]
+    section = section[:section.index("</section>")]
+    assert f"A record of this step could not be read (steps.jsonl line {number})" in section

@@ -110,15 +110,16 @@ def page(title, body, current, banner=""):
     )
 
 
-def unreadable_html(found, results_dir):
+def unreadable_html(found, results_dir, known=None):
     """The banner every page carries while part of the history cannot be read (``results.noted``):
-    each file and line, and why; "" when all of it was read."""
+    each file and line, and why, and the step or commit it is about where that could be read
+    (:func:`touched_words`); "" when all of it was read."""
     if not found:
         return ""
     items = "".join(
         f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{line or ""}"><code>'
         f"{esc(results.shown(path, results_dir))}</code>{f' line {line}' if line else ''}: "
-        f"{esc(why)}</li>"
+        f"{esc(why)}{touched_words(results.touched(path, line), known or {})}</li>"
         for path, line, why in found
     )
     return (
@@ -295,4 +296,39 @@ def verdict_badge(found):
 def banner(found):
     """The banner of every page of ``found`` (``read.History``): :func:`unreadable_html` of what it
     could not read."""
-    return unreadable_html(found.unreadable, found.results_dir)
+    return unreadable_html(found.unreadable, found.results_dir, found.known)
+
+
+def touched_words(named, known):
+    """What a line that could not be read is about, as far as it could be read
+    (``results.touches``): " (a record of the step cuda-core-v0.4.2 → cuda-core-v0.5.1)", " (a
+    record of a step from …)", " (a record of commit …)", or ""."""
+    base, head, commit = (named.get(k) for k in ("base", "head", "commit"))
+    if base and head:
+        what = f"the step {summary.name(base, known)} → {summary.name(head, known)}"
+    elif base:
+        what = f"a step from {summary.name(base, known)}"
+    elif commit:
+        what = f"commit {summary.name(commit, known)}"
+    else:
+        return ""
+    return f" (a record of {esc(what)}: what the pages say of it rests on its other records)"
+
+
+def damaged_html(damaged, base, head):
+    """Above a step that a record line which could not be read is about (``damaged``: [(file, line,
+    the commits it names)] of the machine's steps, ``read.Machine.damaged``): which line, and that
+    what the step shows rests on its other records; "" for none."""
+    found = [
+        (path, line)
+        for path, line, named in damaged
+        if named.get("base") == base and named.get("head") in (None, head)
+    ]
+    if not found:
+        return ""
+    where = ", ".join(f"{path.name} line {line}" for path, line in found)
+    return (
+        '<p class="damaged alert alert-warning">A record of this step could not be read '
+        f"({esc(where)}): what it shows comes from its other records, and may leave out what that "
+        "one held.</p>"
+    )

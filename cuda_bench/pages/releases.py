@@ -12,6 +12,7 @@ from cuda_bench.pages.html import (
     changed_table,
     commit_link,
     counts_text,
+    damaged_html,
     esc,
     one_side_html,
     page,
@@ -40,12 +41,16 @@ def geomean_text(found):
     return " · ".join(parts)
 
 
-def render_release_step(machine, told, known):
+def render_release_step(machine, told, known, damaged=()):
+    """One step of the ladder (or the newest release to main's head): its counts, geometric means,
+    changed cases, the cases put down to a cuda-bindings change, the work per call; above them,
+    which record of it could not be read (``damaged``: ``read.Machine.damaged``)."""
     body = [
         f'<section class="release-step" data-base="{esc(told["base"])}" '
         f'data-head="{esc(told["head"])}" '
         f'data-kind="{esc(told["kind"])}"><h3>{commit_link(told["base"], known)} → '
         f"{commit_link(told['head'], known)} {verdict_badge(told['counts'])}</h3>",
+        damaged_html(damaged, told["base"], told["head"]),
         environment_html(told),
         f"<p>{counts_text(told['counts'])}. Geometric mean of the ratios, per library (cases): "
         f'{geomean_text(told["geomean"])}. <small class="text-muted">Paired '
@@ -127,12 +132,12 @@ def put_down_html(machine, told):
     )
 
 
-def render_releases(machine, found, known):
+def render_releases(machine, found, known, damaged=()):
     out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)}</h2>']
     newest, head = found["newest"], found["head"]
     if newest and head:
         if found["to_head"]:
-            out.append(render_release_step(machine, found["to_head"], known))
+            out.append(render_release_step(machine, found["to_head"], known, damaged))
         else:
             out.append(
                 f'<section class="release-step missing" data-base="{esc(newest)}" '
@@ -144,7 +149,7 @@ def render_releases(machine, found, known):
             )
     if not found["ladder"]:
         out.append("<p>No release measured against the one before it on this machine.</p>")
-    out += [render_release_step(machine, told, known) for told in found["ladder"]]
+    out += [render_release_step(machine, told, known, damaged) for told in found["ladder"]]
     told = [*found["ladder"], *([found["to_head"]] if found["to_head"] else [])]
     out.append(unseen_html(any(t.get("work") is not None for t in told)))
     out.append("</section>")
@@ -164,7 +169,7 @@ ratio per library sums a step up. {rule_html()}
 def document(found):
     """``releases.html`` of ``found`` (``read.History``)."""
     body = "\n".join(
-        render_releases(name, machine.releases, found.known)
+        render_releases(name, machine.releases, found.known, machine.damaged)
         for name, machine in found.machines.items()
     )
     return page(
