@@ -1249,6 +1249,60 @@ def test_screenshots_of_the_h200_history(h200):
         browser.close()
 
 
+
+# --- no page scrolls sideways ---------------------------------------------------------------------------
+#: what stays on one line, however narrow the window: each number, ratio with its interval, pair of times, date and
+#: commit's name (of a cell, what comes before a line break of its own)
+ONE_LINE = ("table.overview td[data-value]", "table.changed tr.case td:nth-child(2)",
+            "table.regressions tr.case td:nth-child(3)", "td.per-call .times", "a.commit",
+            "table.steps tr[data-base] > td:nth-child(2)", "#graph-commits td:nth-child(4)")
+LAYOUT = """selectors => {
+  const root = document.documentElement, width = root.clientWidth;
+  window.scrollTo(1e6, 1e6);  // as far right and down as the page goes
+  const nav = document.querySelector('nav.site').getBoundingClientRect();
+  const lines = el => {
+    const range = document.createRange(), br = el.querySelector(':scope > br');
+    range.selectNodeContents(el);
+    if (br) range.setEndBefore(br);
+    return range.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight);
+  };
+  const found = Object.fromEntries(selectors.map(s => [s, [...document.querySelectorAll(s)]]));
+  return {width, scrollWidth: root.scrollWidth, scrollX: window.scrollX,
+          nav: [nav.top, nav.left, nav.right].map(Math.round),
+          seen: selectors.filter(s => found[s].length),
+          broken: selectors.flatMap(s => found[s].filter(el => lines(el) >= 1.5).map(el => el.innerText))};
+}"""
+
+
+@pytest.mark.parametrize("history", ["site", "h200"])
+def test_no_page_scrolls_sideways_at_1400_or_800_px_and_the_bar_stays_put(history, request):
+    """Every page of the project's (asv's own aside), on the fixture history and on the committed one, fits the
+    window at 1,400 and at 800 px: the document is no wider than the window and does not scroll sideways; scrolled
+    to its end, the navigation bar is still on top and spans the window; names, code chips and words wrap while
+    each number, ratio with its interval, pair of times, date and commit's name stays on one line (``ONE_LINE``,
+    each found on some page)."""
+    html, results_dir, origin = request.getfixturevalue(history)
+    machine = MACHINE if history == "site" else "nvidia-h200"
+    urls = [*OWN_PAGES[:-1], OWN_PAGES[-1].replace(MACHINE, machine)]
+    found, seen = {}, set()
+    for tab in browser_tab(origin):
+        for width in (1400, 800):
+            tab.set_viewport_size({"width": width, "height": 900})
+            for url in urls:
+                tab.goto(f"{origin}/{url}")
+                if url.startswith("graph"):
+                    tab.wait_for_function(GRAPH_READY, timeout=20000)
+                said = tab.evaluate(LAYOUT, list(ONE_LINE))
+                seen.update(said["seen"])
+                wrong = [f"{said['scrollWidth']} px wide" if said["scrollWidth"] > said["width"] else "",
+                         f"scrolls {said['scrollX']} px sideways" if said["scrollX"] else "",
+                         f"bar at {said['nav']}" if said["nav"] != [0, 0, said["width"]] else "",
+                         f"broken over lines: {said['broken'][:3]}" if said["broken"] else ""]
+                if any(wrong):
+                    found[f"{width} px {url.split('#')[0]}"] = [w for w in wrong if w]
+    assert found == {}
+    assert seen == set(ONE_LINE)
+
 def shoot(page, name):
     folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
     if folder and os.environ.get("CUDA_BENCH_FIXTURE_SCREENSHOTS"):
