@@ -23,6 +23,7 @@ DASHBOARD = "tests/test_dashboard.py::"
 UNREADABLE_REPORT = "test_report_names_what_it_could_not_read_and_exits_2_unless_a_regression_outranks_it"
 INTERRUPTED_BUILD = "test_a_build_interrupted_in_pip_wheel_leaves_no_temporary_folder_and_no_cache_entry"
 SIDEWAYS = DASHBOARD + "test_no_page_scrolls_sideways_at_1400_or_800_px_and_the_bar_stays_put"
+README_SAYS = "tests/test_readme.py::test_readmes_section_is_what_the_committed_history_says"
 EDGES = "tests/test_edges.py"  # the edges of a history the fixture histories do not reach
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -205,6 +206,26 @@ MUTATIONS = [
      [SIDEWAYS]),
     ("a graph's cuda-bindings label runs past the plot's right edge", "dashboard/site/graph.js",
      "if (at.left + 4 + mark.outerWidth() > placeholder.width()) {", "if (false) {", [SIDEWAYS]),
+    # README.md's "What the dashboard says today", written from the history
+    ("README's section holds a line typed by hand", "README.md",
+     "## What the dashboard says today\n\n",
+     "## What the dashboard says today\n\nOn the H200, `Device.set_current` takes 22 ns from C++.\n\n",
+     [README_SAYS]),
+    ("README's example gives each library's number net of the floor, not the page's median",
+     "cuda_bench/readme.py", """f"{TITLES[api]} {fmt(row['cells'][api]['value'])}\"""",
+     """f"{TITLES[api]} {fmt(row['cells'][api].get('net') or row['cells'][api]['value'])}\"""",
+     ["tests/test_readme.py"]),
+    ("report --readme prints the section and writes nothing", "cuda_bench/readme.py",
+     "        path.write_text(new)\n", "        pass\n",
+     ["tests/test_readme.py::test_report_readme_writes_the_section_and_nothing_else"]),
+    ("report --readme writes over what follows the section", "cuda_bench/readme.py",
+     'end = text.index("\\n## ", start) + 1', "end = len(text)",
+     ["tests/test_readme.py::test_report_readme_writes_the_section_and_nothing_else"]),
+    ("README calls a head fine with regressions open on main and slower than the newest release",
+     "cuda_bench/readme.py",
+     'if any(t["open"] for t in told) or any(p.get("regression") for p in parts):',
+     'if any(p.get("regression") for p in parts[: len(told)]):',
+     ["tests/test_readme.py::test_the_section_says_the_known_answers_of_the_fixture_history"]),
     # the numbers around a verdict: bands, time per call, dates, asv's list, regressions.json
     ("a chain point reached backwards has its band's ends swapped", "cuda_bench/summary.py",
      '1 / case["ratio"], 1 / case["high"], 1 / case["low"])\n',

@@ -1222,9 +1222,46 @@ def test_the_h200_history_publishes_from_results_alone(h200):
     assert releases.count('class="release-step"') == 5
 
 
+def test_readmes_numbers_are_what_the_pages_of_the_committed_history_show(h200):
+    """README.md's "What the dashboard says today", as committed, against the committed history's pages in the
+    browser: each machine's head and its counts against the previous measured commit (front page); the example
+    operation's number per library (front page's table); the largest open slowdown with its interval (Regressions);
+    the newest release step's geometric mean per library (Releases)."""
+    from cuda_bench import read, readme
+    from cuda_bench.overview import TITLES
+
+    html, results_dir, origin = h200
+    text = (ROOT / "README.md").read_text()
+    said = " ".join(text[slice(*readme.bounds(text))].split())
+    focus, _ = readme.focus(read.load(results_dir))
+    for tab in browser_tab(origin):
+        tab.goto(f"{origin}/index.html")
+        for machine, head, counted in tab.eval_on_selector_all("section.machine", """ss => ss.map(s => [
+                s.dataset.machine, s.querySelector('p.head').dataset.commit.slice(0, 9),
+                s.querySelector('tr[data-against=previous] td:nth-child(3)').innerText.split(' (paired')[0]])"""):
+            assert f"On {machine}, main's head `{head}`" in said and f": {counted};" in said, machine
+        row = tab.locator(f"section[data-machine='{focus}'] tr[data-benchmark='{readme.EXAMPLE}'][data-case='']")
+        for api, title in TITLES.items():
+            shown = row.locator(f"td.{api} a").inner_text().strip()
+            assert f"{title} {shown}" in said, (api, shown)
+        tab.goto(f"{origin}/regressions.html")
+        largest = tab.eval_on_selector_all(
+            "tr.case:not([data-status='not reproduced'])",
+            "trs => trs.map(tr => [+tr.dataset.ratio, tr.cells[0].querySelector('a').innerText, "
+            "tr.cells[2].innerText])")
+        _, label, ratio = max(largest)
+        assert f"The largest open slowdown: `{label}`" in said and ratio in said
+        tab.goto(f"{origin}/releases.html")
+        means = tab.eval_on_selector_all(f"section[data-machine='{focus}'] section.release-step[data-kind=release]",
+                                         "ss => [...ss[0].querySelectorAll('.gm')].map(g => g.innerText)")
+        assert means and " · ".join(means) in said
+
+
 def test_screenshots_of_the_h200_history(h200):
-    """With CUDA_BENCH_SCREENSHOTS=DIR: the landing page, a release step, a graph and the Regressions page of the
-    committed H200 history, 1400 px wide (docs/*.png)."""
+    """With CUDA_BENCH_SCREENSHOTS=DIR: the landing page, a release step, the graph of README's example and the
+    Regressions page of the committed history, 1400 px wide (docs/*.png, which README.md links)."""
+    from cuda_bench import read, readme
+
     folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
     if not folder:
         pytest.skip("CUDA_BENCH_SCREENSHOTS is not set")
@@ -1241,7 +1278,8 @@ def test_screenshots_of_the_h200_history(h200):
         tab.goto(f"{origin}/releases.html")
         tab.evaluate("() => window.scrollTo(0, document.querySelectorAll('section.release-step')[1].offsetTop - 60)")
         tab.screenshot(path=str(Path(folder) / "release-step.png"))
-        tab.goto(f"{origin}/graph.html#machine=nvidia-h200&benchmark=bench_device.SetCurrent.time_set_current")
+        # README's example operation on the machine it names (cuda_bench.readme)
+        tab.goto(f"{origin}/{pages_html.graph_href(readme.focus(read.load(results_dir))[0], readme.EXAMPLE)}")
         tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
         tab.screenshot(path=str(Path(folder) / "graph.png"))
         tab.goto(f"{origin}/regressions.html")
