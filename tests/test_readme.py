@@ -38,10 +38,10 @@ def test_report_readme_writes_the_section_and_nothing_else(tmp_path, monkeypatch
     """``cuda-bench report --readme`` puts the section into README.md between its heading and the next one,
     prints it and says so; the rest of README.md stays as it was, and a second run finds nothing to write."""
     copy = tmp_path / "README.md"
-    text = (ROOT / "README.md").read_text()
-    start, end = readme.bounds(text)
-    stale = text[:start] + "- **Is main's head fine?** Yes: C++ 22 ns, cuda.core 488 ns.\n\n" + text[end:]
-    copy.write_text(stale)
+    heading = "## What the dashboard says today\n\n"
+    before, _, after = (ROOT / "README.md").read_text().partition(heading)
+    after = after[after.index("\n## ") + 1:]  # the next section on
+    copy.write_text(f"{before}{heading}- **Is main's head fine?** Yes: C++ 22 ns, cuda.core 488 ns.\n\n{after}")
     monkeypatch.setattr(readme, "README", copy)
     shutil.copytree(FIXTURE / "results", tmp_path / "results")
 
@@ -49,7 +49,7 @@ def test_report_readme_writes_the_section_and_nothing_else(tmp_path, monkeypatch
     out, err = capsys.readouterr()
     section = readme.section(read.load(tmp_path / "results"))
     written = copy.read_text()
-    assert written == text[:start] + section + "\n" + text[end:]
+    assert written == f"{before}{heading}{section}\n{after}"
     assert out == section and f"{copy}: written" in err
     assert cli.main(["report", "--readme", "--results", str(tmp_path / "results")]) == 0
     assert "already up to date" in capsys.readouterr().err and copy.read_text() == written
