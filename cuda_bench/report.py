@@ -292,6 +292,16 @@ def landing(told_by_machine, rows, known):
     )
 
 
+def means_text(geomean):
+    """A step's geometric mean of the ratios per library (``summary.geomean``), as the Releases
+    page and report say it: 'cuda.core ×0.930 (34) · cuda.bindings ×1.002 (41)'."""
+    return " · ".join(
+        f"{TITLES[api]} {times(geomean[api][0])} ({geomean[api][1]})"
+        for api in ("core", "bindings", "cupy", "cpp")
+        if api in geomean
+    )
+
+
 def releases_markdown(machine, found, known):
     """Each release against the one before it, newest first (``summary.releases``): counts, the
     geometric mean of the ratios per library, the changed cases slower first; and the newest release
@@ -309,11 +319,7 @@ def releases_markdown(machine, found, known):
             "main's head, and pairs each with the one before it.",
         ]
     for told in ([found["to_head"]] if found["to_head"] else []) + found["ladder"]:
-        means = " · ".join(
-            f"{TITLES[api]} {times(told['geomean'][api][0])} ({told['geomean'][api][1]})"
-            for api in ("core", "bindings", "cupy", "cpp")
-            if api in told["geomean"]
-        )
+        means = means_text(told["geomean"])
         lines += ["", f"### {told['base_name']} → {told['head_name']}", ""]
         if told["environment"]:
             lines += [

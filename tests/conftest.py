@@ -292,8 +292,9 @@ def write_records(folder, kind, found):
 
 
 # --- the tests leave nothing behind --------------------------------------------------------------------
-#: what tests may add to the checkout: caches of their own environments and of Python's tools
-MAY_CHANGE = (".asv/test-envs", ".pytest_cache", ".ruff_cache", "__pycache__")
+#: what tests may add to the checkout: caches of their own environments, of what the suite says (``calls.suite_said``)
+#: and of Python's tools
+MAY_CHANGE = (".asv/test-envs", ".asv/suite-said.json", ".pytest_cache", ".ruff_cache", "__pycache__")
 
 
 def what_is_here():

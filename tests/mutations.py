@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD = "tests/test_dashboard.py::"
 UNREADABLE_REPORT = "test_report_names_what_it_could_not_read_and_exits_2_unless_a_regression_outranks_it"
 INTERRUPTED_BUILD = "test_a_build_interrupted_in_pip_wheel_leaves_no_temporary_folder_and_no_cache_entry"
+SIDEWAYS = DASHBOARD + "test_no_page_scrolls_sideways_at_1400_or_800_px_and_the_bar_stays_put"
+README_SAYS = "tests/test_readme.py::test_readmes_section_is_what_the_committed_history_says"
 EDGES = "tests/test_edges.py"  # the edges of a history the fixture histories do not reach
 REPORT = "tests/test_report.py::"
 
@@ -178,6 +180,53 @@ MUTATIONS = [
     ("graph.js writes the commits' titles as HTML", "dashboard/site/graph.js",
      "$('<td/>').text(c.title)", "$('<td/>').html(c.title)",
      ["tests/test_dashboard.py::test_the_graph_page_takes_what_its_data_says_as_text"]),
+    # no page scrolls sideways at 1,400 or 800 px (the fixture history and the committed one)
+    ("the front page keeps each operation's name and calls on one line", "dashboard/site/site.css",
+     ".overview td:not(:first-child) { white-space: nowrap; }", ".overview td { white-space: nowrap; }",
+     [SIDEWAYS]),
+    ("a code chip never breaks", "dashboard/site/site.css",
+     "main code { white-space: normal; overflow-wrap: anywhere; }", "main code { }", [SIDEWAYS]),
+    ("the Regressions table keeps its seven columns on a narrow window", "dashboard/site/site.css",
+     "@media (max-width: 991px) {", "@media (max-width: 0px) {", [SIDEWAYS]),
+    ("a ratio and its interval wrap", "dashboard/site/site.css",
+     "table.changed td:nth-child(2), table.regressions td:nth-child(3), td.per-call .times,",
+     "td.per-call .times,", [SIDEWAYS]),
+    ("a pair of times per call wraps", "dashboard/site/site.css",
+     "table.regressions td:nth-child(3), td.per-call .times,", "table.regressions td:nth-child(3),",
+     [SIDEWAYS]),
+    ("the times per call are one text, with nothing to keep them whole", "cuda_bench/pages/html.py",
+     """return f'<span class="times">{esc(pair)}</span>{esc(paren + rest)}'""",
+     "return esc(pair + paren + rest)", [SIDEWAYS]),
+    ("a commit's name breaks at its hyphens", "dashboard/site/site.css",
+     "main a.commit { white-space: nowrap; }", "main a.commit { }", [SIDEWAYS]),
+    ("a step's date breaks at its hyphens", "dashboard/site/site.css",
+     "table.steps tr[data-base] > td:nth-child(2) { white-space: nowrap; }",
+     "table.steps tr[data-base] > td:nth-child(2) { }", [SIDEWAYS]),
+    ("the graph's commit dates break at their hyphens", "dashboard/site/site.css",
+     "#graph-commits td:nth-child(4) { white-space: nowrap; }", "#graph-commits td:nth-child(4) { }",
+     [SIDEWAYS]),
+    ("a graph's cuda-bindings label runs past the plot's right edge", "dashboard/site/graph.js",
+     "if (at.left + 4 + mark.outerWidth() > placeholder.width()) {", "if (false) {", [SIDEWAYS]),
+    # README.md's "What the dashboard says today", written from the history
+    ("README's section holds a line typed by hand", "README.md",
+     "## What the dashboard says today\n\n",
+     "## What the dashboard says today\n\nOn the H200, `Device.set_current` takes 22 ns from C++.\n\n",
+     [README_SAYS]),
+    ("README's example gives each library's number net of the floor, not the page's median",
+     "cuda_bench/readme.py", """f"{TITLES[api]} {fmt(row['cells'][api]['value'])}\"""",
+     """f"{TITLES[api]} {fmt(row['cells'][api].get('net') or row['cells'][api]['value'])}\"""",
+     ["tests/test_readme.py"]),
+    ("report --readme prints the section and writes nothing", "cuda_bench/readme.py",
+     "        path.write_text(new)\n", "        pass\n",
+     ["tests/test_readme.py::test_report_readme_writes_the_section_and_nothing_else"]),
+    ("report --readme writes over what follows the section", "cuda_bench/readme.py",
+     'end = text.index("\\n## ", start) + 1', "end = len(text)",
+     ["tests/test_readme.py::test_report_readme_writes_the_section_and_nothing_else"]),
+    ("README calls a head fine with regressions open on main and slower than the newest release",
+     "cuda_bench/readme.py",
+     'if any(t["open"] for t in told) or any(p.get("regression") for p in parts):',
+     'if any(p.get("regression") for p in parts[: len(told)]):',
+     ["tests/test_readme.py::test_the_section_says_the_known_answers_of_the_fixture_history"]),
     # the numbers around a verdict: bands, time per call, dates, asv's list, regressions.json
     ("a chain point reached backwards has its band's ends swapped", "cuda_bench/summary.py",
      '1 / case["ratio"], 1 / case["high"], 1 / case["low"])\n',

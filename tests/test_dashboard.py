@@ -1328,9 +1328,46 @@ def test_the_h200_history_publishes_from_results_alone(h200):
     assert releases.count('class="release-step"') == 5
 
 
+def test_readmes_numbers_are_what_the_pages_of_the_committed_history_show(h200):
+    """README.md's "What the dashboard says today", as committed, against the committed history's pages in the
+    browser: each machine's head and its counts against the previous measured commit (front page); the example
+    operation's number per library (front page's table); the largest open slowdown with its interval (Regressions);
+    the newest release step's geometric mean per library (Releases)."""
+    from cuda_bench import read, readme
+    from cuda_bench.overview import TITLES
+
+    html, results_dir, origin = h200
+    text = (ROOT / "README.md").read_text()
+    said = " ".join(text[slice(*readme.bounds(text))].split())
+    focus, _ = readme.focus(read.load(results_dir))
+    for tab in browser_tab(origin):
+        tab.goto(f"{origin}/index.html")
+        for machine, head, counted in tab.eval_on_selector_all("section.machine", """ss => ss.map(s => [
+                s.dataset.machine, s.querySelector('p.head').dataset.commit.slice(0, 9),
+                s.querySelector('tr[data-against=previous] td:nth-child(3)').innerText.split(' (paired')[0]])"""):
+            assert f"On {machine}, main's head `{head}`" in said and f": {counted};" in said, machine
+        row = tab.locator(f"section[data-machine='{focus}'] tr[data-benchmark='{readme.EXAMPLE}'][data-case='']")
+        for api, title in TITLES.items():
+            shown = row.locator(f"td.{api} a").inner_text().strip()
+            assert f"{title} {shown}" in said, (api, shown)
+        tab.goto(f"{origin}/regressions.html")
+        largest = tab.eval_on_selector_all(
+            "tr.case:not([data-status='not reproduced'])",
+            "trs => trs.map(tr => [+tr.dataset.ratio, tr.cells[0].querySelector('a').innerText, "
+            "tr.cells[2].innerText])")
+        _, label, ratio = max(largest)
+        assert f"The largest open slowdown: `{label}`" in said and ratio in said
+        tab.goto(f"{origin}/releases.html")
+        means = tab.eval_on_selector_all(f"section[data-machine='{focus}'] section.release-step[data-kind=release]",
+                                         "ss => [...ss[0].querySelectorAll('.gm')].map(g => g.innerText)")
+        assert means and " · ".join(means) in said
+
+
 def test_screenshots_of_the_h200_history(h200):
-    """With CUDA_BENCH_SCREENSHOTS=DIR: the landing page, a release step, a graph and the Regressions page of the
-    committed H200 history, 1400 px wide (docs/*.png)."""
+    """With CUDA_BENCH_SCREENSHOTS=DIR: the landing page, a release step, the graph of README's example and the
+    Regressions page of the committed history, 1400 px wide (docs/*.png, which README.md links)."""
+    from cuda_bench import read, readme
+
     folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
     if not folder:
         pytest.skip("CUDA_BENCH_SCREENSHOTS is not set")
@@ -1347,13 +1384,78 @@ def test_screenshots_of_the_h200_history(h200):
         tab.goto(f"{origin}/releases.html")
         tab.evaluate("() => window.scrollTo(0, document.querySelectorAll('section.release-step')[1].offsetTop - 60)")
         tab.screenshot(path=str(Path(folder) / "release-step.png"))
-        tab.goto(f"{origin}/graph.html#machine=nvidia-h200&benchmark=bench_device.SetCurrent.time_set_current")
+        # README's example operation on the machine it names (cuda_bench.readme)
+        tab.goto(f"{origin}/{pages_html.graph_href(readme.focus(read.load(results_dir))[0], readme.EXAMPLE)}")
         tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
         tab.screenshot(path=str(Path(folder) / "graph.png"))
         tab.goto(f"{origin}/regressions.html")
         tab.screenshot(path=str(Path(folder) / "regressions.png"))
         browser.close()
 
+
+
+# --- no page scrolls sideways ---------------------------------------------------------------------------
+#: what stays on one line, however narrow the window: each number, ratio with its interval, pair of times, date and
+#: commit's name (of a cell, what comes before a line break of its own)
+ONE_LINE = ("table.overview td[data-value]", "table.changed tr.case td:nth-child(2)",
+            "table.regressions tr.case td:nth-child(3)", "td.per-call .times", "a.commit",
+            "table.steps tr[data-base] > td:nth-child(2)", "#graph-commits td:nth-child(4)")
+LAYOUT = """selectors => {
+  const root = document.documentElement, width = root.clientWidth;
+  window.scrollTo(1e6, 1e6);  // as far right and down as the page goes
+  const nav = document.querySelector('nav.site').getBoundingClientRect();
+  const lines = el => {
+    const range = document.createRange(), br = el.querySelector(':scope > br');
+    range.selectNodeContents(el);
+    if (br) range.setEndBefore(br);
+    return range.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight);
+  };
+  const found = Object.fromEntries(selectors.map(s => [s, [...document.querySelectorAll(s)]]));
+  const room = el => { const box = el.closest('td, th'), style = getComputedStyle(box);
+    return box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight); };
+  const natural = el => { el.style.whiteSpace = 'nowrap'; const wide = el.getBoundingClientRect().width;
+    el.style.whiteSpace = ''; return wide; };
+  return {width, scrollWidth: root.scrollWidth, scrollX: window.scrollX,
+          nav: [nav.top, nav.left, nav.right].map(Math.round),
+          seen: selectors.filter(s => found[s].length),
+          broken: selectors.flatMap(s => found[s].filter(el => lines(el) >= 1.5).map(el => el.innerText)),
+          // a name in a table broken in two though a line of its cell would hold it whole
+          needless: [...document.querySelectorAll('td code, th code')]
+            .filter(el => !/\\s/.test(el.textContent) && el.getClientRects().length > 1 && natural(el) <= room(el))
+            .map(el => el.textContent)};
+}"""
+
+
+@pytest.mark.parametrize("history", ["site", "h200"])
+def test_no_page_scrolls_sideways_at_1400_or_800_px_and_the_bar_stays_put(history, request):
+    """Every page of the project's (asv's own aside), on the fixture history and on the committed one, fits the
+    window at 1,400 and at 800 px, and at 992 px, the narrowest at which the Regressions table keeps its seven
+    columns: the document is no wider than the window and does not scroll sideways; scrolled to its end, the
+    navigation bar is still on top and spans the window; words wrap, and a name in a table breaks only where its
+    cell cannot hold it whole, while each number, ratio with its interval, pair of times, date and commit's name
+    stays on one line (``ONE_LINE``, each found on some page)."""
+    html, results_dir, origin = request.getfixturevalue(history)
+    machine = MACHINE if history == "site" else "nvidia-h200"
+    urls = [*OWN_PAGES[:-1], OWN_PAGES[-1].replace(MACHINE, machine)]
+    found, seen = {}, set()
+    for tab in browser_tab(origin):
+        for width in (1400, 992, 800):
+            tab.set_viewport_size({"width": width, "height": 900})
+            for url in urls:
+                tab.goto(f"{origin}/{url}")
+                if url.startswith("graph"):
+                    tab.wait_for_function(GRAPH_READY, timeout=20000)
+                said = tab.evaluate(LAYOUT, list(ONE_LINE))
+                seen.update(said["seen"])
+                wrong = [f"{said['scrollWidth']} px wide" if said["scrollWidth"] > said["width"] else "",
+                         f"scrolls {said['scrollX']} px sideways" if said["scrollX"] else "",
+                         f"bar at {said['nav']}" if said["nav"] != [0, 0, said["width"]] else "",
+                         f"broken over lines: {said['broken'][:3]}" if said["broken"] else "",
+                         f"names broken needlessly: {said['needless'][:3]}" if said["needless"] else ""]
+                if any(wrong):
+                    found[f"{width} px {url.split('#')[0]}"] = [w for w in wrong if w]
+    assert found == {}
+    assert seen == set(ONE_LINE)
 
 def shoot(page, name):
     folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")

@@ -81,7 +81,7 @@ def test_the_time_per_call_of_a_changed_case_is_in_ns_on_the_pages_and_in_the_ma
     listed."""
     case = step_case(EVENT, 1.07, "regression", low=1.058, high=1.082, base_ns=1090.0,
                      head_ns=1166.3)
-    assert ">1.09 µs → 1.17 µs</td>" in pages_html.changed_table("gpu-a", [case])
+    assert '<span class="times">1.09 µs → 1.17 µs</span></td>' in pages_html.changed_table("gpu-a", [case])
     (row,) = report._case_rows([case])
     assert row.endswith("| 1.09 µs → 1.17 µs |")
 

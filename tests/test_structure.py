@@ -158,7 +158,7 @@ FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machin
         "comment", "compare", "steps", "countpass", "window", "onepass", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
-        "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]
+        "readme", "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]
 PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own
 
 
@@ -229,20 +229,22 @@ def test_the_read_layer_reads_each_file_of_the_history_once(monkeypatch):
 
 
 def test_the_pages_and_reports_draw_from_the_read_layer_and_read_no_file():
-    """Every page (cuda_bench/pages/), the Markdown report and the nightly issue (report.py, commands/report.py)
-    are drawn from ``read.load``'s History: none of them calls what reads results/ or assembles what a page says
-    of it (READERS), and none opens a file of it."""
+    """Every page (cuda_bench/pages/), the Markdown report, the nightly issue and README.md's section of what the
+    dashboard says (report.py, commands/report.py, readme.py) are drawn from ``read.load``'s History: none of them
+    calls what reads results/ or assembles what a page says of it (READERS), and none opens a file of it."""
     import ast
 
     package = ROOT / "cuda_bench"
-    drawers = [*sorted((package / "pages").glob("*.py")), package / "report.py", package / "commands" / "report.py"]
+    drawers = [*sorted((package / "pages").glob("*.py")), package / "report.py", package / "commands" / "report.py",
+               package / "readme.py"]
     for path in drawers:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 assert (node.value.id, node.attr) not in READERS, f"{path.name} calls {node.value.id}.{node.attr}"
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                assert node.func.attr not in ("read_text", "read_bytes") or path.name == "asv_site.py", \
-                    f"{path.name} reads a file"  # asv_site reads asv's own published files, not results/
+                # asv_site reads asv's own published files, readme README.md: neither reads results/
+                assert node.func.attr not in ("read_text", "read_bytes") or path.name in ("asv_site.py", "readme.py"), \
+                    f"{path.name} reads a file"
     used = {(node.value.id, node.attr) for node in ast.walk(ast.parse((package / "read.py").read_text()))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
     assert READ_LAYER <= used and READ_LAYER <= READERS

@@ -1,12 +1,14 @@
 """``cuda-bench report``: the history as Markdown: the front page (``--markdown``, the default),
 each release against the one before, the paired steps, the release ladder's medians across, how
-over-C++ runs agree, and the nightly issue."""
+over-C++ runs agree, the nightly issue, and README.md's section of what the dashboard says
+(``--readme``, which writes it there)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from cuda_bench import asvrun, overcpp_read, overview, read, report, results
+from cuda_bench import asvrun, overcpp_read, overview, read, readme, report, results
 from cuda_bench.paths import RESULTS, machine_dirs
 from cuda_bench.status import OK, REGRESSION
 
@@ -46,6 +48,12 @@ def add(sub):
         help="the nightly issue's body; exit 1 when a paired step of main flagged a regression",
     )
     what.add_argument(
+        "--readme",
+        action="store_true",
+        help="write README.md's section 'What the dashboard says today' from the history, with "
+        "the code the pages are drawn with, and print it",
+    )
+    what.add_argument(
         "--agreement",
         action="store_true",
         help="how far the recorded over-C++ runs of a commit "
@@ -79,6 +87,10 @@ def main(args, argv):
             )
             or "No results yet."
         )
+    elif args.readme:
+        text = readme.section(found).rstrip("\n")
+        said = "written" if readme.write(found) else "already up to date"
+        print(f"{readme.README}: {said}", file=sys.stderr)
     elif args.agreement:
         said = [
             overcpp_read.agreement_report(d, args.commit or "") for d in machine_dirs(args.results)

@@ -215,10 +215,17 @@ def changed_table(machine, cases, kind="changed"):
             f'data-status="{esc(state)}"><td>{case_html(machine, case["name"])}</td>'
             f"<td>{interval(case)}</td>"
             f'<td class="text-{STATUS_CLASS.get(state, "muted")}">{esc(word)}</td>'
-            f'<td class="per-call">{esc(per_call(case))}</td></tr>'
+            f'<td class="per-call">{per_call_html(case)}</td></tr>'
         )
     out.append("</tbody></table>")
     return "".join(out)
+
+
+def per_call_html(case):
+    """A case's times per call (``text.per_call``) in a table's cell: the two times kept on one line
+    (``.times``), what is said of them after free to wrap."""
+    pair, paren, rest = per_call(case).partition(" (")
+    return f'<span class="times">{esc(pair)}</span>{esc(paren + rest)}'
 
 
 def work_html(told, where=""):

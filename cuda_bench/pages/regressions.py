@@ -14,6 +14,7 @@ from cuda_bench.pages.html import (
     commit_link,
     esc,
     page,
+    per_call_html,
     rule_html,
 )
 from cuda_bench.stats import CONFIDENCE
@@ -77,7 +78,7 @@ def render_regressions(machine, found, known, put_down=()):
                 f"{commit_link(step['head'], known)}</td><td>{interval(case)}</td><td "
                 f'class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br><small '
                 f'class="why">{esc(why)}</small></td><td>{case["threshold"]:.1%}</td><td '
-                f'class="per-call">{esc(per_call(case))}</td><td '
+                f'class="per-call">{per_call_html(case)}</td><td '
                 f'title="{esc(measurements(case))}">{len(runs)} '
                 f"time{'s' if len(runs) != 1 else ''}, {starts} machine "
                 f"start{'s' if starts != 1 else ''}</td></tr>"

@@ -155,10 +155,13 @@ $(function () {
     function labelEnv(plot, placeholder, changes) {
         changes.forEach(function (c) {
             var at = plot.pointOffset({x: c[0], y: plot.getAxes().yaxis.max});
-            var width = placeholder.width();  // in the right half, the label runs left of its line
-            var where = at.left < width / 2 ? {left: at.left + 4} : {right: width - at.left + 4};
-            placeholder.append($('<div class="env-mark"/>').css($.extend(where, {top: at.top + 2}))
-                .text('cuda-bindings ' + (c[1] || '?') + ' \u2192 ' + (c[2] || '?')));
+            var mark = $('<div class="env-mark"/>').css({left: at.left + 4, top: at.top + 2})
+                .text('cuda-bindings ' + (c[1] || '?') + ' \u2192 ' + (c[2] || '?'));
+            placeholder.append(mark);
+            // near the plot's right edge the label goes left of its line, inside the page's width
+            if (at.left + 4 + mark.outerWidth() > placeholder.width()) {
+                mark.css({left: Math.max(0, at.left - 4 - mark.outerWidth())});
+            }
         });
     }
 

@@ -1,0 +1,80 @@
+"""README.md's section "What the dashboard says today" (``cuda_bench.readme``): written from the history by
+``cuda-bench report --readme`` with the functions the pages are drawn with, never typed by hand. On the committed
+history it is what README.md holds; on the dashboard tests' history (tests/fixtures/site) it says the known answers
+``make.py`` put there. That its numbers are the pages' own, in a browser: ``test_dashboard.py``."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+from conftest import ROOT
+
+from cuda_bench import cli, read, readme
+
+FIXTURE = Path(__file__).parent / "fixtures" / "site"
+_spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.py")
+known_answers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(known_answers)
+SHA = known_answers.SHA
+
+
+def flat(text):
+    """``text`` with its wrapping undone: one space between words."""
+    return " ".join(text.split())
+
+
+def test_readmes_section_is_what_the_committed_history_says():
+    """README.md's "What the dashboard says today" is what ``cuda-bench report --readme`` writes from the
+    committed results/: a number typed by hand, or results added without rewriting it, fails here."""
+    text = (ROOT / "README.md").read_text()
+    start, end = readme.bounds(text)
+    assert text[start:end] == readme.section(read.load(ROOT / "results")) + "\n", \
+        "README.md's 'What the dashboard says today' is stale: cuda-bench report --readme"
+
+
+def test_report_readme_writes_the_section_and_nothing_else(tmp_path, monkeypatch, capsys):
+    """``cuda-bench report --readme`` puts the section into README.md between its heading and the next one,
+    prints it and says so; the rest of README.md stays as it was, and a second run finds nothing to write."""
+    copy = tmp_path / "README.md"
+    heading = "## What the dashboard says today\n\n"
+    before, _, after = (ROOT / "README.md").read_text().partition(heading)
+    after = after[after.index("\n## ") + 1:]  # the next section on
+    copy.write_text(f"{before}{heading}- **Is main's head fine?** Yes: C++ 22 ns, cuda.core 488 ns.\n\n{after}")
+    monkeypatch.setattr(readme, "README", copy)
+    shutil.copytree(FIXTURE / "results", tmp_path / "results")
+
+    assert cli.main(["report", "--readme", "--results", str(tmp_path / "results")]) == 0
+    out, err = capsys.readouterr()
+    section = readme.section(read.load(tmp_path / "results"))
+    written = copy.read_text()
+    assert written == f"{before}{heading}{section}\n{after}"
+    assert out == section and f"{copy}: written" in err
+    assert cli.main(["report", "--readme", "--results", str(tmp_path / "results")]) == 0
+    assert "already up to date" in capsys.readouterr().err and copy.read_text() == written
+
+
+def test_the_section_says_the_known_answers_of_the_fixture_history():
+    """On the dashboard tests' history: main's head is not fine (a confirmed and a not yet confirmed regression
+    open on main, two cases slower than at the newest release); the flag another start did not reproduce and the
+    largest open slowdown, each with its interval and commits; SetCurrent's medians at the head, its chain to the
+    newest release and the range of its medians; the release step's counts and its one speedup."""
+    said = flat(readme.section(read.load(FIXTURE / "results")))
+    m2, m3, m4 = (f"`{SHA[c][:9]}`" for c in ("m2", "m3", "m4"))
+    assert f"**Is main's head fine?** No. On gpu-a, main's head {m4}" in said
+    assert "regressions still open on main: 1 confirmed · 1 not yet confirmed." in said
+    assert "Against the newest release, cuda-core-v0.2.0: 2 slower · 0 faster · 6 same" in said
+    assert "Open on main: 2 (1 confirmed)" in said
+    assert (f"not reproduced on another machine start: `device.SetCurrent bindings` (`cuCtxSetCurrent`) ×1.030 "
+            f"[1.020, 1.040] from {m2} to {m3} on gpu-a.") in said
+    assert (f"The largest open slowdown: `event.EventCreate core` (`Device.create_event`, `EventOptions`) ×1.070 "
+            f"[1.058, 1.082] from cuda-core-v0.2.0 to {m4} on gpu-a.") in said
+    medians = known_answers.MEDIANS
+    core = medians[("bench_device.SetCurrent.time_set_current", ("'core'",))]
+    assert f"at {m4} on gpu-a: C++ 23 ns, cuda.bindings 204 ns, cuda.core {core[-1]} ns, CuPy 100 ns" in said
+    assert "×0.800 [0.790, 0.810] at cuda-core-v0.2.0 from cuda-core-v0.1.0" in said
+    assert f"asv's medians along that last run go from {min(core)} ns to {max(core)} ns" in said
+    assert "On gpu-a, cuda-core-v0.1.0 → cuda-core-v0.2.0: 0 slower · 1 faster · 11 same · 1 on one side only" in said
+    assert "the largest speedup `device.SetCurrent core` (`Device.set_current`) ×0.800 [0.790, 0.810]" in said
+    assert "largest slowdown" not in said
