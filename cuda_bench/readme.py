@@ -238,6 +238,29 @@ def chain_said(machine, known, case):
     return said + "."
 
 
+def shown_numbers(row):
+    """Each library's number as the front page's cell leads with it: its time in one process where
+    an over-C++ run timed it, else asv's median, and which it is."""
+    shown = []
+    for api in APIS:
+        cell = row["cells"].get(api) or {}
+        one = cell.get("one_process")
+        if one:
+            shown.append((TITLES[api], fmt(one["py_ns"] * 1e-9), "in one process"))
+        elif number(cell.get("value")):
+            shown.append((TITLES[api], fmt(cell["value"]), "asv's medians"))
+    kinds = {kind for _, _, kind in shown}
+    if len(kinds) == 1:
+        return ", ".join(f"{title} {value}" for title, value, _ in shown) + f" ({kinds.pop()})"
+    return (
+        ", ".join(
+            f"{title} {value}" + (" (asv's median)" if kind == "asv's medians" else "")
+            for title, value, kind in shown
+        )
+        + " (in one process, but where asv's median is said)"
+    )
+
+
 def example_bullet(found):
     """The front page's row of :data:`EXAMPLE` on the :func:`focus` machine: one number per library,
     cuda.core's cost over its C++ twin, and its paired chain (:func:`chain_said`)."""
@@ -255,14 +278,9 @@ def example_bullet(found):
     core = f"{EXAMPLE}('core')"
     uses = ", ".join(f"`{n}`" for n in calls.of(core))
     uses = f" ({uses} on cuda.core)" if uses else ""
-    numbers = ", ".join(
-        f"{TITLES[api]} {fmt(row['cells'][api]['value'])}"
-        for api in APIS
-        if number((row["cells"].get(api) or {}).get("value"))
-    )
     said = (
         f"**cuda.core against cuda.bindings, CuPy and C++?** `{short_name(EXAMPLE)}`{uses} at "
-        f"`{row['commit'][:9]}` on {name}: {numbers} (asv's medians)"
+        f"`{row['commit'][:9]}` on {name}: {shown_numbers(row)}"
     )
     over = overcpp_read.over_text(row["cells"].get("core") or {})
     target = fmt(TARGET_NS * 1e-9)
