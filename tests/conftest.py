@@ -97,6 +97,14 @@ def newest_env():
     return make_env(NEWEST_WITH_NVRTC + RUNNER)
 
 
+def as_a_terminal_starts_it():
+    """``preexec_fn`` for a command a test interrupts with Ctrl-C: SIGINT as a terminal's foreground job has it
+    (a test run started in the background, as ``nohup ... &``, passes SIGINT on ignored)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def git(cwd, *args):
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 

@@ -14,7 +14,7 @@ import subprocess
 import textwrap
 
 import pytest
-from conftest import ROOT, git, make_env
+from conftest import ROOT, as_a_terminal_starts_it, git, make_env
 
 from cuda_bench import build as build_module
 from cuda_bench import process, toolkit, trees, wheels
@@ -520,7 +520,8 @@ def test_a_build_interrupted_in_pip_wheel_leaves_no_temporary_folder_and_no_cach
                CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT), TMPDIR=str(system_tmp),
                CUDA_BENCH_TEST_MARKER=str(marker), CUDA_BENCH_TEST_SLOW="1", CUDA_BENCH_TEST_MARK=mark)
     proc = subprocess.Popen([str(builder), *MODULE, "build", str(repo), str(tmp_path / "out")], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_a_terminal_starts_it)
     try:
         deadline = time.monotonic() + 300
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, as_a_terminal_starts_it
 
 #: real commands, real worker processes and builds, interrupted: the full suite's lane
 pytestmark = pytest.mark.slow
@@ -39,7 +39,8 @@ def start(tmp_path, mark):
     env = dict(os.environ, CUDA_BENCH_STOP_MARK=mark, HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
     # a session of its own, as a terminal gives a command: a Ctrl-C there reaches its whole foreground group
     return subprocess.Popen([sys.executable, str(PROBE), str(tmp_path / "out")], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_a_terminal_starts_it)
 
 
 def interrupt_once(tmp_path, signum, after):
