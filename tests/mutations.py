@@ -26,6 +26,8 @@ SIDEWAYS = DASHBOARD + "test_no_page_scrolls_sideways_at_1400_or_800_px_and_the_
 README_SAYS = "tests/test_readme.py::test_readmes_section_is_what_the_committed_history_says"
 EDGES = "tests/test_edges.py"  # the edges of a history the fixture histories do not reach
 REPORT = "tests/test_report.py::"
+STRUCTURE = "tests/test_structure.py::"
+TEMPORARY_FOLDERS = "test_a_test_run_leaves_only_the_newest_runs_failed_tests_temporary_folders"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -412,6 +414,11 @@ MUTATIONS = [
      "cuda_bench/asv_plugin.py",
      'if not before or before[at["version"]] != row[at["version"]]:',
      "if not before:", [EDGES]),
+    # what a test run, a build and an interrupt leave behind
+    ("pytest keeps every passed test's temporary folder", "pyproject.toml",
+     'tmp_path_retention_policy = "failed"\n', "", [STRUCTURE + TEMPORARY_FOLDERS]),
+    ("pytest keeps three runs' temporary folders", "pyproject.toml",
+     "tmp_path_retention_count = 1\n", "tmp_path_retention_count = 3\n", [STRUCTURE + TEMPORARY_FOLDERS]),
 ]
 
 
