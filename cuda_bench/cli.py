@@ -128,9 +128,9 @@ def main(argv=None):
 
 
 def with_unreadable(status):
-    """A command's exit status, and what it could not read: each file and line named once more at
-    the end, and INCOMPLETE (2) unless the status says more (a regression, 1, still outranks it:
-    ``status.worst``)."""
+    """A command's exit status, and what it could not read: each file and line named once, where it
+    was read, a line at the end counting them, and INCOMPLETE (2) unless the status says more (a
+    regression, 1, still outranks it: ``status.worst``)."""
     return worst([status, INCOMPLETE]) if results.say_unreadable("bench") else status
 
 

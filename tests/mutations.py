@@ -27,6 +27,7 @@ README_SAYS = "tests/test_readme.py::test_readmes_section_is_what_the_committed_
 EDGES = "tests/test_edges.py"  # the edges of a history the fixture histories do not reach
 REPORT = "tests/test_report.py::"
 STRUCTURE = "tests/test_structure.py::"
+NAMED_ONCE = "test_each_part_of_the_history_that_cannot_be_read_is_named_once_however_often_it_is_read"
 TEMPORARY_FOLDERS = "test_a_test_run_leaves_only_the_newest_runs_failed_tests_temporary_folders"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -69,7 +70,7 @@ MUTATIONS = [
     ("pairs that skip a case partly are recorded as skipped", "cuda_bench/paired.py",
      'if kinds == {"skip"}:', 'if "skip" in kinds:', ["tests/test_paired.py"]),
     ("a results file that does not parse is dropped without a line", "cuda_bench/results.py",
-     '        warn(f"skipping {path}: {exc}")\n', "", ["tests/test_records.py"]),
+     '            warn(f"skipping {path}: {exc}")\n', "            pass\n", ["tests/test_records.py"]),
     ("a record of the wrong shape is read as if it were right", "cuda_bench/records.py",
      "            records.append(check(found, kind))", "            records.append(found)",
      ["tests/test_records.py"]),
@@ -140,9 +141,10 @@ MUTATIONS = [
     ("a command that could not read part of the history exits as if it had", "cuda_bench/cli.py",
      "        return with_unreadable(status)", "        return status", [DASHBOARD + UNREADABLE_REPORT]),
     ("a record's line that cannot be read is left out without a note", "cuda_bench/records.py",
-     "            results.unreadable(path, exc, number, results.touches(raw))\n", "", ["tests/test_records.py"]),
+     "            if results.unreadable(path, exc, number, results.touches(raw)):\n", "            if True:\n",
+     ["tests/test_records.py"]),
     ("a results file that cannot be read is skipped without a note", "cuda_bench/results.py",
-     '        warn(f"skipping {path}: {exc}")\n        unreadable(path, exc)\n',
+     '        if unreadable(path, exc):\n            warn(f"skipping {path}: {exc}")\n',
      '        warn(f"skipping {path}: {exc}")\n', ["tests/test_records.py"]),
     ("the pages carry no banner for what could not be read", "cuda_bench/pages/html.py",
      "    return unreadable_html(found.unreadable, found.results_dir, found.known)", '    return ""',
@@ -415,6 +417,13 @@ MUTATIONS = [
      'if not before or before[at["version"]] != row[at["version"]]:',
      "if not before:", [EDGES]),
     # what a test run, a build and an interrupt leave behind
+    ("a command names a line it cannot read each time it reads it", "cuda_bench/results.py",
+     "    new = key not in SAID\n", "    new = True\n", ["tests/test_plan.py::" + NAMED_ONCE]),
+    ("a command's last lines name each part it could not read once more", "cuda_bench/results.py",
+     "            file=sys.stderr,\n        )\n    return bool(found)",
+     "            file=sys.stderr,\n        )\n        for path, line, why in found:\n"
+     "            print(f\"  {path}{f':{line}' if line else ''}: {why}\", file=sys.stderr)\n    return bool(found)",
+     ["tests/test_plan.py::" + NAMED_ONCE]),
     ("pytest keeps every passed test's temporary folder", "pyproject.toml",
      'tmp_path_retention_policy = "failed"\n', "", [STRUCTURE + TEMPORARY_FOLDERS]),
     ("pytest keeps three runs' temporary folders", "pyproject.toml",
