@@ -107,11 +107,13 @@ def main(argv=None):
     process.stop_on_sigterm()
     results.forget()  # what this command could not read, noted as it reads
     try:
-        status = (
-            module.main(args, rest, argv)
-            if args.command in ("run", "ladder")
-            else module.main(args, argv)
-        )
+        # every temporary folder of the command and of what it runs, removed when it ends
+        with process.temporary_folder():
+            status = (
+                module.main(args, rest, argv)
+                if args.command in ("run", "ladder")
+                else module.main(args, argv)
+            )
         return with_unreadable(status)
     except ERRORS as exc:
         print(f"bench: {exc}", file=sys.stderr)
