@@ -24,6 +24,9 @@ names it in ``plugins``.
   across the whole history, whatever cuda-bindings environment measured each commit; and it adds the
   project's pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain ``asv
   publish`` shows what ``cuda-bench publish`` shows.
+* **An interrupt is one line**: Ctrl-C (or the SIGINT a ``cuda-bench`` command sends the asv it
+  runs) ends the command with exit status 130 and one line, never asv's traceback or its
+  "Interrupted."; under ``cuda-bench``, none: the command says it.
 
 asv 0.6.6 (pinned in pyproject.toml) calls a command as ``Command.run_from_conf_args(conf, args)``
 after it imports the plugins, so wrapping that classmethod reaches the command that is about to run.
@@ -36,10 +39,18 @@ import json
 import math
 import os
 import sys
+import time
 from pathlib import Path
 
 from cuda_bench import asvrun, machine, results, toolkit
-from cuda_bench.paths import ASV_PAGES_ONLY, machine_dirs, no_gpu_results, result_files
+from cuda_bench.paths import (
+    ASV_DRIVEN,
+    ASV_PAGES_ONLY,
+    machine_dirs,
+    no_gpu_results,
+    result_files,
+)
+from cuda_bench.status import INTERRUPTED
 
 # asv commands that write results: on a machine without a GPU they write outside the history
 WRITERS = ("Run", "Continuous", "Find", "Profile")
@@ -430,15 +441,23 @@ def wrap(cls):
             )
 
     def run_from_conf_args(klass, conf, args):
+        from asv import util
+
         apply_settings(klass.__name__, conf, args)
         before = snapshot(conf.results_dir) if klass.__name__ in WRITERS else {}
-        status = 0
+        started, status = time.time(), 0
         try:
             status = original(klass, conf, args)
             if klass.__name__ == "Publish" and not status and not os.environ.get(ASV_PAGES_ONLY):
                 from cuda_bench import publish
 
                 publish.finish(conf, conf.results_dir, conf.html_dir)
+        except KeyboardInterrupt:  # in a build or an install: asv would print its traceback
+            status = interrupted()
+        except util.UserError as exc:
+            if str(exc) != "Interrupted.":  # what asv says when it stops discovering or timing
+                raise
+            status = interrupted()
         except (
             SystemExit
         ) as stop:  # asv continuous on nothing measured, sys.exit(0) in asv: values still go back
@@ -449,6 +468,10 @@ def wrap(cls):
                 status = 1
         # also when the command stops on an error or an interrupt, after some results were written
         finally:
+            # asv's line on a failed build is long, its reason at the end; an interrupt is one line
+            if klass.__name__ in WRITERS and status != INTERRUPTED:
+                for line in asvrun.stopped_builds(conf.env_dir, started, conf.install_timeout):
+                    say(line)
             lost = restore_measured(conf.results_dir, before) if before else []
             for path, case in lost:
                 say(
@@ -463,6 +486,14 @@ def wrap(cls):
         return (status or 2) if lost else status
 
     cls.run_from_conf_args = classmethod(run_from_conf_args)
+
+
+def interrupted():
+    """An interrupt's exit status, said in one line; under a ``cuda-bench`` command, which says it,
+    in none."""
+    if not os.environ.get(ASV_DRIVEN):
+        say("interrupted")
+    return INTERRUPTED
 
 
 def no_verdict_on_nothing(compare):

@@ -24,7 +24,16 @@ from pathlib import Path
 
 from cuda_bench import machine, process, records, toolkit, trees
 from cuda_bench.names import is_release_tag, release_version
-from cuda_bench.paths import BUILDS, COMMITS, CONF, LOCAL_SETTINGS, ROOT, WORK, local_conf
+from cuda_bench.paths import (
+    ASV_DRIVEN,
+    BUILDS,
+    COMMITS,
+    CONF,
+    LOCAL_SETTINGS,
+    ROOT,
+    WORK,
+    local_conf,
+)
 
 
 class RunError(Exception):
@@ -228,13 +237,14 @@ def asv(*args, config=CONF, timed=False, affinity=None, env=None):
     """Run asv (with ``config``); its exit status. ``timed``: a command that measures: pinned to
     ``affinity``, ASLR off, fixed hash seed. asv runs in a session of its own: an interrupt of this
     command (Ctrl-C, SIGTERM) reaches it as Ctrl-C, on which asv stops the build or benchmark it
-    runs (each in its own process group) and exits; what is still running 30 s later is killed."""
+    runs (each in its own process group) and exits, saying nothing (``paths.ASV_DRIVEN``: the
+    command says it, in one line); what is still running 30 s later is killed."""
     cmd = [sys.executable, "-m", "asv", *args, "--config", str(config)]
     full_env = dict(os.environ)
     if timed:
         cmd = [*machine.no_aslr_prefix(), *cmd[:4], *machine.cpu_affinity(affinity), *cmd[4:]]
         full_env = machine.timed_env(full_env)
-    full_env.update(env or {})
+    full_env.update(env or {}, **{ASV_DRIVEN: "1"})
     print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, start_new_session=True)
     try:
@@ -287,6 +297,34 @@ def record_builds(machine_name, conf_path, results_dir=None):
             continue
         rows.append(row)
     keep_builds(folder, rows)
+
+
+def stopped_builds(env_dir, since, limit):
+    """One line for each build asv's build step started at or after ``since`` (epoch seconds) and
+    did not finish (``wheels.build``'s record in asv's build cache): a build that said nothing for
+    ``limit`` seconds (asv's ``install_timeout``) timed out, and the line says what to do; another
+    says why it stopped."""
+    said = []
+    for made in sorted(Path(env_dir).glob("*/asv-build-cache/*/wheels/build.json")):
+        try:
+            if made.stat().st_mtime < since:
+                continue
+            row = json.loads(made.read_text())
+        except (OSError, ValueError):
+            continue
+        if row.get("ok") is not False or "error" not in row:
+            continue
+        sha = str(row.get("commit", "?"))[:9]
+        if row.get("silent_seconds", 0) >= limit - 1:
+            said.append(
+                f"the build of {sha} timed out after {row.get('seconds', 0):.0f} s: asv stops a "
+                f"build that says nothing for install_timeout ({limit:.0f} s); build it outside "
+                f"asv's limit first (cuda-bench prebuild {sha}), then run again "
+                "(docs/guide.md#prebuild)"
+            )
+        else:
+            said.append(f"the build of {sha} failed: {str(row['error']).splitlines()[0]}")
+    return said
 
 
 def keep_builds(folder, rows):

@@ -158,12 +158,13 @@ def environment(
 def step_in(python, step, env, log_file, what):
     """``python -m cuda_bench.build STEP ...`` in an environment (``python`` its interpreter), in a
     process group of its own that an interrupt stops with every other build
-    (``toolkit.stop_builds``): its exit status. A build asked to start after the builds were
-    stopped is a BuildError naming ``what`` it builds."""
+    (``toolkit.stop_builds``): its exit status. A build stopped so, or asked to start after the
+    builds were stopped, is an interrupt (``process.Interrupted``, naming ``what`` it builds), not a
+    failure: the command says it once, and names no log of it."""
     # stop_builds either sees this build or stops it from starting
     with toolkit.STARTING:
         if toolkit.STOPPING:
-            raise BuildError(f"{what}: stopped")
+            raise process.Interrupted(f"{what}: stopped")
         proc = subprocess.Popen(
             [str(python), "-m", "cuda_bench.build", *step],
             stdout=log_file,
@@ -173,17 +174,23 @@ def step_in(python, step, env, log_file, what):
         )
         toolkit.CHILDREN.add(proc)
     try:
-        return proc.wait()
+        code = proc.wait()
     finally:
         toolkit.CHILDREN.discard(proc)
+    if toolkit.STOPPING:
+        raise process.Interrupted(f"{what}: stopped")
+    return code
 
 
 def prebuild(repo, revs, parallel, log_dir, bindings):
     """Build ``revs`` of ``repo`` into the cache, ``parallel`` at a time, with ``bindings`` (a
-    ``CUDA_BENCH_BINDINGS`` value); returns the records, in order."""
+    ``CUDA_BENCH_BINDINGS`` value); returns the records, in order. Each build's log goes into
+    ``log_dir``; without one, a failed build's log is kept beside the wheel cache
+    (``prebuild-logs``), where its line names it, and the others go."""
 
     work = Path(tempfile.mkdtemp(prefix="cuda-bench-prebuild-"))
-    log_dir = Path(log_dir or work)
+    keep_all = log_dir is not None
+    log_dir = Path(log_dir or toolkit.cache_root().parent / "prebuild-logs")
     log_dir.mkdir(parents=True, exist_ok=True)
     jobs = max(1, (os.cpu_count() or 1) // parallel)
     done = []
@@ -199,6 +206,8 @@ def prebuild(repo, revs, parallel, log_dir, bindings):
             record = {"commit": rev, "ok": False, "error": str(exc).splitlines()[0], "packages": {}}
         record["rev"] = rev
         record["wall_seconds"] = round(time.monotonic() - start, 1)
+        if record.get("ok") and not keep_all:
+            log_path.unlink(missing_ok=True)
         done.append(record)
         what = ", ".join(f"{k} {v['action']}" for k, v in record["packages"].items())
         status = (
@@ -212,7 +221,8 @@ def prebuild(repo, revs, parallel, log_dir, bindings):
 
     progress(
         f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each, "
-        f"cuda-bindings {bindings}; logs in {log_dir}"
+        f"cuda-bindings {bindings}; "
+        + (f"logs in {log_dir}" if keep_all else f"a failed build's log is kept in {log_dir}")
     )
     try:
         return toolkit.in_builds(lambda item: one(*item), list(enumerate(revs)), parallel)
@@ -289,7 +299,9 @@ def main(argv=None):
 
 
 def _interrupted(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
+    name = signal.Signals(signum).name
+    wheels.stopped(name)  # the record first: asv kills the step a second later
+    raise KeyboardInterrupt(name)
 
 
 if __name__ == "__main__":

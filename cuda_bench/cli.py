@@ -107,11 +107,13 @@ def main(argv=None):
     process.stop_on_sigterm()
     results.forget()  # what this command could not read, noted as it reads
     try:
-        status = (
-            module.main(args, rest, argv)
-            if args.command in ("run", "ladder")
-            else module.main(args, argv)
-        )
+        # every temporary folder of the command and of what it runs, removed when it ends
+        with process.temporary_folder():
+            status = (
+                module.main(args, rest, argv)
+                if args.command in ("run", "ladder")
+                else module.main(args, argv)
+            )
         return with_unreadable(status)
     except ERRORS as exc:
         print(f"bench: {exc}", file=sys.stderr)
@@ -128,9 +130,9 @@ def main(argv=None):
 
 
 def with_unreadable(status):
-    """A command's exit status, and what it could not read: each file and line named once more at
-    the end, and INCOMPLETE (2) unless the status says more (a regression, 1, still outranks it:
-    ``status.worst``)."""
+    """A command's exit status, and what it could not read: each file and line named once, where it
+    was read, a line at the end counting them, and INCOMPLETE (2) unless the status says more (a
+    regression, 1, still outranks it: ``status.worst``)."""
     return worst([status, INCOMPLETE]) if results.say_unreadable("bench") else status
 
 

@@ -41,6 +41,8 @@ COMMITS = RESULTS / "commits.json"
 # set around the asv publish that cuda-bench publish runs: the project's asv plugin then leaves the
 # pages to it
 ASV_PAGES_ONLY = "CUDA_BENCH_ASV_PAGES_ONLY"
+# set in the asv a command runs (cuda_bench.asvrun.asv): an interrupt there is the command's to say
+ASV_DRIVEN = "CUDA_BENCH_DRIVES_ASV"
 
 
 def no_gpu_results(env_dir):

@@ -1,12 +1,13 @@
 """Stage 0: processes and files, as every stage handles them. A process that dies with the one that
 started it; SIGTERM taken as Ctrl-C is; a process group stopped whole, gracefully then for good;
 tasks forked one per core, each in a process group of its own, that an interrupt stops together; a
-file written whole or not at all. Standard library only: the build step and the workers run it
-inside benchmark environments.
+file written whole or not at all; a command's own temporary folder, removed when it ends. Standard
+library only: the build step and the workers run it inside benchmark environments.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -14,6 +15,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -93,6 +95,27 @@ def write_whole(path, text):
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def temporary_folder():
+    """A folder of this command's own in the system's temporary folder, the temporary folder
+    (``TMPDIR``) of this process and of every process it starts (asv, pip, the builds, the
+    compilers, the workers), removed with all in it when the command ends, however it ends: what pip
+    or asv leave there when an interrupt stops them (``pip-install-*``, ``pip-build-tracker-*``)
+    goes with it. Short, beside the system's: asv's forkserver puts a socket in it."""
+    folder = tempfile.mkdtemp(prefix="cuda-bench-")
+    before = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = folder, folder
+    try:
+        yield Path(folder)
+    finally:
+        if before[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before[0]
+        tempfile.tempdir = before[1]
+        remove(folder)
 
 
 def remove(folder):

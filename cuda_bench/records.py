@@ -292,9 +292,9 @@ def read(folder, kind):
                 raise RecordError(f"does not parse ({getattr(found, 'msg', None) or found})")
             records.append(check(found, kind))
         except RecordError as exc:
-            warn(f"{path}:{number}: {exc}; left out")
             raw = getattr(found, "raw", b"") if isinstance(found, ValueError) else found
-            results.unreadable(path, exc, number, results.touches(raw))
+            if results.unreadable(path, exc, number, results.touches(raw)):
+                warn(f"{path}:{number}: {exc}; left out")
     return records
 
 

@@ -37,6 +37,8 @@ UNREADABLE = {}
 #: could not be read is about, as far as it could be read (:func:`touches`)
 TOUCHED = {}
 _NAMED = re.compile(rb'"(base|head|commit)": *"([0-9a-f]{40})"')
+#: the (file, line or None) this command has named on stderr: each once, however often it is read
+SAID = set()
 
 
 def touches(record):
@@ -54,12 +56,17 @@ def touches(record):
 def unreadable(path, why, line=None, named=None):
     """Note that ``path`` (its ``line``, where one line of it is meant) could not be read, and why
     (an exception: JSON's names the line and column); ``named``: the commits it is about
-    (:func:`touches`), where they could be read."""
+    (:func:`touches`), where they could be read. Whether this command has yet to name it: its
+    reader then says so in one line, and no reader says it again."""
     if isinstance(why, json.JSONDecodeError):
         why, line = f"does not parse ({why.msg}, column {why.colno})", why.lineno
-    UNREADABLE.setdefault((Path(path).resolve(), line), str(why))
+    key = (Path(path).resolve(), line)
+    UNREADABLE.setdefault(key, str(why))
     if named:
-        TOUCHED[(Path(path).resolve(), line)] = named
+        TOUCHED[key] = named
+    new = key not in SAID
+    SAID.add(key)
+    return new
 
 
 def touched(path, line):
@@ -79,10 +86,13 @@ def noted(under=None):
 
 
 def forget(under=None):
-    """Start again: nothing noted (``under``: in that folder)."""
+    """Start again: nothing noted (``under``: in that folder, read again by the same command, which
+    does not name it again); without ``under``, a new command, which names anew what it meets."""
     for path, line, _ in noted(under):
         del UNREADABLE[(path, line)]
         TOUCHED.pop((path, line), None)
+    if under is None:
+        SAID.clear()
 
 
 def shown(path, results_dir):
@@ -119,17 +129,15 @@ def unreadable_results(results_dir, machine, known=()):
 
 
 def say_unreadable(who):
-    """Name once more, at a command's end, each file and line it could not read; whether there was
-    any."""
+    """At a command's end, one line saying how many parts of the history it could not read (each
+    named once, where it was met); whether there was any."""
     found = noted()
     if found:
         print(
-            f"{who}: {len(found)} part(s) of the history could not be read, and what this command "
-            "said leaves them out:",
+            f"{who}: {len(found)} part(s) of the history could not be read (each named above), and "
+            "what this command said leaves them out",
             file=sys.stderr,
         )
-        for path, line, why in found:
-            print(f"  {path}{f':{line}' if line else ''}: {why}", file=sys.stderr)
     return bool(found)
 
 
@@ -154,8 +162,8 @@ def load(path):
     try:
         return read(path)
     except (OSError, ValueError) as exc:
-        warn(f"skipping {path}: {exc}")
-        unreadable(path, exc)
+        if unreadable(path, exc):
+            warn(f"skipping {path}: {exc}")
         return None
 
 
@@ -287,13 +295,13 @@ def commits(results_dir, runs=None):
     try:
         found = json.loads(path.read_text()) if path.exists() else {}
     except ValueError as exc:
-        warn(f"{path} does not parse ({exc}); the pages name commits by hash")
-        unreadable(path, exc)
+        if unreadable(path, exc):
+            warn(f"{path} does not parse ({exc}); the pages name commits by hash")
         found = {}
     if not isinstance(found, dict):
         why = f"not a JSON object of commits (a {type(found).__name__})"
-        warn(f"{path} is {why}; the pages name commits by hash")
-        unreadable(path, why)
+        if unreadable(path, why):
+            warn(f"{path} is {why}; the pages name commits by hash")
         found = {}
     known = {
         sha: {

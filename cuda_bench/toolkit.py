@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from cuda_bench import process
@@ -27,8 +28,14 @@ class BuildError(Exception):
     pass
 
 
+#: when this process last said a line (``time.monotonic``), asv's clock on a build step's silence:
+#: how long a build stopped from outside had said nothing
+LAST_OUTPUT = [time.monotonic()]
+
+
 def log(message):
     print(f"[build] {message}", file=sys.stderr, flush=True)
+    LAST_OUTPUT[0] = time.monotonic()
 
 
 def progress(message):
@@ -106,15 +113,36 @@ def run(cmd, cwd=None, env=None, own_group=False):
             preexec_fn=process.die_with_parent,
         )
         try:
-            out, _ = proc.communicate()
+            out = streamed(proc, cmd)
+            code = proc.wait()
         except BaseException:
             process.stop_groups([proc], process.GRACE)
             raise
-        code = proc.returncode
     if code != 0:
         tail = "\n".join(out.splitlines()[-40:])
         raise BuildError(f"{' '.join(map(str, cmd[:4]))} ... failed ({code}):\n{tail}")
     return out
+
+
+#: seconds between two lines :func:`streamed` says on standard output while a command's output
+#: grows: asv stops a build step that says nothing for ``install_timeout`` seconds
+HEARTBEAT = float(os.environ.get("CUDA_BENCH_HEARTBEAT", "60"))
+
+
+def streamed(proc, cmd):
+    """``proc``'s output, read line by line as it comes; while it grows, a line on standard output
+    at most every :data:`HEARTBEAT` seconds. asv's limit on a build (``install_timeout``) counts
+    seconds without output: a compile that goes on is never taken for one that hangs, and one that
+    hangs still is."""
+    lines, start = [], time.monotonic()
+    for line in proc.stdout:
+        lines.append(line)
+        now = time.monotonic()
+        if now - LAST_OUTPUT[0] >= HEARTBEAT:
+            said = f"{len(lines)} lines of output in {now - start:.0f} s"
+            print(f"[build] {Path(cmd[-1]).name}: {said}", flush=True)
+            LAST_OUTPUT[0] = now
+    return "".join(lines)
 
 
 def git(src, *args):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from cuda_bench import process
 from cuda_bench.toolkit import (
+    LAST_OUTPUT,
     BuildError,
     cache_root,
     cuda_home,
@@ -154,6 +155,7 @@ def build_one(src, package, out, bindings_spec, record):
             env = build_env(src, package, bindings_spec) | {"TMPDIR": str(scratch)}
             pip(
                 "wheel",
+                "--verbose",  # the backend's output as it comes: a compile that goes on says so
                 "--no-build-isolation",
                 "--no-deps",
                 "-w",
@@ -191,6 +193,21 @@ def build_one(src, package, out, bindings_spec, record):
     }
 
 
+#: the build in progress: (its record, the file it goes to), for :func:`stopped`
+RUNNING = []
+
+
+def stopped(why):
+    """Write the record of the build in progress, with why it stopped, how long it ran and how long
+    it had said nothing (asv stops a build step silent for ``install_timeout`` seconds): first, as
+    the interrupt comes, for asv kills the step a second after it asks it to stop."""
+    for record, path, start in RUNNING:
+        record["error"] = f"stopped ({why}) after {time.monotonic() - start:.0f} s"
+        record["silent_seconds"] = round(time.monotonic() - LAST_OUTPUT[0], 1)
+        record["seconds"] = round(time.monotonic() - start, 1)
+        process.write_whole(path, json.dumps(record, indent=1))
+
+
 def build(src, out):
     src, out = Path(src).resolve(), Path(out).resolve()
     if out.exists():
@@ -206,6 +223,7 @@ def build(src, out):
         "ok": False,
     }
     start = time.monotonic()
+    RUNNING.append((record, out / "build.json", start))
     try:
         present = [p for p in PACKAGES if (src / p).is_dir()]
         if "cuda_core" not in present:
@@ -251,9 +269,14 @@ def build(src, out):
     except BuildError as exc:
         record["error"] = str(exc)
         raise
+    except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM (build.py) said why already
+        if "error" not in record:
+            stopped(exc or "Ctrl-C")
+        raise
     finally:
+        RUNNING.clear()
         record["seconds"] = round(time.monotonic() - start, 1)
-        (out / "build.json").write_text(json.dumps(record, indent=1))
+        process.write_whole(out / "build.json", json.dumps(record, indent=1))
 
 
 def install_nvrtc(src, bindings_spec, record):

@@ -26,6 +26,12 @@ SIDEWAYS = DASHBOARD + "test_no_page_scrolls_sideways_at_1400_or_800_px_and_the_
 README_SAYS = "tests/test_readme.py::test_readmes_section_is_what_the_committed_history_says"
 EDGES = "tests/test_edges.py"  # the edges of a history the fixture histories do not reach
 REPORT = "tests/test_report.py::"
+STRUCTURE = "tests/test_structure.py::"
+NAMED_ONCE = "test_each_part_of_the_history_that_cannot_be_read_is_named_once_however_often_it_is_read"
+TEMPORARY_FOLDERS = "test_a_test_run_leaves_only_the_newest_runs_failed_tests_temporary_folders"
+LIMIT = ("tests/test_build.py::test_a_build_longer_than_asvs_limit_goes_on_while_it_compiles_and_one_that_hangs_is_"
+         "named_timed_out")
+ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -67,7 +73,7 @@ MUTATIONS = [
     ("pairs that skip a case partly are recorded as skipped", "cuda_bench/paired.py",
      'if kinds == {"skip"}:', 'if "skip" in kinds:', ["tests/test_paired.py"]),
     ("a results file that does not parse is dropped without a line", "cuda_bench/results.py",
-     '        warn(f"skipping {path}: {exc}")\n', "", ["tests/test_records.py"]),
+     '            warn(f"skipping {path}: {exc}")\n', "            pass\n", ["tests/test_records.py"]),
     ("a record of the wrong shape is read as if it were right", "cuda_bench/records.py",
      "            records.append(check(found, kind))", "            records.append(found)",
      ["tests/test_records.py"]),
@@ -138,9 +144,10 @@ MUTATIONS = [
     ("a command that could not read part of the history exits as if it had", "cuda_bench/cli.py",
      "        return with_unreadable(status)", "        return status", [DASHBOARD + UNREADABLE_REPORT]),
     ("a record's line that cannot be read is left out without a note", "cuda_bench/records.py",
-     "            results.unreadable(path, exc, number, results.touches(raw))\n", "", ["tests/test_records.py"]),
+     "            if results.unreadable(path, exc, number, results.touches(raw)):\n", "            if True:\n",
+     ["tests/test_records.py"]),
     ("a results file that cannot be read is skipped without a note", "cuda_bench/results.py",
-     '        warn(f"skipping {path}: {exc}")\n        unreadable(path, exc)\n',
+     '        if unreadable(path, exc):\n            warn(f"skipping {path}: {exc}")\n',
      '        warn(f"skipping {path}: {exc}")\n', ["tests/test_records.py"]),
     ("the pages carry no banner for what could not be read", "cuda_bench/pages/html.py",
      "    return unreadable_html(found.unreadable, found.results_dir, found.known)", '    return ""',
@@ -416,6 +423,36 @@ MUTATIONS = [
      "cuda_bench/asv_plugin.py",
      'if not before or before[at["version"]] != row[at["version"]]:',
      "if not before:", [EDGES]),
+    # what a test run, a build and an interrupt leave behind
+    ("a command names a line it cannot read each time it reads it", "cuda_bench/results.py",
+     "    new = key not in SAID\n", "    new = True\n", ["tests/test_plan.py::" + NAMED_ONCE]),
+    ("a command's last lines name each part it could not read once more", "cuda_bench/results.py",
+     "            file=sys.stderr,\n        )\n    return bool(found)",
+     "            file=sys.stderr,\n        )\n        for path, line, why in found:\n"
+     "            print(f\"  {path}{f':{line}' if line else ''}: {why}\", file=sys.stderr)\n    return bool(found)",
+     ["tests/test_plan.py::" + NAMED_ONCE]),
+    ("pytest keeps every passed test's temporary folder", "pyproject.toml",
+     'tmp_path_retention_policy = "failed"\n', "", [STRUCTURE + TEMPORARY_FOLDERS]),
+    ("pytest keeps three runs' temporary folders", "pyproject.toml",
+     "tmp_path_retention_count = 1\n", "tmp_path_retention_count = 3\n", [STRUCTURE + TEMPORARY_FOLDERS]),
+    ("a build that compiles past asv's limit, saying nothing to asv, is stopped as one that hangs",
+     "cuda_bench/toolkit.py", "        if now - LAST_OUTPUT[0] >= HEARTBEAT:", "        if False:", [LIMIT]),
+    ("a build stopped for its silence is said to have failed, not to have timed out", "cuda_bench/asvrun.py",
+     '        if row.get("silent_seconds", 0) >= limit - 1:', '        if row.get("silent_seconds", 0) > 2 * limit:',
+     [LIMIT]),
+    ("an asv command interrupted in a build ends on asv's 'Interrupted.', exit 1", "cuda_bench/asv_plugin.py",
+     '            if str(exc) != "Interrupted.":', "            if True:", [ASV_INTERRUPTED]),
+    ("an interrupted asv command also says the build it stopped failed", "cuda_bench/asv_plugin.py",
+     "            if klass.__name__ in WRITERS and status != INTERRUPTED:",
+     "            if klass.__name__ in WRITERS:", [ASV_INTERRUPTED]),
+    ("a command's temporary folder stays, and what pip left in it", "cuda_bench/cli.py",
+     "        with process.temporary_folder():", '        with open("/dev/null"):',
+     ["tests/test_build.py::test_a_commands_temporary_folder_goes_whole_with_what_the_processes_it_ran_left_there"]),
+    ("prebuild names a failed build's log in a folder it removes", "cuda_bench/build.py",
+     '    log_dir = Path(log_dir or toolkit.cache_root().parent / "prebuild-logs")',
+     "    log_dir = Path(log_dir or work)",
+     ["tests/test_build.py::test_an_interrupted_prebuild_says_one_line_keeps_the_log_it_names_and_leaves_no_"
+      "temporary_folder"]),
 ]
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, as_a_terminal_starts_it, git, make_env
@@ -404,6 +406,36 @@ def test_a_release_pathfinder_too_old_for_the_bindings_wheel_is_upgraded(repo, b
     assert wheels.version_tuple(kept) >= (1, 3)
 
 
+def test_a_commands_temporary_folder_goes_whole_with_what_the_processes_it_ran_left_there(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """Every cuda-bench command runs in a temporary folder of its own (the TMPDIR of all it starts: asv, pip, the
+    builds), removed however the command ends: what pip leaves when an interrupt stops it (``pip-install-*``,
+    ``pip-build-tracker-*``) goes with it, and the system's temporary folder is as it was."""
+    import sys
+    import tempfile
+
+    from cuda_bench import cli
+    from cuda_bench.commands import COMMANDS
+
+    system_tmp = tmp_path / "tmp"
+    system_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(system_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    seen = []
+
+    def interrupted_in_pip(args, argv):
+        left = "import tempfile, pathlib; pathlib.Path(tempfile.mkdtemp(prefix='pip-install-'), 'setup.py').touch()"
+        subprocess.run([sys.executable, "-c", left], check=True)
+        seen.extend(p.relative_to(system_tmp) for p in system_tmp.rglob("pip-install-*"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(COMMANDS["plan"], "main", interrupted_in_pip)
+    assert cli.main(["plan"]) == 130
+    assert len(seen) == 1 and len(seen[0].parts) == 2  # in the command's own folder, not beside it
+    assert list(system_tmp.iterdir()) == [] and os.environ["TMPDIR"] == str(system_tmp)
+    assert capsys.readouterr().err.startswith("bench: interrupted after ")
+
+
 def test_a_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
     """process.write_whole (builds.jsonl, the engine's environment record, the build_ext config): a write that
     fails midway leaves the old file as it was and no temporary file beside it."""
@@ -552,3 +584,104 @@ def test_a_build_interrupted_in_pip_wheel_leaves_no_temporary_folder_and_no_cach
     assert done.returncode == 0, done.stderr[-3000:]
     assert [p.name for p in (cache / "cuda_core").iterdir() if p.name.startswith(".")] == []
     assert sorted(p.name for p in system_tmp.iterdir()) == []
+
+
+TALKING_SETUP = """import os, time
+from setuptools import setup
+for i in range(int(os.environ.get("CUDA_BENCH_TEST_LINES", "0"))):  # a compile that says what it does
+    print(f"compiling part {i}", flush=True)
+    time.sleep(float(os.environ["CUDA_BENCH_TEST_GAP"]))
+time.sleep(float(os.environ.get("CUDA_BENCH_TEST_SILENT", "0")))  # one that hangs
+setup()
+"""
+
+
+@pytest.mark.slow
+def test_a_build_longer_than_asvs_limit_goes_on_while_it_compiles_and_one_that_hangs_is_named_timed_out(
+        repo, builder, tmp_path):
+    """asv stops a build step that says nothing for install_timeout seconds (its util.check_output, run here as
+    asv runs the build command, with a limit of 8 s): a build that compiles for three times that, saying so, ends
+    well, for the step passes on that it goes on; a build silent for longer is stopped, its record keeps why
+    (stopped by SIGTERM, how long it had said nothing), and the line said after asv's command names it timed out,
+    with the build to run outside asv's limit."""
+    import time
+
+    from asv import util
+
+    from cuda_bench import asvrun
+
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_core")
+    (repo / "cuda_core" / "setup.py").write_text(TALKING_SETUP)
+    sha = commit(repo, "a cuda_core that compiles for a while")
+    limit = 8
+    env = dict(os.environ, CUDA_BENCH_CACHE=str(tmp_path / "cache"), CUDA_BENCH_BINDINGS="source",
+               CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT), CUDA_BENCH_HEARTBEAT="2")
+
+    def asv_builds(out, **test_env):
+        return util.check_output([str(builder), *MODULE, "build", str(repo), str(out)], timeout=limit, dots=False,
+                                 display_error=False, valid_return_codes=None, return_stderr=True,
+                                 env=env | test_env)
+
+    talking = tmp_path / "env" / "a" / "asv-build-cache" / "talking" / "wheels"
+    start = time.monotonic()
+    out, err, code = asv_builds(talking, CUDA_BENCH_TEST_LINES="12", CUDA_BENCH_TEST_GAP="2")
+    assert code == 0 and time.monotonic() - start > 3 * limit, (code, out[-2000:], err[-2000:])
+    assert json.loads((talking / "build.json").read_text())["ok"] is True
+    assert "lines of output in" in out  # what kept asv from stopping it
+
+    since = time.time()
+    silent = tmp_path / "env" / "a" / "asv-build-cache" / "silent" / "wheels"
+    shutil.rmtree(tmp_path / "cache")  # built again, not reused
+    out, err, code = asv_builds(silent, CUDA_BENCH_TEST_SILENT="60")
+    assert code == util.TIMEOUT_RETCODE, (code, out[-2000:], err[-2000:])
+    record = json.loads((silent / "build.json").read_text())
+    assert record["ok"] is False and record["error"].startswith("stopped (SIGTERM) after ")
+    assert record["silent_seconds"] >= limit - 1
+    (line,) = asvrun.stopped_builds(tmp_path / "env", since, limit)
+    assert line.startswith(f"the build of {sha[:9]} timed out after ")
+    assert f"cuda-bench prebuild {sha[:9]}" in line and "install_timeout (8 s)" in line
+    assert asvrun.stopped_builds(tmp_path / "env", time.time() + 60, limit) == []  # only what this command built
+
+
+@pytest.mark.slow
+def test_an_interrupted_prebuild_says_one_line_keeps_the_log_it_names_and_leaves_no_temporary_folder(repo, tmp_path):
+    """`cuda-bench prebuild`, Ctrl-C while pip builds: exit status 130 and one line, no traceback; the build's log
+    is where the command said a failed build's log is kept; and nothing of the command, of pip or of the build
+    backend stays in the temporary folder (the command's own, which holds theirs, goes whole)."""
+    import re
+    import signal
+    import sys
+    import time
+
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_core")
+    (repo / "cuda_core" / "setup.py").write_text(SLOW_SETUP)
+    sha = commit(repo, "a cuda_core that builds slowly")
+    system_tmp, marker = tmp_path / "tmp", tmp_path / "in-pip-wheel"
+    system_tmp.mkdir()
+    (tmp_path / "home").mkdir()
+    env = dict(os.environ, HOME=str(tmp_path / "home"), CUDA_BENCH_CACHE=str(tmp_path / "cache" / "wheels"),
+               CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT), TMPDIR=str(system_tmp),
+               CUDA_BENCH_TEST_MARKER=str(marker), CUDA_BENCH_TEST_SLOW="1")
+    proc = subprocess.Popen([sys.executable, "-m", "cuda_bench", "prebuild", "--repo", str(repo), "--bindings",
+                             "source", sha], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), proc.communicate()[1][-3000:] if proc.poll() is not None else "no pip wheel"
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the whole foreground group
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err[-3000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+    assert err.strip().splitlines()[-1].startswith("bench: interrupted after "), err[-3000:]
+    assert err.replace(str(tmp_path), "").count("interrupted") == 1, err[-3000:]
+    (kept,) = re.findall(r"a failed build's log is kept in (\S+)", err)
+    assert [p.name for p in Path(kept).iterdir()] == [f"prebuild-0-{sha}.log"], err[-3000:]
+    assert sorted(p.name for p in system_tmp.iterdir()) == [], err[-3000:]

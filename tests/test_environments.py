@@ -188,3 +188,56 @@ def test_asv_compare_with_no_case_measured_on_both_commits_gives_no_verdict(proj
     assert "All benchmarks" not in none.stdout
     assert same.returncode == 0 and "All benchmarks" in same.stdout, same.stderr[-3000:]
     assert f"{CORE_CASE}('core')" in same.stdout
+
+
+SLOW_CORE = """import os, pathlib, time
+from setuptools import setup
+pathlib.Path(os.environ["CUDA_BENCH_TEST_MARKER"]).write_text("in pip wheel")
+time.sleep(120)
+setup()
+"""
+
+
+def test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130(project):
+    """Ctrl-C while asv's build step compiles (a commit whose cuda_core builds slowly): `asv run` stops within
+    seconds with exit status 130 and one line, not asv's KeyboardInterrupt traceback; the build's record says it
+    was stopped."""
+    import signal
+    import time
+
+    conf, env, repo, _, _, _ = project
+    git(repo, "checkout", "-q", "-b", "slow")
+    (repo / "cuda_core" / "setup.py").write_text(SLOW_CORE)
+    (repo / "cuda_core" / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "cuda-core"\nversion = "0.0.1"\n')
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a cuda_core that builds slowly")
+    slow = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    marker = conf.parent / "in-pip-wheel"
+    proc = subprocess.Popen([sys.executable, "-m", "asv", "run", "-b", CASE, "--machine", "cpu-test", f"{slow}^!",
+                             "--config", str(conf)], cwd=conf.parent, env=dict(env, CUDA_BENCH_TEST_MARKER=str(marker)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 400
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), proc.communicate()[1][-3000:] if proc.poll() is not None else "no build in 400 s"
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the whole foreground group
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    said = out + err
+    assert proc.returncode == 130 and took < 20, (proc.returncode, took, said[-3000:])
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said[-3000:]
+    told = [line for line in said.splitlines() if line.startswith("cuda-bench:") and "no GPU" not in line]
+    assert told == ["cuda-bench: interrupted"], said[-3000:]  # not also "the build of ... failed"
+    assert "Interrupted." not in said, said[-3000:]
+    (record,) = [json.loads(p.read_text()) for p in (conf.parent / "env").glob("*/asv-build-cache/*/wheels/build.json")
+                 if json.loads(p.read_text())["commit"] == slow]
+    assert record["ok"] is False and record["error"].startswith("stopped (SIGTERM) after "), record

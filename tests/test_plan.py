@@ -285,6 +285,29 @@ def test_plan_read_elsewhere_takes_the_history_in_the_environment_it_was_measure
     assert f"with {shas[1][:9]}" in planned[0]  # paired with the measured commit after it
 
 
+def test_each_part_of_the_history_that_cannot_be_read_is_named_once_however_often_it_is_read(monorepo, tmp_path,
+                                                                                          monkeypatch, capsys):
+    """`cuda-bench plan` reads the steps and the results files several times (the gaps, the costs, the parts): a
+    steps line and a results file that cannot be read are each named once, where first met, and the command ends
+    with one line counting them and exits 2."""
+    repo, shas = monorepo
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(machine, "has_gpu", lambda info: False)
+    res = tmp_path / "history"
+    for i, sha in enumerate(shas[1:4]):
+        measured(res, sha, 1000 + i)
+    cut = res / MACHINE / f"{shas[4][:8]}-env-source.json"
+    cut.write_text('{"commit_hash": "')
+    steps = res / MACHINE / "steps.jsonl"
+    steps.write_text('{"base": "cut off\n')
+    argv = ["plan", "--repo", str(repo), "--machine", MACHINE, "--window", "6", "--results-dir", str(res)]
+    assert cli.main(argv) == INCOMPLETE
+    err = capsys.readouterr().err
+    assert err.count(f"{steps}:1: does not parse") == 1 and err.count(str(cut)) == 1, err
+    assert err.splitlines()[-1] == ("bench: 2 part(s) of the history could not be read (each named above), and what "
+                                    "this command said leaves them out")
+
+
 @pytest.mark.slow
 def test_asv_continuous_typed_as_it_is_decides_by_the_paired_engine(monorepo, tmp_path):
     """`asv continuous BASE HEAD` through real asv and the project's plugin: the paired engine decides, not asv's one

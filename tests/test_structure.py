@@ -4,6 +4,7 @@ no CUDA work at import."""
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -452,3 +453,38 @@ def test_every_doc_a_message_points_to_names_a_section_that_exists():
         for doc in re.findall(r"\b(docs/[\w/-]+\.md)\b", text):
             assert (ROOT / doc).exists(), text
     assert pointers >= 5  # the test reads the pointers it checks
+
+
+PASSES_AND_FAILS = '''
+def test_passes(tmp_path):
+    (tmp_path / "big").write_bytes(bytes(1 << 20))
+
+
+def test_fails(tmp_path):
+    (tmp_path / "big").write_bytes(bytes(1 << 20))
+    assert {fails}
+'''
+
+
+def test_a_test_run_leaves_only_the_newest_runs_failed_tests_temporary_folders(tmp_path):
+    """pytest, with the project's settings (pyproject.toml), removes a test's temporary folder when it passes and
+    keeps a failed test's, of the newest run only: test runs do not pile hundreds of MB each into the system's
+    temporary folder."""
+    root = tmp_path / "temproot"
+    root.mkdir()
+    (tmp_path / "tests").mkdir()
+
+    def run(fails):
+        (tmp_path / "tests" / "test_it.py").write_text(PASSES_AND_FAILS.format(fails=not fails))
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
+                               str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), str(tmp_path / "tests")],
+                              capture_output=True, text=True, env=dict(os.environ, PYTEST_DEBUG_TEMPROOT=str(root)))
+
+    def left():
+        return sorted(str(p.relative_to(root)) for p in root.rglob("big"))
+
+    assert run(fails=False).returncode == 0 and left() == []
+    for _ in range(2):
+        assert run(fails=True).returncode == 1
+    (kept,) = left()  # the failed test's folder of the newest run; no passed test's, no older run's
+    assert re.fullmatch(r"pytest-of-[^/]+/pytest-\d+/test_fails0/big", kept), kept
