@@ -666,7 +666,7 @@ def test_an_interrupted_prebuild_says_one_line_keeps_the_log_it_names_and_leaves
                CUDA_BENCH_TEST_MARKER=str(marker), CUDA_BENCH_TEST_SLOW="1")
     proc = subprocess.Popen([sys.executable, "-m", "cuda_bench", "prebuild", "--repo", str(repo), "--bindings",
                              "source", sha], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=as_a_terminal_starts_it)
     try:
         deadline = time.monotonic() + 300
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:

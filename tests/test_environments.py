@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, git
+from conftest import ROOT, as_a_terminal_starts_it, git
 
 from cuda_bench import trees
 from cuda_bench.paths import result_files
@@ -218,7 +218,8 @@ def test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130(project):
     marker = conf.parent / "in-pip-wheel"
     proc = subprocess.Popen([sys.executable, "-m", "asv", "run", "-b", CASE, "--machine", "cpu-test", f"{slow}^!",
                              "--config", str(conf)], cwd=conf.parent, env=dict(env, CUDA_BENCH_TEST_MARKER=str(marker)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_a_terminal_starts_it)
     try:
         deadline = time.monotonic() + 400
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
