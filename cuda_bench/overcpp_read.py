@@ -208,7 +208,8 @@ def forms_compared(runs, confidence=stats.CONFIDENCE):
     of one over-C++ run (``runs``: the records of one commit, oldest first): {case: {"py_ns",
     "cpp_ns"} (the run's fast-state medians), and for every form but cuda.bindings' "ratio", "low",
     "high" (the median over the processes of the form's ratio over its C++ twin divided by
-    cuda.bindings' in the same process, with its order-statistic interval) and "processes";
+    cuda.bindings' in the same process, with its order-statistic interval), "coverage" (that
+    interval's) and "processes";
     "record": the run's date and the cuda-bindings it ran}.
 
     A process times every form beside the same C++ twin, so whatever state the process is in
@@ -239,8 +240,14 @@ def forms_compared(runs, confidence=stats.CONFIDENCE):
                     for a, b in zip(case["process_ratios"], reference["process_ratios"])
                     if a > 0 and b > 0
                 ]
-                ratio, low, high, _ = stats.median_interval(per, confidence)
-                found |= {"ratio": ratio, "low": low, "high": high, "processes": len(per)}
+                ratio, low, high, coverage = stats.median_interval(per, confidence)
+                found |= {
+                    "ratio": ratio,
+                    "low": low,
+                    "high": high,
+                    "coverage": round(coverage, 4),
+                    "processes": len(per),
+                }
             out[name] = found
     return out
 

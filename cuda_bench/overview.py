@@ -124,8 +124,9 @@ def overview_rows(
     - ``over_cpp``: where ``overhead_by_machine`` ({machine: its over-C++ records, oldest first, as
       ``results.overhead_runs`` reads them}) has one of this commit, the case's paired over-C++
       measurement (of the commit's runs, the one nearest the fast state: :func:`over_cpp_cases`;
-      ``ratio``, ``low``, ``high``, ``over_ns``, ``over_low``, ``over_high``, and the times per call
-      it compares, ``py_ns`` and ``cpp_ns``: Python and its twin timed in turn in one process), and
+      ``ratio``, ``low``, ``high``, ``coverage``, ``over_ns``, ``over_low``, ``over_high``, and the
+      times per call it compares, ``py_ns`` and ``cpp_ns``: Python and its twin timed in turn in one
+      process), and
       ``over_cpp_ns``/``over_cpp_x`` are taken from it (``over_cpp_of``: "paired");
       ``over_cpp["runs"]`` says how far its ratio moved over the commit's recorded runs that timed
       the same twins the same way (:func:`over_cpp_cases`: ``low``, ``high``, ``runs``, ``starts``;
@@ -270,6 +271,7 @@ OVER_CPP_KEPT = (
     "ratio",
     "low",
     "high",
+    "coverage",
     "over_ns",
     "over_low",
     "over_high",

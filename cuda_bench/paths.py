@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "asv.conf.json"
 BENCHMARKS = ROOT / "benchmarks"
 RESULTS = ROOT / "results"  # the history: real GPU runs only
+# per-operation budgets: what a call may cost over C++ and over cuda.bindings (cuda_bench.budgets)
+BUDGETS = ROOT / "budgets.json5"
 DASHBOARD = ROOT / "dashboard"  # the site's own scripts and styles, and html/README.md
 # the JavaScript and CSS libraries asv's pages load, with their licences
 VENDOR = DASHBOARD / "vendor"
