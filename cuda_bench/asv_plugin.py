@@ -16,8 +16,9 @@ names it in ``plugins``.
 * **The pull-request command decides by the paired engine**: ``asv continuous BASE HEAD`` times both
   builds in turn, process pair by process pair (``cuda_bench.compare.gate``, what ``cuda-bench
   compare`` runs), prints the paired comment and exits with its status (1: a regression beyond its
-  interval and threshold). asv's own comparison of one unpaired run per commit flags noise on a
-  machine whose speed moves; with ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
+  interval and threshold, or a call of the head over its budget: ``cuda_bench.budgets``). asv's
+  own comparison of one unpaired run per commit flags noise on a machine whose speed moves; with
+  ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
 * **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
   ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network, each tag's
   name escaped for asv's graphs, which write it into the page as HTML; it draws one line per case
@@ -370,7 +371,7 @@ def paired_continuous(conf, args):
     """``asv continuous [BASE] HEAD [-b REGEX ...]``: the two commits through the paired engine, as
     ``cuda-bench compare`` measures them (each case's ratio with its 95 % interval; a regression
     only beyond its threshold, calibrated on this machine), the comment printed; its exit status."""
-    from cuda_bench import compare, paired, records
+    from cuda_bench import budgets, compare, paired, records
     from cuda_bench.paths import RESULTS, label
     from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 
@@ -410,17 +411,20 @@ def paired_continuous(conf, args):
             command=f"asv continuous {base} {head}",
             info=info,
             progress=say,
+            over_cpp_dir=RESULTS / name,
         )
     except (toolkit.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
         say(f"asv continuous {base} {head}: not measured: {exc}")
         return INCOMPLETE
     print(text, flush=True)
     status = compare.exit_status(data)
+    over = budgets.over((data.get("budgets") or {}).get("judged", []))
     say(
         f"{out}/summary.md: "
         + {
             OK: "no regression",
-            REGRESSION: "PERFORMANCE DECREASED (paired)",
+            REGRESSION: "PERFORMANCE DECREASED (paired)"
+            + (f"; {len(over)} call(s) over budget" if over else ""),
             INCOMPLETE: "something could not be measured",
         }[status]
     )

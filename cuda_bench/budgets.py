@@ -198,12 +198,12 @@ def parse(text, path=BUDGETS):
     )
 
 
-def read(path=BUDGETS):
+def read(path=None):
     """The budgets file at ``path``; where it is absent, the default alone (cuda-python's target
     over C++). A file that cannot be read is said in one line naming it, its line and why, and noted
     (``results.unreadable``); its :class:`Budgets` then holds that line as ``error`` and no
-    budget."""
-    path = Path(path)
+    budget. ``path``: :data:`paths.BUDGETS` unless given."""
+    path = Path(path or BUDGETS)
     try:
         return parse(path.read_text(encoding="utf-8"), path)
     except FileNotFoundError:
@@ -317,17 +317,25 @@ def line(j):
     )
 
 
+def summary_line(found):
+    """:func:`at_commit`'s in one line: how many judgements of each verdict, or why none."""
+    if "missing" in found:
+        return f"not judged: {found['missing']}"
+    judged = found["judged"]
+    return ", ".join(f"{sum(j['verdict'] == v for j in judged)} {v}" for v in VERDICTS)
+
+
 def markdown(found):
     """The pull-request comment's section on budgets (``found``: :func:`at_commit`'s)."""
     out = ["", "#### Budgets (`budgets.json5`)", ""]
     if "missing" in found:
         return [*out, f"Not judged: {found['missing']}."]
     judged = found["judged"]
-    counts = ", ".join(f"{sum(j['verdict'] == v for j in judged)} {v}" for v in VERDICTS)
+    lead = f"**{len(over(judged))} over budget.** " if over(judged) else ""
     out.append(
-        f"{found['commit'][:9]}'s over-C++ runs ({found['runs']}, newest "
-        f"{found['newest'][:10]}) against each budget: {counts}. Over only where the whole "
-        f"{CONFIDENCE:.0%} interval lies above the budget."
+        f"{lead}{found['commit'][:9]}'s over-C++ runs ({found['runs']}, newest "
+        f"{found['newest'][:10]}) against each budget: {summary_line(found)}. Over only where the "
+        f"whole {CONFIDENCE:.0%} interval lies above the budget."
     )
     shown = [j for j in judged if j["verdict"] != WITHIN]
     if shown:

@@ -1,7 +1,8 @@
 """``cuda-bench``: one command line for every stage, parsing and dispatch only (the commands are
 ``cuda_bench.commands``). ``cuda-bench COMMAND --help`` says what each option does.
 
-Exit status, for every command: 0 done, nothing regressed; 1 a regression (and nothing else); 2
+Exit status, for every command: 0 done, nothing regressed; 1 a regression, or a call over
+its budget (and nothing else); 2
 something could not be measured (a case failed, lost process pairs, a step not made, a measured
 value kept) or could not be read (a results file or a record's line of the history, each named: what
 the command says leaves it out); 3 the command could not start or stopped on an error (a bad

@@ -4,7 +4,7 @@ changed first, each with the interval it rests on, then what was left out and wh
 
 from __future__ import annotations
 
-from cuda_bench import calls, counts, counts_read, stats, trees
+from cuda_bench import budgets, calls, counts, counts_read, stats, trees
 from cuda_bench.paired import counted, regressions
 from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, times, unchanged
 
@@ -59,9 +59,15 @@ def comment(data):
     }
     out = heading(data, cases, worse, better, same)
     out += changed(worse, better, same_code, data["settings"]["confidence"])
+    out += budgets_section(data)
     out += work_section(data)
     out += rest(data, same, versions)
     return "\n".join(out) + "\n"
+
+
+def budgets_section(data):
+    """The head against its budgets (``budgets.json5``), where the gate judged it."""
+    return budgets.markdown(data["budgets"]) if data.get("budgets") else []
 
 
 def identical_comment(data):
@@ -77,6 +83,7 @@ def identical_comment(data):
                 "case would time the same code.",
                 "",
                 "Built from: " + built_from_text(data["built_from"]) + ".",
+                *budgets_section(data),
             ]
         )
         + "\n"

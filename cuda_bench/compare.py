@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, build, comment, machine, paired, stats, toolkit, trees
+from cuda_bench import asvrun, budgets, build, comment, machine, paired, stats, toolkit, trees
 from cuda_bench.paired import regressions
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION
@@ -242,11 +242,15 @@ def gate(
     progress,
     env=None,
     expected=(),
+    over_cpp_dir=None,
 ):
     """Two revisions through the paired engine, as the pull-request gate decides (:func:`pair`):
     (record, the comment, the paired.Report or None). The record and the comment are written to
     ``out`` (summary.json, summary.md) before anything else happens. ``conf``: the derived
-    asv.conf.json, as a dict."""
+    asv.conf.json, as a dict. With ``over_cpp_dir`` (results/<machine>), the record's ``budgets``
+    judge the head against ``budgets.json5`` from its over-C++ records there
+    (``budgets.at_commit``): the paired step times both builds' Python, not their C++ twins, so a
+    head without such a record is not judged, and the comment says so."""
     data, report = pair(
         repo,
         base,
@@ -266,6 +270,9 @@ def gate(
         expected=expected,
         always=kind == "aa",
     )
+    if over_cpp_dir is not None and kind != "aa":
+        data["budgets"] = budgets.at_commit(over_cpp_dir, data["head"], budgets.read())
+        progress(f"compare: budgets: {budgets.summary_line(data['budgets'])}")
     if data.get("identical"):
         progress(
             f"{base} and {head}: identical builds ({comment.built_from_text(data['built_from'])}): "
@@ -332,10 +339,11 @@ def incomplete(data):
 
 
 def exit_status(data):
-    """A paired record's exit status (``cuda_bench.status``): REGRESSION (1): a regression;
-    INCOMPLETE (2): a case failed (an error, a dead worker) or lost some process pairs;
-    OK (0): neither (a case one build skips is listed, not failed)."""
-    if regressions(data):
+    """A paired record's exit status (``cuda_bench.status``): REGRESSION (1): a regression, or a
+    call of the head over its budget (``budgets``: the whole interval above it); INCOMPLETE (2): a
+    case failed (an error, a dead worker) or lost some process pairs; OK (0): none of these (a case
+    one build skips is listed, not failed)."""
+    if regressions(data) or budgets.over((data.get("budgets") or {}).get("judged", [])):
         return REGRESSION
     return INCOMPLETE if incomplete(data) else OK
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench import history, overview, records, results, summary
+from cuda_bench import budgets, history, overview, records, results, summary
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ class History:
     rows: list[dict]
     #: [(path, line, why)] of every file or line that could not be read (``results.noted``)
     unreadable: list[tuple]
+    #: the budgets every call is judged against (``budgets.read``: budgets.json5)
+    budgets: budgets.Budgets | None = None
 
     @property
     def steps(self):
@@ -179,4 +181,5 @@ def load(results_dir, runs=None):
         machines=machines,
         rows=rows,
         unreadable=results.noted(results_dir),
+        budgets=budgets.read(),
     )

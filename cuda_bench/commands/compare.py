@@ -32,8 +32,10 @@ def add(sub):
         p = sub.add_parser(
             name,
             description=f"{text}. Exit status: 1 when a case regressed (its whole 95% interval "
-            "beyond its threshold), 2 when something could not be measured (or only without some "
-            "process pairs), 3 when the command could not start, else 0.",
+            "beyond its threshold) or, for compare, a call of HEAD is over its budget "
+            "(budgets.json5; judged from HEAD's over-C++ records in results/<machine>/, where "
+            "there are any: `cuda-bench over-cpp HEAD`), 2 when something could not be measured "
+            "(or only without some process pairs), 3 when the command could not start, else 0.",
         )
         if name == "compare":
             p.add_argument("base", help="commit, tag or branch to compare against")
@@ -135,12 +137,13 @@ def main(args, argv):
         progress=log,
         env=env,
         expected=getattr(args, "expected", []),
+        over_cpp_dir=None if aa else RESULTS / name,
     )
-    if report is None:  # identical builds: nothing measured
+    if report is None:  # identical builds: nothing measured; the head's budgets still judged
         print(text)
         if args.output:
             Path(args.output).write_text(text)
-        return OK
+        return compare.exit_status(data)
     built = data.get("build_seconds") or 0.0  # optional in a record
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)

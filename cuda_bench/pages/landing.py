@@ -8,6 +8,7 @@ from __future__ import annotations
 from cuda_bench import calls, overcpp_read, summary
 from cuda_bench.names import short_name
 from cuda_bench.overview import APIS, LOOKUPS, TITLES
+from cuda_bench.pages.budget_table import budgets_html
 from cuda_bench.pages.html import (
     METHOD,
     banner,
@@ -70,9 +71,10 @@ def verdict_row(key, heading, part, missing):
     )
 
 
-def render_landing(told, rows, known, thresholds=""):
+def render_landing(told, rows, known, thresholds="", budgets=None):
     """One machine's part of the front page: main's head, the verdicts (and the ``thresholds`` they
-    were judged against, ``summary.thresholds_words``), the open regressions, each operation."""
+    were judged against, ``summary.thresholds_words``), the open regressions, each call against its
+    budget (``budgets``: :class:`cuda_bench.budgets.Budgets`), each operation."""
     machine = told["machine"]
     params = told["params"]
     out = [
@@ -87,6 +89,7 @@ def render_landing(told, rows, known, thresholds=""):
     if thresholds:
         out.append(f'<p class="thresholds text-muted">Thresholds: {esc(thresholds)}.</p>')
     out += changes_html(told, known)
+    out += budgets_html(rows, budgets, head["name"])
     if rows:
         out.append(f"<h3>Each operation at {esc(head['name'])}</h3>")
         out.append(render(rows))
@@ -495,6 +498,7 @@ def document(found):
             [r for r in found.rows if r["machine"] == name],
             found.known,
             machine.thresholds,
+            found.budgets,
         )
         for name, machine in found.machines.items()
     )

@@ -1,0 +1,83 @@
+"""The front page's budget table: per machine, each call of main's head against its budget
+(``budgets.json5``, judged by ``cuda_bench.budgets``) from the head's over-C++ measurements, as the
+operations table below it shows them."""
+
+from __future__ import annotations
+
+from cuda_bench import budgets
+from cuda_bench.names import short_name, split_case
+from cuda_bench.overview import TITLES
+from cuda_bench.pages.html import esc
+from cuda_bench.stats import CONFIDENCE
+from cuda_bench.text import fmt_ns, number
+
+BADGES = {budgets.OVER: "danger", budgets.WITHIN: "success", budgets.UNDECIDED: "default"}
+
+
+def measured(rows):
+    """({case: its paired over-C++ measurement}, {case: its form over cuda.bindings', in one
+    process}) of the operations table's ``rows`` (``overview.overview_rows``)."""
+    paired, forms = {}, {}
+    for row in rows:
+        for cell in row["cells"].values():
+            if cell.get("case") and cell.get("over_cpp"):
+                paired[cell["case"]] = cell["over_cpp"]
+            if cell.get("case") and "ratio" in (cell.get("one_process") or {}):
+                forms[cell["case"]] = cell["one_process"]
+    return paired, forms
+
+
+def operation_text(name):
+    """'device.SetCurrent, cuda.core' or 'launch.Launch 16 ptr, cuda.bindings'."""
+    benchmark, combo = split_case(name)
+    params = " ".join(c.strip("'") for c in combo[1:])
+    form = TITLES.get(budgets.library(name), budgets.library(name) or "")
+    return f"{short_name(benchmark)}{' ' + params if params else ''}, {form}"
+
+
+def row_html(j):
+    cpp = fmt_ns(j["cpp_ns"]) if number(j.get("cpp_ns")) else ""
+    what = budgets.WHAT[j["kind"]]
+    return (
+        f'<tr data-case="{esc(j["case"])}" data-kind="{esc(j["kind"])}" '
+        f'data-verdict="{esc(j["verdict"])}"><td>{esc(operation_text(j["case"]))}</td>'
+        f"<td>{esc(cpp)}</td><td>{esc(what)} {esc(budgets.measured_text(j))}</td>"
+        f"<td>{esc(budgets.budget_text(j))}</td>"
+        f'<td><span class="label label-{BADGES[j["verdict"]]}">{esc(j["verdict"])}</span></td></tr>'
+    )
+
+
+def budgets_html(rows, found, head):
+    """The budget section of one machine's part of the front page: its ``rows`` at main's head
+    (named ``head``) judged against ``found`` (:class:`budgets.Budgets`), or why nothing is."""
+    if found is None:
+        return []
+    out = ['<h3 class="budgets">Budgets</h3>']
+    if found.error:
+        return [
+            *out,
+            f'<p class="budgets-missing">Not judged: <code>{esc(found.error)}</code>.</p>',
+        ]
+    judged = budgets.judge(*measured(rows), found)
+    if not judged:
+        return [
+            *out,
+            f'<p class="budgets-missing">Not judged: no over-C++ run of {esc(head)} on this '
+            "machine (<code>cuda-bench over-cpp</code> measures one): a budget is judged on the "
+            "call and its C++ twin timed in one process.</p>",
+        ]
+    counts = " · ".join(f"{sum(j['verdict'] == v for j in judged)} {v}" for v in budgets.VERDICTS)
+    out.append(
+        f'<p class="budgets-legend">Each call of cuda.core and cuda.bindings at {esc(head)} '
+        "against its budget in <code>budgets.json5</code>, from the over-C++ run shown in the "
+        f"table below ({CONFIDENCE:.0%} intervals): <b>over</b> only where the whole interval "
+        "lies above the budget, <b>within</b> only where it lies below, else undecided. "
+        f"{counts}.</p>"
+    )
+    out.append(
+        '<table class="table table-condensed budgets"><thead><tr><th>operation</th>'
+        "<th>C++</th><th>measured</th><th>budget</th><th>verdict</th></tr></thead><tbody>"
+        + "".join(row_html(j) for j in judged)
+        + "</tbody></table>"
+    )
+    return out
