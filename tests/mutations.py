@@ -32,6 +32,7 @@ TEMPORARY_FOLDERS = "test_a_test_run_leaves_only_the_newest_runs_failed_tests_te
 LIMIT = ("tests/test_build.py::test_a_build_longer_than_asvs_limit_goes_on_while_it_compiles_and_one_that_hangs_is_"
          "named_timed_out")
 ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130"
+BUDGETS = "tests/test_budgets.py::"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -453,6 +454,28 @@ MUTATIONS = [
      "    log_dir = Path(log_dir or work)",
      ["tests/test_build.py::test_an_interrupted_prebuild_says_one_line_keeps_the_log_it_names_and_leaves_no_"
       "temporary_folder"]),
+    ("a budget verdict of 'over' on an interval whose low end is on the budget", "cuda_bench/budgets.py",
+     "    if low > budget:", "    if low >= budget:",
+     [BUDGETS + "test_a_verdict_needs_the_whole_interval_on_one_side_of_the_budget"]),
+    ("a budget verdict of 'within' on an interval whose high end is on the budget", "cuda_bench/budgets.py",
+     "    if high < budget:", "    if high <= budget:",
+     [BUDGETS + "test_a_verdict_needs_the_whole_interval_on_one_side_of_the_budget"]),
+    ("a budget verdict on too few processes for a 95 % interval", "cuda_bench/budgets.py",
+     "    if coverage < confidence:\n        return UNDECIDED\n", "",
+     [BUDGETS + "test_a_verdict_needs_the_whole_interval_on_one_side_of_the_budget"]),
+    ("the gate passes a call over its budget", "cuda_bench/compare.py",
+     '    if regressions(data) or budgets.over((data.get("budgets") or {}).get("judged", [])):',
+     "    if regressions(data):",
+     [BUDGETS + "test_the_gate_exits_1_on_a_call_over_its_budget_though_no_step_regressed"]),
+    ("a budgets file that cannot be read is not noted (the command exits 0)", "cuda_bench/budgets.py",
+     "        results.unreadable(path, exc, line)\n", "",
+     [BUDGETS + "test_a_bad_file_is_one_line_naming_the_file_its_line_and_why_and_the_command_exits_2"]),
+    ("the benchmark's budget wins over its case's", "cuda_bench/budgets.py",
+     "        for key in operation_keys(name):", "        for key in operation_keys(name)[::-1]:",
+     [BUDGETS + "test_the_more_particular_key_wins_and_each_kind_holds_its_forms"]),
+    ("CuPy's forms are held to cuda-python's budgets", "cuda_bench/budgets.py",
+     "if self.error or library(name) not in FORMS[kind]:", "if self.error:",
+     [BUDGETS + "test_the_committed_file_reads_and_sets_cuda_pythons_target_for_every_twin"]),
 ]
 
 
