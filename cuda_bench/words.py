@@ -116,6 +116,11 @@ WORDS = {
         "over-C++ run); a form over cuda.bindings' is the median over the processes of their "
         "ratio, with its interval."
     ),
+    "Over budget, within budget, undecided": (
+        "a call of cuda.core or cuda.bindings against its budget in `budgets.json5` (over C++, or "
+        "cuda.core over cuda.bindings): over or within only where the whole 95 % interval of what "
+        "was measured lies above or below the budget; else undecided."
+    ),
     "cuda-bindings auto": (
         "each release measured with the cuda-bindings wheel it supports: 13.3.1 where its "
         "cuda_core declares a `cu13` extra, else 12.9.10."
