@@ -154,10 +154,10 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
         "toolkit", "trees", "wheels", "build", "carry",
-        "results", "records", "history", "overcpp_read", "counts_read",
+        "results", "records", "history", "overcpp_read", "budgets", "counts_read",
         "asvrun", "worker", "paired",
         "comment", "compare", "steps", "countpass", "window", "onepass", "plan", "overcpp",
-        "summary", "overview", "read", "report", "pages.html",
+        "summary", "overview", "read", "report", "pages.html", "pages.budget_table",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
         "readme", "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]
 PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own
