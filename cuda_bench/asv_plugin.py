@@ -16,7 +16,7 @@ names it in ``plugins``.
 * **The pull-request command decides by the paired engine**: ``asv continuous BASE HEAD`` times both
   builds in turn, process pair by process pair (``cuda_bench.compare.gate``, what ``cuda-bench
   compare`` runs), prints the paired comment and exits with its status (1: a regression beyond its
-  interval and threshold, or a call of the head over its budget: ``cuda_bench.budgets``). asv's
+  interval and threshold, or a call the change took over its budget: ``cuda_bench.budgets``). asv's
   own comparison of one unpaired run per commit flags noise on a machine whose speed moves; with
   ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
 * **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
@@ -418,13 +418,13 @@ def paired_continuous(conf, args):
         return INCOMPLETE
     print(text, flush=True)
     status = compare.exit_status(data)
-    over = budgets.over((data.get("budgets") or {}).get("judged", []))
+    over = budgets.taken_over((data.get("budgets") or {}).get("judged", []))
     say(
         f"{out}/summary.md: "
         + {
             OK: "no regression",
             REGRESSION: "PERFORMANCE DECREASED (paired)"
-            + (f"; {len(over)} call(s) over budget" if over else ""),
+            + (f"; {len(over)} call(s) taken over budget" if over else ""),
             INCOMPLETE: "something could not be measured",
         }[status]
     )

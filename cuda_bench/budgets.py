@@ -269,6 +269,26 @@ def over(judged):
     return [j for j in judged if j["verdict"] == OVER]
 
 
+def against_base(head, base):
+    """``head``'s judgements (:func:`at_commit`'s) with each one's verdict at ``base`` (the same
+    case and kind; None where the base has no over-C++ record of it), in ``base_verdict``."""
+    at_base = {(j["case"], j["kind"]): j["verdict"] for j in base.get("judged", [])}
+    for j in head.get("judged", []):
+        j["base_verdict"] = at_base.get((j["case"], j["kind"]))
+    return (
+        head
+        | {"base": base["commit"]}
+        | ({"base_missing": base["missing"]} if "missing" in base else {})
+    )
+
+
+def taken_over(judged):
+    """The calls a change took over their budget: over at the head, not over at the base (within
+    or undecided there). A call already over at the base, or one the base has no record of, is
+    said, and fails no gate: the change did not, or cannot be shown to, put it there."""
+    return [j for j in over(judged) if j.get("base_verdict") in (WITHIN, UNDECIDED)]
+
+
 def at_commit(folder, commit, budgets):
     """What the gate judges of ``commit``: its over-C++ records in ``folder`` (results/<machine>),
     read as the front page reads them (``overcpp_read.over_cpp_cases``, ``forms_compared``),
@@ -331,14 +351,30 @@ def markdown(found):
     if "missing" in found:
         return [*out, f"Not judged: {found['missing']}."]
     judged = found["judged"]
-    lead = f"**{len(over(judged))} over budget.** " if over(judged) else ""
+    taken = taken_over(judged)
+    lead = f"**{len(taken)} taken over budget by this change.** " if taken else ""
     out.append(
         f"{lead}{found['commit'][:9]}'s over-C++ runs ({found['runs']}, newest "
         f"{found['newest'][:10]}) against each budget: {summary_line(found)}. Over only where the "
-        f"whole {CONFIDENCE:.0%} interval lies above the budget."
+        f"whole {CONFIDENCE:.0%} interval lies above the budget; the gate fails on a call over "
+        "at the head and not at the base."
+        + (f" At the base: {found['base_missing']}." if found.get("base_missing") else "")
     )
     shown = [j for j in judged if j["verdict"] != WITHIN]
     if shown:
         out.append("")
-        out += [f"- {line(j)}" for j in shown]
+        out += [f"- {line(j)}{at_base_text(j)}" for j in shown]
     return out
+
+
+def at_base_text(j):
+    """What a head's judgement was at the base: ' (taken over by this change: within at the
+    base)', ' (over at the base too)', ' (the base not judged)'."""
+    if "base_verdict" not in j:
+        return ""
+    was = j["base_verdict"]
+    if was is None:
+        return " (the base not judged)"
+    if j["verdict"] == OVER and was != OVER:
+        return f" (taken over by this change: {was} at the base)"
+    return f" ({was} at the base)"

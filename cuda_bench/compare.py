@@ -271,7 +271,11 @@ def gate(
         always=kind == "aa",
     )
     if over_cpp_dir is not None and kind != "aa":
-        data["budgets"] = budgets.at_commit(over_cpp_dir, data["head"], budgets.read())
+        found = budgets.read()
+        data["budgets"] = budgets.against_base(
+            budgets.at_commit(over_cpp_dir, data["head"], found),
+            budgets.at_commit(over_cpp_dir, data["base"], found),
+        )
         progress(f"compare: budgets: {budgets.summary_line(data['budgets'])}")
     if data.get("identical"):
         progress(
@@ -340,10 +344,11 @@ def incomplete(data):
 
 def exit_status(data):
     """A paired record's exit status (``cuda_bench.status``): REGRESSION (1): a regression, or a
-    call of the head over its budget (``budgets``: the whole interval above it); INCOMPLETE (2): a
+    call the change took over its budget (``budgets.taken_over``: the whole interval above it at
+    the head, not at the base); INCOMPLETE (2): a
     case failed (an error, a dead worker) or lost some process pairs; OK (0): none of these (a case
     one build skips is listed, not failed)."""
-    if regressions(data) or budgets.over((data.get("budgets") or {}).get("judged", [])):
+    if regressions(data) or budgets.taken_over((data.get("budgets") or {}).get("judged", [])):
         return REGRESSION
     return INCOMPLETE if incomplete(data) else OK
 

@@ -1,10 +1,10 @@
 """The exit statuses every command returns (``cuda_bench.cli``), what each means, and how several
 make one.
 
-1 is a regression (or a call over its budget: ``cuda_bench.budgets``) and nothing else, so that a
-pull-request check, a job scheduler or a script tells a failure to measure, a failure to start and
-an interruption from a slower build. Standard library only: the bottom stage, which every module may
-import.
+1 is a regression (or a call a change took over its budget: ``cuda_bench.budgets``) and nothing
+else, so that a pull-request check, a job scheduler or a script tells a failure to measure, a
+failure to start and an interruption from a slower build. Standard library only: the bottom stage,
+which every module may import.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ OK, REGRESSION, INCOMPLETE, ERROR, INTERRUPTED = 0, 1, 2, 3, 130
 #: each status in one line, as ``cuda-bench --help`` lists them
 MEANINGS = {
     OK: "done, nothing regressed",
-    REGRESSION: "a regression, or a call over its budget (and nothing else)",
+    REGRESSION: "a regression, or a call the change took over its budget (and nothing else)",
     INCOMPLETE: "something could not be measured or read",
     ERROR: "could not start, or stopped on an error",
     INTERRUPTED: "interrupted (Ctrl-C or SIGTERM)",

@@ -33,6 +33,7 @@ LIMIT = ("tests/test_build.py::test_a_build_longer_than_asvs_limit_goes_on_while
          "named_timed_out")
 ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130"
 BUDGETS = "tests/test_budgets.py::"
+GATE_BUDGET = BUDGETS + "test_the_gate_exits_1_on_a_call_the_change_took_over_its_budget_though_no_step_regressed"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -463,10 +464,12 @@ MUTATIONS = [
     ("a budget verdict on too few processes for a 95 % interval", "cuda_bench/budgets.py",
      "    if coverage < confidence:\n        return UNDECIDED\n", "",
      [BUDGETS + "test_a_verdict_needs_the_whole_interval_on_one_side_of_the_budget"]),
-    ("the gate passes a call over its budget", "cuda_bench/compare.py",
-     '    if regressions(data) or budgets.over((data.get("budgets") or {}).get("judged", [])):',
-     "    if regressions(data):",
-     [BUDGETS + "test_the_gate_exits_1_on_a_call_over_its_budget_though_no_step_regressed"]),
+    ("the gate passes a call the change took over its budget", "cuda_bench/compare.py",
+     '    if regressions(data) or budgets.taken_over((data.get("budgets") or {}).get("judged", [])):',
+     "    if regressions(data):", [GATE_BUDGET]),
+    ("the gate fails a pull request on a call over its budget at the base too", "cuda_bench/budgets.py",
+     '    return [j for j in over(judged) if j.get("base_verdict") in (WITHIN, UNDECIDED)]',
+     "    return over(judged)", [GATE_BUDGET]),
     ("a budgets file that cannot be read is not noted (the command exits 0)", "cuda_bench/budgets.py",
      "        results.unreadable(path, exc, line)\n", "",
      [BUDGETS + "test_a_bad_file_is_one_line_naming_the_file_its_line_and_why_and_the_command_exits_2"]),

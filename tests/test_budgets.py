@@ -4,6 +4,7 @@ intervals, the gate's exit status 1 on a call over its budget, and the front pag
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import ROOT, over_cpp_case, over_cpp_record, write_records
@@ -98,55 +99,74 @@ def test_cuda_core_over_cuda_bindings_is_judged_only_where_a_budget_is_set():
     assert "cuda.core over cuda.bindings ×1.600 [1.550, 1.700]" in budgets.line(judged)
 
 
-def head_over_budget(folder, commit):
-    """An over-C++ record of ``commit`` in ``folder``: Launch('core', '16 ptr') 1.2 µs [1.1, 1.3] over its twin,
+def over_record(commit, launch=(1200.0, 1100.0, 1300.0)):
+    """An over-C++ record of ``commit``: Launch('core', '16 ptr') ``launch`` (1.2 µs [1.1, 1.3]) over its twin,
     SetCurrent('core') 300 ns [250, 350]."""
-    write_records(folder, "over-cpp", [over_cpp_record(commit=commit, cases=[
-        over_cpp_case(LAUNCH_16, over_ns=1200.0, over_low=1100.0, over_high=1300.0, cpp_ns=4550.0),
-        over_cpp_case(SET_CORE, over_ns=300.0, over_low=250.0, over_high=350.0, cpp_ns=22.0)])])
+    over_ns, over_low, over_high = launch
+    return over_cpp_record(commit=commit, cases=[
+        over_cpp_case(LAUNCH_16, over_ns=over_ns, over_low=over_low, over_high=over_high, cpp_ns=4550.0),
+        over_cpp_case(SET_CORE, over_ns=300.0, over_low=250.0, over_high=350.0, cpp_ns=22.0)])
 
 
-def test_the_gate_exits_1_on_a_call_over_its_budget_though_no_step_regressed(monorepo, tmp_path, monkeypatch):  # noqa: F811
-    """Two commits that build the same wheels: nothing is timed, no case regressed; the head's over-C++ record puts
-    Launch('core', '16 ptr') over its 1 µs budget, so the gate exits 1 and its comment names the call, the budget and
-    the measured overhead with its interval."""
+WITHIN_AT_BASE = (900.0, 850.0, 950.0)
+
+
+def test_the_gate_exits_1_on_a_call_the_change_took_over_its_budget_though_no_step_regressed(
+        monorepo, tmp_path, monkeypatch):  # noqa: F811
+    """Two commits that build the same wheels: nothing is timed, no case regressed. The head's over-C++ record puts
+    Launch('core', '16 ptr') over its 1 µs budget: with the base within it, the change took it over, the gate exits
+    1 and its comment names the call, the budget and the measured overhead with its interval; with the base over
+    too, or not measured, the call is said and the gate passes (a call already over fails no pull request)."""
     repo, shas = monorepo
     monkeypatch.setattr(compare, "measure", lambda *a, **k: pytest.fail("identical builds were measured"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr("cuda_bench.commands.compare.RESULTS", tmp_path / "res")
     monkeypatch.setattr(budgets, "BUDGETS", tmp_path / "budgets.json5")  # absent: the default alone
-    out = tmp_path / "out"
+    out, folder = tmp_path / "out", tmp_path / "res" / MACHINE
 
     def gate():
         return cli.main(["compare", shas[1], shas[2], "--repo", str(repo), "--machine", MACHINE, "--out", str(out)])
 
     assert gate() == OK  # no over-C++ record of the head: nothing judged, and the comment says so
     assert "Not judged: no over-C++ record of" in (out / "summary.md").read_text()
-    head_over_budget(tmp_path / "res" / MACHINE, shas[2])
+    write_records(folder, "over-cpp", [over_record(shas[2])])
+    assert gate() == OK  # over at the head; the base not measured: said, not failed
+    text = (out / "summary.md").read_text()
+    assert f"At the base: no over-C++ record of {shas[1][:9]}" in text and "(the base not judged)" in text
+    write_records(folder, "over-cpp", [over_record(shas[1], WITHIN_AT_BASE), over_record(shas[2])])
     assert gate() == REGRESSION
     data = json.loads((out / "summary.json").read_text())
     assert data["identical"] and data["cases"] == [] and compare.exit_status(data) == REGRESSION
     text = (out / "summary.md").read_text()
-    assert "**1 over budget.**" in text and "1 over, 0 undecided, 1 within" in text
-    assert (f"`{LAUNCH_16}`: over C++ +1.20 µs [+1.10 µs, +1.30 µs] (95%), budget 1.00 µs (default): **over**"
-            in text)
+    assert "**1 taken over budget by this change.**" in text and "1 over, 0 undecided, 1 within" in text
+    assert (f"`{LAUNCH_16}`: over C++ +1.20 µs [+1.10 µs, +1.30 µs] (95%), budget 1.00 µs (default): **over** "
+            "(taken over by this change: within at the base)") in text
     # a budget of 1.3 µs for that operation: the interval reaches it, undecided, and the gate passes
     (tmp_path / "budgets.json5").write_text(json.dumps({"python_over_cpp": {"operations": {LAUNCH: 1300}}}))
     assert gate() == OK
     assert "0 over, 1 undecided, 1 within" in (out / "summary.md").read_text()
+    # over at the base as at the head: the change did not put it there
+    (tmp_path / "budgets.json5").unlink()
+    write_records(folder, "over-cpp", [over_record(shas[1]), over_record(shas[2])])
+    assert gate() == OK
+    assert "**over** (over at the base)" in (out / "summary.md").read_text()
 
 
-def test_the_comment_of_a_measured_step_names_a_call_over_its_budget(tmp_path):
+def test_the_comment_of_a_measured_step_names_a_call_the_change_took_over_its_budget(tmp_path):
     from conftest import step_case, step_record
 
-    head_over_budget(tmp_path, "h" * 40)
-    data = step_record(head="h" * 40, cases=[step_case(LAUNCH_16, 1.004, low=0.998, high=1.01)],
+    write_records(tmp_path, "over-cpp", [over_record("b" * 40, WITHIN_AT_BASE), over_record("h" * 40)])
+    data = step_record(base="b" * 40, head="h" * 40, cases=[step_case(LAUNCH_16, 1.004, low=0.998, high=1.01)],
                        settings={"layouts": "random", "confidence": 0.95, "cores": [1], "pairs": 45}) | {
         "seconds": 1.0, "build_seconds": 0.0}
     assert compare.exit_status(data) == OK
-    data["budgets"] = budgets.at_commit(tmp_path, "h" * 40, budgets.parse("{}"))
+    found = budgets.parse("{}")
+    data["budgets"] = budgets.at_commit(tmp_path, "h" * 40, found)
+    assert compare.exit_status(data) == OK  # over, but nothing says the change put it there
+    data["budgets"] = budgets.against_base(data["budgets"], budgets.at_commit(tmp_path, "b" * 40, found))
     assert compare.exit_status(data) == REGRESSION
-    assert f"`{LAUNCH_16}`: over C++ +1.20 µs [+1.10 µs, +1.30 µs]" in comment.comment(data)
+    assert (f"`{LAUNCH_16}`: over C++ +1.20 µs [+1.10 µs, +1.30 µs] (95%), budget 1.00 µs (default): **over** "
+            "(taken over by this change: within at the base)") in comment.comment(data)
 
 
 def test_the_front_page_shows_each_call_of_mains_head_against_its_budget(tmp_path):
@@ -167,5 +187,11 @@ def test_the_front_page_shows_each_call_of_mains_head_against_its_budget(tmp_pat
             row = f'data-case="{case}" data-kind="python_over_cpp" data-verdict="{want}"'.replace("'", "&#x27;")
             assert row in page, case
     assert 'data-verdict="over"' in page and "budget</th>" in page
+    # the calls within their budget folded under one line; those over or undecided in the open
+    folded = re.findall(r'<details class="budgets-within">(.*?)</details>', page, re.S)
+    assert len(folded) == len(found.machines)
+    assert all('data-verdict="within"' in f and 'data-verdict="over"' not in f for f in folded)
+    outside = re.sub(r'<details class="budgets-within">.*?</details>', "", page, flags=re.S)
+    assert 'data-kind="python_over_cpp" data-verdict="within"' not in outside
     site = read.load(ROOT / "tests" / "fixtures" / "site" / "results")
     assert "Not judged: no over-C++ run of" in landing.document(site)

@@ -74,10 +74,22 @@ def budgets_html(rows, found, head):
         "lies above the budget, <b>within</b> only where it lies below, else undecided. "
         f"{counts}.</p>"
     )
-    out.append(
+    told = [j for j in judged if j["verdict"] != budgets.WITHIN]
+    within = [j for j in judged if j["verdict"] == budgets.WITHIN]
+    if told:
+        out.append(table_html(told))
+    if within:  # what needs no one's attention, folded
+        out.append(
+            f'<details class="budgets-within"><summary>{len(within)} within their budget'
+            f"</summary>{table_html(within)}</details>"
+        )
+    return out
+
+
+def table_html(judged):
+    return (
         '<table class="table table-condensed budgets"><thead><tr><th>operation</th>'
         "<th>C++</th><th>measured</th><th>budget</th><th>verdict</th></tr></thead><tbody>"
         + "".join(row_html(j) for j in judged)
         + "</tbody></table>"
     )
-    return out
