@@ -82,7 +82,7 @@ MUTATIONS = [
     ("a reinstall from asv's cache lacks the bindings wheel", "cuda_bench/wheels.py",
      'record["packages"][package]["wheels"] = download(out, wanted)', "pass",
      ["tests/test_environments.py"]),
-    ("a measured value is replaced by a later skip", "cuda_bench/asv_plugin.py",
+    ("a measured value is replaced by a later skip", "cuda_bench/asv_kept.py",
      "        kept = keep_measured(old, new)\n", "        kept = []\n", ["tests/test_environments.py"]),
     ("a run without a GPU writes into the configured results", "cuda_bench/asv_plugin.py",
      "    if not gpu and Path(conf.results_dir).resolve() != elsewhere:", "    if False:",
@@ -422,7 +422,7 @@ MUTATIONS = [
      '    found["same"] += found["not reproduced"]\n    found["not measured"] = len(',
      [EDGES + "::test_a_steps_same_count_leaves_out_its_flags_not_reproduced"]),
     ("a re-run puts back a value measured under the benchmark's earlier version",
-     "cuda_bench/asv_plugin.py",
+     "cuda_bench/asv_kept.py",
      'if not before or before[at["version"]] != row[at["version"]]:',
      "if not before:", [EDGES]),
     # what a test run, a build and an interrupt leave behind

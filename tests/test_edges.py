@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from conftest import asv_conf, over_cpp_case, over_cpp_record, run_module, step_case, step_record
 
-from cuda_bench import asv_plugin, history, overcpp_read, records, report, results, summary
+from cuda_bench import asv_kept, history, overcpp_read, records, report, results, summary
 from cuda_bench.names import split_case
 from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
@@ -306,12 +306,12 @@ def test_a_rerun_puts_back_a_skipped_value_only_under_the_benchmarks_same_versio
     measured = old["results"][name][0][0]
     again = copy.deepcopy(old)
     again["results"][name][0][0] = float("nan")
-    assert asv_plugin.keep_measured(old, again) == [f"{name}('core')"]
+    assert asv_kept.keep_measured(old, again) == [f"{name}('core')"]
     assert again["results"][name][0][0] == measured
     changed = copy.deepcopy(old)
     changed["results"][name][0][0] = float("nan")
     changed["results"][name][2] = "another-version"
-    assert asv_plugin.keep_measured(old, changed) == []
+    assert asv_kept.keep_measured(old, changed) == []
     assert math.isnan(changed["results"][name][0][0])
 
 

@@ -159,7 +159,7 @@ FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machin
         "comment", "compare", "steps", "countpass", "window", "onepass", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html", "pages.budget_table",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
-        "readme", "pages.asv_site", "publish", "asv_plugin", "apis", "commands", "cli"]
+        "readme", "pages.asv_site", "publish", "asv_kept", "asv_plugin", "apis", "commands", "cli"]
 PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own
 
 
