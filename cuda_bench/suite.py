@@ -36,8 +36,15 @@ class Case:
 def import_suite(benchmark_dir=BENCHMARKS):
     """Import the benchmark package and its ``bench_*`` modules; [(module name, module)]."""
     path = Path(benchmark_dir).resolve()
-    if str(path.parent) not in sys.path:
-        sys.path.insert(0, str(path.parent))
+    if str(path.parent) in sys.path:
+        sys.path.remove(str(path.parent))
+    sys.path.insert(0, str(path.parent))
+    held = sys.modules.get(path.name)
+    if held is not None and Path(next(iter(getattr(held, "__path__", [])), "")).resolve() != path:
+        # another suite of the same folder name, imported before: this one, not that one
+        for name in [m for m in sys.modules if m == path.name or m.startswith(f"{path.name}.")]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
     package = importlib.import_module(path.name)
     return [
         (info.name, importlib.import_module(f"{path.name}.{info.name}"))

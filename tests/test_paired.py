@@ -413,6 +413,23 @@ def probe(tmp_path):
     return suite
 
 
+def test_a_suite_is_read_from_its_own_folder_where_another_of_the_same_name_was_read_before(tmp_path):
+    """Two suites in folders of one name (as two tests' probe suites, the first since removed): the second read
+    lists its own cases, not the first's."""
+    from cuda_bench import suite
+
+    for k, method in enumerate(["time_first", "time_second"]):
+        folder = tmp_path / str(k) / "samename"
+        folder.mkdir(parents=True)
+        (folder / "__init__.py").write_text("")
+        (folder / "bench_one.py").write_text(f"class Op:\n    def {method}(self):\n        pass\n")
+        assert list(suite.cases(folder)) == [f"bench_one.Op.{method}"]
+        if k == 0:
+            import shutil
+
+            shutil.rmtree(folder)
+
+
 #: what the probe reads for a spin of 400 iterations against one of 200: about 2 (the loop dominates the call);
 #: readings on a loaded two-core CI machine reached 2.42, where the two processes of a pair share one core
 DOUBLED = (1.5, 3.0)
