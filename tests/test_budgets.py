@@ -194,4 +194,4 @@ def test_the_front_page_shows_each_call_of_mains_head_against_its_budget(tmp_pat
     outside = re.sub(r'<details class="budgets-within">.*?</details>', "", page, flags=re.S)
     assert 'data-kind="python_over_cpp" data-verdict="within"' not in outside
     site = read.load(ROOT / "tests" / "fixtures" / "site" / "results")
-    assert "Not judged: no over-C++ run of" in landing.document(site)
+    assert "Budgets not judged: no over-C++ run of" in landing.document(site)

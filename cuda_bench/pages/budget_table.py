@@ -59,12 +59,10 @@ def budgets_html(rows, found, head):
             f'<p class="budgets-missing">Not judged: <code>{esc(found.error)}</code>.</p>',
         ]
     judged = budgets.judge(*measured(rows), found)
-    if not judged:
+    if not judged:  # one line: a budget is judged on a call and its C++ twin timed in one process
         return [
-            *out,
-            f'<p class="budgets-missing">Not judged: no over-C++ run of {esc(head)} on this '
-            "machine (<code>cuda-bench over-cpp</code> measures one): a budget is judged on the "
-            "call and its C++ twin timed in one process.</p>",
+            f'<p class="budgets-missing">Budgets not judged: no over-C++ run of {esc(head)} here '
+            "(<code>cuda-bench over-cpp</code>).</p>"
         ]
     counts = " · ".join(f"{sum(j['verdict'] == v for j in judged)} {v}" for v in budgets.VERDICTS)
     out.append(
