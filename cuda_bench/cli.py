@@ -39,6 +39,8 @@ newer
   steps      the paired steps the history lacks, made now (--recheck: flags not yet confirmed)
   compare    BASE vs HEAD with the paired engine: the pull-request gate (exit 1 on a regression)
   aa         the paired engine on one commit against itself: calibrates each case's threshold
+  bisect     the first commit between BASE and HEAD at which cases got slower, by paired
+             measurement (one pass where it fits, else by halves)
   over-cpp   each Python form against its C++ twin, sample by sample in one process, at one commit
   counts     the work per call of every case at one commit or two (CUDA API calls by name, NVRTC \
 calls,
@@ -59,6 +61,7 @@ examples:
   cuda-bench run HEAD~20..HEAD                    # the last 20 commits (anything `asv run` takes)
   cuda-bench compare main my-branch               # the pull-request gate
   cuda-bench aa main                              # thresholds for this machine
+  cuda-bench bisect v1 v2 -b SetCurrent           # which commit made SetCurrent slower
   cuda-bench counts cuda-core-v0.3.2 main         # what each call does, and what changed
 
 """

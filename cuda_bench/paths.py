@@ -39,6 +39,7 @@ OVER_CPP = "over-cpp.jsonl"
 COUNTS = "counts.jsonl"
 # results/commits.json: what the pages say of each measured commit (title, date, tags, main's
 # order), recorded when it is measured, so the dashboard publishes from results/ alone
+BISECTS = "bisects.jsonl"  # which commit between two made cases slower (cuda-bench bisect)
 COMMITS = RESULTS / "commits.json"
 # set around the asv publish that cuda-bench publish runs: the project's asv plugin then leaves the
 # pages to it

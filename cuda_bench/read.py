@@ -48,6 +48,8 @@ class Machine:
     over_cpp: list[dict]
     #: what its verdicts were judged against, in words (``summary.thresholds_words``)
     thresholds: str
+    #: its bisects' answers, oldest first (``cuda-bench bisect``)
+    bisects: list[dict]
     #: [(file, line, the commits it names)]: its step record lines that could not be read, with
     #: what could be read of them (``results.touched``)
     damaged: list[tuple]
@@ -56,6 +58,10 @@ class Machine:
     def params(self):
         """asv's description of the machine (its newest results file's)."""
         return self.runs[-1]["params"] if self.runs else {}
+
+
+#: the records each machine's folder holds, read once each (``records.FILES``)
+KINDS = ("step", "counts", "over-cpp", "calibration", "bisect")
 
 
 @dataclass(frozen=True)
@@ -119,13 +125,7 @@ def load(results_dir, runs=None):
     by_machine = {name: results.one_per_commit(found) for name, found in every.items()}
     runs = [(name, data) for name, found in by_machine.items() for data in found]
     # each record file read once; everything below is derived from what was read
-    kept = {
-        name: {
-            kind: records.read(results_dir / name, kind)
-            for kind in ("step", "counts", "over-cpp", "calibration")
-        }
-        for name in by_machine
-    }
+    kept = {name: {k: records.read(results_dir / name, k) for k in KINDS} for name in by_machine}
     steps = {name: history.merged_steps(kept[name]["step"]) for name in by_machine}
     work = {name: history.work_of(kept[name]["counts"]) for name in by_machine}
     machines = {}
@@ -159,6 +159,7 @@ def load(results_dir, runs=None):
             put_down=summary.put_down_flags(steps[name], known),
             over_cpp=kept[name]["over-cpp"],
             thresholds=summary.thresholds_words(steps[name], kept[name]["calibration"]),
+            bisects=kept[name]["bisect"],
             damaged=[
                 (path, line, results.touched(path, line))
                 for path, line, _ in results.noted(results_dir / name)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from cuda_bench import results
-from cuda_bench.paths import BUILDS, CALIBRATION, COUNTS, OVER_CPP, STEPS
+from cuda_bench.paths import BISECTS, BUILDS, CALIBRATION, COUNTS, OVER_CPP, STEPS
 from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD
 
 SCHEMA = 2  # 1: the records written before records named their type and schema
@@ -29,6 +29,7 @@ FILES = {
     "calibration": CALIBRATION,
     "over-cpp": OVER_CPP,
     "counts": COUNTS,
+    "bisect": BISECTS,
 }
 
 
@@ -157,6 +158,24 @@ SHAPES = {
         "env": MAPPING,
         "bindings": TEXT,
         "release_tags": LIST + OPTIONAL,
+    },
+    "bisect": {
+        "base": TEXT,
+        "head": TEXT,
+        "date": TEXT,
+        "cases": LIST + OPTIONAL,
+        "found": [
+            {
+                "base": TEXT,
+                "head": TEXT,
+                "cases": [{"name": TEXT, "ratio": NUMBER, "low": NUMBER, "high": NUMBER}],
+            }
+        ],
+        "spread": [{"commits": LIST, "cases": MAPPING}],
+        "rounds": LIST,
+        "seconds": NUMBER,
+        "command": TEXT + OPTIONAL,
+        "machine": MAPPING,
     },
     "calibration": {
         "base": TEXT,

@@ -5,7 +5,7 @@ paired steps, the release ladder's medians across commits, and the nightly issue
 
 from __future__ import annotations
 
-from cuda_bench import calls, history, overcpp_read, results, stats, summary
+from cuda_bench import bisect, calls, history, overcpp_read, results, stats, summary
 from cuda_bench.counts import UNSEEN
 from cuda_bench.counts_read import case_label
 from cuda_bench.names import HARNESS, short_name
@@ -493,13 +493,33 @@ def unreadable_markdown(found, results_dir):
     )
 
 
+def bisect_text(step, case, known, bisects):
+    """What the issue says under a flag's commits of the commit that made the case slower: the one
+    a bisect found, a spread change, nothing; or the command that finds it ("" where the step joins
+    adjacent commits)."""
+    told = bisect.answered(step, case["name"], bisects)
+    if told is None:
+        command = bisect.command_for(step, case["name"], known)
+        return f"<br>which commit: `{command}`" if command else ""
+    kind, what = told
+    if kind == "found":
+        return "<br>bisected: " + ", ".join(f"`{c[:9]}` {interval(found)}" for c, found in what)
+    if kind == "spread":
+        return f"<br>bisected: spread over {sum(len(p) - 1 for p in what)} commits, none alone"
+    return "<br>bisected: no commit made it slower"
+
+
 def issue_body(
-    steps_by_machine, commit_url="https://github.com/NVIDIA/cuda-python/commit/", known=None
+    steps_by_machine,
+    commit_url="https://github.com/NVIDIA/cuda-python/commit/",
+    known=None,
+    bisects_by_machine=None,
 ):
     """The nightly issue: every case a paired step of main's history flagged and another start did
-    not clear, newest first. The release ladder's steps, and the newest release against main's head
-    (``summary.step_kind``, with ``known``: ``results.commits``), are counted in a line each, as the
-    Releases page lists them.
+    not clear, newest first; under the commits of a step that spans several, the commit a bisect
+    found (``bisects_by_machine``) or the command that finds it. The release ladder's steps, and
+    the newest release against main's head (``summary.step_kind``, with ``known``:
+    ``results.commits``), are counted in a line each, as the Releases page lists them.
     (text, count)"""
     known = known or {}
     rows, other = [], {"release": 0, "since release": 0}
@@ -513,10 +533,12 @@ def issue_body(
             [s for s in steps if kinds[(s["base"], s["head"])] == "main"]
         ):
             base, head = step["base"], step["head"]
+            which = bisect_text(step, case, known, (bisects_by_machine or {}).get(machine_name, []))
             rows.append(
                 f"| {machine_name} | {calls.named(case['name'])} | "
                 f"[`{summary.name(base, known)}`]({commit_url}{base}) → "
-                f"[`{summary.name(head, known)}`]({commit_url}{head}) | {measurements(case)} | "
+                f"[`{summary.name(head, known)}`]({commit_url}{head}){which} | "
+                f"{measurements(case)} | "
                 f"{case['threshold']:.1%} | {per_call(case)} | "
                 f"{standing(case, step.get('versions'))} |"
             )

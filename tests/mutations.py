@@ -33,6 +33,7 @@ LIMIT = ("tests/test_build.py::test_a_build_longer_than_asvs_limit_goes_on_while
          "named_timed_out")
 ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130"
 BUDGETS = "tests/test_budgets.py::"
+BISECT = "tests/test_bisect.py"
 GATE_BUDGET = BUDGETS + "test_the_gate_exits_1_on_a_call_the_change_took_over_its_budget_though_no_step_regressed"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -479,6 +480,23 @@ MUTATIONS = [
     ("CuPy's forms are held to cuda-python's budgets", "cuda_bench/budgets.py",
      "if self.error or library(name) not in FORMS[kind]:", "if self.error:",
      [BUDGETS + "test_the_committed_file_reads_and_sets_cuda_pythons_target_for_every_twin"]),
+    # which commit did it: the bisect's order of measurement and its stop rule
+    ("the bisect measures a span that fits one block by halves all the same", "cuda_bench/bisect.py",
+     "    if len(span) <= fits:", "    if len(span) <= 2:", [BISECT]),
+    ("the bisect narrows to a quarter, not a half", "cuda_bench/bisect.py",
+     "    return [span[0], span[(len(span) - 1) // 2], span[-1]]",
+     "    return [span[0], span[(len(span) - 1) // 4], span[-1]]", [BISECT]),
+    ("the bisect answers with a step that joins commits with others between", "cuda_bench/bisect.py",
+     "            if len(sub) == 2:", "            if len(sub) <= 3:", [BISECT]),
+    ("the bisect follows improvements and cases not asked for", "cuda_bench/bisect.py",
+     '    return [c for c in paired.regressions(step) if cases is None or c["name"] in cases]',
+     '    return [c for c in paired.counted(step) if c["verdict"] != "same"]', [BISECT]),
+    ("the bisect calls a span spread where its steps chained stay within the threshold", "cuda_bench/bisect.py",
+     "        if found and math.log(found[0]) > math.log1p(found[1]):", "        if found:", [BISECT]),
+    ("a flag between adjacent commits is given a bisect command", "cuda_bench/bisect.py",
+     "    if None in places or places[1] - places[0] < 2:", "    if None in places:", [BISECT]),
+    ("a flag's page names the oldest bisect's answer, not the newest", "cuda_bench/bisect.py",
+     "    for record in reversed(bisects):", "    for record in bisects:", [BISECT]),
 ]
 
 

@@ -3,6 +3,7 @@ parser(s) with ``add(subparsers)`` and runs with ``main(args, argv)`` (``run`` a
 to ``asv run``). ``common`` holds what several share."""
 
 from cuda_bench.commands import (
+    bisect,
     compare,
     counts,
     init,
@@ -26,6 +27,7 @@ COMMANDS = {
     "steps": steps,
     "compare": compare,
     "aa": compare,
+    "bisect": bisect,
     "over-cpp": over_cpp,
     "counts": counts,
     "plan": plan,

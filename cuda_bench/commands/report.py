@@ -70,7 +70,8 @@ def main(args, argv):
     known, runs = found.known, found.runs
     status = OK
     if args.issue:
-        text, count = report.issue_body(found.steps, known=known)
+        bisects = {name: machine.bisects for name, machine in found.machines.items()}
+        text, count = report.issue_body(found.steps, known=known, bisects_by_machine=bisects)
         status = REGRESSION if count else OK
     elif args.steps:
         text = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from urllib.parse import quote
 
-from cuda_bench import history, summary
+from cuda_bench import bisect, history, summary
 from cuda_bench.pages.html import (
     STATUS_CLASS,
     banner,
@@ -30,11 +30,12 @@ from cuda_bench.text import (
 KIND_WORDS = {"main": "main", "release": "between releases", "since release": "since a release"}
 
 
-def render_regressions(machine, found, known, put_down=()):
+def render_regressions(machine, found, known, put_down=(), bisects=()):
     """One machine's flags: the open ones on main, since the newest release and between releases,
     then those another machine start did not reproduce; each with its ratio, interval, status and
-    the commits by name; last, the slowdowns put down to a cuda-bindings change (``put_down``:
-    ``summary.put_down_flags``), which no status counts."""
+    the commits by name, and, where the step spans several commits, the one a bisect found
+    (``bisects``) or the command that finds it; last, the slowdowns put down to a cuda-bindings
+    change (``put_down``: ``summary.put_down_flags``), which no status counts."""
     out = [f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)}</h2>']
     groups = [
         ("open", "main", "Open on main"),
@@ -75,7 +76,8 @@ def render_regressions(machine, found, known, put_down=()):
                 f'data-high="{case["high"]!r}" data-status="{esc(state)}"><td>'
                 f"{case_html(machine, case['name'])}</td><td>"
                 f"{commit_link(step['base'], known)} → "
-                f"{commit_link(step['head'], known)}</td><td>{interval(case)}</td><td "
+                f"{commit_link(step['head'], known)}"
+                f"{bisect_html(step, case, known, bisects)}</td><td>{interval(case)}</td><td "
                 f'class="text-{STATUS_CLASS[state]}"><b>{esc(state)}</b><br><small '
                 f'class="why">{esc(why)}</small></td><td>{case["threshold"]:.1%}</td><td '
                 f'class="per-call">{per_call_html(case)}</td><td '
@@ -87,6 +89,31 @@ def render_regressions(machine, found, known, put_down=()):
     out += put_down_html(machine, put_down, known)
     out.append("</section>")
     return "\n".join(out)
+
+
+def bisect_html(step, case, known, bisects):
+    """Under a flag's commits: the commit a bisect found made the case slower (with its ratio), a
+    change spread over commits, nothing found; or, where the step spans several commits of main and
+    no bisect answered, the command that finds the commit."""
+    told = bisect.answered(step, case["name"], bisects)
+    if told is None:
+        command = bisect.command_for(step, case["name"], known)
+        return (
+            f'<br><small class="bisect">which commit: <code>{esc(command)}</code></small>'
+            if command
+            else ""
+        )
+    kind, what = told
+    if kind == "found":
+        said = ", ".join(f"{commit_link(c, known)} {esc(interval(found))}" for c, found in what)
+        return f'<br><small class="bisect" data-found="{esc(what[0][0])}">bisected: {said}</small>'
+    if kind == "spread":
+        commits = sum(len(part) - 1 for part in what)
+        return (
+            f'<br><small class="bisect">bisected: spread over {commits} commits, none slower '
+            "alone</small>"
+        )
+    return '<br><small class="bisect">bisected: no commit made it slower</small>'
 
 
 def put_down_html(machine, put_down, known):
@@ -181,7 +208,9 @@ def write_feed(html_dir, project, found_by_machine, known):
 def document(found):
     """``regressions.html`` of ``found`` (``read.History``)."""
     body = "\n".join(
-        render_regressions(name, machine.regressions, found.known, machine.put_down)
+        render_regressions(
+            name, machine.regressions, found.known, machine.put_down, machine.bisects
+        )
         for name, machine in found.machines.items()
     )
     return page("Regressions", REGRESSIONS + body, "regressions.html", banner(found))

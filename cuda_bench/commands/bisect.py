@@ -1,0 +1,119 @@
+"""``cuda-bench bisect BASE HEAD [-b CASE ...]``: the first commit between BASE and HEAD at which
+cases got slower, found with paired measurement (``cuda_bench.bisect``): the span measured whole in
+one pass where it fits a block, else narrowed by halves, each round a one-pass window
+(``cuda_bench.onepass``). Each round is kept in a folder; with a GPU, the answer goes into the
+history (``results/<machine>/bisects.jsonl``), where the flag's page and the nightly issue name
+it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from cuda_bench import asvrun, bisect, compare, machine, onepass, process, records
+from cuda_bench.commands.common import (
+    asv_options,
+    block_option,
+    command_line,
+    log,
+    paired_options,
+    settings_of,
+    this_machine,
+)
+from cuda_bench.paths import RESULTS, WORK, label
+from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
+
+
+def add(sub):
+    p = sub.add_parser(
+        "bisect",
+        description="the first commit of main's line between BASE and HEAD at which cases got "
+        "slower, by paired measurement: the commits from BASE to HEAD measured in one pass where "
+        "they fit a block (--block), else BASE, the middle and HEAD, then the half whose step "
+        "flags a case, until a flagged step joins two adjacent commits. It answers with the "
+        "commit, its title and pull request, and each case's ratio with its interval; a change "
+        "spread over several commits, none slow enough alone, is said with each step. Each round "
+        "is kept in --out. Exit status: 1 when it found a commit (or a spread change), 0 when "
+        "nothing got slower, 2 when something could not be measured.",
+    )
+    asv_options(p, results_dir=False)
+    paired_options(p)
+    p.add_argument("base", metavar="BASE", help="the commit before the change (a SHA, tag, branch)")
+    p.add_argument("head", metavar="HEAD", help="a commit at which the cases are slower")
+    block_option(p)
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="each round's window (round-N/window.json, its steps) and bisect.json "
+        "(default .asv/bisect/BASE-HEAD)",
+    )
+
+
+def main(args, argv):
+    settings = settings_of(args)
+    command = command_line(argv)
+    name, info = this_machine(args)
+    config = asvrun.derived_conf(args.repo, args.bindings, None, args.system_site)
+    conf = json.loads(config.read_text())
+    repo = asvrun.local_repo(conf)
+    base = asvrun.resolve_one(repo, args.base)
+    span = [base, *reversed(asvrun.check_revisions(repo, f"{base}..{args.head}"))]
+    cases = set(compare.case_names(args.bench, settings.benchmark_dir)) if args.bench else None
+    out = Path(args.out or WORK / "bisect" / f"{label(args.base)}-{label(args.head)}")
+    bindings = asvrun.bindings_of(conf)
+    log(
+        f"bisect: {len(span) - 1} commits after {base[:9]} up to {span[-1][:9]}, "
+        + (f"{len(cases)} cases" if cases else "every case")
+        + f"; each round kept in {out}"
+    )
+    rounds = []
+
+    def measure(commits):
+        folder = out / f"round-{len(rounds) + 1}"
+        measured = onepass.measure_commits(
+            repo,
+            commits,
+            bindings=bindings,
+            requirements=asvrun.requirements(conf),
+            system_site=asvrun.system_site_of(conf),
+            settings=settings,
+            bench=args.bench,
+            thresholds=records.calibration(RESULTS / name),
+            log_dir=folder / "logs",
+            progress=log,
+            block=args.block,
+        )
+        found = onepass.step_records(
+            measured, repo, bindings=bindings, settings=settings, command=command, info=info
+        )
+        onepass.write(folder, measured, found)
+        rounds.append((measured.seconds + measured.build_seconds, found))
+        return found
+
+    answer = bisect.bisect(span, measure, cases, fits=args.block, progress=log)
+    named = [s["head"] for s in answer.found]
+    titles = {c: d["title"] for c, d in asvrun.describe_commits(repo, named).items()}
+    said = bisect.answer_lines(answer, cases, titles)
+    seconds = round(sum(s for s, _ in rounds), 1)
+    said.append(
+        f"{len(rounds)} rounds, {answer.timed} commit timings, {seconds:g} s on {name}; "
+        f"each round in {out}"
+    )
+    for line in said:
+        print(line)
+    record = bisect.record_of(answer, base, span[-1], cases) | {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "seconds": seconds,
+        "command": command,
+        "machine": info,
+    }
+    process.write_whole(out / "bisect.json", json.dumps(record | {"said": said}, indent=1) + "\n")
+    if machine.has_gpu(info):  # the flag's page and the nightly issue name what it found
+        records.append(RESULTS / name, "bisect", record)
+    else:
+        log(f"no GPU here: the answer is kept in {out}, not in results/, which holds GPU runs only")
+    incomplete = any(d["errors"] or d.get("lost") for _, found in rounds for d in found)
+    return worst(
+        [REGRESSION if answer.found or answer.spread else OK, INCOMPLETE if incomplete else OK]
+    )
