@@ -9,6 +9,7 @@ import gzip
 import json
 
 from conftest import ROOT, step_case, step_record
+from test_plan import monorepo  # noqa: F401  (a fixture)
 
 from cuda_bench import bisect
 
@@ -207,3 +208,35 @@ def test_a_flag_over_several_commits_names_the_command_that_finds_the_commit_and
                                                "machine": {}}, "bisect"), "bisect")
     page, issue = said([record, nothing])  # the newest answer
     assert "bisected: no commit made it slower" in page and "bisected: no commit made it slower" in issue
+
+
+def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_of_the_history_without_a_gpu(
+        monorepo, tmp_path, monkeypatch, capsys):  # noqa: F811
+    """`cuda-bench bisect` on a cuda-python-shaped repository of six commits (one block: one round), each round's
+    steps those the window recorded, the slowdown at the fourth commit: exit status 1, the commit named with its
+    title and the case's interval, the rounds and the answer kept in --out, and nothing in results/ on a machine
+    without a GPU."""
+    from types import SimpleNamespace
+
+    from test_plan import MACHINE
+
+    from cuda_bench import cli, onepass
+
+    repo, shas = monorepo
+    measure, measured = recorded(shas, [3])
+    monkeypatch.setattr(onepass, "measure_commits", lambda repo_, commits_, **kw: SimpleNamespace(
+        commits=commits_, seconds=2.0, build_seconds=1.0))
+    monkeypatch.setattr(onepass, "step_records", lambda found, *a, **kw: measure(found.commits))
+    monkeypatch.setattr(onepass, "write", lambda out, found, steps: None)
+    monkeypatch.setattr("cuda_bench.commands.bisect.RESULTS", tmp_path / "results")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    out = tmp_path / "out"
+    status = cli.main(["bisect", shas[0], shas[5], "-b", "SetCurrent", "--repo", str(repo), "--machine", MACHINE,
+                       "--out", str(out)])
+    said, err = capsys.readouterr()
+    assert status == 1 and measured == [[0, 1, 2, 3, 4, 5]], err
+    assert f"found: {shas[3][:9]} 'bindings', against {shas[2][:9]}: {SET_CORE} ×1.042 [1.034, 1.063]" in said
+    assert f"1 rounds, 6 commit timings, 3 s on {MACHINE}" in said
+    kept = json.loads((out / "bisect.json").read_text())
+    assert kept["found"][0]["head"] == shas[3] and kept["rounds"] == [shas]
+    assert not (tmp_path / "results").exists() and "no GPU here: the answer is kept in" in err

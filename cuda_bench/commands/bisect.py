@@ -93,7 +93,8 @@ def main(args, argv):
 
     answer = bisect.bisect(span, measure, cases, fits=args.block, progress=log)
     named = [s["head"] for s in answer.found]
-    titles = {c: d["title"] for c, d in asvrun.describe_commits(repo, named).items()}
+    described, _ = asvrun.describe_commits(repo, named)
+    titles = {c: d["title"] for c, d in described.items()}
     said = bisect.answer_lines(answer, cases, titles)
     seconds = round(sum(s for s, _ in rounds), 1)
     said.append(
@@ -108,6 +109,7 @@ def main(args, argv):
         "command": command,
         "machine": info,
     }
+    out.mkdir(parents=True, exist_ok=True)
     process.write_whole(out / "bisect.json", json.dumps(record | {"said": said}, indent=1) + "\n")
     if machine.has_gpu(info):  # the flag's page and the nightly issue name what it found
         records.append(RESULTS / name, "bisect", record)
