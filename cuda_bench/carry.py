@@ -10,7 +10,7 @@ from pathlib import Path
 from cuda_bench import toolkit, trees
 
 
-def batches(items, repo, bindings, limit, cache=None):
+def batches(items, repo, bindings, limit, cache=None, python=None):
     """The plan's items in batches for a GPU machine without network that takes at most ``limit``
     bytes of prebuilt wheels a call: [{"items": [item numbers, 1 first], "commits": {bindings:
     [commits]}, "bytes": the wheels' size, "missing": [package/key the cache lacks: built there],
@@ -18,7 +18,8 @@ def batches(items, repo, bindings, limit, cache=None):
     goes into the current batch while the wheels it adds fit; an item whose wheels alone need more
     than ``limit`` takes several batches, its commits' wheels packed in order, each batch carried
     by a call of its own (a warm machine keeps its wheel cache between calls) before the last one
-    measures. ``bindings``: the plan's, for the items that name none."""
+    measures. ``bindings``: the plan's, for the items that name none; ``python``: the version the
+    machine runs (the cache's keys name it)."""
     cache = Path(cache or toolkit.cache_root())
 
     def size(entry):
@@ -42,7 +43,7 @@ def batches(items, repo, bindings, limit, cache=None):
     for number, item in enumerate(items, 1):
         spec = item.bindings or bindings
         needs = [
-            (c, {f"{p}/{k}" for p, k in trees.cache_keys(repo, c, spec)})
+            (c, {f"{p}/{k}" for p, k in trees.cache_keys(repo, c, spec, python)})
             for c in (item.needs or item.commits)
         ]
         entries = set().union(*(e for _, e in needs)) if needs else set()

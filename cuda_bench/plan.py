@@ -175,15 +175,26 @@ def costs(results_dir, machine_name, cases=None, cores=None):
     )
 
 
-def builds_needed(repo, commit, bindings, cache=None):
+def builds_needed(repo, commit, bindings, cache=None, python=None):
     """[(package, cache key)] of ``commit``'s packages whose wheels the cache lacks for ``bindings``
-    (what its environment would build: ``trees.cache_keys``)."""
+    and the ``python`` the machine runs (what its environment would build: ``trees.cache_keys``)."""
     cache = Path(cache or toolkit.cache_root())
     return [
         (package, key)
-        for package, key in trees.cache_keys(repo, commit, bindings)
+        for package, key in trees.cache_keys(repo, commit, bindings, python)
         if not any((cache / package / key).glob("*.whl"))
     ]
+
+
+def machine_python(folder):
+    """The Python version ("3.12") of a machine's newest asv results file in ``folder``, or None
+    (none yet: this interpreter's)."""
+    newest = None
+    for path in result_files(folder):
+        data = results.load(path)
+        if data is not None and (newest is None or data.get("date", 0) > newest.get("date", 0)):
+            newest = data
+    return (newest or {}).get("params", {}).get("python") or None
 
 
 class Planner:
@@ -198,6 +209,8 @@ class Planner:
         self.conf, self.window, self.branch, self.cache = conf, window, branch, cache
         self.bindings = asvrun.bindings_of(conf)
         self.cost = cost or costs(results_dir, machine_name)
+        # the Python the machine runs, as its newest asv results say: the wheel cache's keys
+        self.python = machine_python(self.results_dir / machine_name)
         self.built = set()  # (package, cache key) whose build an earlier item of the plan pays for
 
     def _env(self, bindings):
@@ -217,7 +230,7 @@ class Planner:
     def _builds(self, commits, bindings):
         parts = 0.0
         for commit in commits:
-            for package, key in builds_needed(self.repo, commit, bindings, self.cache):
+            for package, key in builds_needed(self.repo, commit, bindings, self.cache, self.python):
                 # built once, for whichever item needs it first
                 if (package, key) not in self.built:
                     self.built.add((package, key))

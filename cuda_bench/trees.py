@@ -34,8 +34,11 @@ def tree_hash(src, package):
     return git(src, "rev-parse", f"HEAD:{package}")
 
 
-def python_tag():
-    return f"cp{sys.version_info[0]}{sys.version_info[1]}-{sysconfig.get_platform()}"
+def python_tag(version=None):
+    """The wheel cache's name of an interpreter: this one's, or that of ``version`` ("3.12", as a
+    machine's asv results name it) on this platform: 'cp312-linux-x86_64'."""
+    major, minor = (version or f"{sys.version_info[0]}.{sys.version_info[1]}").split(".")[:2]
+    return f"cp{major}{minor}-{sysconfig.get_platform()}"
 
 
 def auto_bindings(src):
@@ -108,12 +111,12 @@ def differs(base, head):
     return [p for p in PACKAGES if base.get(p) != head.get(p)]
 
 
-def cache_key(package, tree, bindings):
-    """The wheel cache's key of ``package`` built from ``tree``: the tree, the interpreter, the
-    version scheme; for cuda_core, compiled against the bindings, also ``bindings`` (an
-    :func:`identity`'s cuda_bindings part: the wheel ``cuda-bindings==X`` or the bindings' tree; ""
-    where the commit has none)."""
-    key = f"{tree}-{python_tag()}-{VERSION_SCHEME}"
+def cache_key(package, tree, bindings, python=None):
+    """The wheel cache's key of ``package`` built from ``tree``: the tree, the interpreter (this
+    one, or the ``python`` version another machine runs), the version scheme; for cuda_core,
+    compiled against the bindings, also ``bindings`` (an :func:`identity`'s cuda_bindings part: the
+    wheel ``cuda-bindings==X`` or the bindings' tree; "" where the commit has none)."""
+    key = f"{tree}-{python_tag(python)}-{VERSION_SCHEME}"
     if package == "cuda_core" and bindings:
         key += "-bindings" + (
             bindings.split("==")[1] if bindings.startswith("cuda-bindings==") else bindings[:12]
@@ -135,12 +138,13 @@ def resolve(repo, rev):
     raise BuildError(f"{repo} has no commit, tag or branch named {rev!r}")
 
 
-def cache_keys(repo, commit, bindings):
+def cache_keys(repo, commit, bindings, python=None):
     """[(package, key)]: the wheel cache entries an environment of ``commit`` built with
-    ``bindings`` takes (:func:`build_one`'s keys, read from git: :func:`identity`)."""
+    ``bindings`` takes (:func:`build_one`'s keys, read from git: :func:`identity`), for this
+    interpreter or the ``python`` version another machine runs."""
     ident = identity(repo, commit, bindings)
     return [
-        (package, cache_key(package, ident[package], ident.get("cuda_bindings", "")))
+        (package, cache_key(package, ident[package], ident.get("cuda_bindings", ""), python))
         for package in PACKAGES
         if package in ident and not ident[package].startswith("cuda-bindings==")
     ]

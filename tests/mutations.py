@@ -497,6 +497,9 @@ MUTATIONS = [
      "    if None in places or places[1] - places[0] < 2:", "    if None in places:", [BISECT]),
     ("a flag's page names the oldest bisect's answer, not the newest", "cuda_bench/bisect.py",
      "    for record in reversed(bisects):", "    for record in bisects:", [BISECT]),
+    ("the plan looks for the wheels of the Python it runs, not the machine's", "cuda_bench/plan.py",
+     "        self.python = machine_python(self.results_dir / machine_name)", "        self.python = None",
+     ["tests/test_plan.py::test_the_plan_looks_for_the_wheels_of_the_python_the_machine_runs"]),
 ]
 
 

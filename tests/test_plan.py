@@ -6,6 +6,7 @@ cuda-python (its three package folders), with asv results files and step records
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -413,3 +414,35 @@ def test_the_plans_wheels_go_in_batches_that_each_fit_one_call(monorepo, tmp_pat
             wheel.unlink()
     assert all(any(m.startswith("cuda_core/") for m in b["missing"]) for b in carry.batches(items, repo, "source",
                                                                                           2_000_000, cache))
+
+
+def test_the_plan_looks_for_the_wheels_of_the_python_the_machine_runs(monorepo, tmp_path, monkeypatch):
+    """Planned on a host whose Python is not the GPU machine's (a 2-core box preparing a lease): the wheel cache's
+    keys name the interpreter, so the plan takes the machine's Python from its newest asv results. A cache that
+    holds the machine's wheels leaves no build in any part and none missing from the carried batches; one that
+    holds only this interpreter's wheels leaves them all to build there."""
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
+    theirs = "3.9" if sys.version_info[:2] != (3, 9) else "3.8"
+    for i in (0, 1, 3, 5):
+        measured(res, shas[i], i)
+    for path in (res / MACHINE).glob("*.json"):
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps(data | {"params": {"python": theirs}}))
+
+    def filled(python):
+        shutil.rmtree(cache, ignore_errors=True)
+        for sha in shas:
+            for package, key in trees.cache_keys(repo, sha, "source", python):
+                (cache / package / key).mkdir(parents=True, exist_ok=True)
+                (cache / package / key / f"{package}-1-py3-none-any.whl").write_bytes(b"w")
+        made = planner(repo, res, cache)
+        items = made.items()
+        return made.python, items, carry.batches(items, repo, "source", 10**9, cache, python=made.python)
+
+    python, items, batches = filled(theirs)
+    assert python == theirs and trees.python_tag(theirs).startswith(f"cp{theirs.replace('.', '')}-")
+    assert not any("builds" in i.parts for i in items) and not any(b["missing"] for b in batches)
+    _, items, batches = filled(None)  # this interpreter's wheels: not the machine's
+    assert any("builds" in i.parts for i in items) and all(b["missing"] for b in batches)

@@ -102,7 +102,7 @@ def main(args, argv):
         print(line, flush=True)
     if args.carry_limit:
         limit = int(args.carry_limit * 2**20)
-        found = carry.batches(items, planner.repo, planner.bindings, limit)
+        found = carry.batches(items, planner.repo, planner.bindings, limit, python=planner.python)
         for line in carry.batch_lines(found, limit):
             print(line, flush=True)
     if not args.run:
