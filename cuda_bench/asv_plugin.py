@@ -275,7 +275,7 @@ def paired_continuous(conf, args):
     only beyond its threshold, calibrated on this machine), the comment printed; its exit status."""
     from cuda_bench import budgets, compare, paired, records
     from cuda_bench.paths import RESULTS, label
-    from cuda_bench.status import INCOMPLETE, OK, REGRESSION
+    from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
 
     head = args.branch or "main"
     base = args.base or f"{head}^"
@@ -330,7 +330,8 @@ def paired_continuous(conf, args):
             INCOMPLETE: "something could not be measured",
         }[status]
     )
-    return status
+    # a budgets file or record that could not be read: named, and the status says it (as cli's)
+    return worst([status, INCOMPLETE]) if results.say_unreadable("cuda-bench") else status
 
 
 # --- the wrapper ------------------------------------------------------------------------------

@@ -36,11 +36,14 @@ PR = re.compile(r"\(#(\d+)\)\s*$")
 class Answer:
     """What a bisect found: ``found`` (the steps of adjacent commits that flagged a case, each a
     step record), ``spread`` ([(span, its steps)]: spans none of whose steps flags a case, across
-    which the cases still got slower), ``rounds`` ([(the commits measured, their step records)], in
-    the order measured)."""
+    which the cases still got slower), ``unconfirmed`` ([(span, the step that flagged it)]: spans
+    a flagged step opened whose own steps flag nothing and chain to no slowdown: the flag did not
+    hold when measured again), ``rounds`` ([(the commits measured, their step records)], in the
+    order measured)."""
 
     found: list = field(default_factory=list)
     spread: list = field(default_factory=list)
+    unconfirmed: list = field(default_factory=list)
     rounds: list = field(default_factory=list)
 
     @property
@@ -63,29 +66,32 @@ def flagged(step, cases):
 
 
 def chained(steps, name):
-    """``name``'s ratios over ``steps`` multiplied, with its threshold (the largest of theirs), or
-    None where a step did not measure it (identical builds measure nothing: a ratio of 1)."""
-    ratio, threshold = 1.0, 0.0
+    """``name``'s ratios over ``steps`` multiplied, and their intervals' low ends multiplied (a
+    bound each step's interval holds it above), with its threshold (the largest of theirs) and how
+    many steps measured it; None where a step did not measure it (identical builds measure nothing:
+    a ratio of 1)."""
+    ratio, low, threshold, measured = 1.0, 1.0, 0.0, 0
     for step in steps:
         if step.get("identical"):
             continue
         case = next((c for c in paired.counted(step) if c["name"] == name), None)
         if case is None:
             return None
-        ratio *= case["ratio"]
+        ratio, low, measured = ratio * case["ratio"], low * case["low"], measured + 1
         threshold = max(threshold, case.get("threshold", 0.0))
-    return ratio, threshold
+    return ratio, low, threshold, measured
 
 
 def spread_cases(steps, cases):
-    """The cases that got slower across ``steps`` chained (beyond the largest of their thresholds)
-    though no step flagged them: {name: chained ratio}."""
+    """The cases that got slower across ``steps`` though no step flagged them: over two steps or
+    more, the low ends of their intervals multiplied lie beyond the largest of their thresholds, as
+    a flag's whole interval must. {name: (chained ratio, chained low end)}."""
     names = {c["name"] for s in steps if not s.get("identical") for c in paired.counted(s)}
     out = {}
     for name in sorted(names if cases is None else names & set(cases)):
         found = chained(steps, name)
-        if found and math.log(found[0]) > math.log1p(found[1]):
-            out[name] = found[0]
+        if found and found[3] >= 2 and math.log(found[1]) > math.log1p(found[2]):
+            out[name] = found[:2]
     return out
 
 
@@ -93,9 +99,9 @@ def bisect(span, measure, cases=None, fits=BLOCK, progress=None):
     """Narrow ``span`` (commits, oldest first: BASE to HEAD) to the commits at which ``cases`` (case
     names; None: every case) got slower. ``measure(commits)`` measures commits in one pass and
     returns the step record of each adjacent pair. An :class:`Answer`."""
-    answer, open_spans = Answer(), [list(span)]
+    answer, open_spans = Answer(), [(list(span), None)]
     while open_spans:
-        part = open_spans.pop(0)
+        part, why = open_spans.pop(0)
         commits = points(part, fits)
         steps = measure(commits)
         answer.rounds.append((commits, steps))
@@ -105,13 +111,15 @@ def bisect(span, measure, cases=None, fits=BLOCK, progress=None):
         if not hits:
             if spread_cases(steps, cases):
                 answer.spread.append((part, steps))
+            elif why is not None:  # the flag that opened this span does not hold in its parts
+                answer.unconfirmed.append((part, why))
             continue
         for i, step in hits:
             sub = part[part.index(commits[i]) : part.index(commits[i + 1]) + 1]
             if len(sub) == 2:
                 answer.found.append(step)
             else:
-                open_spans.append(sub)
+                open_spans.append((sub, step))
     return answer
 
 
@@ -130,12 +138,18 @@ def record_of(answer, base, head, cases):
         for s in answer.found
     ]
     spread = [
-        {"commits": part, "cases": spread_cases(steps, cases)} for part, steps in answer.spread
+        {"commits": part, "cases": {n: r for n, (r, _) in spread_cases(steps, cases).items()}}
+        for part, steps in answer.spread
+    ]
+    unconfirmed = [
+        {"commits": part, "cases": [c["name"] for c in flagged(step, cases)]}
+        for part, step in answer.unconfirmed
     ]
     rounds = [commits for commits, _ in answer.rounds]
     return {"base": base, "head": head, "cases": sorted(cases) if cases else None} | {
         "found": found,
         "spread": spread,
+        "unconfirmed": unconfirmed,
         "rounds": rounds,
     }
 
@@ -143,6 +157,7 @@ def record_of(answer, base, head, cases):
 def answered(step, name, bisects):
     """What the newest bisect from ``step``'s base to its head that asked about case ``name`` (of
     ``bisects``, oldest first) answered: ("found", [(commit, its case)]), ("spread", [commits]),
+    ("unconfirmed", [commits]: a flag on the way did not hold when its span was measured again),
     ("nothing", None), or None where no bisect asked."""
     for record in reversed(bisects):
         if (record["base"], record["head"]) != (step["base"], step["head"]):
@@ -158,7 +173,10 @@ def answered(step, name, bisects):
         if hits:
             return "found", hits
         spread = [part["commits"] for part in record["spread"] if name in part["cases"]]
-        return ("spread", spread) if spread else ("nothing", None)
+        if spread:
+            return "spread", spread
+        lost = [p["commits"] for p in record.get("unconfirmed", []) if name in p["cases"]]
+        return ("unconfirmed", lost) if lost else ("nothing", None)
     return None
 
 
@@ -213,7 +231,10 @@ def answer_lines(answer, cases, titles):
         lines.append(
             f"spread over {part[0][:9]}..{part[-1][:9]} ({len(part) - 1} commits): no step alone "
             "flags "
-            + ", ".join(f"{name} (chained {times(r)})" for name, r in spread.items())
+            + ", ".join(
+                f"{name} (chained {times(r)}, its steps' low ends chained {times(low)})"
+                for name, (r, low) in spread.items()
+            )
             + "; its steps: "
             + "; ".join(
                 f"{s['base'][:9]}→{s['head'][:9]} "
@@ -222,6 +243,13 @@ def answer_lines(answer, cases, titles):
                 if not s.get("identical")
             )
         )
-    if not answer.found and not answer.spread:
+    for part, step in answer.unconfirmed:
+        lines.append(
+            f"not confirmed: {step['base'][:9]}→{step['head'][:9]} flagged "
+            + ", ".join(f"{c['name']} {interval(c)}" for c in flagged(step, cases))
+            + f", but measured again its {len(part) - 1} commits flag nothing and chain to no "
+            "slowdown: measure the span again (a machine start of its own), or take it as noise"
+        )
+    if not answer.found and not answer.spread and not answer.unconfirmed:
         lines.append("found nothing: no step flags a case, and no case got slower across the steps")
     return lines

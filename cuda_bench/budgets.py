@@ -269,9 +269,13 @@ def over(judged):
     return [j for j in judged if j["verdict"] == OVER]
 
 
-def against_base(head, base):
+def against_base(head, base, identical=False):
     """``head``'s judgements (:func:`at_commit`'s) with each one's verdict at ``base`` (the same
-    case and kind; None where the base has no over-C++ record of it), in ``base_verdict``."""
+    case and kind; None where the base has no over-C++ record of it), in ``base_verdict``. Between
+    ``identical`` builds no call can have been taken over by the change (a verdict that moved is
+    the two over-C++ runs' noise): the head's verdicts stand alone."""
+    if identical:
+        return head | {"base": base["commit"], "identical": True}
     at_base = {(j["case"], j["kind"]): j["verdict"] for j in base.get("judged", [])}
     for j in head.get("judged", []):
         j["base_verdict"] = at_base.get((j["case"], j["kind"]))
@@ -359,6 +363,11 @@ def markdown(found):
         f"whole {CONFIDENCE:.0%} interval lies above the budget; the gate fails on a call over "
         "at the head and not at the base."
         + (f" At the base: {found['base_missing']}." if found.get("base_missing") else "")
+        + (
+            " The two builds are identical: the change took no call over its budget."
+            if found.get("identical")
+            else ""
+        )
     )
     shown = [j for j in judged if j["verdict"] != WITHIN]
     if shown:

@@ -275,6 +275,7 @@ def gate(
         data["budgets"] = budgets.against_base(
             budgets.at_commit(over_cpp_dir, data["head"], found),
             budgets.at_commit(over_cpp_dir, data["base"], found),
+            identical=bool(data.get("identical")),
         )
         progress(f"compare: budgets: {budgets.summary_line(data['budgets'])}")
     if data.get("identical"):

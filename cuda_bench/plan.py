@@ -187,13 +187,14 @@ def builds_needed(repo, commit, bindings, cache=None, python=None):
 
 
 def machine_python(folder):
-    """The Python version ("3.12") of a machine's newest asv results file in ``folder``, or None
-    (none yet: this interpreter's)."""
-    newest = None
+    """The Python version ("3.12") of the asv results file in ``folder`` the machine wrote last
+    (its cases' newest start, not its commit's date), or None (none yet: this interpreter's)."""
+    newest, when = None, -1
     for path in result_files(folder):
         data = results.load(path)
-        if data is not None and (newest is None or data.get("date", 0) > newest.get("date", 0)):
-            newest = data
+        started = results.measured_at(data) if data is not None else None
+        if started is not None and started > when:
+            newest, when = data, started
     return (newest or {}).get("params", {}).get("python") or None
 
 

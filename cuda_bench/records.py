@@ -172,6 +172,7 @@ SHAPES = {
             }
         ],
         "spread": [{"commits": LIST, "cases": MAPPING}],
+        "unconfirmed": [{"commits": LIST, "cases": LIST}],
         "rounds": LIST,
         "seconds": NUMBER,
         "command": TEXT + OPTIONAL,

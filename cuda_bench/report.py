@@ -506,6 +506,8 @@ def bisect_text(step, case, known, bisects):
         return "<br>bisected: " + ", ".join(f"`{c[:9]}` {interval(found)}" for c, found in what)
     if kind == "spread":
         return f"<br>bisected: spread over {sum(len(p) - 1 for p in what)} commits, none alone"
+    if kind == "unconfirmed":
+        return "<br>bisected: the flag did not hold when its commits were measured again"
     return "<br>bisected: no commit made it slower"
 
 

@@ -37,7 +37,8 @@ def tree_hash(src, package):
 def python_tag(version=None):
     """The wheel cache's name of an interpreter: this one's, or that of ``version`` ("3.12", as a
     machine's asv results name it) on this platform: 'cp312-linux-x86_64'."""
-    major, minor = (version or f"{sys.version_info[0]}.{sys.version_info[1]}").split(".")[:2]
+    found = re.match(r"(\d+)\.(\d+)", str(version or ""))
+    major, minor = found.groups() if found else sys.version_info[:2]
     return f"cp{major}{minor}-{sysconfig.get_platform()}"
 
 

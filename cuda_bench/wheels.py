@@ -271,7 +271,7 @@ def build(src, out):
         raise
     except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM (build.py) said why already
         if "error" not in record:
-            stopped(exc or "Ctrl-C")
+            stopped(str(exc) or "Ctrl-C")
         raise
     finally:
         RUNNING.clear()

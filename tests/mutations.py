@@ -34,7 +34,7 @@ LIMIT = ("tests/test_build.py::test_a_build_longer_than_asvs_limit_goes_on_while
 ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130"
 BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
-GATE_BUDGET = BUDGETS + "test_the_gate_exits_1_on_a_call_the_change_took_over_its_budget_though_no_step_regressed"
+GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -491,8 +491,18 @@ MUTATIONS = [
     ("the bisect follows improvements and cases not asked for", "cuda_bench/bisect.py",
      '    return [c for c in paired.regressions(step) if cases is None or c["name"] in cases]',
      '    return [c for c in paired.counted(step) if c["verdict"] != "same"]', [BISECT]),
-    ("the bisect calls a span spread where its steps chained stay within the threshold", "cuda_bench/bisect.py",
-     "        if found and math.log(found[0]) > math.log1p(found[1]):", "        if found:", [BISECT]),
+    ("the bisect calls a span spread where its steps' low ends chained stay within the threshold",
+     "cuda_bench/bisect.py", "math.log(found[1]) > math.log1p(found[2]):", "math.log(found[0]) > math.log1p(found[2]):",
+     [BISECT]),
+    ("the bisect calls one unflagged step a spread change", "cuda_bench/bisect.py",
+     "        if found and found[3] >= 2 and", "        if found and", [BISECT]),
+    ("the bisect takes a flag that does not hold when narrowed for nothing found", "cuda_bench/bisect.py",
+     "            elif why is not None:", "            elif False:", [BISECT]),
+    ("the bisect pairs a base off head's first-parent line with main's next commit", "cuda_bench/commands/bisect.py",
+     "    if parent != span[0]:", "    if False:", [BISECT]),
+    ("the gate fails identical builds on a budget verdict the two runs' noise moved", "cuda_bench/budgets.py",
+     "    if identical:", "    if False:",
+     [BUDGETS + "test_the_gate_on_identical_builds_judges_the_heads_budgets_and_fails_on_none"]),
     ("a flag between adjacent commits is given a bisect command", "cuda_bench/bisect.py",
      "    if None in places or places[1] - places[0] < 2:", "    if None in places:", [BISECT]),
     ("a flag's page names the oldest bisect's answer, not the newest", "cuda_bench/bisect.py",

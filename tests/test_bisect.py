@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
 from conftest import ROOT, step_case, step_record
 from test_plan import monorepo  # noqa: F401  (a fixture)
 
@@ -96,24 +97,52 @@ def test_a_change_in_two_commits_is_answered_with_both():
 
 
 def test_a_change_spread_over_commits_none_slow_enough_alone_is_said_with_each_steps_interval():
-    """Two steps of ×1.015 each (under a 2 % threshold: same), ×1.030 chained (over it): no half is followed, and
-    the answer names the span as one the change is spread over, with each step's ratio and interval; two steps
-    of ×1.005 chained stay under it: nothing found."""
+    """Two steps of ×1.015 [1.012, 1.018] each (under a 2 % threshold: same): their low ends chained, ×1.024, lie
+    beyond it, as a flag's whole interval must: no half is followed, and the answer names the span as one the
+    change is spread over, with each step's interval. The same ratios with intervals of ±1 % chain to a low end
+    of ×1.010, within the threshold: nothing found. One step alone is never called spread."""
     span = commits(9)
 
-    def measure_with(ratio):
+    def measure_with(ratio, half_width):
         def measure(commits_):
-            return [step_record(base=a, head=b, cases=[step_case(SET_CORE, ratio, threshold=0.02)])
+            return [step_record(base=a, head=b, cases=[step_case(SET_CORE, ratio, threshold=0.02,
+                                                                 low=ratio - half_width, high=ratio + half_width)])
                     for a, b in zip(commits_, commits_[1:])]
         return measure
 
-    answer = bisect.bisect(span, measure_with(1.015), cases={SET_CORE})
-    assert answer.found == [] and [part for part, _ in answer.spread] == [span]
+    answer = bisect.bisect(span, measure_with(1.015, 0.003), cases={SET_CORE})
+    assert answer.found == [] and answer.unconfirmed == [] and [part for part, _ in answer.spread] == [span]
     (line,) = bisect.answer_lines(answer, {SET_CORE}, {})
     assert line.startswith(f"spread over {span[0][:9]}..{span[-1][:9]} (8 commits): no step alone flags "
-                           f"{SET_CORE} (chained ×1.030); its steps: ")
-    assert line.count("×1.015 [1.005, 1.025]") == 2
-    assert bisect.bisect(span, measure_with(1.005), cases={SET_CORE}).spread == []
+                           f"{SET_CORE} (chained ×1.030, its steps' low ends chained ×1.024); its steps: ")
+    assert line.count("×1.015 [1.012, 1.018]") == 2
+    assert bisect.bisect(span, measure_with(1.015, 0.010), cases={SET_CORE}).spread == []
+    assert bisect.spread_cases(measure_with(1.04, 0.003)(span[:2]), {SET_CORE}) == {}  # one step: a flag's job
+
+
+def test_a_flag_that_does_not_hold_when_its_span_is_measured_again_is_said_and_not_taken_for_nothing():
+    """Round 1 flags the step 0 -> 8 (×1.042, the recorded flag); measured again, its halves flag nothing and chain
+    to no slowdown: the answer says the flag was not confirmed, names it with its interval, and is neither a
+    commit found nor 'found nothing'."""
+    span = commits(17)
+    measure_one, measured = recorded(span, [5])
+    calls = []
+
+    def measure(commits_):
+        calls.append(commits_)
+        steps = measure_one(commits_)
+        return steps if len(calls) == 1 else [SAME[0] | {"base": s["base"], "head": s["head"]} for s in steps]
+
+    answer = bisect.bisect(span, measure, cases={SET_CORE})
+    assert measured == [[0, 8, 16], [0, 4, 8]] and answer.found == [] and answer.spread == []
+    assert [(part[0], part[-1]) for part, _ in answer.unconfirmed] == [(span[0], span[8])]
+    (line,) = bisect.answer_lines(answer, {SET_CORE}, {})
+    assert line.startswith(f"not confirmed: {span[0][:9]}→{span[8][:9]} flagged {SET_CORE} ×1.042 [1.034, 1.063], "
+                           "but measured again its 8 commits flag nothing")
+    record = bisect.record_of(answer, span[0], span[-1], {SET_CORE})
+    assert record["unconfirmed"] == [{"commits": span[:9], "cases": [SET_CORE]}]
+    step = {"base": span[0], "head": span[-1]}
+    assert bisect.answered(step, SET_CORE, [record]) == ("unconfirmed", [span[:9]])
 
 
 def test_a_pull_request_is_read_from_a_squash_merges_title():
@@ -240,3 +269,37 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_
     kept = json.loads((out / "bisect.json").read_text())
     assert kept["found"][0]["head"] == shas[3] and kept["rounds"] == [shas]
     assert not (tmp_path / "results").exists() and "no GPU here: the answer is kept in" in err
+
+
+def test_a_base_off_heads_first_parent_line_is_refused_with_the_commit_to_start_from(tmp_path, monkeypatch, capsys):
+    """A release tag on a branch of its own is not where main's line after it starts: pairing it with main's next
+    commit would put the branch's backports on that commit. The command stops in one line (exit 3), naming the
+    commit where the release's branch leaves main, and measures nothing."""
+    from conftest import git
+
+    from cuda_bench import cli, onepass
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+
+    def commit_(message):
+        (repo / "f").write_text(message)
+        git(repo, "add", "f")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
+        return git(repo, "rev-parse", "HEAD")
+
+    commit_("1")
+    fork = commit_("2")
+    git(repo, "checkout", "-q", "-b", "release")
+    commit_("a backport")
+    git(repo, "tag", "v1")
+    git(repo, "checkout", "-q", "main")
+    commit_("3")
+    commit_("4")
+    monkeypatch.setattr(onepass, "measure_commits", lambda *a, **k: pytest.fail("measured"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cli.main(["bisect", "v1", "main", "--repo", str(repo), "--machine", "m", "--out", str(tmp_path / "o")]) == 3
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"bench: v1 is not on HEAD's first-parent line (a release branch?): bisect from the commit where "
+                   f"its line leaves it, {fork[:12]}")

@@ -8,6 +8,7 @@ it."""
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,8 +35,10 @@ def add(sub):
         "flags a case, until a flagged step joins two adjacent commits. It answers with the "
         "commit, its title and pull request, and each case's ratio with its interval; a change "
         "spread over several commits, none slow enough alone, is said with each step. Each round "
-        "is kept in --out. Exit status: 1 when it found a commit (or a spread change), 0 when "
-        "nothing got slower, 2 when something could not be measured.",
+        "is kept in --out. BASE must be on HEAD's first-parent line (for a release tag on its "
+        "own branch, the commit its branch leaves main at). Exit status: 1 when it found a commit "
+        "(or a spread change), 0 when nothing got slower, 2 when something could not be measured "
+        "or a flag did not hold when narrowed.",
     )
     asv_options(p, results_dir=False)
     paired_options(p)
@@ -59,6 +62,7 @@ def main(args, argv):
     repo = asvrun.local_repo(conf)
     base = asvrun.resolve_one(repo, args.base)
     span = [base, *reversed(asvrun.check_revisions(repo, f"{base}..{args.head}"))]
+    on_line(repo, span, args.base)
     cases = set(compare.case_names(args.bench, settings.benchmark_dir)) if args.bench else None
     out = Path(args.out or WORK / "bisect" / f"{label(args.base)}-{label(args.head)}")
     bindings = asvrun.bindings_of(conf)
@@ -115,7 +119,32 @@ def main(args, argv):
         records.append(RESULTS / name, "bisect", record)
     else:
         log(f"no GPU here: the answer is kept in {out}, not in results/, which holds GPU runs only")
-    incomplete = any(d["errors"] or d.get("lost") for _, found in rounds for d in found)
+    incomplete = answer.unconfirmed or any(
+        d["errors"] or d.get("lost") for _, found in rounds for d in found
+    )
     return worst(
         [REGRESSION if answer.found or answer.spread else OK, INCOMPLETE if incomplete else OK]
     )
+
+
+def on_line(repo, span, base_name):
+    """RunError unless ``span`` (BASE, then HEAD's first-parent commits after it) is one line: the
+    oldest commit after BASE has BASE as its first parent. A BASE off that line (a release tag on
+    its own branch) would pair it with a commit of main that it is not the parent of."""
+    if len(span) < 2:
+        raise asvrun.RunError(
+            f"no commit after {base_name} on the line up to HEAD: nothing to bisect"
+        )
+    parent = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", f"{span[1]}^1"], capture_output=True, text=True
+    ).stdout.strip()
+    if parent != span[0]:
+        fork = subprocess.run(
+            ["git", "-C", str(repo), "merge-base", span[0], span[-1]],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        raise asvrun.RunError(
+            f"{base_name} is not on HEAD's first-parent line (a release branch?): bisect from the "
+            f"commit where its line leaves it, {fork[:12] or 'git merge-base BASE HEAD'}"
+        )

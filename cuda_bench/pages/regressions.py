@@ -113,6 +113,11 @@ def bisect_html(step, case, known, bisects):
             f'<br><small class="bisect">bisected: spread over {commits} commits, none slower '
             "alone</small>"
         )
+    if kind == "unconfirmed":
+        return (
+            '<br><small class="bisect">bisected: the flag did not hold when its commits were '
+            "measured again</small>"
+        )
     return '<br><small class="bisect">bisected: no commit made it slower</small>'
 
 
