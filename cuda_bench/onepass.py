@@ -120,6 +120,54 @@ def measure_commits(
     )
 
 
+def measure_as(conf, repo, commits, *, calibrated, settings, bench, log_dir, progress, block):
+    """:func:`measure_commits` as asv's derived config ``conf`` builds (its cuda-bindings, its
+    requirements, its system site), each step judged by the thresholds calibrated in the machine's
+    folder ``calibrated``."""
+    return measure_commits(
+        repo,
+        commits,
+        bindings=asvrun.bindings_of(conf),
+        requirements=asvrun.requirements(conf),
+        system_site=asvrun.system_site_of(conf),
+        settings=settings,
+        bench=bench,
+        thresholds=records.calibration(calibrated),
+        log_dir=log_dir,
+        progress=progress,
+        block=block,
+    )
+
+
+def into_folder(
+    conf, repo, commits, out, *, calibrated, settings, bench, block, command, info, progress
+):
+    """``commits`` measured in one pass (:func:`measure_as`) and kept in ``out`` alone
+    (:func:`write`, the workers' logs under ``out/logs``), not in the history: (the :class:`Pass`,
+    its step records)."""
+    measured = measure_as(
+        conf,
+        repo,
+        commits,
+        calibrated=calibrated,
+        settings=settings,
+        bench=bench,
+        log_dir=Path(out) / "logs",
+        progress=progress,
+        block=block,
+    )
+    found = step_records(
+        measured,
+        repo,
+        bindings=asvrun.bindings_of(conf),
+        settings=settings,
+        command=command,
+        info=info,
+    )
+    write(out, measured, found)
+    return measured, found
+
+
 def measure_built(
     repo,
     revs,
@@ -444,15 +492,13 @@ def into_history(
         raise asvrun.RunError("a window needs a commit (a range such as HEAD~5..HEAD)")
     progress(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
     out = WORK / "windows" / time.strftime("%Y%m%dT%H%M%S")
-    measured = measure_commits(
+    measured = measure_as(
+        conf,
         repo,
         commits,
-        bindings=bindings,
-        requirements=asvrun.requirements(conf),
-        system_site=asvrun.system_site_of(conf),
+        calibrated=Path(results_dir) / machine_name,
         settings=settings,
         bench=bench,
-        thresholds=records.calibration(Path(results_dir) / machine_name),
         log_dir=out / "logs",
         progress=progress,
         block=block,

@@ -65,7 +65,6 @@ def main(args, argv):
     on_line(repo, span, args.base)
     cases = set(compare.case_names(args.bench, settings.benchmark_dir)) if args.bench else None
     out = Path(args.out or WORK / "bisect" / f"{label(args.base)}-{label(args.head)}")
-    bindings = asvrun.bindings_of(conf)
     log(
         f"bisect: {len(span) - 1} commits after {base[:9]} up to {span[-1][:9]}, "
         + (f"{len(cases)} cases" if cases else "every case")
@@ -74,24 +73,19 @@ def main(args, argv):
     rounds = []
 
     def measure(commits):
-        folder = out / f"round-{len(rounds) + 1}"
-        measured = onepass.measure_commits(
+        measured, found = onepass.into_folder(
+            conf,
             repo,
             commits,
-            bindings=bindings,
-            requirements=asvrun.requirements(conf),
-            system_site=asvrun.system_site_of(conf),
+            out / f"round-{len(rounds) + 1}",
+            calibrated=RESULTS / name,
             settings=settings,
             bench=args.bench,
-            thresholds=records.calibration(RESULTS / name),
-            log_dir=folder / "logs",
-            progress=log,
             block=args.block,
+            command=command,
+            info=info,
+            progress=log,
         )
-        found = onepass.step_records(
-            measured, repo, bindings=bindings, settings=settings, command=command, info=info
-        )
-        onepass.write(folder, measured, found)
         rounds.append((measured.seconds + measured.build_seconds, found))
         return found
 

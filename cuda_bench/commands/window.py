@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, onepass, records
+from cuda_bench import asvrun, machine, onepass
 from cuda_bench.commands.common import (
     asv_options,
     block_option,
@@ -110,27 +110,22 @@ def main(args, argv):
             "HEAD~5..HEAD, or a commit twice for an A/A)"
         )
     log(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
-    bindings = asvrun.bindings_of(conf)
     out = Path(args.out)
-    measured = onepass.measure_commits(
+    measured, found = onepass.into_folder(
+        conf,
         repo,
         commits,
-        bindings=bindings,
-        requirements=asvrun.requirements(conf),
-        system_site=asvrun.system_site_of(conf),
+        out,
+        calibrated=Path(results_dir) / name,
         settings=settings,
         bench=args.bench,
-        thresholds=records.calibration(Path(results_dir) / name),
-        log_dir=out / "logs",
-        progress=log,
         block=args.block,
-    )
-    found = onepass.step_records(
-        measured, repo, bindings=bindings, settings=settings, command=command, info=info
+        command=command,
+        info=info,
+        progress=log,
     )
     for line in onepass.step_lines(found):
         log(line)
-    onepass.write(out, measured, found)
     log(
         f"window: kept in {out} (window.json, steps/), not in the history; measured in "
         f"{measured.seconds:g} s after {measured.build_seconds:g} s of environments"
