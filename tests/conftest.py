@@ -105,6 +105,31 @@ def as_a_terminal_starts_it():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def ctrl_c_when(marker, cmd, wait=300, **popen):
+    """``cmd`` started as a terminal starts a command (a session of its own, SIGINT as it gives it), Ctrl-C to its
+    whole group once ``marker`` exists (the command reached what the test interrupts), and at most 60 s for it to
+    stop; whatever happens, nothing of it stays. (exit status, stdout, stderr, seconds it took to stop)."""
+    import os
+    import signal
+    import time
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=as_a_terminal_starts_it, **popen)
+    try:
+        deadline = time.monotonic() + wait
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), proc.communicate()[1][-3000:] if proc.poll() is not None else f"not there in {wait} s"
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, out, err, time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def git(cwd, *args):
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, as_a_terminal_starts_it, git, make_env
+from conftest import ROOT, as_a_terminal_starts_it, ctrl_c_when, git, make_env
 
 from cuda_bench import build as build_module
 from cuda_bench import process, toolkit, trees, wheels
@@ -650,9 +650,7 @@ def test_an_interrupted_prebuild_says_one_line_keeps_the_log_it_names_and_leaves
     is where the command said a failed build's log is kept; and nothing of the command, of pip or of the build
     backend stays in the temporary folder (the command's own, which holds theirs, goes whole)."""
     import re
-    import signal
     import sys
-    import time
 
     write_package(repo, "cuda_pathfinder")
     write_package(repo, "cuda_core")
@@ -664,21 +662,9 @@ def test_an_interrupted_prebuild_says_one_line_keeps_the_log_it_names_and_leaves
     env = dict(os.environ, HOME=str(tmp_path / "home"), CUDA_BENCH_CACHE=str(tmp_path / "cache" / "wheels"),
                CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT), TMPDIR=str(system_tmp),
                CUDA_BENCH_TEST_MARKER=str(marker), CUDA_BENCH_TEST_SLOW="1")
-    proc = subprocess.Popen([sys.executable, "-m", "cuda_bench", "prebuild", "--repo", str(repo), "--bindings",
-                             "source", sha], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, preexec_fn=as_a_terminal_starts_it)
-    try:
-        deadline = time.monotonic() + 300
-        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert marker.exists(), proc.communicate()[1][-3000:] if proc.poll() is not None else "no pip wheel"
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the whole foreground group
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130, err[-3000:]
+    code, _, err, _ = ctrl_c_when(marker, [sys.executable, "-m", "cuda_bench", "prebuild", "--repo", str(repo),
+                                           "--bindings", "source", sha], env=env, cwd=ROOT)
+    assert code == 130, err[-3000:]
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
     assert err.strip().splitlines()[-1].startswith("bench: interrupted after "), err[-3000:]
     assert err.replace(str(tmp_path), "").count("interrupted") == 1, err[-3000:]

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, as_a_terminal_starts_it, git
+from conftest import ROOT, ctrl_c_when, git
 
 from cuda_bench import trees
 from cuda_bench.paths import result_files
@@ -202,8 +202,6 @@ def test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130(project):
     """Ctrl-C while asv's build step compiles (a commit whose cuda_core builds slowly): `asv run` stops within
     seconds with exit status 130 and one line, not asv's KeyboardInterrupt traceback; the build's record says it
     was stopped."""
-    import signal
-    import time
 
     conf, env, repo, _, _, _ = project
     git(repo, "checkout", "-q", "-b", "slow")
@@ -216,25 +214,11 @@ def test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130(project):
     slow = git(repo, "rev-parse", "HEAD")
     git(repo, "checkout", "-q", "main")
     marker = conf.parent / "in-pip-wheel"
-    proc = subprocess.Popen([sys.executable, "-m", "asv", "run", "-b", CASE, "--machine", "cpu-test", f"{slow}^!",
-                             "--config", str(conf)], cwd=conf.parent, env=dict(env, CUDA_BENCH_TEST_MARKER=str(marker)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=as_a_terminal_starts_it)
-    try:
-        deadline = time.monotonic() + 400
-        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert marker.exists(), proc.communicate()[1][-3000:] if proc.poll() is not None else "no build in 400 s"
-        sent = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the whole foreground group
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    code, out, err, took = ctrl_c_when(marker, [sys.executable, "-m", "asv", "run", "-b", CASE, "--machine",
+                                                "cpu-test", f"{slow}^!", "--config", str(conf)], wait=400,
+                                       cwd=conf.parent, env=dict(env, CUDA_BENCH_TEST_MARKER=str(marker)))
     said = out + err
-    assert proc.returncode == 130 and took < 20, (proc.returncode, took, said[-3000:])
+    assert code == 130 and took < 20, (code, took, said[-3000:])
     assert "Traceback" not in said and "KeyboardInterrupt" not in said, said[-3000:]
     told = [line for line in said.splitlines() if line.startswith("cuda-bench:") and "no GPU" not in line]
     assert told == ["cuda-bench: interrupted"], said[-3000:]  # not also "the build of ... failed"
