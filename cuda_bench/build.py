@@ -219,15 +219,41 @@ def prebuild(repo, revs, parallel, log_dir, bindings):
         )
         return record
 
+    order, needed = build_order(repo, revs, bindings)
     progress(
-        f"prebuild: {len(revs)} commits, {parallel} at a time, {jobs} compile jobs each, "
-        f"cuda-bindings {bindings}; "
+        f"prebuild: {len(revs)} commits need {needed}, {parallel} at a time, {jobs} compile jobs "
+        f"each, cuda-bindings {bindings}; "
         + (f"logs in {log_dir}" if keep_all else f"a failed build's log is kept in {log_dir}")
     )
     try:
-        return toolkit.in_builds(lambda item: one(*item), list(enumerate(revs)), parallel)
+        made = toolkit.in_builds(lambda i: one(i, revs[i]), order, parallel)
+        return [made[order.index(i)] for i in range(len(revs))]
     finally:  # also on an interrupt: the checkouts and venvs of the builds go
         shutil.rmtree(work, ignore_errors=True)
+
+
+def build_order(repo, revs, bindings):
+    """(indices of ``revs`` in the order to start them, what they need built in words). Each
+    distinct package tree missing from the cache is built once (``wheels.one_build_of``): a commit
+    that needs a tree a commit before it builds starts after every commit that waits for nothing,
+    and then takes the shared wheels from the cache."""
+    seen, first, later = set(), [], []
+    counts = dict.fromkeys(trees.PACKAGES, 0)
+    for i, rev in enumerate(revs):
+        keys = trees.cache_keys(repo, trees.resolve(repo, rev), bindings)
+        missing = [(p, k) for p, k in keys if not any((toolkit.cache_root() / p / k).glob("*.whl"))]
+        new = [item for item in missing if item not in seen]
+        seen.update(new)
+        for package, _ in new:
+            counts[package] += 1
+        (later if len(new) < len(missing) else first).append(i)
+    built = [f"{n} {p}" for p, n in counts.items() if n]
+    words = (
+        (", ".join(built) + " build" + ("s" if sum(counts.values()) > 1 else ""))
+        if built
+        else ("no build (every package in the wheel cache)")
+    )
+    return first + later, words
 
 
 def carry(repo, revs, dest, bindings):

@@ -12,6 +12,8 @@ this module runs inside the benchmark environments.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -138,47 +140,14 @@ def build_one(src, package, out, bindings_spec, record):
     key = cache_key(package, tree_hash(src, package), bindings)
     cached = cache_root() / package / key
     start = time.monotonic()
-    wheels = sorted(cached.glob("*.whl")) if cached.is_dir() else []
-    if wheels:
-        action = "reused"
-    else:
-        progress(f"{package}: building ({key[:12]})" + COLD.get(package, ""))
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        # one hidden folder beside the cache entry (the same file system) holds the wheel being made
-        # and every temporary folder of pip, the build backend and the compilers (their TMPDIR): it
-        # goes whatever happens
-        work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
-        made, scratch = work / "wheel", work / "tmp"
-        made.mkdir()
-        scratch.mkdir()
-        try:
-            env = build_env(src, package, bindings_spec) | {"TMPDIR": str(scratch)}
-            pip(
-                "wheel",
-                "--verbose",  # the backend's output as it comes: a compile that goes on says so
-                "--no-build-isolation",
-                "--no-deps",
-                "-w",
-                str(made),
-                str(src / package),
-                env=env,
-                own_group=True,
-            )  # an interrupt ends pip and all it runs before this folder goes
-            if not list(made.glob("*.whl")):
-                raise BuildError(f"{package}: pip wheel produced no wheel")
-            # publish the entry in one rename: a concurrent build of the same tree (prebuild, two
-            # asv runs) must not leave two wheels under one key; the first one in wins, the other is
-            # dropped
-            try:
-                made.rename(cached)
-            except OSError:
-                pass
-        finally:
-            # built, failed or interrupted (Ctrl-C, SIGTERM): no half-made entry, no temporary
-            # folder stays
-            process.remove(work)
-        wheels = sorted(cached.glob("*.whl"))
-        action = "built"
+    with one_build_of(cached, package) as waited:
+        wheels = sorted(cached.glob("*.whl")) if cached.is_dir() else []
+        if wheels:
+            action = "reused, built beside this one" if waited else "reused"
+        else:
+            build_into(src, package, key, cached, bindings_spec)
+            wheels = sorted(cached.glob("*.whl"))
+            action = "built"
     for wheel in wheels:
         shutil.copy2(wheel, out / wheel.name)
     seconds = round(time.monotonic() - start, 1)
@@ -191,6 +160,57 @@ def build_one(src, package, out, bindings_spec, record):
         "key": key,
         "wheels": [w.name for w in wheels],
     }
+
+
+@contextlib.contextmanager
+def one_build_of(cached, package):
+    """Held while a cache entry is looked up and, where missing, built: builds of one tree at once
+    (prebuild's commits that share a ``cuda_bindings`` tree, two asv runs) make it once; the others
+    wait for that build and take its wheel from the cache. Yields whether it waited. The lock is the
+    kernel's (``flock``), so a build that dies lets go of it."""
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with open(cached.parent / f".{cached.name}.lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            waited = False
+        except BlockingIOError:
+            progress(f"{package}: waiting for the build of the same tree beside this one")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            waited = True
+        yield waited
+
+
+def build_into(src, package, key, cached, bindings_spec):
+    """Build ``package`` of the checkout ``src`` into the cache entry ``cached`` (named ``key``)."""
+    progress(f"{package}: building ({key[:12]})" + COLD.get(package, ""))
+    # one hidden folder beside the cache entry (the same file system) holds the wheel being made
+    # and every temporary folder of pip, the build backend and the compilers (their TMPDIR): it
+    # goes whatever happens
+    work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
+    made, scratch = work / "wheel", work / "tmp"
+    made.mkdir()
+    scratch.mkdir()
+    try:
+        env = build_env(src, package, bindings_spec) | {"TMPDIR": str(scratch)}
+        pip(
+            "wheel",
+            "--verbose",  # the backend's output as it comes: a compile that goes on says so
+            "--no-build-isolation",
+            "--no-deps",
+            "-w",
+            str(made),
+            str(src / package),
+            env=env,
+            own_group=True,
+        )  # an interrupt ends pip and all it runs before this folder goes
+        if not list(made.glob("*.whl")):
+            raise BuildError(f"{package}: pip wheel produced no wheel")
+        # published in one rename, under the lock: a reader never sees half an entry
+        made.rename(cached)
+    finally:
+        # built, failed or interrupted (Ctrl-C, SIGTERM): no half-made entry, no temporary
+        # folder stays
+        process.remove(work)
 
 
 #: the build in progress: (its record, the file it goes to), for :func:`stopped`
