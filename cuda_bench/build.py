@@ -240,7 +240,10 @@ def build_order(repo, revs, bindings):
     seen, first, later = set(), [], []
     counts = dict.fromkeys(trees.PACKAGES, 0)
     for i, rev in enumerate(revs):
-        keys = trees.cache_keys(repo, trees.resolve(repo, rev), bindings)
+        try:
+            keys = trees.cache_keys(repo, trees.resolve(repo, rev), bindings)
+        except BuildError:  # its own build says so, in its line
+            keys = []
         missing = [(p, k) for p, k in keys if not any((toolkit.cache_root() / p / k).glob("*.whl"))]
         new = [item for item in missing if item not in seen]
         seen.update(new)

@@ -34,6 +34,8 @@ LIMIT = ("tests/test_build.py::test_a_build_longer_than_asvs_limit_goes_on_while
 ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130"
 BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
+BUILD_ONCE = ("tests/test_build.py::test_prebuild_builds_each_tree_once_and_the_commits_that_share_it_take_it_from_"
+              "the_cache")
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -510,6 +512,12 @@ MUTATIONS = [
     ("the plan looks for the wheels of the Python it runs, not the machine's", "cuda_bench/plan.py",
      "        self.python = machine_python(self.results_dir / machine_name)", "        self.python = None",
      ["tests/test_plan.py::test_the_plan_looks_for_the_wheels_of_the_python_the_machine_runs"]),
+    ("builds of one tree at once each build it", "cuda_bench/wheels.py",
+     "    with one_build_of(cached, package) as waited:", "    with contextlib.nullcontext(False) as waited:",
+     [BUILD_ONCE]),
+    ("prebuild starts the commits in the order given", "cuda_bench/build.py",
+     "    return first + later, words", "    return sorted(first + later), words",
+     ["tests/test_build.py::test_prebuild_starts_the_commits_that_wait_for_nothing_first"]),
 ]
 
 

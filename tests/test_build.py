@@ -334,6 +334,59 @@ def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp
                            "cuda_core": "reused"}
 
 
+COUNTING_SETUP = """import os, pathlib, sys, time
+from setuptools import setup
+if os.environ.get("CUDA_BENCH_TEST_BUILDS") and "bdist_wheel" in sys.argv:  # a line per build, slow enough to overlap
+    with open(os.environ["CUDA_BENCH_TEST_BUILDS"], "a") as f:
+        f.write(pathlib.Path.cwd().name + "\\n")
+    time.sleep(3)
+setup()
+"""
+
+
+@pytest.mark.slow
+def test_prebuild_builds_each_tree_once_and_the_commits_that_share_it_take_it_from_the_cache(repo, builder, tmp_path):
+    """Three commits share one cuda_bindings tree and differ in cuda_core: prebuilt three at once, the bindings
+    are built once (the other two wait for that build and reuse it) and each cuda_core once; the first line says
+    how many builds the list needs."""
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_bindings")
+    (repo / "cuda_bindings" / "setup.py").write_text(COUNTING_SETUP)
+    shas = []
+    for value in range(3):
+        write_package(repo, "cuda_core", body=f"VALUE = {value}\n")
+        shas.append(commit(repo, f"core {value}"))
+    built = tmp_path / "bindings-builds"
+    env = dict(os.environ, CUDA_BENCH_CACHE=str(tmp_path / "cache"), CUDA_BENCH_BINDINGS="source",
+               CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT), CUDA_BENCH_TEST_BUILDS=str(built))
+    proc = subprocess.run([str(builder), *MODULE, "prebuild", str(repo), *shas, "--parallel", "3"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "3 commits need 1 cuda_pathfinder, 1 cuda_bindings, 3 cuda_core builds" in proc.stderr
+    assert len(built.read_text().splitlines()) == 1
+    assert proc.stderr.count(": ok in ") == 3
+    # the list again: nothing to build
+    again = subprocess.run([str(builder), *MODULE, "prebuild", str(repo), *shas], capture_output=True, text=True,
+                           env=env)
+    assert "3 commits need no build (every package in the wheel cache)" in again.stderr
+    assert len(built.read_text().splitlines()) == 1
+
+
+def test_prebuild_starts_the_commits_that_wait_for_nothing_first(repo, tmp_path, monkeypatch):
+    """Commits 0, 1 and 2 share a cuda_bindings tree, 3 has its own: 0 and 3 start first, then 1 and 2."""
+    monkeypatch.setenv("CUDA_BENCH_CACHE", str(tmp_path / "cache"))
+    write_package(repo, "cuda_bindings")
+    shas = []
+    for value in range(3):
+        write_package(repo, "cuda_core", body=f"VALUE = {value}\n")
+        shas.append(commit(repo, f"core {value}"))
+    write_package(repo, "cuda_bindings", body="VALUE = 2\n")
+    shas.append(commit(repo, "bindings changed"))
+    order, words = build_module.build_order(repo, shas, "source")
+    assert order == [0, 3, 1, 2]
+    assert words == "2 cuda_bindings, 4 cuda_core builds"
+
+
 @pytest.mark.parametrize("declared, wanted", [
     ('dependencies = ["numpy", "cuda-python <13"]', True),      # cuda-core 0.1.0
     ('cu12 = ["cuda-python==12.*"]', True),                    # cuda-core 0.1.1
