@@ -1,15 +1,13 @@
 """Stage 4, compare: commits measured in one pass (``cuda_bench.window``, the engine): each built
 into an environment of its own through the wheel cache, consecutive identical builds sharing one, a
-long window measured in blocks that share their edge commit; each adjacent pair's step record, each
-commit's asv results file, its build and what the pages say of it, kept in the history
-(:func:`into_history`, with the measured commits around the window) or in a folder (:func:`write`).
+long window measured in blocks that share their edge commit (:func:`parts_of`), one pass a block;
+each adjacent pair's step record (:func:`step_records`), and the measured commits of main around a
+window (:func:`with_edges`). ``cuda_bench.keep`` writes each block as it is measured.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import statistics
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,18 +15,10 @@ from pathlib import Path
 from cuda_bench import (
     asvrun,
     compare,
-    countpass,
-    history,
     paired,
-    process,
     records,
-    results,
-    steps,
     trees,
 )
-from cuda_bench.paths import COMMITS, WORK
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
-from cuda_bench.text import interval
 from cuda_bench.window import BLOCK, SideResult, blocks, run
 
 
@@ -78,94 +68,64 @@ def runs_of_builds(repo, commits, bindings):
     return runs
 
 
-def measure_commits(
-    repo,
-    revs,
-    *,
-    bindings,
-    requirements=(),
-    system_site=None,
-    settings=None,
-    bench=(),
-    thresholds=None,
-    log_dir,
-    progress=None,
-    block=BLOCK,
-    cores=None,
+def parts_of(repo, commits, bindings, block=BLOCK):
+    """The window's commits as its blocks measure them: one list of indices into ``commits`` per
+    block (:func:`window.blocks` of its builds), consecutive blocks sharing one commit (the last of
+    the build they share), so that every adjacent pair of commits is in exactly one block."""
+    runs = runs_of_builds(repo, commits, bindings)
+    out = []
+    for part in blocks(list(range(len(runs))), block):
+        start = runs[part[0]][-1] if out else runs[part[0]][0]
+        out.append(list(range(start, runs[part[-1]][-1] + 1)))
+    return out
+
+
+def measure_parts(
+    conf, repo, commits, parts, *, calibrated, settings, bench, log_dir, progress, block, kept
 ):
-    """Build ``revs`` (oldest first; through the wheel cache) and measure them in one pass, block by
-    block (:func:`blocks`): a :class:`Pass`."""
-    progress = progress or (lambda m: print(m, file=sys.stderr, flush=True))
-    settings = settings or paired.Settings()
+    """Build every environment ``parts`` (lists of indices into ``commits``, :func:`parts_of`)
+    needs at once, through the wheel cache, as asv's derived config ``conf`` builds them; then
+    measure each part in a pass of its own, judged by the thresholds calibrated in the machine's
+    folder ``calibrated``, and hand it to ``kept(k, Pass)`` before the next part begins: what a
+    part measured is written even where a later part never ends (a call cut at its time limit).
+    The seconds spent building."""
+    needed = list(dict.fromkeys(commits[i] for part in parts for i in part))
+    if not needed:
+        return 0.0
+    bindings = asvrun.bindings_of(conf)
     names = compare.case_names(bench, settings.benchmark_dir)
-    commits = [trees.resolve(repo, rev) for rev in revs]
     begun = time.monotonic()
     envs = compare.environments(
-        repo, list(dict.fromkeys(commits)), bindings, requirements, system_site, log_dir, progress
-    )
-    return measure_built(
         repo,
-        revs,
-        {commit: envs[commit] for commit in commits},
-        bindings=bindings,
-        settings=settings,
-        names=names,
-        thresholds=thresholds,
-        log_dir=log_dir,
-        progress=progress,
-        block=block,
-        cores=cores,
-        build_seconds=round(time.monotonic() - begun, 1),
-        make_worker=paired.Worker,
+        needed,
+        bindings,
+        asvrun.requirements(conf),
+        asvrun.system_site_of(conf),
+        log_dir,
+        progress,
     )
-
-
-def measure_as(conf, repo, commits, *, calibrated, settings, bench, log_dir, progress, block):
-    """:func:`measure_commits` as asv's derived config ``conf`` builds (its cuda-bindings, its
-    requirements, its system site), each step judged by the thresholds calibrated in the machine's
-    folder ``calibrated``."""
-    return measure_commits(
-        repo,
-        commits,
-        bindings=asvrun.bindings_of(conf),
-        requirements=asvrun.requirements(conf),
-        system_site=asvrun.system_site_of(conf),
-        settings=settings,
-        bench=bench,
-        thresholds=records.calibration(calibrated),
-        log_dir=log_dir,
-        progress=progress,
-        block=block,
-    )
-
-
-def into_folder(
-    conf, repo, commits, out, *, calibrated, settings, bench, block, command, info, progress
-):
-    """``commits`` measured in one pass (:func:`measure_as`) and kept in ``out`` alone
-    (:func:`write`, the workers' logs under ``out/logs``), not in the history: (the :class:`Pass`,
-    its step records)."""
-    measured = measure_as(
-        conf,
-        repo,
-        commits,
-        calibrated=calibrated,
-        settings=settings,
-        bench=bench,
-        log_dir=Path(out) / "logs",
-        progress=progress,
-        block=block,
-    )
-    found = step_records(
-        measured,
-        repo,
-        bindings=asvrun.bindings_of(conf),
-        settings=settings,
-        command=command,
-        info=info,
-    )
-    write(out, measured, found)
-    return measured, found
+    build_seconds = round(time.monotonic() - begun, 1)
+    thresholds = records.calibration(calibrated)
+    for k, part in enumerate(parts):
+        revs = [commits[i] for i in part]
+        kept(
+            k,
+            measure_built(
+                repo,
+                revs,
+                {commit: envs[commit] for commit in revs},
+                bindings=bindings,
+                settings=settings,
+                names=names,
+                thresholds=thresholds,
+                log_dir=Path(log_dir) / f"part{k + 1}",
+                progress=progress,
+                block=block,
+                cores=None,
+                build_seconds=build_seconds if k == 0 else 0.0,
+            ),
+        )
+    return build_seconds
 
 
 def measure_built(
@@ -319,99 +279,6 @@ def step_records(measured, repo, *, bindings, settings, command, info):
     return out
 
 
-def build_record(env_record, conf_env):
-    """``builds.jsonl``'s record of a commit from its environment's record (``build.environment``),
-    as ``asvrun.record_builds`` writes one for an asv environment: ``conf_env`` is asv's
-    environment of the results (its ``hashname``, ``env_vars``, ``python``)."""
-    row = dict(env_record["build"])
-    row.update(
-        installed=env_record.get("installed"),
-        python=conf_env.python,
-        env_vars=conf_env.env_vars,
-        env=conf_env.hashname,
-    )
-    return row
-
-
-def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, before=()):
-    """Keep a :class:`Pass` in the history of ``results_dir/machine_name``: each step's record of
-    ``found`` (:func:`step_records`; its summary.json first, under ``out``), each commit's asv
-    results file (but those of ``before``, commits the history has measured already: a window adds
-    to their steps, not to their numbers), each commit's build, and what the pages say of it
-    (commits.json). A window that lists a commit twice (an A/A) is never kept. Whether every record
-    was written."""
-    if len(set(measured.commits)) < len(measured.commits):
-        raise ValueError(
-            "a window that lists a commit twice is an A/A: the history does not keep it"
-        )
-    folder = Path(results_dir) / machine_name
-    ok = True
-    for data in found:
-        where = f"{data['base'][:12]}-{data['head'][:12]}"
-        here = Path(out) / "steps" / where
-        compare.write(here, data)
-        ok &= steps.record_or_say(
-            folder,
-            "step",
-            data,
-            here / "summary.json",
-            f"step {data['base'][:9]} -> {data['head'][:9]}",
-        )
-    env = results.asv_environment(conf_path)
-    asvrun.keep_builds(folder, [build_record(measured.envs[c], env) for c in measured.commits])
-    described, _ = asvrun.describe_commits(repo, measured.commits)
-    suite = results.asv_suite(conf_path)
-    for commit, side in zip(measured.commits, measured.per_commit):
-        if side.samples and commit not in before:
-            results.save_asv(
-                conf_path,
-                suite,
-                machine_name,
-                commit,
-                described.get(commit, {}).get("date"),
-                side.samples,
-                side.calls,
-                side.skipped,
-            )
-    asvrun.record_commits(repo, measured.commits, Path(results_dir) / COMMITS.name)
-    return ok
-
-
-def write(out, measured, found):
-    """A :class:`Pass` kept in ``out`` alone (a proof, an A/A): each step's summary.json and
-    summary.md under ``steps/``, and ``window.json``: the commits, the step records, and per commit
-    the median time per call of each case, with its samples' count."""
-    out = Path(out)
-    for i, data in enumerate(found):
-        compare.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
-    per_commit = [
-        {
-            "commit": commit,
-            "median_ns": {n: round(statistics.median(v), 2) for n, v in side.samples.items()},
-            "samples": {n: len(v) for n, v in side.samples.items()},
-            "skipped": side.skipped,
-            "errors": side.errors,
-        }
-        for commit, side in zip(measured.commits, measured.per_commit)
-    ]
-    process.write_whole(
-        out / "window.json",
-        records.json.dumps(
-            {
-                "commits": measured.commits,
-                "revs": measured.revs,
-                "seconds": measured.seconds,
-                "build_seconds": measured.build_seconds,
-                "blocks": [commits for commits, _ in measured.blocks],
-                "steps": found,
-                "per_commit": per_commit,
-            },
-            indent=1,
-        )
-        + "\n",
-    )
-
-
 # --- a window into the history --------------------------------------------------------------------
 def with_edges(commits, line, measured):
     """``commits`` with the commit of ``line`` (oldest first: main's first-parent history, or the
@@ -428,131 +295,4 @@ def with_edges(commits, line, measured):
         ([before] if before and before not in commits else [])
         + list(commits)
         + ([after] if after and after not in commits else [])
-    )
-
-
-def step_lines(found):
-    """What a window's step records say, a line per step and one per case that changed."""
-    lines = []
-    for data in found:
-        where = f"{data['base'][:9]} -> {data['head'][:9]}"
-        if data.get("identical"):
-            lines.append(f"step {where}: identical builds, nothing to measure")
-            continue
-        verdicts = [c["verdict"] for c in paired.counted(data)]
-        lines.append(
-            f"step {where}: {verdicts.count('regression')} slower, "
-            f"{verdicts.count('improvement')} faster, {verdicts.count('same')} same"
-            + (f", {len(data['errors'])} not measured" if data["errors"] else "")
-        )
-        lines += [
-            f"  {c['verdict']}: {c['name']} {interval(c)}"
-            for c in paired.counted(data)
-            if c["verdict"] != "same"
-        ]
-    return lines
-
-
-def status_of(found):
-    """A window's exit status from its step records: REGRESSION when a step flagged a case, else
-    INCOMPLETE when a case was not measured (or lost process pairs), else OK."""
-    flagged = any(paired.regressions(d) for d in found)
-    incomplete = any(d["errors"] or d.get("lost") for d in found)
-    return worst([REGRESSION if flagged else OK, INCOMPLETE if incomplete else OK])
-
-
-def into_history(
-    repo,
-    commits,
-    *,
-    conf,
-    config,
-    machine_name,
-    info,
-    results_dir,
-    settings,
-    command,
-    line,
-    bench=(),
-    block=BLOCK,
-    counts=True,
-    cupti=(),
-    edges=True,
-    progress,
-):
-    """``commits`` (oldest first) measured in one pass and kept in the history of
-    ``results_dir/machine_name`` (:func:`record`), with the measured commits of ``line`` around
-    them (:func:`with_edges`) unless ``edges`` is False; then the work per call of each commit not
-    yet counted (``countpass.record_commits``). (exit status, the :class:`Pass`)."""
-    bindings = asvrun.bindings_of(conf)
-    before = history.measured_in(results_dir, machine_name, conf)
-    if edges:
-        commits = with_edges(commits, line, before)
-    if not commits:
-        raise asvrun.RunError("a window needs a commit (a range such as HEAD~5..HEAD)")
-    progress(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
-    out = WORK / "windows" / time.strftime("%Y%m%dT%H%M%S")
-    measured = measure_as(
-        conf,
-        repo,
-        commits,
-        calibrated=Path(results_dir) / machine_name,
-        settings=settings,
-        bench=bench,
-        log_dir=out / "logs",
-        progress=progress,
-        block=block,
-    )
-    found = step_records(
-        measured, repo, bindings=bindings, settings=settings, command=command, info=info
-    )
-    for text in step_lines(found):
-        progress(text)
-    kept = record(
-        measured,
-        found,
-        repo,
-        conf_path=config,
-        machine_name=machine_name,
-        results_dir=results_dir,
-        out=out,
-        before=before,
-    )
-    statuses = [status_of(found), OK if kept else INCOMPLETE]
-    if counts:
-        statuses.append(
-            count_new(
-                repo,
-                measured.commits,
-                conf=conf,
-                machine_name=machine_name,
-                info=info,
-                results_dir=results_dir,
-                cupti=cupti,
-                command=command,
-                progress=progress,
-            )
-        )
-    progress(
-        f"window: {len(found)} steps and {len(measured.commits)} commits in "
-        f"{Path(results_dir) / machine_name}; measured in {measured.seconds:g} s after "
-        f"{measured.build_seconds:g} s of environments"
-    )
-    return worst(statuses), measured
-
-
-def count_new(repo, commits, *, results_dir, machine_name, progress, **options):
-    """The work per call of each of ``commits`` the history of ``results_dir/machine_name`` has not
-    counted (``countpass.record_commits``, several at once): its exit status."""
-    counted = history.work(results_dir, machine_name)
-    new = [c for c in dict.fromkeys(commits) if c not in counted]
-    if not new:
-        return OK
-    return countpass.record_commits(
-        repo,
-        new,
-        results_dir=results_dir,
-        machine_name=machine_name,
-        progress=progress,
-        **options,
     )

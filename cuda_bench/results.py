@@ -369,14 +369,17 @@ def asv_environment(conf_path):
     return envs[0]
 
 
-def save_asv(conf_path, suite, machine_name, commit, date, samples, calls, skipped=None):
+def save_asv(
+    conf_path, suite, machine_name, commit, date, samples, calls, skipped=None, only_missing=False
+):
     """Write what the paired engine measured of ``commit`` as asv's results file of
     ``machine_name``, in the environment ``conf_path`` (a derived asv.conf.json) describes, with
     asv's own classes, names and statistics: ``samples`` {case: the time per call of each sample,
     ns}, ``calls`` {case: calls per sample}, ``skipped`` {case: why} (asv's "skipped", no value);
     ``suite``: :func:`asv_suite`. A benchmark none of whose cases was measured keeps what the file
     held (the C++ twins of an earlier asv run). asv's machine file of ``machine_name`` must exist
-    (``machine.record``). The path written."""
+    (``machine.record``). ``only_missing``: the file's own values stand, and only the cases it
+    holds none of (a case a window lost, measured again) take the new samples. The path written."""
     from asv import config
     from asv import results as asv_results
     from asv.machine import Machine
@@ -400,6 +403,11 @@ def save_asv(conf_path, suite, machine_name, commit, date, samples, calls, skipp
         if not any(n in samples or n in skipped for n in names):
             continue
         found = [[ns * 1e-9 for ns in samples[n]] if n in samples else None for n in names]
+        numbers = [calls.get(n) if n in samples else None for n in names]
+        if only_missing:
+            found, numbers = kept_unless_missing(run, described, found, numbers)
+            if found is None:
+                continue
         run.add_result(
             described,
             BenchmarkResult(
@@ -407,7 +415,7 @@ def save_asv(conf_path, suite, machine_name, commit, date, samples, calls, skipp
                     statistics.median(s) if s else None for s in found
                 ],  # add_result replaces each by asv's own statistic of its samples
                 samples=found,
-                number=[calls.get(n) if n in samples else None for n in names],
+                number=numbers,
                 errcode=0,
                 stderr="",
                 profile=None,
@@ -415,3 +423,29 @@ def save_asv(conf_path, suite, machine_name, commit, date, samples, calls, skipp
         )
     run.save(conf.results_dir)
     return Path(conf.results_dir) / asv_results.get_filename(machine_name, commit, env.name)
+
+
+def kept_unless_missing(run, described, found, numbers):
+    """The samples and calls per sample of the benchmark ``described`` (an asv suite entry) per
+    case: asv's results ``run``'s own where it holds a value for the case (of this benchmark
+    version), the new ones (``found``, ``numbers``) where it holds none; (None, None) when nothing
+    new fills a case."""
+    name = described["name"]
+    if name not in run.get_result_keys({name: described}):
+        return found, numbers
+    params = described["params"] or None
+    values = run.get_result_value(name, params)
+    had = run.get_result_samples(name, params)
+    stats = run.get_result_stats(name, params)
+    if not described["params"]:
+        values, had, stats = [values], [had], [stats]
+    filled, out_found, out_numbers = False, [], []
+    for k, value in enumerate(values):
+        if value is not None:
+            out_found.append(had[k] if had and had[k] else [value])
+            out_numbers.append((stats[k] or {}).get("number") if stats else None)
+        else:
+            filled |= found[k] is not None
+            out_found.append(found[k])
+            out_numbers.append(numbers[k])
+    return (out_found, out_numbers) if filled else (None, None)

@@ -36,6 +36,8 @@ BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
 BUILD_ONCE = ("tests/test_build.py::test_prebuild_builds_each_tree_once_and_the_commits_that_share_it_take_it_from_"
               "the_cache")
+CUT_WINDOW = ("tests/test_window.py::test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_"
+              "the_rest_when_run_again")
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -515,6 +517,11 @@ MUTATIONS = [
     ("builds of one tree at once each build it", "cuda_bench/wheels.py",
      "    with one_build_of(cached, package) as waited:", "    with contextlib.nullcontext(False) as waited:",
      [BUILD_ONCE]),
+    ("a window keeps what it measured only once every block is measured", "cuda_bench/keep.py",
+     "    todo = [part for part in parts if not done(part)]", "    todo = [sorted({i for p in parts for i in p})]",
+     [CUT_WINDOW]),
+    ("a window run again measures the blocks an earlier run kept", "cuda_bench/keep.py",
+     "    todo = [part for part in parts if not done(part)]", "    todo = list(parts)", [CUT_WINDOW]),
     ("prebuild starts the commits in the order given", "cuda_bench/build.py",
      "    return first + later, words", "    return sorted(first + later), words",
      ["tests/test_build.py::test_prebuild_starts_the_commits_that_wait_for_nothing_first"]),

@@ -319,7 +319,7 @@ def test_run_on_a_gpu_measures_its_range_in_one_pass_with_the_commits_in_mains_o
     the window finds the measured neighbours) to the one pass; asv never runs; -b reaches the window."""
     from conftest import git
 
-    from cuda_bench import onepass, window
+    from cuda_bench import keep, window
 
     shas = []
     for i in range(3):
@@ -330,7 +330,7 @@ def test_run_on_a_gpu_measures_its_range_in_one_pass_with_the_commits_in_mains_o
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: pytest.fail(f"asv ran: {args}"))
     seen = {}
-    monkeypatch.setattr(onepass, "into_history", lambda repo, commits, **kw: seen.update(commits=commits, **kw) or
+    monkeypatch.setattr(keep, "into_history", lambda repo, commits, **kw: seen.update(commits=commits, **kw) or
                         (0, None))
     assert cli.main(["run", "HEAD~2..HEAD", "-b", "Floor", "--repo", str(git_repo), "--machine", "m",
                      "--results-dir", str(tmp_path / "res"), "--no-publish", "--no-over-cpp"]) == 0

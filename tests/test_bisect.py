@@ -253,10 +253,14 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_
 
     repo, shas = monorepo
     measure, measured = recorded(shas, [3])
-    monkeypatch.setattr(onepass, "measure_commits", lambda repo_, commits_, **kw: SimpleNamespace(
-        commits=commits_, seconds=2.0, build_seconds=1.0))
+    def measure_parts(conf, repo_, commits_, parts, *, kept, **kw):  # each block a pass of 2 s, after 1 s of builds
+        for k, part in enumerate(parts):
+            kept(k, SimpleNamespace(commits=[commits_[i] for i in part], revs=[commits_[i] for i in part],
+                                    per_commit=[], blocks=[], seconds=2.0, build_seconds=1.0))
+        return 1.0
+
+    monkeypatch.setattr(onepass, "measure_parts", measure_parts)
     monkeypatch.setattr(onepass, "step_records", lambda found, *a, **kw: measure(found.commits))
-    monkeypatch.setattr(onepass, "write", lambda out, found, steps: None)
     monkeypatch.setattr("cuda_bench.commands.bisect.RESULTS", tmp_path / "results")
     monkeypatch.setenv("HOME", str(tmp_path))
     out = tmp_path / "out"
@@ -297,7 +301,7 @@ def test_a_base_off_heads_first_parent_line_is_refused_with_the_commit_to_start_
     git(repo, "checkout", "-q", "main")
     commit_("3")
     commit_("4")
-    monkeypatch.setattr(onepass, "measure_commits", lambda *a, **k: pytest.fail("measured"))
+    monkeypatch.setattr(onepass, "measure_parts", lambda *a, **k: pytest.fail("measured"))
     monkeypatch.setenv("HOME", str(tmp_path))
     assert cli.main(["bisect", "v1", "main", "--repo", str(repo), "--machine", "m", "--out", str(tmp_path / "o")]) == 3
     err = capsys.readouterr().err.strip().splitlines()[-1]

@@ -11,7 +11,7 @@ import statistics
 import pytest
 from test_paired import CASES, HARD, HARD_INJECTED, INJECTED, Core, Sawtooth, ScriptedWorker
 
-from cuda_bench import compare, onepass, paired, records, stats, window
+from cuda_bench import compare, keep, onepass, paired, records, stats, window
 
 
 class Logged(ScriptedWorker):
@@ -271,7 +271,7 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
     results_dir = tmp_path / "results"
     found = onepass.step_records(measured, git_repo, bindings="wheel", settings=settings, command="cuda-bench window",
                                 info=info)
-    assert onepass.record(measured, found, git_repo, conf_path=config, machine_name=name, results_dir=results_dir,
+    assert keep.record(measured, found, git_repo, conf_path=config, machine_name=name, results_dir=results_dir,
                          out=tmp_path / "out")
     history = read.load(results_dir)
     steps = history.machines[name].steps
@@ -314,3 +314,92 @@ def test_the_window_command_keeps_an_aa_out_of_the_history(tmp_path, git_repo, c
     assert status == 3
     assert "a commit listed twice is an A/A, which the history does not keep: --out DIR keeps it" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("identical_after, block, expected", [
+    ((), 6, [[0, 1, 2, 3]]),
+    ((), 2, [[0, 1], [1, 2], [2, 3]]),
+    ((), 3, [[0, 1, 2], [2, 3]]),
+    ((1,), 2, [[0, 1, 2], [2, 3]]),  # commits 1 and 2 build the same wheels: one build, never measured apart
+    ((0, 2), 2, [[0, 1, 2, 3]]),
+])
+def test_a_windows_blocks_share_one_commit_and_hold_every_adjacent_pair_once(identical_after, block, expected,
+                                                                             monkeypatch):
+    """``onepass.parts_of``: the commits each block measures, consecutive blocks sharing the last commit of the
+    build they share, so that each adjacent pair of commits (a step, or identical builds) is kept by one block."""
+    commits = list("abcd")
+    monkeypatch.setattr(compare, "built_from", lambda repo, a, b, bindings: (a, b))
+    monkeypatch.setattr(compare, "identical", lambda pair: commits.index(pair[0]) in identical_after)
+    parts = onepass.parts_of(None, commits, "wheel", block)
+    assert parts == expected
+    pairs = [(p[k], p[k + 1]) for p in parts for k in range(len(p) - 1)]
+    assert sorted(pairs) == [(k, k + 1) for k in range(len(commits) - 1)]
+
+
+CUT_WINDOW = """
+import json, sys
+from pathlib import Path
+from cuda_bench import compare, keep, paired, process
+args = json.loads(sys.argv[1])
+process.stop_on_sigterm()  # as the command line does: SIGTERM stops as Ctrl-C does
+compare.environments = lambda repo, revs, *a, **k: {rev: args["envs"][rev] for rev in revs}
+try:
+    conf = {"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}}}
+    settings = paired.Settings(pairs=4, seconds=0.05, jobs=1)
+    kept = keep.into_folder(conf, args["repo"], args["commits"], args["out"], calibrated=args["out"],
+                            settings=settings, bench=args["bench"], block=2, command="test", info={},
+                            progress=lambda m: print(m, file=sys.stderr, flush=True))
+except KeyboardInterrupt:
+    sys.exit(130)
+print(json.dumps({"blocks": kept.blocks, "reused": kept.reused, "steps": len(kept.found)}))
+"""
+
+
+@pytest.mark.slow
+def test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_the_rest_when_run_again(
+        tmp_path, git_repo):
+    """Three commits, two a block: SIGTERM (as a machine's time limit sends it) once the first block is written
+    stops the window with exit 130, and that block stays whole in its folder; the same window run again measures
+    only the second block, says so, and keeps the whole window from both."""
+    import json
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import NEWEST_WITH_NVRTC, ROOT, RUNNER, git, make_env
+
+    python = str(make_env(NEWEST_WITH_NVRTC + RUNNER))
+    commits = []
+    for i in range(3):
+        (git_repo / "n").write_text(str(i))
+        git(git_repo, "add", "n")
+        git(git_repo, "commit", "-qm", f"commit {i}")
+        commits.append(git(git_repo, "rev-parse", "HEAD"))
+    out = tmp_path / "out"
+    envs = {c: {"python": python, "commit": c, "installed": {}, "build": {"commit": c, "ok": True, "packages": {}}}
+            for c in commits}
+    args = json.dumps({"repo": str(git_repo), "commits": commits, "out": str(out), "envs": envs,
+                       "bench": [re.escape(CPU_CASES[0]), re.escape(CPU_CASES[1])]})
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    first = out / "blocks" / f"01-{commits[0][:9]}-{commits[1][:9]}" / "window.json"
+    proc = subprocess.Popen([sys.executable, "-c", CUT_WINDOW, args], env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-3000:]
+    kept = json.loads(first.read_text())
+    assert kept["commits"] == commits[:2] and len(kept["steps"]) == 1 and not (out / "window.json").exists()
+    written = first.stat().st_mtime_ns
+
+    again = subprocess.run([sys.executable, "-c", CUT_WINDOW, args], env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "window: 1 of 2 blocks already measured; measuring the other 1" in again.stderr
+    assert json.loads(again.stdout) == {"blocks": 2, "reused": 1, "steps": 2}
+    assert first.stat().st_mtime_ns == written  # the kept block is read, not measured again
+    whole = json.loads((out / "window.json").read_text())
+    assert [(s["base"], s["head"]) for s in whole["steps"]] == list(zip(commits, commits[1:]))
+    assert [e["commit"] for e in whole["per_commit"]] == commits

@@ -12,7 +12,7 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from cuda_bench import asvrun, bisect, compare, machine, onepass, process, records
+from cuda_bench import asvrun, bisect, compare, keep, machine, process, records
 from cuda_bench.commands.common import (
     asv_options,
     block_option,
@@ -73,7 +73,7 @@ def main(args, argv):
     rounds = []
 
     def measure(commits):
-        measured, found = onepass.into_folder(
+        kept = keep.into_folder(
             conf,
             repo,
             commits,
@@ -86,8 +86,8 @@ def main(args, argv):
             info=info,
             progress=log,
         )
-        rounds.append((measured.seconds + measured.build_seconds, found))
-        return found
+        rounds.append((kept.seconds + kept.build_seconds, kept.found))
+        return kept.found
 
     answer = bisect.bisect(span, measure, cases, fits=args.block, progress=log)
     named = [s["head"] for s in answer.found]

@@ -22,8 +22,8 @@ from cuda_bench import (
     asvrun,
     countpass,
     history,
+    keep,
     machine,
-    onepass,
     overcpp,
     paired,
     publish,
@@ -197,7 +197,7 @@ def main(args, rest, argv):
 
 def in_one_pass(run, measuring):
     """``run`` and ``ladder`` on a GPU: the commits measured in one pass into the history
-    (``onepass.into_history``: every commit timed once, each paired with the one before it, asv's
+    (``keep.into_history``: every commit timed once, each paired with the one before it, asv's
     numbers and the work per call from the same pass), then the newest timed against C++ and the
     dashboard published."""
     args = run.args
@@ -211,7 +211,7 @@ def in_one_pass(run, measuring):
     )
     order = {sha: i for i, sha in enumerate(line)}
     commits = sorted(dict.fromkeys(measuring), key=lambda c: order.get(c, -1))
-    status, _ = onepass.into_history(
+    status, _ = keep.into_history(
         run.repo,
         commits,
         conf=run.conf,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, onepass
+from cuda_bench import asvrun, keep, machine
 from cuda_bench.commands.common import (
     asv_options,
     block_option,
@@ -85,7 +85,7 @@ def main(args, argv):
                 "a commit listed twice is an A/A, which the history does not keep: --out DIR "
                 "keeps it"
             )
-        status, _ = onepass.into_history(
+        status, _ = keep.into_history(
             repo,
             commits,
             conf=conf,
@@ -111,7 +111,7 @@ def main(args, argv):
         )
     log(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
     out = Path(args.out)
-    measured, found = onepass.into_folder(
+    kept = keep.into_folder(
         conf,
         repo,
         commits,
@@ -124,10 +124,10 @@ def main(args, argv):
         info=info,
         progress=log,
     )
-    for line in onepass.step_lines(found):
+    for line in keep.step_lines(kept.found):
         log(line)
     log(
-        f"window: kept in {out} (window.json, steps/), not in the history; measured in "
-        f"{measured.seconds:g} s after {measured.build_seconds:g} s of environments"
+        f"window: kept in {out} (window.json, steps/, each block in blocks/), not in the history; "
+        f"measured in {kept.seconds:g} s after {kept.build_seconds:g} s of environments"
     )
-    return onepass.status_of(found)
+    return keep.status_of(kept.found)
