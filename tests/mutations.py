@@ -38,6 +38,7 @@ BUILD_ONCE = ("tests/test_build.py::test_prebuild_builds_each_tree_once_and_the_
               "the_cache")
 CUT_WINDOW = ("tests/test_window.py::test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_"
               "the_rest_when_run_again")
+EDGE = "tests/test_window.py::test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_lacks"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -522,6 +523,14 @@ MUTATIONS = [
      [CUT_WINDOW]),
     ("a window run again measures the blocks an earlier run kept", "cuda_bench/keep.py",
      "    todo = [part for part in parts if not done(part)]", "    todo = list(parts)", [CUT_WINDOW]),
+    ("a window rewrites the asv numbers of an edge commit the history holds", "cuda_bench/keep.py",
+     "                only_missing=commit in before,", "                only_missing=False,", [EDGE]),
+    ("a window writes an edge commit's build again", "cuda_bench/keep.py",
+     "    new = [c for c in dict.fromkeys(measured.commits) if c not in before]",
+     "    new = list(dict.fromkeys(measured.commits))", [EDGE]),
+    ("a case a window lost stays empty in that commit's asv file", "cuda_bench/keep.py",
+     "        if side.samples:\n            results.save_asv(",
+     "        if side.samples and commit not in before:\n            results.save_asv(", [EDGE]),
     ("prebuild starts the commits in the order given", "cuda_bench/build.py",
      "    return first + later, words", "    return sorted(first + later), words",
      ["tests/test_build.py::test_prebuild_starts_the_commits_that_wait_for_nothing_first"]),

@@ -5,6 +5,7 @@ judges it, and what the window records read as the history reads steps."""
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 
@@ -403,3 +404,63 @@ def test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_
     whole = json.loads((out / "window.json").read_text())
     assert [(s["base"], s["head"]) for s in whole["steps"]] == list(zip(commits, commits[1:]))
     assert [e["commit"] for e in whole["per_commit"]] == commits
+
+
+@pytest.mark.slow
+def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_lacks(tmp_path, git_repo):
+    """A window over b, c after one over a, b that lost a case at b: b is an edge the history holds. Its asv
+    numbers stay as measured first, its builds.jsonl row is not written again, and only the case its asv file
+    lacks takes the new window's samples, so that a lost case is measurable again."""
+    import sys
+    from types import SimpleNamespace
+
+    from conftest import asv_conf, asv_results, git
+
+    from cuda_bench import machine
+
+    commits = []
+    for i in range(3):
+        (git_repo / "n").write_text(str(i))
+        git(git_repo, "add", "n")
+        git(git_repo, "commit", "-qm", f"commit {i}")
+        commits.append(git(git_repo, "rev-parse", "HEAD"))
+    a, b, c = commits
+    floor, config_case = CPU_CASES[0], CPU_CASES[1]
+    conf = asv_conf(tmp_path, git_repo, sys.executable, environment_type="virtualenv", pythons=["3.12"],
+                    matrix={"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}})
+    name, _ = machine.record("window-edge-test")
+    results_dir = tmp_path / "results"
+
+    def window_of(commits_, samples_per_commit):
+        per_commit = [window.SideResult(samples=s, calls={n: 100 for n in s}) for s in samples_per_commit]
+        envs = {x: {"python": sys.executable, "installed": {"cuda-core": "1.2.2"},
+                    "build": {"commit": x, "bindings": "wheel", "ok": True, "packages": {}, "seconds": 1.0,
+                              "first": x in (a, b)}}
+                for x in commits_}
+        return SimpleNamespace(commits=commits_, per_commit=per_commit, envs=envs)
+
+    set_current = "bench_device.SetCurrent.time_set_current"
+    core, bindings = f"{set_current}('core')", f"{set_current}('bindings')"
+    first = window_of([a, b], [{floor: [10.0] * 5, config_case: [500.0] * 5},
+                               {floor: [11.0] * 5, core: [300.0] * 5}])
+    assert keep.record(first, [], git_repo, conf_path=conf, machine_name=name, results_dir=results_dir,
+                       out=tmp_path / "w1")
+    (b_file,) = [p for p in (results_dir / name).glob(f"{b[:8]}-*.json")]
+    kept = asv_results(b_file)
+    floor_key, config_key = ("bench_harness.Floor.time_noop", ("noop",)), (
+        "bench_launch.LaunchConfigCreate.time_launch_config_create", ("core",))
+    assert kept[floor_key] == pytest.approx(11e-9) and kept.get(config_key) is None
+
+    second = window_of([b, c], [{floor: [99.0] * 5, config_case: [520.0] * 5, core: [999.0] * 5,
+                                 bindings: [250.0] * 5}, {floor: [12.0] * 5}])
+    for env in second.envs.values():
+        env["build"]["first"] = False
+    assert keep.record(second, [], git_repo, conf_path=conf, machine_name=name, results_dir=results_dir,
+                       out=tmp_path / "w2", before={a, b})
+    now = asv_results(b_file)
+    assert now[floor_key] == pytest.approx(11e-9)  # measured first, kept
+    assert now[config_key] == pytest.approx(520e-9)  # lost first, filled by the window that measured it
+    assert (now[(set_current, ("core",))], now[(set_current, ("bindings",))]) == pytest.approx((300e-9, 250e-9))
+    builds = [json.loads(line) for line in (results_dir / name / "builds.jsonl").read_text().splitlines()]
+    assert [(r["commit"], r["first"]) for r in builds] == [(a, True), (b, True), (c, False)]
+    assert set(json.loads((results_dir / "commits.json").read_text())) == {a, b, c}
