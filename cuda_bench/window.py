@@ -73,28 +73,54 @@ def measure_case(workers, name, settings, rng, now=time.monotonic, clock=None):
     """One case in one process group: ("ok", calls, states, rounds), states holding per worker
     ("ok",), ("skip", reason) or ("error", text), and rounds per round the (first, second) sample
     of each worker that has the case (None for the others); or ("error", text) when the builds'
-    suites cannot be timed together. ``rng`` shuffles each round's order."""
+    suites cannot be timed together. ``rng`` shuffles each round's order. A worker that dies
+    (``paired.WorkerError``) is replaced in ``workers`` by a :class:`Lost` one: its build's state
+    is the error, and the other builds go on with the case."""
     clock = clock or paired.Clock()
-    answers = [worker.setup(name) for worker in workers]
+    answers = [_asked(workers, k, lambda w: w.setup(name)) for k in range(len(workers))]
     clock("setup")
-    try:
-        outcome = _sample_case(workers, answers, settings, rng, now, clock)
-    except paired.WorkerError:
-        _teardown(workers, answers, quiet=True)
-        raise
+    outcome = _sample_case(workers, answers, settings, rng, now, clock)
     _teardown(workers, answers)
     clock("teardown")
     return outcome
 
 
-def _teardown(workers, answers, quiet=False):
-    for worker, answer in zip(workers, answers):
+class Lost:
+    """A build's worker that died in this process group (``again``: the group starts a new one for
+    the next case, :func:`one_group`) or could not start (for the rest of the group): every case it
+    is asked for reads as that error."""
+
+    def __init__(self, side, error, again=True):
+        self.side, self.error, self.again, self.hello = side, error, again, {}
+
+    def setup(self, name):
+        return {"error": self.error}
+
+    def sample(self, calls):
+        raise paired.WorkerError(self.error)
+
+    def teardown(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def _asked(workers, k, ask):
+    """``ask(workers[k])``; a worker that dies is replaced by a :class:`Lost` one, and its answer is
+    the error."""
+    try:
+        return ask(workers[k])
+    except paired.WorkerError as exc:
+        workers[k].close()
+        workers[k] = Lost(workers[k].side, str(exc))
+        return {"error": str(exc), "lost": True}
+
+
+def _teardown(workers, answers):
+    for k, answer in enumerate(answers):
         if "ok" in answer:
-            try:
-                worker.teardown()
-            except paired.WorkerError:
-                if not quiet:
-                    raise
+            _asked(workers, k, lambda w: w.teardown())
 
 
 def _state(worker, answer):
@@ -119,22 +145,42 @@ def _sample_case(workers, answers, settings, rng, now, clock):
             + " calls",
         )
     number = next((answers[i]["number"] for i in ok if answers[i].get("number")), None)
-    calls = number or paired.calls_per_sample(workers[ok[0]], settings, unrolls[0])
+
+    def died(i, answer):  # the build's state is its error; the others go on without it
+        states[i] = _state(workers[i], answer)
+        ok.remove(i)
+
+    calls = number
+    while calls is None and ok:
+        found = _asked(workers, ok[0], lambda w: paired.calls_per_sample(w, settings, unrolls[0]))
+        calls = None if isinstance(found, dict) else found
+        if calls is None:
+            died(ok[0], found)
     clock("calibrate")
-    for i in ok:  # one turn each before the rounds: all warm at this size
-        workers[i].sample(calls)
+    for i in list(ok):  # one turn each before the rounds: all warm at this size
+        answer = _asked(workers, i, lambda w: w.sample(calls))
+        if isinstance(answer, dict):
+            died(i, answer)
     clock("warm-up")
     rounds = []
     end = now() + settings.seconds * max(1.0, len(ok) / 2)
-    while len(rounds) < settings.min_groups or (now() < end and len(rounds) < settings.max_groups):
+    while ok and (
+        len(rounds) < settings.min_groups or (now() < end and len(rounds) < settings.max_groups)
+    ):
         order = list(ok)
         rng.shuffle(order)
-        first = [workers[i].sample(calls) for i in order]
-        second = [workers[i].sample(calls) for i in reversed(order)]
         row = [None] * len(workers)
-        for k, i in enumerate(order):
-            row[i] = (first[k], second[-1 - k])
-        rounds.append(row)
+        taken = {i: [] for i in order}
+        for i in order + order[::-1]:
+            answer = _asked(workers, i, lambda w: w.sample(calls))
+            if isinstance(answer, dict):  # a round a build died in is dropped whole
+                died(i, answer)
+                break
+            taken[i].append(answer)
+        else:
+            for i in order:
+                row[i] = tuple(taken[i])
+            rounds.append(row)
     clock("timed")
     return ("ok", calls, states, rounds)
 
@@ -157,11 +203,15 @@ def one_group(group, sides, names, settings, log_dir, core, done, make_worker=pa
                     workers = []
                     for side in sides:
                         log = Path(log_dir) / f"group{group:02d}-{side.name}.log"
-                        workers.append(make_worker(side, core, settings, log))
+                        workers.append(started(make_worker, side, core, settings, log))
                     for worker in workers:
                         hello.setdefault(worker.side.name, worker.hello)
                     clock("start")
                 found[name] = measure_case(workers, name, settings, rng, clock=clock)
+                for k, worker in enumerate(workers):  # a build whose worker died starts a new one
+                    if isinstance(worker, Lost) and worker.again:
+                        log = Path(log_dir) / f"group{group:02d}-{worker.side.name}.log"
+                        workers[k] = started(make_worker, worker.side, core, settings, log)
             except paired.WorkerError as exc:
                 found[name] = ("error", str(exc))
                 for worker in workers or []:
@@ -174,6 +224,15 @@ def one_group(group, sides, names, settings, log_dir, core, done, make_worker=pa
         for worker in workers or []:
             worker.close()
     return found, hello, spent
+
+
+def started(make_worker, side, core, settings, log):
+    """A worker of ``side``; a :class:`Lost` one where it cannot start, so that only its build's
+    steps miss the cases."""
+    try:
+        return make_worker(side, core, settings, log)
+    except paired.WorkerError as exc:
+        return Lost(side, str(exc), again=False)
 
 
 def pair_outcome(outcome, i, j):

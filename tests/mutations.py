@@ -39,6 +39,7 @@ BUILD_ONCE = ("tests/test_build.py::test_prebuild_builds_each_tree_once_and_the_
 CUT_WINDOW = ("tests/test_window.py::test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_"
               "the_rest_when_run_again")
 EDGE = "tests/test_window.py::test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_lacks"
+CRASH = "tests/test_window.py::test_a_build_whose_worker_dies_loses_the_case_at_its_own_steps_alone"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -531,6 +532,11 @@ MUTATIONS = [
     ("a case a window lost stays empty in that commit's asv file", "cuda_bench/keep.py",
      "        if side.samples:\n            results.save_asv(",
      "        if side.samples and commit not in before:\n            results.save_asv(", [EDGE]),
+    ("a build's worker dying on a case takes the case from every step of the window", "cuda_bench/window.py",
+     "        workers[k].close()\n        workers[k] = Lost(workers[k].side, str(exc))\n", "        raise\n",
+     [CRASH]),
+    ("a build's worker that cannot start takes every case from every step of the window", "cuda_bench/window.py",
+     "        return Lost(side, str(exc), again=False)", "        raise", [CRASH]),
     ("prebuild starts the commits in the order given", "cuda_bench/build.py",
      "    return first + later, words", "    return sorted(first + later), words",
      ["tests/test_build.py::test_prebuild_starts_the_commits_that_wait_for_nothing_first"]),

@@ -160,6 +160,45 @@ def test_a_worker_that_reports_an_error_fails_its_sides_steps_and_no_other():
     assert window.pair_outcome(("error", "died"), 0, 1) == ("error", "died")
 
 
+def dying_on(make, bad_side, case, at_start=False):
+    """``make`` with the worker of ``bad_side`` dying (a WorkerError, as a crashed process gives) on its first
+    sample of ``case``; with ``at_start``, never starting."""
+    def maker(side, core, settings, log):
+        if side.name == bad_side and at_start:
+            raise paired.WorkerError(f"the {side.name} worker could not start: exit 1")
+        worker = make(side, core, settings, log)
+        if side.name == bad_side:
+            sample = worker.sample
+
+            def dies(calls):
+                if worker.case == case:
+                    raise paired.WorkerError(f"the {side.name} worker died (exit -11) during sample")
+                return sample(calls)
+            worker.sample = dies
+        return worker
+    return maker
+
+
+@pytest.mark.parametrize("at_start", [False, True])
+def test_a_build_whose_worker_dies_loses_the_case_at_its_own_steps_alone(tmp_path, at_start):
+    """Four builds, the newest one's worker dying on one case (or never starting): the two steps of the healthy
+    builds measure that case, each healthy build keeps its samples, and only the step to the newest build names
+    the case not measured, with the build that lost it; a worker that died is started again for the next case."""
+    other = "bench_sim.Op0.time_op0('core')"
+    costs_of = {f"commit{k}": CASES for k in range(4)}
+    sides = [paired.Side(n, n, n[-1] * 40, "python") for n in costs_of]
+    report = window.run(sides, [INJECTED, other], paired.Settings(pairs=6, seconds=0.02), tmp_path, {},
+                        progress=lambda m: None, cores=[0, 1],
+                        make_worker=dying_on(scripted_maker(costs_of, {}), "commit3", INJECTED, at_start))
+    assert [sorted(c.name for c in step.cases) for step in report.steps[:2]] == [sorted([INJECTED, other])] * 2
+    assert set(report.steps[2].errors) == ({INJECTED, other} if at_start else {INJECTED})
+    assert "commit3" in report.steps[2].errors[INJECTED]
+    assert [sorted(side.samples) for side in report.per_side[:3]] == [sorted([INJECTED, other])] * 3
+    assert INJECTED in report.per_side[3].errors
+    if not at_start:
+        assert other in report.per_side[3].samples  # started again after it died
+
+
 @pytest.mark.parametrize("count, size, expected", [
     (1, 6, [[0]]),
     (3, 6, [[0, 1, 2]]),
