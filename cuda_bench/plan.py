@@ -75,6 +75,8 @@ OVERHEAD = {"asv": 50.0, "steps": 25.0, "window": 30.0}
 #: little
 WHOLE = 50
 KINDS = ("head", "gap", "window", "counts", "release")
+#: seconds every item of a plan run within a call's time limit ends inside it
+MARGIN = 30.0
 
 
 @dataclass
@@ -213,6 +215,7 @@ class Planner:
         # the Python the machine runs, as its newest asv results say: the wheel cache's keys
         self.python = machine_python(self.results_dir / machine_name)
         self.built = set()  # (package, cache key) whose build an earlier item of the plan pays for
+        self.fit = None  # seconds a window's pass must fit in (a call's time limit), or None
 
     def _env(self, bindings):
         env = {key: values[0] for key, values in self.conf.get("matrix", {}).get("env", {}).items()}
@@ -341,8 +344,23 @@ class Planner:
         return out
 
     def _window_item(self, kind, segment, line, measured, what, args=None, bindings=None):
-        """A pass of ``cuda-bench window`` (or of ``args``) over ``segment`` (oldest first) and the
-        measured commits of ``line`` (newest first) around it, in ``bindings``' environment."""
+        """A pass of ``cuda-bench window`` (or of ``args(segment)``) over ``segment`` (oldest first)
+        and the measured commits of ``line`` (newest first) around it, in ``bindings``' environment.
+        Where the plan must fit ``self.fit`` seconds (what is left of a call's time limit), the
+        newest commits of ``segment`` whose pass fits, at least one: a later pass measures the
+        others and pairs them with these."""
+        built = set(self.built)
+        for keep in range(len(segment), 0, -1):
+            self.built = set(built)
+            part = segment[len(segment) - keep :]
+            item = self._window_pass(
+                kind, part, line, measured, what, args(part) if args else None, bindings
+            )
+            if self.fit is None or item.seconds <= self.fit:
+                return item
+        return item
+
+    def _window_pass(self, kind, segment, line, measured, what, args, bindings):
         bindings = bindings or self.bindings
         commits = onepass.with_edges(segment, line[::-1], measured)
         runs = onepass.runs_of_builds(self.repo, commits, bindings)
@@ -394,7 +412,7 @@ class Planner:
                     line,
                     measured,
                     f"main's head against the newest release, {newest[0]}:",
-                    ["ladder", "--tags", f"^{re.escape(self.branch)}$"],
+                    lambda part: ["ladder", "--tags", f"^{re.escape(self.branch)}$"],
                     "auto",
                 )
             )
@@ -410,7 +428,7 @@ class Planner:
                     f"release{'s' if len(names) > 1 else ''} "
                     + (names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}")
                     + ", each paired with the release before it:",
-                    ["ladder", "--tags", "^(" + "|".join(re.escape(n) for n in names) + ")$"],
+                    lambda part: ["ladder", "--tags", tags_of([named[sha] for sha in part])],
                     "auto",
                 )
             )
@@ -462,6 +480,11 @@ class Planner:
         return out
 
 
+def tags_of(names):
+    """The ``--tags`` regex of the release tags ``names``."""
+    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+
+
 def table(items, cost=None):
     """The plan as lines: each item with its estimate and its parts, then the total."""
     lines = []
@@ -483,22 +506,36 @@ def table(items, cost=None):
     return lines
 
 
-def execute(planner, budget, run_one, progress=print, limit=100, clock=time.monotonic):
+def execute(
+    planner,
+    budget,
+    run_one,
+    progress=print,
+    limit=100,
+    clock=time.monotonic,
+    call_limit=None,
+    spent=0.0,
+):
     """Run the plan's items in order while the next one fits in what is left of ``budget`` seconds
-    (never passing over a more valuable item for a smaller one: the head's step is worth more than
-    anything after it, and a commit measured without it would pair with nothing), planning again
-    after each, since one item can fill another's gap. ``run_one(item)`` runs an item's command and
-    returns its exit status. Where the items run so far took longer than estimated, the next one's
-    estimate is scaled by that (never down). The record of the run: each item with its estimate, the
-    seconds it took and its status, and what was left."""
+    (never passing over a more valuable item for a smaller one), planning again after each, since
+    one item can fill another's gap. ``run_one(item)`` runs an item's command and returns its exit
+    status. Where the items run so far took longer than estimated, the next one's estimate is
+    scaled by that (never down: one fast part says little of the next). With ``call_limit`` (the
+    seconds one call of a GPU machine may run, ``spent`` of them gone before this started) every
+    item ends :data:`MARGIN` seconds inside it: a window's pass is cut to the newest commits that
+    fit (``Planner.fit``). The record: each item with its estimate, the seconds it took and its
+    status, what was left, and the item a next call starts with."""
+    if call_limit:
+        budget = min(budget, call_limit - MARGIN - spent)
     start = clock()
     done, tried = [], set()
     while len(done) < limit:
         left = budget - (clock() - start)
-        todo = [i for i in planner.items() if tuple(i.args) not in tried]
         scale = max(
             1.0, sum(d["seconds"] for d in done) / max(1.0, sum(d["estimate"] for d in done))
         )
+        planner.fit = left / scale if call_limit else None
+        todo = [i for i in planner.items() if tuple(i.args) not in tried]
         if not todo or todo[0].seconds * scale > left:
             break
         fits = todo[0]
@@ -525,12 +562,19 @@ def execute(planner, budget, run_one, progress=print, limit=100, clock=time.mono
             f"plan: [{fits.kind}] took {took:.0f} s (estimated {fits.seconds:.0f} s), exit status "
             f"{status}"
         )
+    planner.fit = call_limit - MARGIN if call_limit else None  # a whole call of its own
     left = [
         {"kind": i.kind, "what": i.what, "args": i.args, "estimate": i.seconds}
         for i in planner.items()
         if tuple(i.args) not in tried
     ]
+    if left:
+        progress(
+            f"plan: next: [{left[0]['kind']}] {left[0]['what']}: about {left[0]['estimate']:.0f} s"
+            + (" (a call of its own)" if call_limit else "")
+        )
     return {
+        "next": left[0] if left else None,
         "budget": budget,
         "seconds": round(clock() - start, 1),
         "done": done,
@@ -545,8 +589,7 @@ def execute(planner, budget, run_one, progress=print, limit=100, clock=time.mono
 
 
 def write(path, record):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     process.write_whole(path, json.dumps(record, indent=1) + "\n")
 
 

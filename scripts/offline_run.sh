@@ -2,15 +2,12 @@
 # cuda-bench on a GPU box with no network access.
 #
 #   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT [run] [asv range...]    # cuda-bench run
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT compare BASE HEAD [...]  # the paired PR gate
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT aa COMMIT [...]          # paired A/A: thresholds
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT ladder [...]             # the release ladder
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT over-cpp COMMIT [...]    # paired over C++
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT counts REV [REV]         # the work per call
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT window REV ... [...]     # commits measured in one pass
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT steps [--list]           # the history's missing steps
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT prebuild REV [REV ...]   # fill the wheel cache
-#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT plan [--run --budget MIN] # what the history lacks; run it
+#   scripts/offline_run.sh WHEELS REPO SYSTEM_SITE OUT COMMAND [ARGS...]       # any other cuda-bench command
+#
+# e.g. compare BASE HEAD (the paired PR gate), aa COMMIT (thresholds), window REV ... (commits in one pass),
+# bisect BASE HEAD -b CASE, ladder, over-cpp COMMIT, counts REV [REV], steps [--list], prebuild REV ...,
+# plan --run --call-limit 600, report, publish, upgrade, init. Each command gets what it takes of REPO (--repo),
+# SYSTEM_SITE (--system-site) and the CUPTI wheels (--cupti).
 #
 # WHEELS       folders of wheels, separated by ':': asv and its dependencies (pyproject.toml), asv_runner
 #              0.2.5, the build requirements (Cython<3.3, setuptools-scm, pyclibrary, ...) and the
@@ -32,12 +29,37 @@
 # box that kills a command at its time limit still leaves what asv had written. Several calls on one
 # machine set up once.
 set -uo pipefail
+# when the call began: plan --run --call-limit counts the call's time limit from here
+export CUDA_BENCH_CALL_START=${CUDA_BENCH_CALL_START:-$(date +%s)}
 wheels=$1; repo=$(realpath "$2"); site=$(realpath "$3"); out=$(realpath "$4"); shift 4
-command=run
-case "${1:-}" in run) shift ;; compare|ladder|aa|over-cpp|counts|window|steps|prebuild|report|plan) command=$1; shift ;; esac
-if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+# every cuda-bench command, and what it takes of REPO, SYSTEM_SITE and the CUPTI wheels (tests/test_offline.py
+# checks this list against the command line's)
+with_site="compare aa over-cpp counts window steps plan bisect"   # --repo --system-site
+with_cupti="run ladder compare counts window plan"                   # --cupti, where there are wheels
+repo_only="init prebuild publish"                                    # --repo
+alone="report upgrade serve"                                         # as given
+command=run
+case " run ladder $with_site $repo_only $alone " in  # anything else is run's asv range
+    *" ${1:-run} "*) command=${1:-run}; [ $# -gt 0 ] && shift ;;
+esac
+if [ "$command" = run ]; then args=("${@:-HEAD^!}"); else args=("$@"); fi
+cupti=()
+case " $with_cupti " in *" $command "*)
+    dir=${CUPTI:-$here/.whl/cupti}
+    if compgen -G "$dir/*.whl" >/dev/null; then cupti=(--cupti "$(realpath "$dir")"); fi ;;
+esac
+case "$command" in
+    prebuild) exec_args=(prebuild --repo "$repo" --logs "$out/prebuild" "${args[@]}") ;;
+    run|ladder) exec_args=("$command" --repo "$repo" --system-site "$site" --no-publish "${cupti[@]}" "${args[@]}") ;;
+    init|publish) exec_args=("$command" --repo "$repo" "${args[@]}") ;;
+    *) case " $alone " in
+           *" $command "*) exec_args=("$command" "${args[@]}") ;;
+           *) exec_args=("$command" --repo "$repo" --system-site "$site" "${cupti[@]}" "${args[@]}") ;;
+       esac ;;
+esac
+if [ -n "${CUDA_BENCH_DRY_RUN:-}" ]; then printf '%s\n' "${exec_args[@]}"; exit 0; fi  # the command, not run
 mkdir -p "$out"
 links=""; for dir in ${wheels//:/ }; do links="$links $(realpath "$dir")"; done
 export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_FIND_LINKS="${links# }" PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -95,18 +117,7 @@ for headers in "$carry"/cuda-headers-*.tar.xz; do
     mkdir -p "$dest" && tar -xJf "$headers" -C "$dest"
 done
 
-cupti=()
-case "$command" in run|ladder|compare|counts|window|plan)
-    dir=${CUPTI:-$here/.whl/cupti}
-    if compgen -G "$dir/*.whl" >/dev/null; then cupti=(--cupti "$(realpath "$dir")"); fi ;;
-esac
-step "cuda-bench $command ${args[*]} ${cupti[*]}"
-case "$command" in
-    prebuild) exec_args=(prebuild --repo "$repo" --logs "$out/prebuild" "${args[@]}") ;;
-    run|ladder) exec_args=("$command" --repo "$repo" --system-site "$site" --no-publish "${cupti[@]}" "${args[@]}") ;;
-    report) exec_args=(report "${args[@]}") ;;
-    *) exec_args=("$command" --repo "$repo" --system-site "$site" "${cupti[@]}" "${args[@]}") ;;
-esac
+step "cuda-bench ${exec_args[*]}"
 ( while sleep "${SAVE_EVERY:-30}" && kill -0 $$ 2>/dev/null; do save 2>/dev/null; done ) &  # ends with this script
 saver=$!
 "$venv/bin/cuda-bench" "${exec_args[@]}" 2>&1 | tee -a "$out/bench.log"

@@ -446,3 +446,47 @@ def test_the_plan_looks_for_the_wheels_of_the_python_the_machine_runs(monorepo, 
     assert not any("builds" in i.parts for i in items) and not any(b["missing"] for b in batches)
     _, items, batches = filled(None)  # this interpreter's wheels: not the machine's
     assert any("builds" in i.parts for i in items) and all(b["missing"] for b in batches)
+
+
+def test_within_a_call_limit_a_window_is_cut_to_its_newest_commits_that_fit_and_the_next_part_is_said(
+        monorepo, tmp_path, monkeypatch):
+    """A call of 600 s, its parts ending 30 s inside: main's head and the four commits before it (five commits,
+    680 s) do not fit; its newest three (3, 4, 5: three builds and their counts, 480 s) do, and run. The rest (0, 1,
+    2, paired with 3) is what a next call starts with, and the plan says so."""
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
+    fill(cache, repo, shas)
+    ran, now, said = [], [0.0], []
+
+    def run_one(item):
+        ran.append(item.args)
+        now[0] += item.seconds
+        for sha in item.commits:  # as a window keeps them: each commit, each adjacent pair's step
+            measured(res, sha, shas.index(sha))
+        for base, head in zip(item.needs, item.needs[1:]):
+            records.append(res / MACHINE, "step", step_record(base=base, head=head, bindings="source"))
+        return 0
+
+    assert planner(repo, res, cache).items()[0].seconds == 680
+    record = plan.execute(planner(repo, res, cache), 25 * 60, run_one, progress=said.append, clock=lambda: now[0],
+                          call_limit=600)
+    assert ran == [["window", *shas[3:]]] and record["done"][0]["estimate"] == 480
+    assert record["next"]["args"] == ["window", *shas[:3]] and record["next"]["estimate"] <= 600 - plan.MARGIN
+    assert said[-1].startswith(f"plan: next: [window] main's {shas[0][:9]}..{shas[2][:9]} (3 commits)")
+    # what was spent before the plan started (the call's own set-up) counts against the limit
+    ran.clear()
+    now[0] = 0.0
+    plan.execute(planner(repo, tmp_path / "empty", cache), 25 * 60, run_one, progress=said.append,
+                 clock=lambda: now[0], call_limit=600, spent=200)
+    assert ran == [["window", *shas[4:]]]
+
+
+def test_a_part_faster_than_estimated_does_not_make_the_next_one_expected_faster(monorepo, tmp_path, monkeypatch):
+    """The first gap (225 s estimated) took half that: the second's 225 s still do not fit in the 187.5 s left."""
+    repo, shas = monorepo
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    ran, now, run_one = gaps_to_fill(repo, shas, res, monkeypatch, slower=0.5)
+    fill(cache, repo, shas)
+    plan.execute(planner(repo, res, cache), 300, run_one, progress=lambda m: None, clock=lambda: now[0])
+    assert ran == [["steps", "--pair", shas[1], shas[3]]]

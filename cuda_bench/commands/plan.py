@@ -5,6 +5,7 @@ that makes it."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -60,6 +61,15 @@ def add(sub):
         help="also say how the plan's prebuilt wheels go to a GPU machine without network in "
         "batches of at most MIB each (what one call carries beside the tree), and which batch "
         "each part needs",
+    )
+    p.add_argument(
+        "--call-limit",
+        type=at_least(60),
+        metavar="SECONDS",
+        help="with --run: the seconds one call of the GPU machine may run (600 on a lent box), "
+        "counted from CUDA_BENCH_CALL_START (epoch seconds; scripts/offline_run.sh sets it) or "
+        "else from this command's start: every part ends 30 s inside it, a window cut to its "
+        "newest commits that fit, and the part the next call starts with is said",
     )
     cupti_option(p)
 
@@ -124,7 +134,15 @@ def main(args, argv):
         statuses.append(status)
         return status
 
-    record = plan.execute(planner, args.budget * 60, run_one, progress=log)
+    started = os.environ.get("CUDA_BENCH_CALL_START")
+    record = plan.execute(
+        planner,
+        args.budget * 60,
+        run_one,
+        progress=log,
+        call_limit=args.call_limit,
+        spent=max(0.0, time.time() - float(started)) if started else 0.0,
+    )
     record |= {
         "command": command_line(argv),
         "machine": name,
