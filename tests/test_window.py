@@ -503,3 +503,18 @@ def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_la
     builds = [json.loads(line) for line in (results_dir / name / "builds.jsonl").read_text().splitlines()]
     assert [(r["commit"], r["first"]) for r in builds] == [(a, True), (b, True), (c, False)]
     assert set(json.loads((results_dir / "commits.json").read_text())) == {a, b, c}
+
+
+def test_a_windows_exit_status_says_a_step_that_lost_process_pairs_or_a_case():
+    """A window whose steps all read same exits 0; one whose step lost process pairs of a case, or could not
+    measure one, exits 2 (something could not be measured); a flag outranks both."""
+    from conftest import step_case, step_record
+
+    from cuda_bench.status import INCOMPLETE, OK, REGRESSION
+
+    same = step_record(cases=[step_case("bench_x.A.time_a('core')")])
+    assert keep.status_of([same, same]) == OK
+    assert keep.status_of([same, same | {"lost": {"bench_x.A.time_a('core')": 3}}]) == INCOMPLETE
+    assert keep.status_of([same | {"errors": {"bench_x.B.time_b('core')": "the commit1 worker died"}}]) == INCOMPLETE
+    flagged = step_record(cases=[step_case("bench_x.A.time_a('core')", 1.2, "regression")])
+    assert keep.status_of([flagged, same | {"lost": {"bench_x.A.time_a('core')": 3}}]) == REGRESSION
