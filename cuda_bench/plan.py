@@ -27,9 +27,7 @@ network takes the wheels a part needs in batches that fit what one call carries 
 from __future__ import annotations
 
 import json
-import os
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -42,38 +40,16 @@ from cuda_bench import (
     history,
     onepass,
     process,
-    records,
     results,
-    suite,
     toolkit,
     trees,
     window,
 )
+from cuda_bench.costs import DEFAULTS, OVERHEAD, Costs, costs  # noqa: F401 (the plan's costs)
 from cuda_bench.names import is_release_tag
 from cuda_bench.paths import result_files
 from cuda_bench.text import times
 
-#: seconds when this machine has no record to say: per case of the suite for asv's run (H200: 75-84
-#: s for 153 cases), a whole-suite paired step (H100: 116 s for 164 cases) and the counting pass;
-#: per package build on 16 cores (cuda_core 45-55 s on the H200; cuda_bindings 377 s on 2 cores, so
-#: about a fifth of that on 16), scaled by cores
-DEFAULTS = {
-    "asv": 0.55,
-    "step": 0.75,
-    # per case and build of a window's pass: a paired step's per case, for its two builds
-    "window": 0.375,
-    "counts": 0.3,
-    "build": {"cuda_pathfinder": 3.0, "cuda_core": 50.0, "cuda_bindings": 300.0},
-}
-BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
-#: seconds beyond the per-case figures, which come from the benchmarks' own durations: per commit
-#: asv measures (its environment, discovery, setup_cache and a process per benchmark; H100: 143 s
-#: for c278ecb3d against 91 s of durations) and per paired step (two environments from the wheel
-#: cache, 10-13 s each on the H100 and the H200)
-OVERHEAD = {"asv": 50.0, "steps": 25.0, "window": 30.0}
-#: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say
-#: little
-WHOLE = 50
 KINDS = ("head", "gap", "window", "counts", "release")
 #: seconds every item of a plan run within a call's time limit ends inside it
 MARGIN = 30.0
@@ -95,86 +71,6 @@ class Item:
     @property
     def seconds(self):
         return round(sum(self.parts.values()), 1)
-
-
-@dataclass
-class Costs:
-    """Seconds per case of each measuring part on this machine, and where each figure comes from."""
-
-    per_case: dict
-    sources: dict
-    cases: int  # the suite's cases today
-    cores: int
-
-    def part(self, kind):
-        return round(self.per_case[kind] * self.cases, 1)
-
-    def build(self, package):
-        return round(
-            DEFAULTS["build"][package] * BUILD_CORES / max(1, min(self.cores, BUILD_CORES)), 1
-        )
-
-
-def _median(values):
-    values = [v for v in values if v and v > 0]
-    return statistics.median(values) if values else None
-
-
-def costs(results_dir, machine_name, cases=None, cores=None):
-    """:class:`Costs` from the machine's records: asv's run (its results files: every benchmark's
-    duration, per case measured), whole-suite paired steps (``seconds`` per case), windows' passes
-    (per case and build) and counting passes (per case and commit)."""
-    folder = Path(results_dir) / machine_name
-    asv = []
-    for path in result_files(folder):
-        data = results.load(path)
-        if data is None or "duration" not in data["result_columns"]:
-            continue
-        column = data["result_columns"].index("duration")
-        spent = sum(row[column] or 0 for row in data["results"].values() if len(row) > column)
-        spent += sum((data.get("durations") or {}).values())
-        measured = sum(1 for value in results.values(data).values() if value is not None)
-        if measured >= WHOLE:
-            asv.append(spent / measured)
-
-    def per_case(record):
-        n = (
-            len(record["cases"])
-            + len(record["skipped"])
-            + len(record["errors"])
-            + len(record.get("only") or {})
-        )
-        return record["seconds"] / n if n >= WHOLE else None
-
-    steps = [r for r in records.read(folder, "step") if not r.get("identical")]
-    # a window's pass, per case and build: its block's seconds over its cases and builds (each
-    # block once, whichever of its steps says it)
-    blocks = {
-        (tuple(r["window"]["block"]), r["date"]): per_case(r | {"seconds": r["window"]["seconds"]})
-        for r in steps
-        if r.get("window")
-    }
-    found = {
-        "asv": _median(asv),
-        "step": _median(per_case(r) for r in steps if not r.get("window")),
-        "window": _median(
-            value / len(block) for (block, _), value in blocks.items() if value is not None
-        ),
-        # a counting pass of several commits at once says the wall time of all of them
-        "counts": _median(
-            (per_case(r) or 0) / r.get("together", 1) for r in records.read(folder, "counts")
-        ),
-    }
-    per = {k: v if v is not None else DEFAULTS[k] for k, v in found.items()}
-    sources = {
-        k: (f"{machine_name}'s records" if v is not None else "default") for k, v in found.items()
-    }
-    return Costs(
-        per,
-        sources,
-        cases if cases is not None else len(suite.cases()),
-        cores or os.cpu_count() or 1,
-    )
 
 
 def builds_needed(repo, commit, bindings, cache=None, python=None):
@@ -206,7 +102,16 @@ class Planner:
     releases in ``auto``'s."""
 
     def __init__(
-        self, repo, results_dir, machine_name, conf, window=20, branch="main", cost=None, cache=None
+        self,
+        repo,
+        results_dir,
+        machine_name,
+        conf,
+        window=20,
+        branch="main",
+        cost=None,
+        cache=None,
+        counts=True,
     ):
         self.repo, self.results_dir, self.machine_name = Path(repo), Path(results_dir), machine_name
         self.conf, self.window, self.branch, self.cache = conf, window, branch, cache
@@ -216,6 +121,7 @@ class Planner:
         self.python = machine_python(self.results_dir / machine_name)
         self.built = set()  # (package, cache key) whose build an earlier item of the plan pays for
         self.fit = None  # seconds a window's pass must fit in (a call's time limit), or None
+        self.counts = counts  # whether the plan counts the work per call (--no-counts: not)
 
     def _env(self, bindings):
         env = {key: values[0] for key, values in self.conf.get("matrix", {}).get("env", {}).items()}
@@ -315,7 +221,7 @@ class Planner:
             )
         for segment in segments:
             out.append(self._window_item("window", segment, line, measured, "main's"))
-        for commit in line:
+        for commit in line if self.counts else ():
             if commit in measured and commit not in counted:
                 out.append(
                     Item(
@@ -367,7 +273,8 @@ class Planner:
         parts = {}
         if len(runs) > 1:
             parts["window"] = round(self.cost.part("window") * len(runs) + OVERHEAD["window"], 1)
-        parts["counts"] = round(self.cost.part("counts") * len(segment), 1)
+        if self.counts:
+            parts["counts"] = round(self.cost.part("counts") * len(segment), 1)
         builds = self._builds(commits, bindings)
         if builds:
             parts["builds"] = builds

@@ -156,7 +156,7 @@ FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machin
         "toolkit", "trees", "wheels", "build", "carry",
         "results", "records", "history", "overcpp_read", "budgets", "counts_read",
         "asvrun", "worker", "paired",
-        "comment", "compare", "steps", "countpass", "window", "onepass", "keep", "bisect", "plan", "overcpp",
+        "comment", "compare", "steps", "countpass", "window", "onepass", "keep", "bisect", "costs", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html", "pages.budget_table",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
         "readme", "pages.asv_site", "publish", "asv_kept", "asv_plugin", "apis", "commands", "cli"]

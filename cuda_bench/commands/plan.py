@@ -16,6 +16,7 @@ from cuda_bench.commands.common import (
     command_line,
     cupti_option,
     log,
+    no_counts_option,
     positive,
     this_machine,
 )
@@ -71,6 +72,10 @@ def add(sub):
         "else from this command's start: every part ends 30 s inside it, a window cut to its "
         "newest commits that fit, and the part the next call starts with is said",
     )
+    no_counts_option(
+        p,
+        "a plan without the counting pass: no counts part, and --no-counts to each window it runs",
+    )
     cupti_option(p)
 
 
@@ -89,6 +94,8 @@ def shared(args, command):
         out += [x for wheel in args.cupti for x in ("--cupti", str(Path(wheel).resolve()))]
     if command in ("run", "ladder"):
         out += ["--no-publish", "--no-over-cpp"]
+    if args.no_counts and command in ("run", "ladder", "window"):
+        out += ["--no-counts"]
     return out
 
 
@@ -102,7 +109,14 @@ def main(args, argv):
     if site:  # read on another machine: in the environment the history was measured in
         conf.setdefault("matrix", {}).setdefault("env", {})["CUDA_BENCH_SYSTEM_SITE"] = [site]
         log(f"plan: the history of {name} as measured there, with the system site {site}")
-    planner = plan.Planner(asvrun.local_repo(conf), results_dir, name, conf, window=args.window)
+    planner = plan.Planner(
+        asvrun.local_repo(conf),
+        results_dir,
+        name,
+        conf,
+        window=args.window,
+        counts=not args.no_counts,
+    )
     items = planner.items()
     log(
         f"plan for {results_dir / name} (main's {args.window} newest commits with cuda-bindings "
