@@ -22,8 +22,9 @@ whole interval lies below it, else "undecided" (the interval reaches the budget,
 not say its coverage). One run's interval holds what varies between its processes, not what a
 machine start fixes for the whole run, so a verdict stands as a regression does: "confirmed" once
 runs on two machine starts read it, "not yet confirmed" on one start, "not reproduced" where another
-run reads the opposite (:func:`status`). The gate fails on a call only where the paired step flags
-the case slower and the head reads it over while the base did not (:func:`against_base`).
+run reads the opposite (:func:`status`). The gate says a call was taken over its budget by the
+change only where the paired step flags the case slower and the head reads it over while the base
+did not (:func:`against_base`).
 
 The file is JSON5 (JSON with comments, read as asv.conf.json is, by ``json5``): {"python_over_cpp":
 {"default_ns": N, "operations": {key: ns}}, "core_over_bindings": {"operations": {key: ratio}}}.
@@ -467,8 +468,8 @@ def markdown(found):
     out.append(
         f"{lead}{found['commit'][:9]}'s over-C++ runs ({found['runs']}, newest "
         f"{found['newest'][:10]}) against each budget: {summary_line(found)}. {RULE[0].upper()}"
-        f"{RULE[1:]}. The gate fails on a call only where the paired step flags the case slower, "
-        "the head reads it over and the base did not."
+        f"{RULE[1:]}. The change took a call over its budget only where the paired step flags its "
+        "case slower, the head reads it over and the base did not."
         + (f" At the base: {found['base_missing']}." if found.get("base_missing") else "")
         + (
             " The two builds are identical: the change took no call over its budget."
