@@ -1,18 +1,30 @@
 """Stage 4, compare: the first commit between two at which cases got slower (``cuda-bench bisect``).
 
-A span of commits (main's first-parent line from BASE to HEAD, both ends included) that fits one
-block of the one-pass window (``window.BLOCK`` commits) is measured whole, in one pass: each
-adjacent pair is a paired step. A longer one is narrowed by halves: BASE, the commit in the middle
-and HEAD are measured in one pass, and each half whose step flags a case (its whole 95 % interval
-beyond its threshold, as every step judges) is narrowed in turn, until a flagged step joins two
-adjacent commits: that commit did it. Every commit is built once (the wheel cache), and each round
-times its commits once, in one pass.
+The total first: BASE and HEAD are measured as a pair, a paired step of their own, for every case
+asked about. A case whose total lies beyond its threshold (its whole 95 % interval, as every step
+judges) got slower, and the bisect places it: at one commit, or spread over several. Its answer is
+never "nothing". A case whose total is within its threshold is "nothing" only where it was measured
+and no step on the way flags it.
 
-Where a span's steps flag nothing, the span is not narrowed further. Its steps' ratios chained
-(their product) say whether the cases still got slower across it: the change is then spread over
-several commits, none slow enough alone, and the answer lists the steps with their intervals;
-otherwise nothing in the span made the cases slower. Several flagged steps are each narrowed: a
-change in several commits is answered with each of them.
+Then the span (main's first-parent line from BASE to HEAD, both ends included) that fits one block
+of the one-pass window (``window.BLOCK`` commits) is measured whole, in one pass: each adjacent pair
+is a paired step. A longer one is narrowed by halves: BASE, the commit in the middle and HEAD are
+measured in one pass, and each half whose step flags a case is narrowed in turn, following the cases
+it flags, until a flagged step joins two adjacent commits: that commit did it. Every commit is built
+once (the wheel cache), and each round times its commits once, in one pass.
+
+Each case asked about gets one answer (:data:`ANSWERS`), whatever another case's flags did:
+
+* ``found``: a step of adjacent commits flags it (each such commit is named);
+* ``spread``: its total is beyond its threshold, and no step of the narrowest span that held it
+  flags it: the change is spread over several commits, none slow enough alone; the answer lists the
+  steps whose intervals lie above 1;
+* ``unconfirmed``: a step flagged it, its span measured again flags it nowhere, and its total is
+  within its threshold: the flag did not hold;
+* ``unmeasured``: a step it had to be measured in could not measure it (an error), with that error;
+* ``nothing``: its total was measured within its threshold, and no step flags it.
+
+The command's exit status and the flag's page follow the worst answer over the cases asked about.
 
 The measuring is passed in (``measure``: commits, oldest first -> their adjacent step records), so
 that the order of measurement and the stop rule are this module's alone, tested on recorded steps.
@@ -20,30 +32,53 @@ that the order of measurement and the stop rule are this module's alone, tested 
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
 from cuda_bench import paired
-from cuda_bench.text import interval, times
+from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
+from cuda_bench.text import interval
 from cuda_bench.window import BLOCK
 
 #: a commit title's pull request, as GitHub's squash merges name it: "... (#1234)"
 PR = re.compile(r"\(#(\d+)\)\s*$")
 
+FOUND, SPREAD, UNCONFIRMED, UNMEASURED, NOTHING = (
+    "found",
+    "spread",
+    "unconfirmed",
+    "unmeasured",
+    "nothing",
+)
+#: every answer a case can get, the one that decides first
+ANSWERS = (FOUND, SPREAD, UNCONFIRMED, UNMEASURED, NOTHING)
+#: each answer's exit status (``cuda_bench.status``): the command's is the worst over the cases
+STATUS = {
+    FOUND: REGRESSION,
+    SPREAD: REGRESSION,
+    UNCONFIRMED: INCOMPLETE,
+    UNMEASURED: INCOMPLETE,
+    NOTHING: OK,
+}
+
 
 @dataclass
 class Answer:
-    """What a bisect found: ``found`` (the steps of adjacent commits that flagged a case, each a
-    step record), ``spread`` ([(span, its steps)]: spans none of whose steps flags a case, across
-    which the cases still got slower), ``unconfirmed`` ([(span, the step that flagged it)]: spans
-    a flagged step opened whose own steps flag nothing and chain to no slowdown: the flag did not
-    hold when measured again), ``rounds`` ([(the commits measured, their step records)], in the
-    order measured)."""
+    """What a bisect found: ``total`` (the step record of BASE against HEAD, measured first),
+    ``found`` ([(a step of adjacent commits, the cases it flags that led there)]), ``spread``
+    ([(span, its round's steps, cases)]: cases whose total is beyond their threshold and which no
+    step of the span flags), ``unconfirmed`` ([(span, the step that flagged it, cases)]: flags that
+    the span's own steps do not repeat, the total within the threshold), ``unmeasured`` ({case:
+    why}: a step it had to be measured in could not), ``cases`` ({case asked about: its answer,
+    :data:`ANSWERS`}), ``rounds`` ([(the commits measured, their step records)], in the order
+    measured, the total first)."""
 
+    total: dict | None = None
     found: list = field(default_factory=list)
     spread: list = field(default_factory=list)
     unconfirmed: list = field(default_factory=list)
+    unmeasured: dict = field(default_factory=dict)
+    cases: dict = field(default_factory=dict)
     rounds: list = field(default_factory=list)
 
     @property
@@ -65,119 +100,207 @@ def flagged(step, cases):
     return [c for c in paired.regressions(step) if cases is None or c["name"] in cases]
 
 
-def chained(steps, name):
-    """``name``'s ratios over ``steps`` multiplied, and their intervals' low ends multiplied (a
-    bound each step's interval holds it above), with its threshold (the largest of theirs) and how
-    many steps measured it; None where a step did not measure it (identical builds measure nothing:
-    a ratio of 1)."""
-    ratio, low, threshold, measured = 1.0, 1.0, 0.0, 0
-    for step in steps:
-        if step.get("identical"):
-            continue
-        case = next((c for c in paired.counted(step) if c["name"] == name), None)
-        if case is None:
-            return None
-        ratio, low, measured = ratio * case["ratio"], low * case["low"], measured + 1
-        threshold = max(threshold, case.get("threshold", 0.0))
-    return ratio, low, threshold, measured
+def case_in(step, name):
+    """(``name``'s case in ``step``, None), or (None, why the step did not measure it: its error,
+    why it was skipped, or "not measured")."""
+    found = next((c for c in paired.counted(step) if c["name"] == name), None)
+    if found is not None:
+        return found, None
+    for key, said in (("errors", "{}"), ("skipped", "skipped: {}"), ("only", "one build only: {}")):
+        why = (step.get(key) or {}).get(name)
+        if why:
+            return None, said.format(why if isinstance(why, str) else "; ".join(map(str, why)))
+    return None, "not measured"
 
 
-def spread_cases(steps, cases):
-    """The cases that got slower across ``steps`` though no step flagged them: over two steps or
-    more, the low ends of their intervals multiplied lie beyond the largest of their thresholds, as
-    a flag's whole interval must. {name: (chained ratio, chained low end)}."""
-    names = {c["name"] for s in steps if not s.get("identical") for c in paired.counted(s)}
-    out = {}
-    for name in sorted(names if cases is None else names & set(cases)):
-        found = chained(steps, name)
-        if found and found[3] >= 2 and math.log(found[1]) > math.log1p(found[2]):
-            out[name] = found[:2]
-    return out
+def asked_in(step):
+    """Every case a step record names (measured, failed, skipped or on one side), controls left
+    out: what a bisect of every case asks about."""
+    names = {c["name"] for c in paired.counted(step)}
+    for key in ("errors", "skipped", "only"):
+        names |= set(step.get(key) or {})
+    return sorted(names - {c["name"] for c in step["cases"] if c.get("control")})
 
 
 def bisect(span, measure, cases=None, fits=BLOCK, progress=None):
     """Narrow ``span`` (commits, oldest first: BASE to HEAD) to the commits at which ``cases`` (case
-    names; None: every case) got slower. ``measure(commits)`` measures commits in one pass and
-    returns the step record of each adjacent pair. An :class:`Answer`."""
-    answer, open_spans = Answer(), [(list(span), None)]
+    names; None: every case) got slower, BASE against HEAD measured first. ``measure(commits)``
+    measures commits in one pass and returns the step record of each adjacent pair. An
+    :class:`Answer`."""
+    answer, ends = Answer(), [span[0], span[-1]]
+    (answer.total,) = measure(ends)
+    answer.rounds.append((ends, [answer.total]))
+    names = sorted(cases) if cases is not None else asked_in(answer.total)
+    if progress:
+        progress(total_line(answer.total, names))
+    if answer.total.get("identical"):  # the same wheels at both ends: nothing can have changed
+        answer.cases = dict.fromkeys(names, NOTHING)
+        return answer
+    slower = {c["name"] for c in flagged(answer.total, names)}
+    open_spans = [(list(span), None, set(names))]
     while open_spans:
-        part, why = open_spans.pop(0)
+        part, why, following = open_spans.pop(0)
         commits = points(part, fits)
-        steps = measure(commits)
-        answer.rounds.append((commits, steps))
-        hits = [(i, step) for i, step in enumerate(steps) if flagged(step, cases)]
-        if progress:
-            progress(round_line(len(answer.rounds), commits, steps, cases))
-        if not hits:
-            if spread_cases(steps, cases):
-                answer.spread.append((part, steps))
-            elif why is not None:  # the flag that opened this span does not hold in its parts
-                answer.unconfirmed.append((part, why))
-            continue
-        for i, step in hits:
+        steps = [answer.total] if commits == ends else measure(commits)
+        if commits != ends:
+            answer.rounds.append((commits, steps))
+            if progress:
+                progress(round_line(len(answer.rounds) - 1, commits, steps, following))
+        placed = set()
+        for i, step in enumerate(steps):
+            hit = {c["name"] for c in flagged(step, following)}
+            placed |= hit
             sub = part[part.index(commits[i]) : part.index(commits[i + 1]) + 1]
-            if len(sub) == 2:
-                answer.found.append(step)
-            else:
-                open_spans.append((sub, step))
+            if hit and len(sub) == 2:
+                answer.found.append((step, sorted(hit)))
+            elif hit:
+                open_spans.append((sub, step, hit))
+        # a span a flag opened follows the cases it flagged; the whole span, those whose total is
+        # beyond the threshold
+        left = following - placed if why is not None else (following & slower) - placed
+        unplaced(answer, part, steps, why, sorted(left), slower)
+    answer.cases = {name: answer_of(answer, name) for name in names}
     return answer
 
 
+def unplaced(answer, part, steps, why, names, slower):
+    """Cases ``names`` that no step of ``part``'s round (``steps``) flags, though the span was
+    opened for them (by the step ``why``, or by their total): spread where their total is beyond
+    the threshold, else not measured where a step could not measure them, else not confirmed."""
+    spread, lost = [n for n in names if n in slower], []
+    for name in (n for n in names if n not in slower):
+        errors = [case_in(s, name)[1] for s in steps if not s.get("identical")]
+        error = next((e for e in errors if e), None)
+        if error:
+            answer.unmeasured.setdefault(name, error)
+        else:
+            lost.append(name)
+    if spread:
+        answer.spread.append((part, steps, spread))
+    if lost:
+        answer.unconfirmed.append((part, why, lost))
+
+
+def answer_of(answer, name):
+    """The answer (:data:`ANSWERS`) of case ``name``: the first that holds of found, spread, not
+    confirmed, not measured (a step could not, or BASE against HEAD could not), nothing."""
+    if any(name in names for _, names in answer.found):
+        return FOUND
+    for kind, places in ((SPREAD, answer.spread), (UNCONFIRMED, answer.unconfirmed)):
+        if any(name in names for *_, names in places):
+            return kind
+    if name in answer.unmeasured:
+        return UNMEASURED
+    _, why = case_in(answer.total, name)
+    if why:
+        answer.unmeasured[name] = why
+        return UNMEASURED
+    return NOTHING
+
+
+def status_of(answer):
+    """The exit status of a bisect's answer: the worst over the cases asked about (:data:`STATUS`:
+    a commit found or a spread change, 1; a flag not confirmed or a case not measured, 2)."""
+    return worst(STATUS[kind] for kind in answer.cases.values())
+
+
 # --- what the history knows of a flag's commit ----------------------------------------------------
+def total_of(answer, name):
+    """``name``'s case of BASE against HEAD ({"ratio", "low", "high", "threshold"}), or None where
+    that pair did not measure it (identical builds measure nothing)."""
+    case, _ = case_in(answer.total, name) if answer.total else (None, None)
+    return {k: case[k] for k in ("ratio", "low", "high", "threshold")} if case else None
+
+
 def record_of(answer, base, head, cases):
     """An :class:`Answer` as a ``bisect`` record's fields (``records.SHAPES``): each commit found
-    with its flagged cases' ratios and intervals, each spread span with its chained ratios."""
+    with its flagged cases' ratios and intervals, each spread span with its cases' totals, each
+    flag not confirmed, and per case asked about its answer, its total and why it could not be
+    measured."""
     found = [
         {
             "base": s["base"],
             "head": s["head"],
             "cases": [
-                {k: c[k] for k in ("name", "ratio", "low", "high")} for c in flagged(s, cases)
+                {k: c[k] for k in ("name", "ratio", "low", "high")} for c in flagged(s, names)
             ],
         }
-        for s in answer.found
+        for s, names in answer.found
     ]
     spread = [
-        {"commits": part, "cases": {n: r for n, (r, _) in spread_cases(steps, cases).items()}}
-        for part, steps in answer.spread
+        {"commits": part, "cases": {n: total_of(answer, n)["ratio"] for n in names}}
+        for part, _, names in answer.spread
     ]
-    unconfirmed = [
-        {"commits": part, "cases": [c["name"] for c in flagged(step, cases)]}
-        for part, step in answer.unconfirmed
-    ]
+    unconfirmed = [{"commits": part, "cases": names} for part, _, names in answer.unconfirmed]
+    told = {
+        name: {
+            "answer": kind,
+            "total": total_of(answer, name),
+            "why": answer.unmeasured.get(name)
+            or ("identical builds" if (answer.total or {}).get("identical") else None),
+        }
+        for name, kind in answer.cases.items()
+    }
     rounds = [commits for commits, _ in answer.rounds]
     return {"base": base, "head": head, "cases": sorted(cases) if cases else None} | {
         "found": found,
         "spread": spread,
         "unconfirmed": unconfirmed,
+        "answers": told,
         "rounds": rounds,
     }
 
 
 def answered(step, name, bisects):
     """What the newest bisect from ``step``'s base to its head that asked about case ``name`` (of
-    ``bisects``, oldest first) answered: ("found", [(commit, its case)]), ("spread", [commits]),
-    ("unconfirmed", [commits]: a flag on the way did not hold when its span was measured again),
-    ("nothing", None), or None where no bisect asked."""
+    ``bisects``, oldest first) answered: (FOUND, [(commit, its case)]), (SPREAD, ([commits], the
+    total)), (UNCONFIRMED, ([commits], the total)), (UNMEASURED, why), (NOTHING, (the total, why));
+    None where no bisect asked."""
     for record in reversed(bisects):
         if (record["base"], record["head"]) != (step["base"], step["head"]):
             continue
-        if record.get("cases") is not None and name not in record["cases"]:
+        told = record["answers"].get(name)
+        if told is None:  # a bisect that asked about other cases
             continue
-        hits = [
-            (found["head"], case)
-            for found in record["found"]
-            for case in found["cases"]
-            if case["name"] == name
-        ]
-        if hits:
-            return "found", hits
-        spread = [part["commits"] for part in record["spread"] if name in part["cases"]]
-        if spread:
-            return "spread", spread
-        lost = [p["commits"] for p in record.get("unconfirmed", []) if name in p["cases"]]
-        return ("unconfirmed", lost) if lost else ("nothing", None)
+        kind = told["answer"]
+        if kind == FOUND:
+            return FOUND, [
+                (found["head"], case)
+                for found in record["found"]
+                for case in found["cases"]
+                if case["name"] == name
+            ]
+        if kind in (SPREAD, UNCONFIRMED):
+            places = [p["commits"] for p in record[kind] if name in p["cases"]]
+            return kind, (places, told["total"])
+        if kind == UNMEASURED:
+            return UNMEASURED, told["why"]
+        return NOTHING, (told["total"], told["why"])
     return None
+
+
+def answered_text(told):
+    """What a flag's page and the nightly issue say of a bisect's answer other than a commit found
+    (:func:`answered`'s), in words: 'bisected: no commit made it slower (base to head ×1.002
+    [0.998, 1.006])'."""
+    kind, what = told
+    if kind == SPREAD:
+        places, total = what
+        return (
+            f"bisected: slower from base to head, {interval(total)}, spread over "
+            f"{sum(len(p) - 1 for p in places)} commits, none slower alone"
+        )
+    if kind == UNCONFIRMED:
+        total = what[1]
+        return "bisected: the flag did not hold when its commits were measured again" + (
+            f" (base to head {interval(total)})" if total else ""
+        )
+    if kind == UNMEASURED:
+        return f"bisected: could not be measured ({what})"
+    total, why = what
+    return "bisected: no commit made it slower" + (
+        f" (base to head {interval(total)})" if total else f" ({why})" if why else ""
+    )
 
 
 def command_for(step, name, known):
@@ -194,7 +317,7 @@ def command_for(step, name, known):
 
 # --- in words -------------------------------------------------------------------------------------
 def round_line(number, commits, steps, cases):
-    """One round in a line: the commits it measured and, per step, what it flagged."""
+    """One round in a line: the commits it measured and, per step, what it flagged of ``cases``."""
     said = []
     for step in steps:
         hit = flagged(step, cases)
@@ -207,49 +330,118 @@ def round_line(number, commits, steps, cases):
     return f"bisect: round {number}, {len(commits)} commits: " + "; ".join(said)
 
 
+def total_line(total, names):
+    """BASE against HEAD in a line: the cases asked about that it flags, with their intervals, and
+    how many it could not measure."""
+    where = f"bisect: BASE against HEAD, {total['base'][:9]}→{total['head'][:9]}: "
+    if total.get("identical"):
+        return where + "identical builds (the same wheels): no case can have changed"
+    hit = flagged(total, names)
+    lost = sum(case_in(total, n)[0] is None for n in names)
+    return (
+        where
+        + (
+            "slower: " + ", ".join(f"{c['name']} {interval(c)}" for c in hit)
+            if hit
+            else f"no case of the {len(names)} asked about beyond its threshold"
+        )
+        + (f"; {lost} not measured" if lost else "")
+    )
+
+
 def pr_of(title):
     """The pull request a commit's title names ('... (#1234)'), or None."""
     m = PR.search(title or "")
     return int(m.group(1)) if m else None
 
 
+#: up to how many cases the answer names one by one as "nothing" (more are counted in one line)
+NAMED = 10
+
+
 def answer_lines(answer, cases, titles):
-    """What the bisect says: each commit that made cases slower (its title, its pull request, each
-    case's ratio with its interval and the commit before it), each span the change is spread over
-    (its steps' ratios, chained), or that nothing in the span did; then the cost."""
+    """What the bisect says, per case asked about (``cases``; every case, where None): each commit
+    that made cases slower (its title, its pull request, each case's ratio with its interval and
+    the commit before it), each case spread over commits (its total and the steps that carry it),
+    each flag not confirmed, each case that could not be measured (why), and the cases in which
+    nothing got slower (each total with its interval)."""
     lines = []
-    for step in answer.found:
+    for step, names in answer.found:
         title = titles.get(step["head"], "")
         pr = pr_of(title)
         lines.append(
             f"found: {step['head'][:9]} {title!r}" + (f" (#{pr})" if pr else "") + ", against "
             f"{step['base'][:9]}: "
-            + "; ".join(f"{c['name']} {interval(c)}" for c in flagged(step, cases))
+            + "; ".join(f"{c['name']} {interval(c)}" for c in flagged(step, names))
         )
-    for part, steps in answer.spread:
-        spread = spread_cases(steps, cases)
-        lines.append(
-            f"spread over {part[0][:9]}..{part[-1][:9]} ({len(part) - 1} commits): no step alone "
-            "flags "
-            + ", ".join(
-                f"{name} (chained {times(r)}, its steps' low ends chained {times(low)})"
-                for name, (r, low) in spread.items()
+    ends = f"from {answer.total['base'][:9]} to {answer.total['head'][:9]}"
+    for part, steps, names in answer.spread:
+        lines += [spread_line(answer, part, steps, name, ends) for name in names]
+    for part, step, names in answer.unconfirmed:
+        for case in flagged(step, names):
+            total = total_of(answer, case["name"])
+            lines.append(
+                f"not confirmed: {step['base'][:9]}→{step['head'][:9]} flagged {case['name']} "
+                f"{interval(case)}, but measured again its {len(part) - 1} commits flag nothing, "
+                + (
+                    f"and {ends} it reads {interval(total)}, within its threshold"
+                    if total
+                    else "and BASE against HEAD could not measure it "
+                    f"({case_in(answer.total, case['name'])[1]})"
+                )
+                + ": measure the span again (a machine start of its own), or take it as noise"
             )
-            + "; its steps: "
-            + "; ".join(
-                f"{s['base'][:9]}→{s['head'][:9]} "
-                + ", ".join(interval(c) for c in paired.counted(s) if c["name"] in spread)
-                for s in steps
-                if not s.get("identical")
-            )
-        )
-    for part, step in answer.unconfirmed:
-        lines.append(
-            f"not confirmed: {step['base'][:9]}→{step['head'][:9]} flagged "
-            + ", ".join(f"{c['name']} {interval(c)}" for c in flagged(step, cases))
-            + f", but measured again its {len(part) - 1} commits flag nothing and chain to no "
-            "slowdown: measure the span again (a machine start of its own), or take it as noise"
-        )
-    if not answer.found and not answer.spread and not answer.unconfirmed:
-        lines.append("found nothing: no step flags a case, and no case got slower across the steps")
+    for name, kind in answer.cases.items():
+        if kind == UNMEASURED:
+            lines.append(f"could not be measured: {name}: {answer.unmeasured[name]}")
+    lines += nothing_lines(answer, ends)
     return lines
+
+
+def spread_line(answer, part, steps, name, ends):
+    """A case spread over a span's commits: its total, and the steps whose intervals lie above 1
+    (each is a slowdown, though within the threshold), else every step's interval."""
+    total = total_of(answer, name)
+    carried, every, lost = [], [], []
+    for step in (s for s in steps if not s.get("identical")):
+        case, why = case_in(step, name)
+        where = f"{step['base'][:9]}→{step['head'][:9]}"
+        if case is None:
+            lost.append(f"{where} could not measure it ({why})")
+            continue
+        every.append(f"{where} {interval(case)}")
+        if case["low"] > 1:
+            carried.append(every[-1])
+    steps_said = (
+        "the steps whose intervals lie above 1: " + "; ".join(carried)
+        if carried
+        else "no step's interval alone lies above 1: " + "; ".join(every)
+    )
+    return (
+        f"spread: {name} got slower {ends}, {interval(total)}, beyond its threshold "
+        f"({total['threshold']:.1%}), and no step alone flags it; over "
+        f"{part[0][:9]}..{part[-1][:9]} ({len(part) - 1} commits) {steps_said}"
+        + "".join(f"; {x}" for x in lost)
+    )
+
+
+def nothing_lines(answer, ends):
+    """The cases in which nothing got slower: each with its total, or, past :data:`NAMED`, how
+    many."""
+    nothing = [name for name, kind in answer.cases.items() if kind == NOTHING]
+    if (answer.total or {}).get("identical"):
+        return [
+            f"nothing: {ends[5:].replace(' to ', ' and ')} build the same wheels (identical "
+            f"builds): none of the {len(nothing)} cases asked about can have changed"
+        ]
+    if len(nothing) > NAMED:
+        return [
+            f"nothing: {len(nothing)} cases read within their thresholds {ends}, and no step "
+            "flags them (each case's total, with its interval, is in the record: bisect.json)"
+        ]
+    return [
+        f"nothing: {name} {ends} {interval(total)}, within its threshold "
+        f"({total['threshold']:.1%}), and no step flags it"
+        for name in nothing
+        for total in [total_of(answer, name)]
+    ]

@@ -16,9 +16,15 @@ cases) or one case of it without its library (``"bench_launch.Launch.time_launch
 the more particular key wins.
 
 A budget verdict is a claim with an interval, as a paired step's is: "over" only where the whole
-95 % interval of the measured overhead lies above the budget, "within" only where the whole interval
-lies below it, else "undecided" (the interval reaches the budget, or too few processes give no 95 %
-interval).
+interval of the measured overhead (over one over-C++ run's processes: 95 %, or the interval's own
+coverage, said, where a run had too few processes) lies above the budget, "within" only where the
+whole interval lies below it, else "undecided" (the interval reaches the budget, or the record does
+not say its coverage). One run's interval holds what varies between its processes, not what a
+machine start fixes for the whole run, so a verdict stands as a regression does: "confirmed" once
+runs on two machine starts read it, "not yet confirmed" on one start, "not reproduced" where another
+run reads the opposite (:func:`status`). The gate says a call was taken over its budget by the
+change only where the paired step flags the case slower and the head reads it over while the base
+did not (:func:`against_base`).
 
 The file is JSON5 (JSON with comments, read as asv.conf.json is, by ``json5``): {"python_over_cpp":
 {"default_ns": N, "operations": {key: ns}}, "core_over_bindings": {"operations": {key: ratio}}}.
@@ -45,6 +51,10 @@ from cuda_bench.text import TARGET_NS, fmt_ns, interval, signed, times
 
 OVER, WITHIN, UNDECIDED = "over", "within", "undecided"
 VERDICTS = (OVER, UNDECIDED, WITHIN)  # the order a table lists them in
+#: how a verdict of over or within stands over the commit's runs (:func:`status`), as a
+#: regression's does (``summary.status``)
+CONFIRMED, NOT_YET, NOT_REPRODUCED = "confirmed", "not yet confirmed", "not reproduced"
+STATUSES = (CONFIRMED, NOT_YET, NOT_REPRODUCED)
 PYTHON_OVER_CPP, CORE_OVER_BINDINGS = "python_over_cpp", "core_over_bindings"
 #: the forms each budget holds: cuda-python's
 FORMS = {PYTHON_OVER_CPP: ("core", "bindings"), CORE_OVER_BINDINGS: ("core",)}
@@ -217,11 +227,12 @@ def read(path=None):
 
 
 # --- judging --------------------------------------------------------------------------------------
-def verdict(low, high, budget, coverage=1.0, confidence=CONFIDENCE):
+def verdict(low, high, budget, coverage):
     """OVER where the whole interval [``low``, ``high``] lies above ``budget``, WITHIN where it lies
-    below, else UNDECIDED; UNDECIDED too where the interval's ``coverage`` falls short of
-    ``confidence`` (too few processes for a 95 % interval)."""
-    if coverage < confidence:
+    below, else UNDECIDED; UNDECIDED too where the interval's ``coverage`` is not known (a record
+    that does not say: no claim can be stated). The verdict holds at the interval's own coverage,
+    which is said where it falls short of 95 % (:func:`coverage_text`)."""
+    if coverage is None:
         return UNDECIDED
     if low > budget:
         return OVER
@@ -230,13 +241,38 @@ def verdict(low, high, budget, coverage=1.0, confidence=CONFIDENCE):
     return UNDECIDED
 
 
-def judge(paired, forms, budgets, confidence=CONFIDENCE):
+def status(said, each, budget):
+    """Whether a verdict ``said`` (OVER or WITHIN) repeats over the commit's runs (``each``: every
+    run's [machine start, low, high, coverage], ``overcpp_read.over_cpp_cases``), as a regression is
+    confirmed (``stats.repeated_verdict``): NOT_REPRODUCED where a run reads the opposite verdict,
+    CONFIRMED where runs on two machine starts read it, else NOT_YET (one start: a second run there
+    does not count, and a start of None is one start); None for UNDECIDED. One run's interval holds
+    its own processes' variation, not what a machine start fixes for the whole run (on the H200's
+    28 fast-state runs of cb56ab9f9 one run's interval missed the runs' median 48 % of the time):
+    the verdict stands once another start reads it too."""
+    if said == UNDECIDED:
+        return None
+    opposite = WITHIN if said == OVER else OVER
+    read = [(start, verdict(low, high, budget, coverage)) for start, low, high, coverage in each]
+    if any(found == opposite for _, found in read):
+        return NOT_REPRODUCED
+    return CONFIRMED if len({start for start, found in read if found == said}) >= 2 else NOT_YET
+
+
+def stands(j, said):
+    """Whether judgement ``j`` reads ``said`` (OVER or WITHIN) and no run of its commit reads the
+    opposite."""
+    return j["verdict"] == said and j.get("status") != NOT_REPRODUCED
+
+
+def judge(paired, forms, budgets):
     """Every budget that holds a measured case: ``paired`` ({case: its over-C++ measurement, with
-    ``over_ns``, ``over_low``, ``over_high``, ``coverage``, ``cpp_ns``}) against its
-    ``python_over_cpp`` budget, ``forms`` ({case: ``overcpp_read.forms_compared``'s, with
-    ``ratio``, ``low``, ``high``, ``coverage``}) against its ``core_over_bindings`` budget. One
-    judgement each, {"case", "kind", "budget", "key", "value", "low", "high", "verdict"} (and the
-    C++ twin's time, ``cpp_ns``), by case."""
+    ``over_ns``, ``over_low``, ``over_high``, ``coverage``, ``cpp_ns`` and ``runs``, the runs it
+    repeats over: ``overcpp_read.over_cpp_cases``}) against its ``python_over_cpp`` budget,
+    ``forms`` ({case: ``overcpp_read.forms_compared``'s, with ``ratio``, ``low``, ``high``,
+    ``coverage``, ``runs``}) against its ``core_over_bindings`` budget. One judgement each,
+    {"case", "kind", "budget", "key", "value", "low", "high", "coverage", "verdict", "status"}
+    (:func:`verdict`, :func:`status`; and the C++ twin's time, ``cpp_ns``), by verdict and case."""
     out = []
     for kind, measured, keys in (
         (PYTHON_OVER_CPP, paired, ("over_ns", "over_low", "over_high")),
@@ -247,7 +283,9 @@ def judge(paired, forms, budgets, confidence=CONFIDENCE):
             if budget is None or not all(k in found for k in keys):
                 continue
             value, low, high = (found[k] for k in keys)
-            coverage = found.get("coverage", 0.0)
+            coverage = found.get("coverage")
+            said = verdict(low, high, budget, coverage)
+            each = (found.get("runs") or {}).get("each") or [[None, low, high, coverage]]
             out.append(
                 {
                     "case": name,
@@ -257,7 +295,9 @@ def judge(paired, forms, budgets, confidence=CONFIDENCE):
                     "value": value,
                     "low": low,
                     "high": high,
-                    "verdict": verdict(low, high, budget, coverage, confidence),
+                    "coverage": coverage,
+                    "verdict": said,
+                    "status": status(said, each, budget),
                 }
                 | ({"cpp_ns": found["cpp_ns"]} if "cpp_ns" in found else {})
             )
@@ -269,16 +309,34 @@ def over(judged):
     return [j for j in judged if j["verdict"] == OVER]
 
 
-def against_base(head, base, identical=False):
-    """``head``'s judgements (:func:`at_commit`'s) with each one's verdict at ``base`` (the same
-    case and kind; None where the base has no over-C++ record of it), in ``base_verdict``. Between
-    ``identical`` builds no call can have been taken over by the change (a verdict that moved is
-    the two over-C++ runs' noise): the head's verdicts stand alone."""
+def _call(j):
+    """What a judgement is of: its case and its kind of budget (a cuda.core case has two)."""
+    return j["case"], j["kind"]
+
+
+def against_base(head, base, slower=(), identical=False):
+    """``head``'s judgements (:func:`at_commit`'s) with each one's verdict and status at ``base``
+    (the same case and kind; None where the base has no over-C++ record of it), in
+    ``base_verdict`` and ``base_status``, and ``taken_over``: whether the change took the call over
+    its budget. It did only where the paired step of the same record flags the case slower
+    (``slower``: the names of the cases it flags), the head reads the call over and the base does
+    not (within or undecided, or over where another of its runs reads within), each side judged by
+    the same rule over its own runs (:func:`at_commit`). Two over-C++ runs of the same code read a
+    call on either side of its budget often (on the H200's 61 runs of cb56ab9f9, 80 % of run
+    pairs had such a call): without a change the paired step measured, a verdict that moved is the
+    runs' noise. Between ``identical`` builds no call can have been taken over: the head's verdicts
+    stand alone."""
     if identical:
         return head | {"base": base["commit"], "identical": True}
-    at_base = {(j["case"], j["kind"]): j["verdict"] for j in base.get("judged", [])}
+    at_base = {_call(j): j for j in base.get("judged", [])}
     for j in head.get("judged", []):
-        j["base_verdict"] = at_base.get((j["case"], j["kind"]))
+        was = at_base.get(_call(j))
+        j["base_verdict"] = was and was["verdict"]
+        j["base_status"] = was and was.get("status")
+        j["step_slower"] = j["case"] in slower
+        j["taken_over"] = bool(
+            j["step_slower"] and stands(j, OVER) and was and not stands(was, OVER)
+        )
     return (
         head
         | {"base": base["commit"]}
@@ -287,17 +345,18 @@ def against_base(head, base, identical=False):
 
 
 def taken_over(judged):
-    """The calls a change took over their budget: over at the head, not over at the base (within
-    or undecided there). A call already over at the base, or one the base has no record of, is
-    said, and fails no gate: the change did not, or cannot be shown to, put it there."""
-    return [j for j in over(judged) if j.get("base_verdict") in (WITHIN, UNDECIDED)]
+    """The calls a change took over their budget (:func:`against_base`'s ``taken_over``). A call
+    already over at the base, one the base has no record of, or one the paired step does not flag
+    slower, is said, and fails no gate: the change did not, or cannot be shown to, put it there."""
+    return [j for j in judged if j.get("taken_over")]
 
 
 def at_commit(folder, commit, budgets):
     """What the gate judges of ``commit``: its over-C++ records in ``folder`` (results/<machine>),
-    read as the front page reads them (``overcpp_read.over_cpp_cases``, ``forms_compared``),
-    against ``budgets``. {"commit", "runs", "newest" (the newest record's date), "judged"}, or with
-    "missing" (why nothing could be judged) instead of "runs" and "newest"."""
+    read as the front page reads them (``overcpp_read.over_cpp_cases``, ``forms_compared``: per
+    case the run nearest the fast state shown, every run of its kind that is not in the slow state
+    repeating it), against ``budgets``. {"commit", "runs", "newest" (the newest record's date),
+    "judged"}, or with "missing" (why nothing could be judged) instead of "runs" and "newest"."""
     found = {"commit": commit, "judged": []}
     if budgets.error:
         return found | {"missing": f"the budgets file could not be read: {budgets.error}"}
@@ -309,9 +368,19 @@ def at_commit(folder, commit, budgets):
             f"{Path(folder) / records.FILES['over-cpp']} (`cuda-bench over-cpp {commit[:9]}` "
             "measures one there)"
         }
-    paired = {name: case for name, (case, _) in overcpp_read.over_cpp_cases(mine, every).items()}
-    judged = judge(paired, overcpp_read.forms_compared(mine), budgets)
+    judged = judge_runs(mine, every, budgets)
     return found | {"runs": len(mine), "newest": mine[-1]["date"], "judged": judged}
+
+
+def judge_runs(runs, every, budgets):
+    """:func:`judge` of one commit's over-C++ ``runs`` (oldest first; ``every``: the machine's
+    records, for the fast state), read as the front page reads them: per case the run nearest the
+    fast state shown, every run of its kind that is not in the slow state repeating it."""
+    paired = {
+        name: case | ({"runs": spread} if spread else {})
+        for name, (case, spread) in overcpp_read.over_cpp_cases(runs, every).items()
+    }
+    return judge(paired, overcpp_read.forms_compared(runs), budgets)
 
 
 # --- in words -------------------------------------------------------------------------------------
@@ -332,21 +401,60 @@ def budget_text(j):
     return said + (" (default)" if j["key"] == "default" else "")
 
 
+def coverage_text(j):
+    """What a judgement's interval covers: "95% over one run's processes", its own coverage where
+    it falls short ("87.5% over ..."), or "coverage not recorded"."""
+    coverage = j.get("coverage")
+    if coverage is None:
+        return "coverage not recorded"
+    said = f"{CONFIDENCE:.0%}" if coverage >= CONFIDENCE else f"{coverage:.1%}".replace(".0%", "%")
+    return f"{said} over one run's processes"
+
+
 def line(j):
-    """One judgement in a line: '`case`: over C++ +1.20 µs [+1.10 µs, +1.30 µs] (95 %), budget
-    1.00 µs: over'."""
+    """One judgement in a line: '`case`: over C++ +1.20 µs [+1.10 µs, +1.30 µs] (95% over one
+    run's processes), budget 1.00 µs: **over**, not yet confirmed'."""
     return (
-        f"`{j['case']}`: {WHAT[j['kind']]} {measured_text(j)} ({CONFIDENCE:.0%}), "
+        f"`{j['case']}`: {WHAT[j['kind']]} {measured_text(j)} ({coverage_text(j)}), "
         f"budget {budget_text(j)}: **{j['verdict']}**"
+        + (f", {j['status']}" if j.get("status") else "")
     )
+
+
+def counts_text(judged, sep=", "):
+    """How many judgements of each verdict, and of over and within how many stand how
+    (:func:`status`): '2 over (1 confirmed, 1 not yet confirmed), 0 undecided, 1 within (1
+    confirmed)'."""
+    out = []
+    for said in VERDICTS:
+        mine = [j for j in judged if j["verdict"] == said]
+        how = [(s, sum(j.get("status") == s for j in mine)) for s in STATUSES]
+        out.append(
+            f"{len(mine)} {said}"
+            + (
+                f" ({', '.join(f'{n} {s}' for s, n in how if n)})"
+                if said != UNDECIDED and mine
+                else ""
+            )
+        )
+    return sep.join(out)
+
+
+#: the rule a verdict follows, in words (the comment and the front page say it)
+RULE = (
+    "over only where the whole interval of one over-C++ run's processes ({coverage}, or the "
+    "coverage shown where a run had too few processes) lies above the budget, within only where "
+    "it lies below, else undecided. One run's verdict is not yet confirmed: it stands once runs "
+    "on two machine starts read it (confirmed), and is not reproduced where another run reads the "
+    "opposite"
+).format(coverage=f"{CONFIDENCE:.0%}")
 
 
 def summary_line(found):
     """:func:`at_commit`'s in one line: how many judgements of each verdict, or why none."""
     if "missing" in found:
         return f"not judged: {found['missing']}"
-    judged = found["judged"]
-    return ", ".join(f"{sum(j['verdict'] == v for j in judged)} {v}" for v in VERDICTS)
+    return counts_text(found["judged"])
 
 
 def markdown(found):
@@ -359,9 +467,9 @@ def markdown(found):
     lead = f"**{len(taken)} taken over budget by this change.** " if taken else ""
     out.append(
         f"{lead}{found['commit'][:9]}'s over-C++ runs ({found['runs']}, newest "
-        f"{found['newest'][:10]}) against each budget: {summary_line(found)}. Over only where the "
-        f"whole {CONFIDENCE:.0%} interval lies above the budget; the gate fails on a call over "
-        "at the head and not at the base."
+        f"{found['newest'][:10]}) against each budget: {summary_line(found)}. {RULE[0].upper()}"
+        f"{RULE[1:]}. The change took a call over its budget only where the paired step flags its "
+        "case slower, the head reads it over and the base did not."
         + (f" At the base: {found['base_missing']}." if found.get("base_missing") else "")
         + (
             " The two builds are identical: the change took no call over its budget."
@@ -378,12 +486,15 @@ def markdown(found):
 
 def at_base_text(j):
     """What a head's judgement was at the base: ' (taken over by this change: within at the
-    base)', ' (over at the base too)', ' (the base not judged)'."""
+    base)', ' (over at the base too)', ' (within at the base; the paired step does not flag the
+    case slower)', ' (the base not judged)'."""
     if "base_verdict" not in j:
         return ""
     was = j["base_verdict"]
     if was is None:
         return " (the base not judged)"
-    if j["verdict"] == OVER and was != OVER:
+    if j.get("taken_over"):
         return f" (taken over by this change: {was} at the base)"
+    if j["verdict"] == OVER and was != OVER and not j.get("step_slower"):
+        return f" ({was} at the base; the paired step does not flag the case slower)"
     return f" ({was} at the base)"

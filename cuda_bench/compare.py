@@ -275,6 +275,7 @@ def gate(
         data["budgets"] = budgets.against_base(
             budgets.at_commit(over_cpp_dir, data["head"], found),
             budgets.at_commit(over_cpp_dir, data["base"], found),
+            slower={c["name"] for c in regressions(data)},
             identical=bool(data.get("identical")),
         )
         progress(f"compare: budgets: {budgets.summary_line(data['budgets'])}")
@@ -344,12 +345,11 @@ def incomplete(data):
 
 
 def exit_status(data):
-    """A paired record's exit status (``cuda_bench.status``): REGRESSION (1): a regression, or a
-    call the change took over its budget (``budgets.taken_over``: the whole interval above it at
-    the head, not at the base); INCOMPLETE (2): a
-    case failed (an error, a dead worker) or lost some process pairs; OK (0): none of these (a case
-    one build skips is listed, not failed)."""
-    if regressions(data) or budgets.taken_over((data.get("budgets") or {}).get("judged", [])):
+    """A paired record's exit status (``cuda_bench.status``): REGRESSION (1): a regression (a call
+    the change took over its budget is one: ``budgets.against_base`` takes a call over only where
+    the step flags its case slower); INCOMPLETE (2): a case failed (an error, a dead worker) or lost
+    some process pairs; OK (0): none of these (a case one build skips is listed, not failed)."""
+    if regressions(data):
         return REGRESSION
     return INCOMPLETE if incomplete(data) else OK
 

@@ -141,9 +141,11 @@ def same_work(a, b):
 def over_cpp_cases(runs, reference=(), versions=None):
     """Per case, from the over-C++ runs of one commit (oldest first): one measurement of it and how
     far its ratio moved over the runs of that one's kind (:func:`run_kind`) that measured it: {case:
-    (case dict, {"low", "high", "runs", "starts"[, "slower"][, "left_out"]})}, the second None where
-    the record does not say which twins it timed (``starts``: how many machine starts those runs
-    name; runs on different starts differ more than runs on one). The kind is the newest record's
+    (case dict, {"low", "high", "runs", "starts", "each"[, "slower"][, "left_out"]})}, the second
+    None where the record does not say which twins it timed (``starts``: how many machine starts
+    those runs name; runs on different starts differ more than runs on one; ``each``: every one of
+    those runs' overhead interval, :func:`_each`, newest first, which a budget verdict is repeated
+    on: ``budgets.status``). The kind is the newest record's
     that measured the case (a run of a few cases, ``-b``, hides no other case's); the measurement,
     among that kind's runs, the one nearest the fast state (the lowest :func:`slow_factors`,
     ``slower``, with ``reference`` the machine's other runs; the newest where the runs were not read
@@ -190,6 +192,7 @@ def over_cpp_cases(runs, reference=(), versions=None):
                 "high": max(ratios),
                 "runs": len(kept),
                 "starts": len({runs[j]["host"]["start"] for j in kept} - {None}),
+                "each": [_each(runs[j], cases_of[j][name], OVER_KEYS) for j in kept],
             }
             if slower[pick] is not None:
                 spread["slower"] = round(slower[pick], 3)
@@ -197,6 +200,17 @@ def over_cpp_cases(runs, reference=(), versions=None):
                 spread["left_out"] = len(found) - len(kept)
             out[name] = (cases_of[pick][name], spread)
     return out
+
+
+#: the fields of an over-C++ case that hold its overhead over the C++ twin, in ns, with its interval
+OVER_KEYS = ("over_low", "over_high", "coverage")
+
+
+def _each(record, case, keys):
+    """One run's interval of a case: [its machine start (None where the record does not say), low,
+    high, coverage (None where the case does not say)], ``keys`` naming low, high and coverage."""
+    low, high, coverage = keys
+    return [(record.get("host") or {}).get("start"), case[low], case[high], case.get(coverage)]
 
 
 #: the form every other form of an operation is compared with, in one process
@@ -209,24 +223,33 @@ def forms_compared(runs, confidence=stats.CONFIDENCE):
     "cpp_ns"} (the run's fast-state medians), and for every form but cuda.bindings' "ratio", "low",
     "high" (the median over the processes of the form's ratio over its C++ twin divided by
     cuda.bindings' in the same process, with its order-statistic interval), "coverage" (that
-    interval's) and "processes";
-    "record": the run's date and the cuda-bindings it ran}.
+    interval's), "processes" and "runs": {"each": that interval in every run that compared the two
+    forms on the same work (:func:`same_work`), newest first, as :func:`over_cpp_cases` gives
+    it}; "record": the run's date and the cuda-bindings it ran}.
 
     A process times every form beside the same C++ twin, so whatever state the process is in
     (its memory layout, the machine's fast or slow state) both forms meet it, and the ratio of
     their ratios leaves it out. Per operation case, the newest run that timed its cuda.bindings form
     with every process kept (no ``lost`` pair), and each other form in those same processes."""
-    out = {}
+    out, shown = {}, {}
     for record in reversed(runs):
         cases = {c["name"]: c for c in record["cases"]}
         for name, case in cases.items():
             benchmark, combo = split_case(name)
-            if name in out or not combo:
+            if not combo or (name in shown and not same_work(case, shown[name])):
                 continue
             reference = cases.get(case_name(benchmark, (f"'{REFERENCE}'", *combo[1:])))
             if not _aligned(reference, case, record):
                 continue
-            found = {
+            found = (
+                _form_over_bindings(case, reference, confidence) if case is not reference else {}
+            )
+            if name in out:  # a run older than the one shown: its interval only
+                if found:
+                    out[name]["runs"]["each"].append(_each(record, found, FORM_KEYS))
+                continue
+            shown[name] = case
+            out[name] = {
                 "py_ns": case["py_ns"],
                 "cpp_ns": case["cpp_ns"],
                 "record": {
@@ -234,22 +257,31 @@ def forms_compared(runs, confidence=stats.CONFIDENCE):
                     "bindings": build_words(None, record["versions"].get("cuda-bindings")),
                 },
             }
-            if case is not reference:
-                per = [
-                    a / b
-                    for a, b in zip(case["process_ratios"], reference["process_ratios"])
-                    if a > 0 and b > 0
-                ]
-                ratio, low, high, coverage = stats.median_interval(per, confidence)
-                found |= {
-                    "ratio": ratio,
-                    "low": low,
-                    "high": high,
-                    "coverage": round(coverage, 4),
-                    "processes": len(per),
-                }
-            out[name] = found
+            if found:
+                out[name] |= found | {"runs": {"each": [_each(record, found, FORM_KEYS)]}}
     return out
+
+
+#: the fields of :func:`forms_compared` that hold a form over cuda.bindings' with its interval
+FORM_KEYS = ("low", "high", "coverage")
+
+
+def _form_over_bindings(case, reference, confidence):
+    """``case`` over the cuda.bindings form ``reference`` of the same run, process by process:
+    {"ratio", "low", "high", "coverage", "processes"}."""
+    per = [
+        a / b
+        for a, b in zip(case["process_ratios"], reference["process_ratios"])
+        if a > 0 and b > 0
+    ]
+    ratio, low, high, coverage = stats.median_interval(per, confidence)
+    return {
+        "ratio": ratio,
+        "low": low,
+        "high": high,
+        "coverage": round(coverage, 4),
+        "processes": len(per),
+    }
 
 
 def _aligned(reference, case, record):

@@ -173,6 +173,7 @@ SHAPES = {
         ],
         "spread": [{"commits": LIST, "cases": MAPPING}],
         "unconfirmed": [{"commits": LIST, "cases": LIST}],
+        "answers": MAPPING,
         "rounds": LIST,
         "seconds": NUMBER,
         "command": TEXT + OPTIONAL,

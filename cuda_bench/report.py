@@ -495,20 +495,16 @@ def unreadable_markdown(found, results_dir):
 
 def bisect_text(step, case, known, bisects):
     """What the issue says under a flag's commits of the commit that made the case slower: the one
-    a bisect found, a spread change, nothing; or the command that finds it ("" where the step joins
-    adjacent commits)."""
+    a bisect found, or its other answer (``bisect.answered_text``); or the command that finds it
+    ("" where the step joins adjacent commits)."""
     told = bisect.answered(step, case["name"], bisects)
     if told is None:
         command = bisect.command_for(step, case["name"], known)
         return f"<br>which commit: `{command}`" if command else ""
     kind, what = told
-    if kind == "found":
+    if kind == bisect.FOUND:
         return "<br>bisected: " + ", ".join(f"`{c[:9]}` {interval(found)}" for c, found in what)
-    if kind == "spread":
-        return f"<br>bisected: spread over {sum(len(p) - 1 for p in what)} commits, none alone"
-    if kind == "unconfirmed":
-        return "<br>bisected: the flag did not hold when its commits were measured again"
-    return "<br>bisected: no commit made it slower"
+    return "<br>" + bisect.answered_text(told)
 
 
 def issue_body(

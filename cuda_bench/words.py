@@ -118,8 +118,10 @@ WORDS = {
     ),
     "Over budget, within budget, undecided": (
         "a call of cuda.core or cuda.bindings against its budget in `budgets.json5` (over C++, or "
-        "cuda.core over cuda.bindings): over or within only where the whole 95 % interval of what "
-        "was measured lies above or below the budget; else undecided."
+        "cuda.core over cuda.bindings): over or within only where the whole interval of one "
+        "over-C++ run's processes (95 %, or the coverage said beside it) lies above or below the "
+        "budget; else undecided. It is confirmed once runs on two machine starts read it, not yet "
+        "confirmed on one start, not reproduced where another run reads the opposite (rule 16)."
     ),
     "cuda-bindings auto": (
         "each release measured with the cuda-bindings wheel it supports: 13.3.1 where its "

@@ -52,7 +52,8 @@ def figures_of(results_dir):
     out["over_cpp"] = {}
     for commit in dict.fromkeys(r["commit"] for r in runs):
         found = overcpp_read.over_cpp_cases([r for r in runs if r["commit"] == commit], runs, versions)
-        out["over_cpp"][commit] = {n: [c["ratio"], c["low"], c["high"], c["over_ns"], spread]
+        out["over_cpp"][commit] = {n: [c["ratio"], c["low"], c["high"], c["over_ns"],
+                                       spread and {k: v for k, v in spread.items() if k != "each"}]
                                    for n, (c, spread) in found.items()}
     loaded = [(m, d) for m, d in results.load_all(results_dir) if d["commit_hash"].startswith("cb56ab9f9")]
     param_names = {n: b.get("param_names", []) for n, b in described.items()}

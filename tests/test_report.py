@@ -559,7 +559,9 @@ def test_over_cpp_spread_counts_only_runs_of_the_same_twins_timed_the_same_way()
     found = [record(1.8), record(2.4, twins="t0"), record(3.0, layouts="random"),
              {**record(5.0), "twins": None}, record(2.1), newest]
     x = "bench_x.X.time_x('x')"
-    spread = {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2}
+    each = [[r["host"]["start"], c["over_low"], c["over_high"], c["coverage"]]
+            for r in (newest, found[4], found[0]) for c in r["cases"]]  # each run's interval, newest first
+    spread = {"low": 1.8, "high": 2.1, "runs": 3, "starts": 2, "each": each}
     assert overcpp_read.over_cpp_cases(found) == {x: (newest["cases"][0], spread)}
     unknown = {**newest, "twins": None}
     assert overcpp_read.over_cpp_cases([*found[:-1], unknown])[x] == (unknown["cases"][0], None)  # no range
@@ -1393,7 +1395,7 @@ def test_a_benchmark_the_suite_changed_since_its_numbers_says_so_instead_of_its_
 def process_record(cases, lost=None):
     """An over-C++ record of one commit holding ``cases`` ({name: per-process ratios over the twin})."""
     return {"date": "2026-12-06T00:00:00Z", "versions": {"cuda-bindings": "13.3.1"}, "lost": lost or {},
-            "cases": [{"name": name, "py_ns": 100.0, "cpp_ns": 10.0, "processes": len(ratios),
+            "cases": [{"name": name, "py_ns": 100.0, "cpp_ns": 10.0, "processes": len(ratios), "version": None,
                        "process_ratios": ratios} for name, ratios in cases.items()]}
 
 

@@ -23,22 +23,25 @@ from cuda_bench.commands.common import (
     this_machine,
 )
 from cuda_bench.paths import RESULTS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
+from cuda_bench.status import INCOMPLETE, OK, worst
 
 
 def add(sub):
     p = sub.add_parser(
         "bisect",
         description="the first commit of main's line between BASE and HEAD at which cases got "
-        "slower, by paired measurement: the commits from BASE to HEAD measured in one pass where "
-        "they fit a block (--block), else BASE, the middle and HEAD, then the half whose step "
-        "flags a case, until a flagged step joins two adjacent commits. It answers with the "
-        "commit, its title and pull request, and each case's ratio with its interval; a change "
-        "spread over several commits, none slow enough alone, is said with each step. Each round "
-        "is kept in --out. BASE must be on HEAD's first-parent line (for a release tag on its "
-        "own branch, the commit its branch leaves main at). Exit status: 1 when it found a commit "
-        "(or a spread change), 0 when nothing got slower, 2 when something could not be measured "
-        "or a flag did not hold when narrowed.",
+        "slower, by paired measurement: BASE against HEAD first (the total, for each case), then "
+        "the commits from BASE to HEAD measured in one pass where they fit a block (--block), "
+        "else BASE, the middle and HEAD, then the half whose step flags a case, until a flagged "
+        "step joins two adjacent commits. Each case asked about gets one answer: found (the "
+        "commit, its title and pull request, the case's ratio with its interval), spread (its "
+        "total beyond its threshold, no step alone flagging it: the steps that carry it), not "
+        "confirmed (a flag its span measured again does not repeat), could not be measured (the "
+        "error), or nothing (its total measured within its threshold). Each round is kept in "
+        "--out. BASE must be on HEAD's first-parent line (for a release tag on its own branch, "
+        "the commit its branch leaves main at). Exit status, the worst over the cases asked "
+        "about: 1 when a case was found or spread, 2 when one was not confirmed or could not be "
+        "measured (or a round lost process pairs), else 0.",
     )
     asv_options(p, results_dir=False)
     paired_options(p)
@@ -48,8 +51,8 @@ def add(sub):
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="each round's window (round-N/window.json, its steps) and bisect.json "
-        "(default .asv/bisect/BASE-HEAD)",
+        help="BASE against HEAD (total/) and each round's window (round-N/window.json, its "
+        "steps), and bisect.json (default .asv/bisect/BASE-HEAD)",
     )
 
 
@@ -77,7 +80,7 @@ def main(args, argv):
             conf,
             repo,
             commits,
-            out / f"round-{len(rounds) + 1}",
+            out / (f"round-{len(rounds)}" if rounds else "total"),
             calibrated=RESULTS / name,
             settings=settings,
             bench=args.bench,
@@ -90,14 +93,14 @@ def main(args, argv):
         return kept.found
 
     answer = bisect.bisect(span, measure, cases, fits=args.block, progress=log)
-    named = [s["head"] for s in answer.found]
+    named = [s["head"] for s, _ in answer.found]
     described, _ = asvrun.describe_commits(repo, named)
     titles = {c: d["title"] for c, d in described.items()}
     said = bisect.answer_lines(answer, cases, titles)
     seconds = round(sum(s for s, _ in rounds), 1)
     said.append(
-        f"{len(rounds)} rounds, {answer.timed} commit timings, {seconds:g} s on {name}; "
-        f"each round in {out}"
+        f"BASE against HEAD and {len(rounds) - 1} rounds, {answer.timed} commit timings, "
+        f"{seconds:g} s on {name}; each in {out}"
     )
     for line in said:
         print(line)
@@ -113,12 +116,8 @@ def main(args, argv):
         records.append(RESULTS / name, "bisect", record)
     else:
         log(f"no GPU here: the answer is kept in {out}, not in results/, which holds GPU runs only")
-    incomplete = answer.unconfirmed or any(
-        d["errors"] or d.get("lost") for _, found in rounds for d in found
-    )
-    return worst(
-        [REGRESSION if answer.found or answer.spread else OK, INCOMPLETE if incomplete else OK]
-    )
+    lost = any(d["errors"] or d.get("lost") for _, found in rounds for d in found)
+    return worst([bisect.status_of(answer), INCOMPLETE if lost else OK])
 
 
 def on_line(repo, span, base_name):

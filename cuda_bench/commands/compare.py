@@ -32,11 +32,11 @@ def add(sub):
         p = sub.add_parser(
             name,
             description=f"{text}. Exit status: 1 when a case regressed (its whole 95% interval "
-            "beyond its threshold) or, for compare, a call is over its budget at HEAD and not at "
-            "BASE (budgets.json5; judged from both sides' over-C++ records in results/<machine>/, "
-            "where there are any: `cuda-bench over-cpp REV`), 2 when something could not be "
-            "measured (or only without some process pairs), 3 when the command could not start, "
-            "else 0.",
+            "beyond its threshold; for compare, the comment names a regressed case whose call is "
+            "over its budget at HEAD and not at BASE as taken over budget by the change: "
+            "budgets.json5, judged from both sides' over-C++ records in results/<machine>/, where "
+            "there are any: `cuda-bench over-cpp REV`), 2 when something could not be measured (or "
+            "only without some process pairs), 3 when the command could not start, else 0.",
         )
         if name == "compare":
             p.add_argument("base", help="commit, tag or branch to compare against")

@@ -38,12 +38,17 @@ def operation_text(name):
 def row_html(j):
     cpp = fmt_ns(j["cpp_ns"]) if number(j.get("cpp_ns")) else ""
     what = budgets.WHAT[j["kind"]]
+    full = j.get("coverage") is not None and j["coverage"] >= CONFIDENCE
+    short = "" if full else f" <small>({esc(budgets.coverage_text(j))})</small>"
+    status = f" <small>{esc(j['status'])}</small>" if j.get("status") else ""
     return (
         f'<tr data-case="{esc(j["case"])}" data-kind="{esc(j["kind"])}" '
-        f'data-verdict="{esc(j["verdict"])}"><td>{esc(operation_text(j["case"]))}</td>'
-        f"<td>{esc(cpp)}</td><td>{esc(what)} {esc(budgets.measured_text(j))}</td>"
+        f'data-verdict="{esc(j["verdict"])}" data-status="{esc(j.get("status") or "")}">'
+        f"<td>{esc(operation_text(j['case']))}</td>"
+        f"<td>{esc(cpp)}</td><td>{esc(what)} {esc(budgets.measured_text(j))}{short}</td>"
         f"<td>{esc(budgets.budget_text(j))}</td>"
-        f'<td><span class="label label-{BADGES[j["verdict"]]}">{esc(j["verdict"])}</span></td></tr>'
+        f'<td><span class="label label-{BADGES[j["verdict"]]}">{esc(j["verdict"])}</span>'
+        f"{status}</td></tr>"
     )
 
 
@@ -64,13 +69,10 @@ def budgets_html(rows, found, head):
             f'<p class="budgets-missing">Budgets not judged: no over-C++ run of {esc(head)} here '
             "(<code>cuda-bench over-cpp</code>).</p>"
         ]
-    counts = " · ".join(f"{sum(j['verdict'] == v for j in judged)} {v}" for v in budgets.VERDICTS)
     out.append(
         f'<p class="budgets-legend">Each call of cuda.core and cuda.bindings at {esc(head)} '
         "against its budget in <code>budgets.json5</code>, from the over-C++ run shown in the "
-        f"table below ({CONFIDENCE:.0%} intervals): <b>over</b> only where the whole interval "
-        "lies above the budget, <b>within</b> only where it lies below, else undecided. "
-        f"{counts}.</p>"
+        f"table below: {esc(budgets.RULE)}. {esc(budgets.counts_text(judged, ' · '))}.</p>"
     )
     told = [j for j in judged if j["verdict"] != budgets.WITHIN]
     within = [j for j in judged if j["verdict"] == budgets.WITHIN]

@@ -92,9 +92,9 @@ def render_regressions(machine, found, known, put_down=(), bisects=()):
 
 
 def bisect_html(step, case, known, bisects):
-    """Under a flag's commits: the commit a bisect found made the case slower (with its ratio), a
-    change spread over commits, nothing found; or, where the step spans several commits of main and
-    no bisect answered, the command that finds the commit."""
+    """Under a flag's commits: the commit a bisect found made the case slower (with its ratio), or
+    its other answer (``bisect.answered_text``); or, where the step spans several commits of main
+    and no bisect answered, the command that finds the commit."""
     told = bisect.answered(step, case["name"], bisects)
     if told is None:
         command = bisect.command_for(step, case["name"], known)
@@ -104,21 +104,10 @@ def bisect_html(step, case, known, bisects):
             else ""
         )
     kind, what = told
-    if kind == "found":
+    if kind == bisect.FOUND:
         said = ", ".join(f"{commit_link(c, known)} {esc(interval(found))}" for c, found in what)
         return f'<br><small class="bisect" data-found="{esc(what[0][0])}">bisected: {said}</small>'
-    if kind == "spread":
-        commits = sum(len(part) - 1 for part in what)
-        return (
-            f'<br><small class="bisect">bisected: spread over {commits} commits, none slower '
-            "alone</small>"
-        )
-    if kind == "unconfirmed":
-        return (
-            '<br><small class="bisect">bisected: the flag did not hold when its commits were '
-            "measured again</small>"
-        )
-    return '<br><small class="bisect">bisected: no commit made it slower</small>'
+    return f'<br><small class="bisect">{esc(bisect.answered_text(told))}</small>'
 
 
 def put_down_html(machine, put_down, known):
