@@ -405,21 +405,14 @@ def test_a_flag_over_several_commits_names_the_command_that_finds_the_commit_and
     assert bisect.answered(wide, SET_CORE, [other]) is None
 
 
-def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_of_the_history_without_a_gpu(
-        monorepo, tmp_path, monkeypatch, capsys):  # noqa: F811
-    """`cuda-bench bisect` on a cuda-python-shaped repository of six commits (one block: one round), each round's
-    steps those the window recorded, the slowdown at the fourth commit: exit status 1, the commit named with its
-    title and the case's interval, the rounds and the answer kept in --out, and nothing in results/ on a machine
-    without a GPU."""
+def passes_of(monkeypatch, measure):
+    """The command's one-pass windows made of ``measure``'s step records: each block a pass of 2 s after 1 s of
+    builds, kept in its folder as a window keeps it."""
     from types import SimpleNamespace
 
-    from test_plan import MACHINE
+    from cuda_bench import onepass
 
-    from cuda_bench import cli, onepass
-
-    repo, shas = monorepo
-    measure, measured = recorded(shas, [3])
-    def measure_parts(conf, repo_, commits_, parts, *, kept, **kw):  # each block a pass of 2 s, after 1 s of builds
+    def measure_parts(conf, repo_, commits_, parts, *, kept, **kw):
         for k, part in enumerate(parts):
             kept(k, SimpleNamespace(commits=[commits_[i] for i in part], revs=[commits_[i] for i in part],
                                     per_commit=[], blocks=[], seconds=2.0, build_seconds=1.0))
@@ -427,6 +420,22 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_
 
     monkeypatch.setattr(onepass, "measure_parts", measure_parts)
     monkeypatch.setattr(onepass, "step_records", lambda found, *a, **kw: measure(found.commits))
+
+
+def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_of_the_history_without_a_gpu(
+        monorepo, tmp_path, monkeypatch, capsys):  # noqa: F811
+    """`cuda-bench bisect` on a cuda-python-shaped repository of six commits (one block: one round), each round's
+    steps those the window recorded, the slowdown at the fourth commit: exit status 1, the commit named with its
+    title and the case's interval, the rounds and the answer kept in --out, and nothing in results/ on a machine
+    without a GPU."""
+
+    from test_plan import MACHINE
+
+    from cuda_bench import cli
+
+    repo, shas = monorepo
+    measure, measured = recorded(shas, [3])
+    passes_of(monkeypatch, measure)
     monkeypatch.setattr("cuda_bench.commands.bisect.RESULTS", tmp_path / "results")
     monkeypatch.setenv("HOME", str(tmp_path))
     out = tmp_path / "out"
@@ -448,11 +457,10 @@ def test_the_command_exits_2_on_a_flag_that_does_not_hold_and_says_it(
     flags 2 -> 5 (a flag of noise), and the half measured again (2, 3, 5) flags nothing: the case's answer is not
     confirmed, said in its line, kept in bisect.json, and the command exits 2 (something to measure again), not
     0."""
-    from types import SimpleNamespace
 
     from test_plan import MACHINE
 
-    from cuda_bench import cli, onepass
+    from cuda_bench import cli
 
     repo, shas = monorepo
     rounds = []
@@ -462,10 +470,7 @@ def test_the_command_exits_2_on_a_flag_that_does_not_hold_and_says_it(
         return [(SLOWER if rounds[-1] == [0, 2, 5] and (a, b) == (shas[2], shas[5]) else SAME[0])
                 | {"base": a, "head": b} for a, b in zip(commits_, commits_[1:])]
 
-    monkeypatch.setattr(onepass, "measure_commits", lambda repo_, commits_, **kw: SimpleNamespace(
-        commits=commits_, seconds=2.0, build_seconds=1.0))
-    monkeypatch.setattr(onepass, "step_records", lambda found, *a, **kw: measure(found.commits))
-    monkeypatch.setattr(onepass, "write", lambda out, found, steps: None)
+    passes_of(monkeypatch, measure)
     monkeypatch.setenv("HOME", str(tmp_path))
     out = tmp_path / "out"
     status = cli.main(["bisect", shas[0], shas[5], "-b", "SetCurrent", "--block", "3", "--repo", str(repo),
