@@ -30,6 +30,7 @@ from cuda_bench.paired import regressions
 from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.suite import cases as suite_cases
+from cuda_bench.text import interval
 
 
 class CompareError(Exception):
@@ -382,3 +383,41 @@ def calibration_record(data):
         "settings": data["settings"],
         "thresholds": stats.calibrate(data["cases"]),
     }
+
+
+def window_calibration_record(found, builds):
+    """A calibration line of the window engine from the step records of one commit measured
+    ``builds`` times in one pass: per case the highest of its steps' :func:`stats.calibrate`."""
+    thresholds = {}
+    for data in found:
+        for name, value in stats.calibrate(data["cases"]).items():
+            thresholds[name] = max(value, thresholds.get(name, 0))
+    return {
+        "base": found[0]["base"],
+        "head": found[-1]["head"],
+        "date": found[-1]["date"],
+        "settings": found[-1]["settings"],
+        "thresholds": thresholds,
+        "engine": "window",
+        "builds": builds,
+    }
+
+
+def window_aa_lines(found, paired):
+    """What a window A/A says against the two-build thresholds ``paired`` (the machine's): per step,
+    the cases whose interval reached past their threshold and the cases it flagged."""
+    lines = []
+    for i, data in enumerate(found, 1):
+        cases = [c for c in data["cases"] if not c.get("control")]
+        reach = [
+            c
+            for c in cases
+            if max(c["high"] - 1, 1 / c["low"] - 1) > paired.get(c["name"], stats.DEFAULT_THRESHOLD)
+        ]
+        flagged = [c for c in cases if c["verdict"] != "same"]
+        lines.append(
+            f"window A/A step {i}: {len(cases)} cases; {len(reach)} reached past their two-build "
+            f"threshold, {len(flagged)} flagged"
+            + "".join(f"\n  {c['verdict']}: {c['name']} {interval(c)}" for c in flagged)
+        )
+    return lines

@@ -105,7 +105,7 @@ def measure_parts(
         progress,
     )
     build_seconds = round(time.monotonic() - begun, 1)
-    thresholds = records.calibration(calibrated)
+    thresholds = records.calibration(calibrated, "window")
     for k, part in enumerate(parts):
         revs = [commits[i] for i in part]
         kept(

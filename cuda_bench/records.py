@@ -184,6 +184,7 @@ SHAPES = {
         "head": TEXT,
         "date": TEXT,
         "settings": PAIRED_SETTINGS,
+        # beside them, a window A/A's (cuda-bench aa --window) says "engine": "window", "builds": N
         "thresholds": MAPPING,
     },
     "over-cpp": {
@@ -341,13 +342,17 @@ def append(folder, kind, record):
     return record
 
 
-def calibration(folder):
+def calibration(folder, engine="paired"):
     """{case: threshold} from every A/A calibration of the machine: for each case the highest, so
     that none of those A/A runs would have flagged it ({} before any; delete a line to forget a
-    run). A threshold that is not a finite number of at least :data:`MIN_THRESHOLD` is left out with
-    a line naming it; one above :data:`MAX_THRESHOLD` is read as that, with a line."""
+    run). ``engine`` "paired": the two-build A/A runs (a paired step's thresholds); "window": those
+    and the window A/A runs too (``cuda-bench aa --window``), since a window's intervals are the
+    wider. A threshold that is not a finite number of at least :data:`MIN_THRESHOLD` is left out
+    with a line naming it; one above :data:`MAX_THRESHOLD` is read as that, with a line."""
     out = {}
     for record in read(folder, "calibration"):
+        if record.get("engine", "paired") not in ("paired", engine):
+            continue
         for name, threshold in record["thresholds"].items():
             if not _number(threshold) or threshold < MIN_THRESHOLD:
                 warn(

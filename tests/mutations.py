@@ -592,6 +592,13 @@ MUTATIONS = [
      '    incomplete = any(d["errors"] or d.get("lost") for d in found)',
      '    incomplete = any(d["errors"] for d in found)',
      ["tests/test_window.py::test_a_windows_exit_status_says_a_step_that_lost_process_pairs_or_a_case"]),
+    ("a window's steps are judged by the two-build thresholds alone", "cuda_bench/onepass.py",
+     '    thresholds = records.calibration(calibrated, "window")', "    thresholds = records.calibration(calibrated)",
+     ["tests/test_window.py::test_a_window_judges_its_steps_by_the_window_engines_thresholds"]),
+    ("a paired step takes the window A/A runs' thresholds too", "cuda_bench/records.py",
+     '        if record.get("engine", "paired") not in ("paired", engine):\n            continue\n', "",
+     ["tests/test_window.py::test_a_windows_steps_are_judged_by_the_window_a_a_runs_thresholds_where_the_machine_"
+      "has_them"]),
     ("prebuild starts the commits in the order given", "cuda_bench/build.py",
      "    return first + later, words", "    return sorted(first + later), words",
      ["tests/test_build.py::test_prebuild_starts_the_commits_that_wait_for_nothing_first"]),

@@ -518,3 +518,56 @@ def test_a_windows_exit_status_says_a_step_that_lost_process_pairs_or_a_case():
     assert keep.status_of([same | {"errors": {"bench_x.B.time_b('core')": "the commit1 worker died"}}]) == INCOMPLETE
     flagged = step_record(cases=[step_case("bench_x.A.time_a('core')", 1.2, "regression")])
     assert keep.status_of([flagged, same | {"lost": {"bench_x.A.time_a('core')": 3}}]) == REGRESSION
+
+
+def test_a_windows_steps_are_judged_by_the_window_a_a_runs_thresholds_where_the_machine_has_them(tmp_path):
+    """A window A/A (`cuda-bench aa --window`) records per case the farthest any of its steps reached, as the
+    window engine's; a window's steps take the highest of those and the two-build A/A runs', a paired step the
+    two-build ones alone."""
+    from conftest import step_case, step_record
+
+    name = "bench_x.A.time_a('core')"
+    steps = [step_record(cases=[step_case(name, 1.002) | {"low": 0.996, "high": 1.012}]),
+             step_record(cases=[step_case(name, 0.998) | {"low": 0.981, "high": 1.004}])]
+    record = compare.window_calibration_record(steps, 3)
+    assert record["engine"] == "window" and record["builds"] == 3
+    assert record["thresholds"][name] == pytest.approx(stats.calibrate(steps[1]["cases"])[name])
+    records.append(tmp_path, "calibration", {"base": "a" * 40, "head": "a" * 40, "date": "2026-12-06T00:00:00Z",
+                                              "settings": steps[0]["settings"], "thresholds": {name: 0.011}})
+    records.append(tmp_path, "calibration", record)
+    assert records.calibration(tmp_path) == {name: 0.011}
+    assert records.calibration(tmp_path, "window") == {name: record["thresholds"][name]} and \
+        record["thresholds"][name] > 0.011
+
+
+@pytest.mark.slow
+def test_a_window_judges_its_steps_by_the_window_engines_thresholds(tmp_path, git_repo, monkeypatch):
+    """Two commits measured by the one pass with real workers: each case's threshold in the step is the machine's
+    window A/A threshold (5%), not its two-build one (1%)."""
+    import re
+
+    from conftest import NEWEST_WITH_NVRTC, RUNNER, git, make_env
+
+    python = str(make_env(NEWEST_WITH_NVRTC + RUNNER))
+    commits = []
+    for i in range(2):
+        (git_repo / "n").write_text(str(i))
+        git(git_repo, "add", "n")
+        git(git_repo, "commit", "-qm", f"commit {i}")
+        commits.append(git(git_repo, "rev-parse", "HEAD"))
+    case = CPU_CASES[0]
+    settings = {"layouts": "random", "confidence": 0.95, "cores": [0]}
+    for engine, threshold in (("paired", 0.01), ("window", 0.05)):
+        records.append(tmp_path, "calibration", {"base": commits[0], "head": commits[0], "date": "2026-12-06T00:00:00Z",
+                                                  "settings": settings, "thresholds": {case: threshold},
+                                                  "engine": engine})
+    envs = {c: {"python": python, "commit": c, "installed": {}, "build": {"commit": c, "ok": True, "packages": {}}}
+            for c in commits}
+    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
+    found = []
+    onepass.measure_parts({"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}}}, git_repo, commits, [[0, 1]],
+                          calibrated=tmp_path, settings=paired.Settings(pairs=3, seconds=0.02, jobs=1),
+                          bench=[re.escape(case)], log_dir=tmp_path / "logs", progress=lambda m: None, block=6,
+                          kept=lambda k, measured: found.append(measured))
+    (link,) = found[0].links
+    assert [c.threshold for c in link.report.cases] == [0.05]

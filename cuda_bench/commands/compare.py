@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import compare, countpass, paired, records, stats
+from cuda_bench import asvrun, compare, countpass, keep, paired, records, stats
 from cuda_bench.commands.common import (
     asv_options,
+    at_least,
+    block_option,
     command_line,
     cupti_option,
     keep_out_of_the_history,
@@ -87,6 +89,15 @@ def add(sub):
                 action="store_true",
                 help="do not record the thresholds in results/<machine>/calibration.jsonl",
             )
+            p.add_argument(
+                "--window",
+                type=at_least(3),
+                metavar="N",
+                help="the commit N times in one pass (cuda-bench window), each adjacent pair an "
+                "A/A step: the thresholds a window's steps are judged by (a window's intervals "
+                "are wider than a paired step's), recorded as the window engine's",
+            )
+            block_option(p)
         asv_options(p, results_dir=False)
         paired_options(p)
         p.add_argument(
@@ -105,6 +116,8 @@ def main(args, argv):
     if aa:
         keep_out_of_the_history(args, info, "the thresholds are")
     conf, repo = paired_context(args)
+    if aa and args.window:
+        return window_aa(args, argv, conf, repo, settings, name, info)
     base, head = (args.commit, args.against or args.commit) if aa else (args.base, args.head)
     out = Path(args.out or WORK / "compare" / f"{label(base)}-{label(head)}").resolve()
     thresholds = {} if aa else records.calibration(RESULTS / name)
@@ -173,6 +186,43 @@ def main(args, argv):
     if aa:
         return INCOMPLETE if compare.incomplete(data) else OK
     return compare.exit_status(data)
+
+
+def window_aa(args, argv, conf, repo, settings, name, info):
+    """``aa COMMIT --window N``: the commit N times in one pass, kept in --out; its steps' reach
+    recorded as the window engine's thresholds (``records.calibration(folder, "window")``), and what
+    the machine's thresholds so far would have said of them."""
+    commit = asvrun.resolve_one(repo, args.commit)
+    out = Path(args.out or WORK / "aa" / f"{label(args.commit)}-window{args.window}").resolve()
+    kept = keep.into_folder(
+        conf,
+        repo,
+        [commit] * args.window,
+        out,
+        calibrated=RESULTS / name,
+        settings=settings,
+        bench=args.bench,
+        block=max(args.block, args.window),
+        command=command_line(argv),
+        info=info,
+        progress=log,
+    )
+    record = compare.window_calibration_record(kept.found, args.window)
+    for line in compare.window_aa_lines(kept.found, records.calibration(RESULTS / name)):
+        log(line)
+    status = INCOMPLETE if any(compare.incomplete(d) for d in kept.found) else OK
+    if args.no_write:
+        return status
+    try:
+        records.append(RESULTS / name, "calibration", record)
+    except (OSError, records.RecordError) as exc:
+        log(f"calibration: measured, not recorded ({exc}); the window is in {out}")
+        return INCOMPLETE
+    log(
+        f"calibration: {len(record['thresholds'])} window thresholds -> "
+        f"results/{name}/{records.FILES['calibration']}"
+    )
+    return status
 
 
 def count_both(report, settings, bench, out, cupti=()):
