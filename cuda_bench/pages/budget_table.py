@@ -72,14 +72,19 @@ def budgets_html(rows, found, head):
         "lies above the budget, <b>within</b> only where it lies below, else undecided. "
         f"{counts}.</p>"
     )
-    told = [j for j in judged if j["verdict"] != budgets.WITHIN]
-    within = [j for j in judged if j["verdict"] == budgets.WITHIN]
+    told = [j for j in judged if j["verdict"] == budgets.OVER]
+    rest = [j for j in judged if j["verdict"] != budgets.OVER]
     if told:
         out.append(table_html(told))
-    if within:  # what needs no one's attention, folded
+    if rest:  # what is not over its budget, folded
+        said = " · ".join(
+            f"{sum(j['verdict'] == v for j in rest)} {v}"
+            for v in budgets.VERDICTS
+            if v != budgets.OVER and any(j["verdict"] == v for j in rest)
+        )
         out.append(
-            f'<details class="budgets-within"><summary>{len(within)} within their budget'
-            f"</summary>{table_html(within)}</details>"
+            f'<details class="budgets-within"><summary>{said}: the calls not over their budget'
+            f"</summary>{table_html(rest)}</details>"
         )
     return out
 

@@ -99,7 +99,7 @@ def step_rows(machine, step, known, work):
         f"<br><small>measured again {esc((r.get('date') or '')[:16])}</small>"
         for r in step.get("rechecks", [])
     )
-    built = summary.built_from_words(step)
+    built = "; ".join(w for w in (build_words(step), summary.built_from_words(step)) if w)
     built = f'<br><small class="built-from">{esc(built)}</small>' if built else ""
     ends = f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}"'
     if history.identical(step):
@@ -194,6 +194,18 @@ def step_case_row(name, kind, data, text):
     return (
         f'<tr class="{kind}" data-case="{esc(name)}" {data}><td colspan="2">{code_html(name)}'
         f"</td><td {WIDE}>{esc(text)}</td></tr>"
+    )
+
+
+def build_words(step):
+    """Which build a step paired, as its row says it: "cuda-bindings 13.3.1 wheel", "cuda-bindings
+    built from the commit"; across builds, both, and that no paired chain multiplies it."""
+    family = history.family(step)
+    if family:
+        return f"cuda-bindings {family}"
+    return (
+        f"cuda-bindings {history.side_build(step, 'base')} → {history.side_build(step, 'head')}: "
+        "across builds, so no paired chain multiplies it"
     )
 
 
