@@ -255,12 +255,13 @@ def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps
                                        "tds => tds.map(td => td.dataset.verdict)")
     assert badges == [] == list(changed_in(previous))
     cell = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
-    assert cell.inner_text().strip() == "620 ns"  # asv's median doubled (310 -> 620 ns): one number, no badge
+    assert cell.inner_text().strip() == "asv 620 ns"  # asv's median doubled (310 -> 620 ns): one number, no badge
     assert "×1.004 [0.996, 1.012]" in cell.get_attribute("title")  # the paired step, on hover
     body = page.inner_text("body")
     assert body.count(counts.UNSEEN) == 1  # what the counts cannot see, said once, under the work lines
     words = len(body.split())
-    assert words < 480, words  # with the calls each operation and case is also named by, and both builds named
+    # with the calls each operation and case is also named by, both builds named, and the first screen's answers
+    assert words < 640, words
     shoot(page, "landing-fixture.png")
 
 
@@ -427,8 +428,8 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
     # each case's work per call beside its time, at main's head: on hover, as the cell's other figures
     title = page.get_attribute(f"tr[data-benchmark='{EVENT_CORE.split('(')[0]}'] td.core", "title")
     event = next(c for c in work[SHA["m4"]][-1]["cases"] if c["name"] == EVENT_CORE)
-    assert f"work per call, counted: CUDA cuCtxGetCurrent 1, cuEventCreate 1, cuEventDestroy_v2 1; " \
-           f"{event['python_calls']} Python calls" in title and event["python_calls"] == 20
+    assert f"Work per call, counted at {SHA['m4'][:9]}: CUDA cuCtxGetCurrent 1, cuEventCreate 1, " \
+           f"cuEventDestroy_v2 1; {event['python_calls']} Python calls" in title and event["python_calls"] == 20
     page.goto(f"{origin}/steps.html")
     rows = page.eval_on_selector_all("tr.work", "trs => trs.map(tr => [tr.dataset.case, tr.innerText])")
     assert sorted(rows) == sorted([name, f"{name} {', '.join(calls.of(name))}\twork per call: "
@@ -526,7 +527,7 @@ def test_pathfinder_is_drawn_on_the_front_page_and_in_its_graphs(site, page):
     page.wait_for_function("() => window.cudaBenchGraph && window.cudaBenchGraph.ready")
     kinds = page.evaluate("""() => [...cudaBenchGraph.chain.getData(), ...cudaBenchGraph.medians.getData()]
         .filter(s => s.cb.api === 'pathfinder').map(s => [s.cb.kind, s.data.length])""")
-    assert ["chain", len(COMMITS)] in kinds and ["median", len(COMMITS)] in kinds
+    assert ["median", len(COMMITS)] in kinds and any(kind == "chain" for kind, _ in kinds)
     assert "cuda.pathfinder" in page.inner_text("#graph-legend")
     assert "No paired step measured this case yet" not in page.inner_text("#graph-notes")
 
@@ -599,51 +600,68 @@ def test_the_regressions_page_feed_and_json_say_what_the_records_hold(site, step
 
 
 # --- the graph of what the engine knows --------------------------------------------------------------------
-def expected_chain(steps, name):
-    """A case's paired chain at each fixture commit, from the records: v0.1.0 is ×1; v0.2.0 one release step on;
-    main's head m4 the newest release's step on from there; m3, m2, m1 back from m4, one main step at a time."""
+def expected_chains(steps, name):
+    """A case's paired chains at the fixture's commits, one per build, from the records: the 12.9.10 wheel's
+    from v0.1.0 (×1) to v0.2.0 one release step on; the 13.3.1 wheel's from m1 (×1) one main step at a time to
+    m4. The step v0.2.0 -> m4 runs 12.9.10 on one side and 13.3.1 on the other: no chain multiplies it."""
     ratio = {k: history.chain_link(case_of(step_of(steps, *k), name))["ratio"]
-             for k in (("v010", "v020"), ("v020", "m4"), ("m3", "m4"), ("m2", "m3"), ("m1", "m2"))}
-    out = {"v010": 1.0, "v020": ratio[("v010", "v020")]}
-    out["m4"] = out["v020"] * ratio[("v020", "m4")]
-    out["m3"] = out["m4"] / ratio[("m3", "m4")]
-    out["m2"] = out["m3"] / ratio[("m2", "m3")]
-    out["m1"] = out["m2"] / ratio[("m1", "m2")]
-    return out
+             for k in (("v010", "v020"), ("m1", "m2"), ("m2", "m3"), ("m3", "m4"))}
+    wheel = {"m1": 1.0}
+    for base, head in (("m1", "m2"), ("m2", "m3"), ("m3", "m4")):
+        wheel[head] = wheel[base] * ratio[(base, head)]
+    return {"12.9.10 wheel": {"v010": 1.0, "v020": ratio[("v010", "v020")]}, "13.3.1 wheel": wheel}
+
+
+ORDER = ["v010", "v020", "m1", "m2", "m3", "m4"]
 
 
 @pytest.mark.parametrize("benchmark,case", [("bench_device.SetCurrent.time_set_current", ""),
                                             ("bench_event.EventCreate.time_event_create", ""),
                                             ("bench_launch.Launch.time_launch", "16 ptr")])
-def test_each_chain_point_is_the_product_of_the_paired_ratios_across_the_environment_change(
+def test_a_chain_multiplies_the_steps_of_one_build_and_says_where_and_why_it_restarts(
         site, steps, known, page, benchmark, case):
-    """graph.html: per library one unbroken chain through all six commits (the environment changes between v0.2.0
-    and m1), each point the product of the records' ratios, a marker exactly where a step flagged the case (◆ where
-    the flag is put down to a cuda-bindings change); asv's medians one line per library below, the C++ twin's too,
-    of m3 the build from its own cuda_bindings alone (not a mean of its two builds); the x axis names the
-    releases."""
+    """graph.html: per library one chain per build, never one across builds. The 12.9.10 wheel's runs from
+    v0.1.0 to v0.2.0 and the 13.3.1 wheel's from m1 to m4, each point the product of that build's paired ratios;
+    no drawn line joins v0.2.0 to m1, where the builds change, and the notes say the chain starts again at m1 and
+    why. m3, shown as its build from the commit, stands on the wheel's chain as another build (a thin line). A
+    marker sits exactly where a step flagged the case (◆ where the flag is put down to a cuda-bindings change);
+    asv's medians one line per library below, the C++ twin's too, of m3 the build from its own cuda_bindings
+    alone; the x axis names the releases; the graphs' numbers are in a table too."""
     html, results_dir, origin = site
     page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark={benchmark}&case={case.replace(' ', '%20')}")
     page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
     drawn = page.evaluate("""() => ({chain: cudaBenchGraph.chain.getData().map(s => [s.cb, s.data]),
                                      medians: cudaBenchGraph.medians.getData().map(s => [s.cb, s.data]),
-                                     ticks: cudaBenchGraph.chain.getAxes().xaxis.ticks.map(t => t.label)})""")
-    order = ["v010", "v020", "m1", "m2", "m3", "m4"]
-    assert drawn["ticks"] == [TAGS.get(n, SHA[n][:9]) for n in order]
-    lines = {s[0]["api"]: s[1] for s in drawn["chain"] if s[0]["kind"] == "chain"}
-    assert sorted(lines) == ["bindings", "core", "cupy"]
-    for api, points in lines.items():
+                                     ticks: cudaBenchGraph.chain.getAxes().xaxis.ticks.map(t => t.label),
+                                     data: cudaBenchGraph.data.cases[cudaBenchGraph.label]})""")
+    assert drawn["ticks"] == [TAGS.get(n, SHA[n][:9]) for n in ORDER]
+    for api in ("bindings", "core", "cupy"):
         name = f"{benchmark}('{api}'{', ' + repr(case) if case else ''})"
-        want = expected_chain(steps, name)
-        assert None not in points and [p[0] for p in points] == list(range(6))  # no break anywhere
-        assert [p[1] for p in points] == pytest.approx([want[n] for n in order], rel=1e-9)
+        points = drawn["data"][api]["chain"]  # [x, value, low, high, root, build, steps]
+        found = {}
+        for x, value, _, _, root, build, _ in points:
+            found.setdefault(build, {})[ORDER[x]] = value
+            assert root == summary.name(SHA[{"12.9.10 wheel": "v010", "13.3.1 wheel": "m1"}[build]], known)
+        want = expected_chains(steps, name)
+        assert found.keys() == want.keys()
+        for build, values in want.items():
+            assert found[build] == pytest.approx(values, rel=1e-9), (api, build)
+        segments = [(line[i][0], line[i + 1][0]) for cb, line in drawn["chain"] if cb["kind"] == "chain"
+                    and cb["api"] == api for i in range(len(line) - 1) if line[i] and line[i + 1]]
+        assert (1, 2) not in segments and all(b - a == 1 for a, b in segments)  # no line across builds
+        thin = {(line[i][0], line[i + 1][0]) for cb, line in drawn["chain"] if cb["kind"] == "chain"
+                and cb["api"] == api and cb.get("other") for i in range(len(line) - 1) if line[i] and line[i + 1]}
+        assert thin == {(3, 4), (4, 5)}  # to and from m3, which is shown as its build from the commit
         marks = sorted((s[0]["verdict"], p[0]) for s in drawn["chain"] if s[0]["kind"] == "flag"
                        and s[0]["api"] == api for p in s[1])
         recorded = sorted(("put down" if history.attributed(st, c) else c["verdict"],
-                           order.index(next(n for n, sha in SHA.items() if sha == st["head"])))
+                           ORDER.index(next(n for n, sha in SHA.items() if sha == st["head"])))
                           for st in steps for c in st["cases"] if c["name"] == name
                           and c["verdict"] in ("regression", "improvement", "not reproduced"))
         assert marks == recorded
+    notes = page.inner_text("#graph-notes")
+    assert (f"(13.3.1 wheel) starts again at ×1.000 at {SHA['m1'][:9]}: the builds change there (12.9.10 wheel → "
+            "13.3.1 wheel), and a chain never crosses builds") in notes
     medians = {s[0]["api"]: s[1] for s in drawn["medians"]}
     assert sorted(medians) == ["bindings", "core", "cpp", "cupy"]
     assert all(len(points) == 6 and None not in points for points in medians.values())
@@ -653,8 +671,36 @@ def test_each_chain_point_is_the_product_of_the_paired_ratios_across_the_environ
         if combo:
             assert points[4][1] == pytest.approx(known_answers.MEDIANS[(benchmark, combo)][4] * scale * 1e-9)
     assert "cuda-bindings 12.9.10 wheel → 13.3.1 wheel" in page.inner_text("#chain")
+    rows = page.eval_on_selector_all("#graph-data tbody tr", "trs => trs.map(tr => [tr.dataset.commit, "
+                                     "tr.dataset.api, tr.cells[2].textContent, tr.cells[4].textContent])")
+    core = f"{benchmark}('core'{', ' + repr(case) if case else ''})"
+    wheel = expected_chains(steps, core)["13.3.1 wheel"]["m4"]
+    assert [SHA["m4"], "core", f"×{wheel:.3f}"] == [r[:2] + [r[2].split(" ")[0]] for r in rows
+                                                   if r[0] == SHA["m4"] and r[1] == "core"][0]
     if benchmark.endswith("time_event_create"):
         shoot(page, "graph-fixture.png")
+
+
+def test_every_page_restarts_a_chain_where_the_build_changes(site, steps, known, page):
+    """The front page's hover, the Steps page and the Markdown say the same of chains as the graph: at main's head
+    m4 (the 13.3.1 wheel) a case's chain runs from m1, three steps of that wheel, and says that it starts there
+    because the builds change from the 12.9.10 wheel; the Steps page names each step's build, and the step
+    v0.2.0 -> m4 as across builds, multiplied by no chain."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/index.html")
+    title = page.get_attribute("tr[data-benchmark='bench_event.EventCreate.time_event_create'] td.core", "title")
+    value = expected_chains(steps, EVENT_CORE)["13.3.1 wheel"]["m4"]
+    line = next(li for li in title.splitlines() if li.startswith("Paired chain"))
+    assert line.startswith(f"Paired chain (every step's builds: cuda-bindings 13.3.1 wheel): ×{value:.3f} [")
+    assert line.endswith(f"since {SHA['m1'][:9]} (3 steps); it starts at {SHA['m1'][:9]}, where the builds change "
+                         "from cuda-bindings 12.9.10 wheel: a chain never crosses builds")
+    page.goto(f"{origin}/steps.html")
+    built = dict(page.eval_on_selector_all("tr[data-base]", "trs => trs.map(tr => [tr.dataset.base + tr.dataset.head, "
+                                           "tr.querySelector('.built-from').innerText])"))
+    assert built[SHA["m3"] + SHA["m4"]] == "cuda-bindings 13.3.1 wheel"
+    assert built[SHA["v010"] + SHA["v020"]] == "cuda-bindings 12.9.10 wheel"
+    assert built[SHA["v020"] + SHA["m4"]] == ("cuda-bindings 12.9.10 wheel → 13.3.1 wheel: across builds, so no "
+                                              "paired chain multiplies it")
 
 
 def test_every_page_names_a_release_by_its_tag(site, page):
@@ -997,8 +1043,8 @@ def test_the_projects_pages_work_opened_from_disk(site):
     for url in OWN_PAGES:
         assert shown[disk, url] == shown[origin, url], url
     assert drawn[disk] == drawn[origin]
-    lines = sorted(s[0]["api"] for s in drawn[disk]["chain"] if s[0]["kind"] == "chain")
-    assert lines == ["bindings", "core", "cupy"] and len(drawn[disk]["ticks"]) == 6
+    lines = {s[0]["api"] for s in drawn[disk]["chain"] if s[0]["kind"] == "chain"}
+    assert lines == {"bindings", "core", "cupy"} and len(drawn[disk]["ticks"]) == 6
 
 
 def test_opened_from_disk_the_link_to_asvs_pages_says_how_to_serve_them(site):

@@ -455,7 +455,8 @@ def legend_html(rows):
         f'floor <span class="floor">{fmt(floor) if number(floor) else "not measured"}</span>. '
         '<span class="label label-danger">slower</span> <span class="label label-success">'
         "faster</span>: the paired step to this commit says so. Hover a number for every other "
-        "number of its case, each with its run; click it for its graph.</p>"
+        "number of its case, its cost over C++ among them, each with its run; click it for its "
+        "graph.</p>"
     )
     return out
 

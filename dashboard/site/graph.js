@@ -170,7 +170,7 @@ $(function () {
         var commits = data.commits;
         var ticks = commits.map(function (c, i) { return [i, escaped(c.name)]; });
         var env = envMarkings(commits);
-        var chain = [], medians = [], notes = [], legend = [], restarts = [], builds = [];
+        var chain = [], flagged = [], medians = [], notes = [], legend = [], restarts = [], builds = [];
         ORDER.forEach(function (api) {
             var s = per[api];
             if (!s) {
@@ -217,8 +217,8 @@ $(function () {
                     var points = s.flags.filter(function (f) {
                         return (f[8] ? 'put down' : f[1]) === verdict && chainAt(s.chain, f, commits) !== undefined;
                     }).map(function (f) { return [f[0], chainAt(s.chain, f, commits)]; });
-                    if (points.length) {
-                        chain.push({data: points, color: MARKS[verdict], lines: {show: false},
+                    if (points.length) {  // drawn last, over every chain: hovered, a flag is what is said
+                        flagged.push({data: points, color: MARKS[verdict], lines: {show: false},
                                     points: {show: true, radius: 7, fill: verdict !== 'not reproduced',
                                              fillColor: MARKS[verdict], lineWidth: 2,
                                              symbol: verdict === 'improvement' ? downTriangle
@@ -236,6 +236,7 @@ $(function () {
                               points: {show: true, radius: 2}, cb: {api: api, kind: 'median'}});
             }
         });
+        chain = chain.concat(flagged);
         var xaxis = {ticks: ticks, min: -0.5, max: commits.length - 0.5, labelHeight: 70};
         var grid = {hoverable: true, markings: env.marks, borderWidth: 1, borderColor: '#ccc'};
         var values = [];
