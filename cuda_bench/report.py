@@ -399,7 +399,9 @@ def across(runs, columns, api):
     lines = [
         "| operation | case | " + " | ".join(name for name, _ in picked) + " |",
         "|---|---|" + "---:|" * len(picked),
-        "| harness floor |  | " + " | ".join(fmt(f) if number(f) else "not measured" for f in floors) + " |",
+        "| harness floor |  | "
+        + " | ".join(fmt(f) if number(f) else "not measured" for f in floors)
+        + " |",
     ]
     for name, combo in sorted(keys):
         cells = []

@@ -96,6 +96,18 @@ def test_a_chain_multiplies_the_steps_of_one_build_and_restarts_where_the_build_
     assert chains["13.3.1 wheel"][sha("d")][3:] == (sha("c"), 1)
 
 
+def test_of_two_steps_into_mains_head_the_page_shows_the_one_of_the_heads_own_build():
+    """c -> d paired with the 13.3.1 wheel after it was paired with cuda_bindings built from each commit: where d is
+    shown as its build from the commit, its previous step is the built one, though the wheel's was made last; where
+    d is shown as the wheel's build, the wheel's."""
+    known = {sha("c"): commit(position=1), sha("d"): commit(position=2)}
+    built = step("c", "d", bindings="source", versions=wheels("13.4.0.post1+gc", "13.4.0.post1+gd"),
+                 date="2026-12-04T10:00:00Z")
+    wheel = step("c", "d", date="2026-12-05T10:00:00Z")
+    assert summary.step_into(sha("d"), [built, wheel], known, "built from the commit") is built
+    assert summary.step_into(sha("d"), [built, wheel], known, "13.3.1 wheel") is wheel
+
+
 def wheels(base, head):
     """A step's ``versions``: the cuda-bindings each side's workers reported."""
     return {"base": {"cuda-bindings": base}, "head": {"cuda-bindings": head}}

@@ -5,6 +5,7 @@ release against the one before. Each machine's part below says the rest."""
 
 from __future__ import annotations
 
+from cuda_bench import history
 from cuda_bench.pages.html import case_label, commit_link, counts_text, esc, verdict_badge
 from cuda_bench.text import interval
 
@@ -17,9 +18,10 @@ def machine_id(name):
 def step_words(part, known):
     """A paired step's badge and counts, and the commit it starts from: what a cell says of it."""
     told = part["described"]
+    family = history.family(told["step"]) or "across builds"
     return (
         f"{verdict_badge(told['counts'])} {counts_text(told['counts'])} "
-        f"<small>(from {commit_link(told['base'], known)})</small>"
+        f"<small>(from {commit_link(told['base'], known)}; {esc(family)})</small>"
     )
 
 

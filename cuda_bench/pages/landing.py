@@ -22,6 +22,7 @@ from cuda_bench.pages.html import (
     graph_href,
     page,
     rule_html,
+    step_build,
     unseen_html,
     verdict_badge,
     work_html,
@@ -61,12 +62,14 @@ def verdict_row(key, heading, part, missing):
     there is none."""
     if part and part.get("step"):
         told = part["described"]
+        build = step_build(told["step"])
         return (
             f'<tr data-against="{key}" data-base="{esc(told["base"])}" '
-            f'data-head="{esc(told["head"])}">'
+            f'data-head="{esc(told["head"])}" data-build="{esc(build)}">'
             f"<th>{heading}</th>"
             f"<td>{verdict_badge(told['counts'])}</td><td>{counts_text(told['counts'])} "
-            f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])})</small></td></tr>'
+            f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])}, '
+            f"{esc(build)})</small></td></tr>"
         )
     return (
         f'<tr data-against="{key}" class="missing"><th>{heading}</th><td></td>'
@@ -533,6 +536,7 @@ def cell_html(row, api, machine, usual):
     net = cell.get("net")
     data_net = f' data-net="{net!r}"' if number(net) else ""
     data_one = f' data-one-process="{one["py_ns"]!r}"' if one else ""
+    data_one += f' data-name="{esc(cell["case"])}"' if cell.get("case") else ""
     target = ""
     if "over_cpp_ns" in cell:
         target = " over-ok" if cell["over_cpp_ns"] < TARGET_NS else " over-target"

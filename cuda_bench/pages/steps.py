@@ -12,6 +12,7 @@ from cuda_bench.pages.html import (
     esc,
     one_side_html,
     page,
+    step_build,
 )
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import (
@@ -198,14 +199,11 @@ def step_case_row(name, kind, data, text):
 
 
 def build_words(step):
-    """Which build a step paired, as its row says it: "cuda-bindings 13.3.1 wheel", "cuda-bindings
-    built from the commit"; across builds, both, and that no paired chain multiplies it."""
-    family = history.family(step)
-    if family:
-        return f"cuda-bindings {family}"
+    """Which build a step paired, as its row says it (:func:`step_build`); across builds, that no
+    paired chain multiplies it."""
+    said = step_build(step)
     return (
-        f"cuda-bindings {history.side_build(step, 'base')} → {history.side_build(step, 'head')}: "
-        "across builds, so no paired chain multiplies it"
+        said if history.family(step) else f"{said}: across builds, so no paired chain multiplies it"
     )
 
 
