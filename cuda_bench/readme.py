@@ -168,11 +168,13 @@ def regressions_bullet(found):
             + ")"
         )
         put_down = [
-            f"{told['counts']['put down']} changed with {told['counts']['environment']} at "
-            f"{told['base_name']} → {told['head_name']}"
+            f"{slower} slower with {told['counts']['environment']} at "
+            f"{told['base_name']} → {told['head_name']} (as the Regressions page lists them"
+            f"{f'; {changed - slower} more faster' if changed > slower else ''})"
             for machine in found.machines.values()
             for told in machine.releases["ladder"]
-            if told["counts"]["put down"]
+            if (changed := told["counts"]["put down"])
+            for slower in [sum(c["verdict"] == "regression" for c in told["put_down"])]
         ]
         said += (
             f"; not counted, put down to the environment: {'; '.join(put_down)}" if put_down else ""

@@ -530,6 +530,16 @@ MUTATIONS = [
     ("of two steps into main's head, the one made last, not the one of the head's build", "cuda_bench/summary.py",
      'return history.family(step) == build, place(step["base"], known), step.get("date", "")',
      'return place(step["base"], known), step.get("date", "")', [EDGES]),
+    ("the graph's tip near the window's right edge is squeezed or runs past it", "dashboard/site/graph.js",
+     "? Math.max(0, item.pageX - 12 - tip.outerWidth())", "? item.pageX + 12",
+     [DASHBOARD + "test_the_graph_tip_at_the_rightmost_commit_keeps_its_width_inside_the_window"]),
+    ("Bootstrap's light badge colours, 2.5:1 against white text", "dashboard/site/site.css",
+     ".label-success { background-color: #2b7a2b; }\n", "",
+     [DASHBOARD + "test_text_and_flag_colours_stand_out_from_their_background_by_4_5_to_1"]),
+    ("asv's Regressions view gives the base median times the ratio, not the head's median per call",
+     "cuda_bench/pages/asv_site.py", "    head_s = head_s or base_s * case[\"ratio\"]\n",
+     "    head_s = base_s * case[\"ratio\"]\n",
+     [DASHBOARD + "test_the_regressions_page_feed_and_json_say_what_the_records_hold"]),
 ]
 
 

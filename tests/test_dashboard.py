@@ -34,6 +34,7 @@ from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
 from cuda_bench.pages import regressions as regressions_page
 from cuda_bench.pages import releases as releases_page
+from cuda_bench.text import fmt, per_call
 
 #: asv publish and a real browser: the full suite's lane
 pytestmark = pytest.mark.slow
@@ -275,7 +276,7 @@ def test_a_badge_marks_exactly_the_cases_the_step_to_the_head_judged(site, steps
     rows = overview.overview_rows(runs, {MACHINE: steps}, known, names)
     page_html = landing_page.render(rows)
     marked = re.findall(r'<tr data-benchmark="([^"]+)" data-case="([^"]*)">|<td class="(\w+)[^"]*" data-value="[^"]*"'
-                        r'(?: data-net="[^"]*")? data-verdict="(\w+)"', page_html)
+                        r'(?: data-(?:net|one-process|name)="[^"]*")* data-verdict="(\w+)"', page_html)
     found, current = set(), None
     for benchmark, case, api, verdict in marked:
         if benchmark:
@@ -590,8 +591,13 @@ def test_the_regressions_page_feed_and_json_say_what_the_records_hold(site, step
         assert f"×{ratio:.3f} [{low:.3f}, {high:.3f}] {name} at {where} ({state})" in titles
     listed = json.loads((html / "regressions.json").read_text())["regressions"]
     assert sorted(e[0] for e in listed) == sorted(r[1] for r in opened)
-    for name, _, _, _, _, _, ((_, _, before, after),) in listed:
-        assert any(after / before == pytest.approx(r[4]) for r in opened if r[1] == name)
+    for name, _, _, _, last, best, ((_, _, before, after),) in listed:
+        # asv's times per call are the ones regressions.html shows, base and head, of the same measurement
+        cases = [case_of(step, name) for step in steps for r in opened if r[1] == name
+                 and (step["base"], step["head"]) == (r[2], r[3])]
+        case = next(c for c in cases if (c["base_ns"] * 1e-9, c["head_ns"] * 1e-9) == pytest.approx((before, after)))
+        assert (before, after) == (best, last)
+        assert per_call(case).startswith(f"{fmt(before)} → {fmt(after)}")
     page.goto(f"{origin}/asv.html#/regressions")
     page.wait_for_selector("#regressions-body table tbody tr", timeout=20000)
     named = page.eval_on_selector_all("#regressions-body table:not(.ignored) td:first-child a",
@@ -1066,7 +1072,7 @@ def test_opened_from_disk_the_link_to_asvs_pages_says_how_to_serve_them(site):
             line.wait_for(timeout=5000)
             assert tab.url == f"{disk}/{url}"  # still the page it was
             text = line.inner_text()
-            assert "cuda-bench serve" in text and "python3 -m http.server -d html" in text, url
+            assert "cuda-bench serve" in text and "python3 -m http.server 8080 -d html" in text, url
             assert "http://127.0.0.1:8080/asv.html" in text
             nav, box = tab.locator("nav.site").bounding_box(), line.bounding_box()
             bottom = nav["y"] + nav["height"]
@@ -1509,3 +1515,75 @@ def shoot(page, name):
     folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
     if folder and os.environ.get("CUDA_BENCH_FIXTURE_SCREENSHOTS"):
         page.screenshot(path=str(Path(folder) / name))
+
+
+# --- contrast -------------------------------------------------------------------------------------------------
+#: every visible piece of text of a page against the background it is drawn on: [text, ratio] below 4.5:1
+CONTRAST = """() => {
+  const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+      .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = el => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || c[3] > 0) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const low = [];
+  const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  for (let node; (node = walker.nextNode());) {
+    const el = node.parentElement, text = node.textContent.trim();
+    if (!text || !el.getClientRects().length || el.closest('canvas, .flot-text')) continue;
+    const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) low.push([text.slice(0, 40), +ratio.toFixed(2)]);
+  }
+  return low;
+}"""
+
+
+def test_text_and_flag_colours_stand_out_from_their_background_by_4_5_to_1(site, page):
+    """WCAG AA: every visible piece of text on each of the project's pages (the badges and muted notes among them)
+    is at least 4.5:1 against the background it is drawn on, and so is each flag marker of the graph against the
+    plot's white."""
+    html, results_dir, origin = site
+    low = {}
+    for url in OWN_PAGES:
+        page.goto(f"{origin}/{url}")
+        if url.startswith("graph"):
+            page.wait_for_function(GRAPH_READY, timeout=20000)
+            marks = page.evaluate("() => cudaBenchGraph.chain.getData().filter(s => s.cb.kind === 'flag')"
+                                  ".map(s => [s.cb.verdict, s.color])")
+            assert marks and all(contrast(colour) >= 4.5 for _, colour in marks), marks
+        found = page.evaluate(CONTRAST)
+        if found:
+            low[url.split("#")[0]] = found[:5]
+    assert low == {}
+
+
+def contrast(colour):
+    """A '#rrggbb' colour's contrast against white."""
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lum = sum(w * (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4)
+              for w, c in zip((0.2126, 0.7152, 0.0722), channels))
+    return 1.05 / (lum + 0.05)
+
+
+def test_the_graph_tip_at_the_rightmost_commit_keeps_its_width_inside_the_window(site, page):
+    """Hovered at main's head, the rightmost commit, the chain's tip is as wide as its lines need (not squeezed
+    into the room left of the window's edge) and lies wholly inside the window, left of the pointer."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create")
+    page.wait_for_function(GRAPH_READY, timeout=20000)
+    where = page.evaluate("""() => {
+        const plot = cudaBenchGraph.chain, s = plot.getData().filter(s => s.cb.kind === 'chain' && s.cb.api === 'core')
+            .flatMap(s => s.data).filter(p => p).sort((a, b) => b[0] - a[0])[0];
+        const o = plot.pointOffset({x: s[0], y: s[1]}), box = $('#chain').offset();
+        return [box.left + o.left - window.scrollX, box.top + o.top - window.scrollY]; }""")
+    page.mouse.move(*where)
+    page.wait_for_selector("#graph-tip", state="visible")
+    box = page.evaluate("() => { const r = document.getElementById('graph-tip').getBoundingClientRect(); "
+                        "return [r.left, r.right, r.width, innerWidth]; }")
+    left, right, width, window_width = box
+    assert width > 250 and right <= window_width and right <= where[0], box

@@ -298,7 +298,7 @@ CELLS = """table => [...document.querySelectorAll(table)].flatMap(t => [...t.que
     .map(td => ({machine: t.dataset.machine, name: td.dataset.name || '', api: td.classList[0],
                  value: td.dataset.value, one: td.dataset.oneProcess || '', title: td.title,
                  row: td.closest('tr').dataset.benchmark, case: td.closest('tr').dataset.case,
-                 shown: td.querySelector('a').innerText, text: td.innerText,
+                 shown: (td.querySelector('a') || td).innerText, text: td.innerText,
                  ratio: (td.querySelector('small.vs-bindings') || {}).innerText || '',
                  order: (td.querySelector('.order-differs') || {}).innerText || '',
                  differs: !!td.querySelector('.order-differs')})))"""

@@ -72,6 +72,7 @@ def budgets_html(rows, found, head):
         "lies above the budget, <b>within</b> only where it lies below, else undecided. "
         f"{counts}.</p>"
     )
+    out.append(unjudged_html(rows, head))
     told = [j for j in judged if j["verdict"] == budgets.OVER]
     rest = [j for j in judged if j["verdict"] != budgets.OVER]
     if told:
@@ -87,6 +88,24 @@ def budgets_html(rows, found, head):
             f"</summary>{table_html(rest)}</details>"
         )
     return out
+
+
+def unjudged_html(rows, head):
+    """How many calls of cuda.core and cuda.bindings at the head no over-C++ run measured, so that
+    no budget judges them: why one machine has fewer calls judged than another."""
+    missing = [
+        cell["case"]
+        for row in rows
+        for api, cell in row["cells"].items()
+        if api in ("core", "bindings") and cell.get("case") and not cell.get("over_cpp")
+    ]
+    if not missing:
+        return ""
+    return (
+        f'<p class="budgets-unjudged text-muted">{len(missing)} calls of cuda.core and '
+        f"cuda.bindings at {esc(head)} are not judged: no over-C++ run of {esc(head)} on this "
+        "machine timed them beside a C++ twin (<code>cuda-bench over-cpp</code>).</p>"
+    )
 
 
 def table_html(judged):

@@ -122,7 +122,11 @@ def head_html(told, known):
         out.append("<p>No commit of main measured on this machine yet.</p></section>")
         return out
     title = f" “{esc(head['title'])}”" if head["title"] else ""
-    said = "The newest commit of main whose results could be read" if lost else "Main's head"
+    said = (
+        "The newest commit of main whose results could be read"
+        if lost
+        else "Main's head (the newest commit of main measured on this machine)"
+    )
     out.append(
         f'<p class="head" data-commit="{esc(head["commit"])}">{said}: '
         f"{commit_link(head['commit'], known)}"
@@ -211,6 +215,14 @@ def changes_html(told, known):
                 f'<h3 class="changed" data-against="{key}">{heading}</h3>'
                 + changed_table(machine, part["described"]["changed"])
                 + work_html(part["described"])
+            )
+        elif part.get("step") and part["described"]["work"] is None:
+            where = "the previous measured commit" if key == "previous" else "the newest release"
+            out.append(
+                f'<p class="work unseen-work" data-against="{key}">Work per call since {where}: '
+                f"not compared, since {esc(part['described']['base_name'])} or "
+                f"{esc(part['described']['head_name'])} was not counted on this machine "
+                "(<code>cuda-bench counts</code> counts a commit).</p>"
             )
         elif part.get("step") and part["described"]["work"] is not None:
             where = (
@@ -523,8 +535,8 @@ def cell_html(row, api, machine, usual):
         )
     elif number(value):
         shown = f'<a href="{esc(link)}"><span class="asv">asv</span> {fmt(value)}</a>'
-    else:
-        shown = f'<a href="{esc(link)}">{"failed" if value is None else "not measured"}</a>'
+    else:  # nothing measured, nothing to graph
+        shown = "failed" if value is None else "not measured"
     if not number(value) and not one:
         return f'<td class="{api}" data-value="">{shown}</td>'
     badge, verdict = "", ""

@@ -11,7 +11,8 @@ $(function () {
     var NAMES = {core: 'cuda.core', bindings: 'cuda.bindings', cupy: 'CuPy', pathfinder: 'cuda.pathfinder',
                  cpp: 'C++ twin'};
     var ORDER = ['core', 'bindings', 'cupy', 'pathfinder', 'cpp'];
-    var MARKS = {regression: '#c9302c', improvement: '#2d8a2d', 'not reproduced': '#999999', 'put down': '#e08a00'};
+    // flag colours at least 4.5:1 against the plot's white (WCAG AA)
+    var MARKS = {regression: '#c12e2a', improvement: '#2b7a2b', 'not reproduced': '#6b6b6b', 'put down': '#a45f00'};
     var index = null, wanted = null, loaded = {};
     window.cudaBenchGraph = {ready: false};
     window.cudaBenchData = function (name, data) { loaded[name] = data; };
@@ -95,6 +96,10 @@ $(function () {
         var entry = list.filter(function (e) { return e[0] === state.benchmark; })[0]
             || list.filter(function (e) { return e[0] === 'bench_device.SetCurrent.time_set_current'; })[0] || list[0];
         var label = entry[2].indexOf(state.case) >= 0 ? state.case : entry[2][0];
+        // a case asked for by name that this machine never measured: said, never another case in its place
+        var missing = state.benchmark === entry[0] && state.case !== undefined && label !== state.case
+            ? 'Case ' + state.case + ' of ' + entry[1] + ' has no paired step and no median on ' + machine
+              + ': it was never measured there. Shown: case ' + (label || '(one case)') + '.' : '';
         options($('#machine'), machines.map(function (m) { return [m, m]; }), machine);
         options($('#benchmark'), list.map(function (e) { return [e[0], e[1]]; }), entry[0]);
         options($('#case'), entry[2].map(function (c) { return [c, c || '(one case)']; }), label);
@@ -104,6 +109,9 @@ $(function () {
         fetchData(machine + '/' + entry[0], function (data) {
             if (asked === wanted) {  // else another graph was asked for since
                 draw(data, label);
+                if (missing) {
+                    $('#graph-notes').prepend($('<p class="missing-case alert alert-warning"/>').text(missing));
+                }
             }
         });
     }
