@@ -540,6 +540,10 @@ MUTATIONS = [
      "cuda_bench/pages/asv_site.py", "    head_s = head_s or base_s * case[\"ratio\"]\n",
      "    head_s = base_s * case[\"ratio\"]\n",
      [DASHBOARD + "test_the_regressions_page_feed_and_json_say_what_the_records_hold"]),
+    ("graph.html shows another case in place of one never measured, silently", "dashboard/site/graph.js",
+     "var missing = state.benchmark === entry[0] && state.case !== undefined && label !== state.case",
+     "var missing = false",
+     ["tests/test_front_page.py::test_a_case_never_measured_links_to_no_graph_and_its_graph_says_so"]),
 ]
 
 

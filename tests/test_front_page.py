@@ -398,3 +398,28 @@ def test_every_cell_number_is_what_results_holds(committed):
             checked["chain"] += 1
     assert all(checked.values()), checked
     assert not any(math.isnan(float(c["value"])) for c in cells if c["value"])
+
+
+def test_a_case_never_measured_links_to_no_graph_and_its_graph_says_so(committed):
+    """A cell of a case main's head did not measure (a skipped case: asv's NaN) says "not measured" and links to no
+    graph; graph.html asked for a case that the machine never measured (the committed history's CompileThreads 2,
+    4 and 8, or one no suite has) says so and names the case it shows instead, never showing another silently."""
+    html, results_dir, origin = committed
+    machine = sorted(machines_of(results_dir))[0]
+    for tab in browser_tab(origin):
+        tab.goto(f"{origin}/index.html")
+        unmeasured = tab.eval_on_selector_all(
+            "table.overview td[data-value='']", "tds => tds.filter(td => td.innerText.trim() === 'not measured')"
+            ".map(td => [td.closest('table').dataset.machine, td.closest('tr').dataset.benchmark, "
+            "td.closest('tr').dataset.case, td.querySelectorAll('a').length])")
+        assert all(links == 0 for *_, links in unmeasured)
+        asked = [(machine, "bench_launch.Launch.time_launch", "no such case"), *(u[:3] for u in unmeasured)]
+        for machine, benchmark, case in asked:
+            tab.goto(f"{origin}/graph.html#machine={machine}&benchmark={benchmark}&case={case}")
+            tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
+            listed = tab.evaluate("() => [...document.querySelectorAll('#case option')].map(o => o.value)")
+            notes = tab.inner_text("#graph-notes")
+            if case in listed:  # measured at another commit: its graph
+                assert tab.evaluate("() => cudaBenchGraph.label") == case
+            else:
+                assert f"Case {case} of " in notes and "it was never measured there" in notes, notes
