@@ -8,11 +8,13 @@ steps reach, the release ladder's steps, and the work each call does at each cou
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
 from cuda_bench import records, results, stats
 from cuda_bench.names import is_control, is_release_tag, library_of
 from cuda_bench.paths import result_files
+from cuda_bench.text import build_words
 
 
 def release_step(step):
@@ -42,6 +44,22 @@ def environment_change(step):
         if base.get(package) != head.get(package) and base.get(package) and head.get(package):
             out[package] = (base[package], head[package])
     return out
+
+
+def side_build(step, side):
+    """Which cuda-bindings one side of a step ran, in the words every page uses
+    (``text.build_words``): "built from the commit", "13.3.1 wheel"."""
+    version = ((step.get("versions") or {}).get(side) or {}).get("cuda-bindings")
+    return build_words(step.get("bindings"), version)
+
+
+def family(step):
+    """A step's build family: the cuda-bindings both its sides ran, in words (:func:`side_build`),
+    or None where the two differ (a step across a wheel change, or from a wheel to cuda_bindings
+    built from the commit). A paired chain multiplies the steps of one family only: a step across
+    families measures the change of build as much as the commits'."""
+    base, head = side_build(step, "base"), side_build(step, "head")
+    return base if base == head else None
 
 
 def installed_bindings(steps):
@@ -360,40 +378,6 @@ def to_recheck(results_dir, machine_name, start):
 
 
 # --- chains of paired steps -----------------------------------------------------------------------
-def chains(steps):
-    """{commit: [steps from the chain's first commit to it]} for the commits the steps reach: each
-    step pairs a commit with the previous measured one, so they chain."""
-    by_head = {step["head"]: step for step in steps}
-    out = {}
-    for head in by_head:
-        # walk back to a commit whose chain is known (each step is walked once in all), or to
-        # the chain's first commit
-        walked, seen, commit = [], set(), head
-        while commit in by_head and commit not in out and commit not in seen:
-            seen.add(commit)
-            walked.append(by_head[commit])
-            commit = by_head[commit]["base"]
-        if commit in seen:  # steps that loop (no history has them): each chain walked alone
-            return _chains_walked_alone(by_head)
-        path = list(out.get(commit, []))
-        for step in reversed(walked):
-            path.append(step)
-            out[step["head"]] = list(path)
-    return out
-
-
-def _chains_walked_alone(by_head):
-    out = {}
-    for head in by_head:
-        path, seen, commit = [], set(), head
-        while commit in by_head and commit not in seen:
-            seen.add(commit)
-            path.append(by_head[commit])
-            commit = by_head[commit]["base"]
-        out[head] = path[::-1]
-    return out
-
-
 def chain_link(case):
     """The measurement of a step's case that a paired chain multiplies (its ``ratio``, ``low``,
     ``high``): the case's shown numbers, except for a flag not reproduced, whose measurement that
@@ -401,25 +385,75 @@ def chain_link(case):
     return case.get("cleared_by") or case
 
 
-def chained_ratio(path, name, by_name=None):
-    """(product of the case's paired ratios along ``path``, the commit it starts from, steps used),
-    or None when a step of the path did not measure the case: the paired chain of the case from the
-    path's first commit to its last. A step between identical builds is ×1 for every case: both
-    sides are the same code. ``by_name``: each step's cases by name, one per step of ``path`` in
-    its order, where the caller walks the same path for many cases."""
-    product = 1.0
-    for i, step in enumerate(path):
-        if identical(step):
+def chains(steps, commits):
+    """Each case's paired chains along the history, one per build family (:func:`family`: the
+    cuda-bindings both sides of a step ran): {case: {family: {commit: (value, low, high, root,
+    steps)}}}. ``commits``: the commits in the history's order (``summary.order``). A chain
+    multiplies only the steps of its family: a step across a change of build (a wheel's version,
+    or a wheel to cuda_bindings built from the commit) is no link of any chain, so the chains
+    restart there.
+    Each run of commits that one family's steps link starts at ×1.000 at its first commit
+    (``root``); a commit's value is the product of the ratios of the ``steps`` on the way from
+    there (a step walked backwards divides), and its band the products of the steps' interval
+    ends, at least as wide as a 95 % interval of the product. Where no paired step links two
+    commits the chain starts again: an unpaired difference is never part of it."""
+    at = {c: i for i, c in enumerate(commits)}
+    names = {case["name"] for step in steps for case in step["cases"]}
+    edges = {}  # (case, family) -> [(base, head, ratio, low, high)]
+    for step in steps:
+        build = family(step)
+        if build is None or step["base"] not in at or step["head"] not in at:
             continue
-        case = (
-            by_name[i].get(name)
-            if by_name is not None
-            else next((c for c in step["cases"] if c["name"] == name), None)
+        if identical(step):  # the same code on both sides: ×1 exactly for every case
+            found = [(n, {"ratio": 1.0, "low": 1.0, "high": 1.0}) for n in names]
+        else:
+            found = [(case["name"], chain_link(case)) for case in step["cases"]]
+        for case_name, link in found:
+            edges.setdefault((case_name, build), []).append(
+                (step["base"], step["head"], link["ratio"], link["low"], link["high"])
+            )
+    out = {}
+    for (case_name, build), found in edges.items():
+        out.setdefault(case_name, {})[build] = _walked(found, commits, at)
+    return out
+
+
+def _walked(found, commits, at):
+    """{commit: (value, low, high, root, steps)} of one family's links of one case (``found``:
+    [(base, head, ratio, low, high)]), each run of linked commits from its first commit."""
+    links = {}  # commit -> [(place of the other commit, other, ratio, low, high)]
+    for base, head, ratio, low, high in found:
+        links.setdefault(base, []).append((at[head], head, ratio, low, high))
+        links.setdefault(head, []).append((at[base], base, 1 / ratio, 1 / high, 1 / low))
+    for linked in links.values():
+        linked.sort(key=lambda link: link[0])  # the history's order, each commit's links once
+    values = {}
+    for root in commits:
+        if root in values or root not in links:
+            continue
+        values[root] = (1.0, 1.0, 1.0, root, 0)
+        todo = collections.deque([root])
+        while todo:
+            commit = todo.popleft()
+            value, low, high, _, count = values[commit]
+            for _, other, ratio, lo, hi in links[commit]:
+                if other not in values:
+                    values[other] = (value * ratio, low * lo, high * hi, root, count + 1)
+                    todo.append(other)
+    return values
+
+
+def builds(runs_of, steps):
+    """{commit: the build family the pages show of it} (``text.build_words`` of the cuda-bindings
+    its shown build ran: ``runs_of``, one results file per commit, ``results.one_per_commit``): the
+    chain each commit's numbers stand on."""
+    installed = installed_bindings(steps)
+    return {
+        d["commit_hash"]: build_words(
+            results.bindings_of(d), installed.get((d["commit_hash"], results.bindings_of(d)))
         )
-        if case is None:
-            return None
-        product *= chain_link(case)["ratio"]
-    return (product, path[0]["base"], len(path)) if path else None
+        for d in runs_of
+    }
 
 
 def flagged_steps(steps):

@@ -252,10 +252,7 @@ def forms_compared(runs, confidence=stats.CONFIDENCE):
             out[name] = {
                 "py_ns": case["py_ns"],
                 "cpp_ns": case["cpp_ns"],
-                "record": {
-                    "date": record["date"],
-                    "bindings": build_words(None, record["versions"].get("cuda-bindings")),
-                },
+                "record": run_words(record),
             }
             if found:
                 out[name] |= found | {"runs": {"each": [_each(record, found, FORM_KEYS)]}}
@@ -281,6 +278,36 @@ def _form_over_bindings(case, reference, confidence):
         "high": high,
         "coverage": round(coverage, 4),
         "processes": len(per),
+    }
+
+
+def forms_in_runs(runs, picked):
+    """:func:`forms_compared` of one commit's over-C++ ``runs``, each case read in the run
+    ``picked`` ({case: (its measurement, spread)}, :func:`over_cpp_cases`) took it from: a cell's
+    time in one process, its ratio over cuda.bindings' and its cost over C++ then come from one run.
+    Where that run did not time the case beside cuda.bindings' form in the same processes, its time
+    alone; a case no run was picked for, as :func:`forms_compared` reads it."""
+    run_of = {id(case): record for record in runs for case in record["cases"]}
+    per_run, out = {}, {}
+    for name, (case, _) in picked.items():
+        record = run_of.get(id(case))
+        if record is None:
+            continue
+        if id(record) not in per_run:
+            per_run[id(record)] = forms_compared([record])
+        out[name] = per_run[id(record)].get(name) or {
+            "py_ns": case["py_ns"],
+            "cpp_ns": case["cpp_ns"],
+            "record": run_words(record),
+        }
+    return forms_compared(runs) | out
+
+
+def run_words(record):
+    """What names an over-C++ run on the pages: its date and time, and the cuda-bindings it ran."""
+    return {
+        "date": record["date"],
+        "bindings": build_words(None, (record.get("versions") or {}).get("cuda-bindings")),
     }
 
 

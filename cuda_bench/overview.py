@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cuda_bench import calls, counts_read, history, overcpp_read, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
-from cuda_bench.text import build_words, number, standing
+from cuda_bench.text import number, standing
 
 APIS = ("cpp", "bindings", "core", "cupy")
 
@@ -172,8 +172,10 @@ def overview_rows(
 class Newest:
     """What a machine's rows are read against: its newest results file's values (``current``, the
     benchmarks measured under another version left out: ``older``), the harness floor there, the
-    newest release measured before it, the chain of main's steps to it (``path``, each step's cases
-    by name in ``by_name``), its C++ twins' values and its paired over-C++ cases."""
+    newest release measured before it, the paired step of main into it (``into``, its cases by name
+    in ``into_cases``), each case's paired chains (``chains``, ``history.chains``) and the build
+    each measured commit is shown in (``builds``), its C++ twins' values and its paired over-C++
+    cases."""
 
     machine: str
     newest: dict
@@ -181,11 +183,16 @@ class Newest:
     older: list
     floor: float | None
     release: str | None
-    path: list
-    by_name: list
+    into: dict | None
+    into_cases: dict
+    chains: dict
+    #: the measured commits in the history's order, and {commit: its shown build, in words}
+    commits: list
+    builds: dict
     cpp: dict
     paired: dict
-    #: {case: each form against cuda.bindings in one process} (``overcpp_read.forms_compared``)
+    #: {case: each form against cuda.bindings in one process, in the run ``paired`` took it from}
+    #: (``overcpp_read.forms_in_runs``)
     forms: dict
     #: the cuda-bindings asv's medians ran with, in words (``text.build_words``)
     build: str
@@ -211,9 +218,11 @@ def newest_of(machine_name, runs_of, steps, known, recorded, versions):
         if summary.tag(d["commit_hash"], known) and d["commit_hash"] != newest["commit_hash"]
     ]
     main_steps = [s for s in steps if summary.step_kind(s, known) == "main"]
-    path = history.chains(main_steps).get(newest["commit_hash"], [])
-    asked = results.bindings_of(newest)
+    shown = history.builds(runs_of, steps)
+    into = summary.step_into(newest["commit_hash"], main_steps, known, shown[newest["commit_hash"]])
+    commits = summary.order(shown, known)
     of_commit = [r for r in recorded if r["commit"] == newest["commit_hash"]]
+    paired = overcpp_read.over_cpp_cases(of_commit, recorded, versions)
     return Newest(
         machine=machine_name,
         newest=newest,
@@ -221,14 +230,15 @@ def newest_of(machine_name, runs_of, steps, known, recorded, versions):
         older=older,
         floor=current.get((HARNESS, ("'noop'",))),
         release=summary.tag(summary.order(released, known)[-1], known) if released else None,
-        path=path,
-        by_name=[{c["name"]: c for c in step["cases"]} for step in path],
+        into=into,
+        into_cases={c["name"]: c for c in into["cases"]} if into else {},
+        chains=history.chains(steps, commits),
+        commits=commits,
+        builds=shown,
         cpp={combo[0].strip("'"): v for (name, combo), v in current.items() if name == CPP},
-        paired=overcpp_read.over_cpp_cases(of_commit, recorded, versions),
-        forms=overcpp_read.forms_compared(of_commit),
-        build=build_words(
-            asked, history.installed_bindings(steps).get((newest["commit_hash"], asked))
-        ),
+        paired=paired,
+        forms=overcpp_read.forms_in_runs(of_commit, paired),
+        build=shown[newest["commit_hash"]],
     )
 
 
@@ -240,6 +250,7 @@ def row_of(at, name, case, combos, param_names, differs):
         "benchmark": name,
         "case": [c.strip("'") for c in case],
         "commit": at.newest["commit_hash"],
+        "measured": results.measured_at(at.newest),
         "release": at.release,
         "floor": at.floor,
         "params": at.newest["params"],
@@ -266,6 +277,31 @@ def row_of(at, name, case, combos, param_names, differs):
     return row
 
 
+def chain_at(at, name):
+    """Where the newest commit stands on case ``name``'s paired chain of the build it is shown in
+    (``history.chains``): ``ratio``, ``low``, ``high``, ``since`` (the commit the chain starts at),
+    ``steps``, ``build``, and ``before``, the build the commit before ``since`` is shown in where
+    it is another (the chain restarts there: it never crosses builds); None where no chain of that
+    build reaches it."""
+    head = at.newest["commit_hash"]
+    build = at.builds[head]
+    found = at.chains.get(name, {}).get(build, {}).get(head)
+    if found is None or found[4] == 0:
+        return None
+    ratio, low, high, since, steps = found
+    place = at.commits.index(since)
+    before = at.builds[at.commits[place - 1]] if place else None
+    return {
+        "ratio": ratio,
+        "low": low,
+        "high": high,
+        "since": since,
+        "steps": steps,
+        "build": build,
+        "before": before if before != build else None,
+    }
+
+
 #: what a cell keeps of a paired over-C++ measurement
 OVER_CPP_KEPT = (
     "ratio",
@@ -288,7 +324,7 @@ def python_cell(at, name, combo, param_names, cpp_value):
     value = at.current[(name, combo)]
     net = value - at.floor if number(value) and number(at.floor) else None
     full = case_name(name, combo)
-    step = at.by_name[-1].get(full) if at.path else None
+    step = at.into_cases.get(full)
     cell = {
         "value": value,
         "net": net,
@@ -297,12 +333,13 @@ def python_cell(at, name, combo, param_names, cpp_value):
         "params": dict(zip(param_names.get(name, []), combo)),
         "step": {k: step[k] for k in ("ratio", "low", "high", "verdict")}
         | {
-            "base": at.path[-1]["base"],
-            "standing": standing(step, at.path[-1].get("versions")),
+            "base": at.into["base"],
+            "standing": standing(step, at.into.get("versions")),
+            "build": history.family(at.into) or "",
         }
         if step
         else None,
-        "index": list(history.chained_ratio(at.path, full, at.by_name) or []) or None,
+        "index": chain_at(at, full),
         "regression": bool(step and step["verdict"] == "regression"),
         "one_process": at.forms.get(full),
     }

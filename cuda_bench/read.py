@@ -98,7 +98,11 @@ class History:
     def rows_at(self, prefix):
         """The operation table at the commits whose hash starts with ``prefix`` (``rows`` holds it
         at each machine's newest)."""
-        runs = [(name, data) for name, data in self.runs if data["commit_hash"].startswith(prefix)]
+        runs = []  # each machine's runs up to that commit, oldest first: the chains that reach it
+        for name, machine in self.machines.items():
+            found = [d["commit_hash"].startswith(prefix) for d in machine.runs]
+            if any(found):
+                runs += [(name, d) for d in machine.runs[: found.index(True) + 1]]
         return overview.rows_of(
             self.suite,
             runs,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from cuda_bench import calls, overcpp_read, results, summary
+from cuda_bench import calls, history, overcpp_read, results, summary
 from cuda_bench.names import short_name, split_case
 from cuda_bench.overview import APIS, TITLES
 from cuda_bench.pages.html import case_label
@@ -168,11 +168,13 @@ def regressions_bullet(found):
             + ")"
         )
         put_down = [
-            f"{told['counts']['put down']} changed with {told['counts']['environment']} at "
-            f"{told['base_name']} → {told['head_name']}"
+            f"{slower} slower with {told['counts']['environment']} at "
+            f"{told['base_name']} → {told['head_name']} (as the Regressions page lists them"
+            f"{f'; {changed - slower} more faster' if changed > slower else ''})"
             for machine in found.machines.values()
             for told in machine.releases["ladder"]
-            if told["counts"]["put down"]
+            if (changed := told["counts"]["put down"])
+            for slower in [sum(c["verdict"] == "regression" for c in told["put_down"])]
         ]
         said += (
             f"; not counted, put down to the environment: {'; '.join(put_down)}" if put_down else ""
@@ -196,38 +198,46 @@ def focus(found):
     )
 
 
-def chain_text(chain, commit, known):
-    """Where ``commit`` stands on a case's paired chain (``summary.chains``): '×0.100 [0.097,
-    0.102] at cuda-core-v0.5.1 from cuda-core-v0.1.0'; "" where the chain does not reach it."""
-    if commit not in chain or chain[commit][3] == commit:
+def chain_text(chain, commit, known, build):
+    """Where ``commit`` stands on a case's paired chain of one build (``history.chains``):
+    '×0.100 [0.097, 0.102] at cuda-core-v0.5.1 from cuda-core-v0.3.2 (13.3.1 wheel)'; "" where
+    the chain does not reach it."""
+    if commit not in chain or chain[commit][4] == 0:
         return ""
-    value, low, high, root = chain[commit]
+    value, low, high, root, _ = chain[commit]
     said = interval({"ratio": value, "low": low, "high": high})
-    return f"{said} at {commit_md(commit, known)} from {commit_md(root, known)}"
+    return f"{said} at {commit_md(commit, known)} from {commit_md(root, known)} ({build})"
 
 
 def chain_said(machine, known, case):
-    """``case``'s paired chain on ``machine`` as the graph page draws it (``summary.chains`` over
-    the measured commits in the history's order): where the newest release and main's head stand
-    on it, and the range of asv's medians along the head's run of it; "" where it reaches
-    neither."""
-    newest = {}
-    for data in machine.runs:  # of a commit measured in several environments, the last run
-        newest[data["commit_hash"]] = data
+    """``case``'s paired chains on ``machine`` as the graph page draws them (``history.chains``
+    over the measured commits in the history's order, one chain per build): where the newest
+    release and main's head stand on the chain of the build each is shown in, and the range of
+    asv's medians along the head's run of it; "" where it reaches neither."""
+    newest = {data["commit_hash"]: data for data in machine.runs}
     commits = summary.order(newest, known)
-    chain = summary.chains(machine.steps, commits).get(case, {})
+    chains = history.chains(machine.steps, commits).get(case, {})
+    shown = history.builds(machine.runs, machine.steps)
     head = (machine.landing["head"] or {}).get("commit")
-    ends = dict.fromkeys(c for c in (machine.releases["newest"], head) if c)
-    reached = [said for said in (chain_text(chain, c, known) for c in ends) if said]
+    ends = dict.fromkeys(c for c in (machine.releases["newest"], head) if c in shown)
+    reached = [
+        said
+        for said in (chain_text(chains.get(shown[c], {}), c, known, shown[c]) for c in ends)
+        if said
+    ]
     if not reached:
         return ""
-    said = f" Its paired chain on cuda.core: {'; '.join(reached)}"
-    root = chain.get(head, (None,) * 4)[3]
+    said = (
+        f" Its paired chains on cuda.core, one per build (a chain never crosses builds): "
+        f"{'; '.join(reached)}"
+    )
+    chain = chains.get(shown.get(head), {})
+    root = chain.get(head, (None,) * 5)[3]
     benchmark, combo = split_case(case)
     medians = [
         value
         for c in commits
-        if root and c in chain and chain[c][3] == root
+        if root and c in chain and chain[c][3] == root and shown[c] == shown[head]
         if number(value := results.values(newest[c]).get((benchmark, tuple(combo))))
     ]
     if len(medians) > 1:

@@ -31,20 +31,20 @@ MARKS = {"regression": " ▲", "improvement": " ▼"}
 
 
 def cell_text(row, api):
-    """A cell: the form's time in one process and its ratio over cuda.bindings' with the interval,
-    where an over-C++ run of the commit timed it, then asv's median at the commit ("asv ...", or
-    alone); ▲ (slower) or ▼ (faster) with the paired step's ratio and interval where that step to
-    the commit judged the case so."""
+    """A cell, one time in it: the form's time in one process and its ratio over cuda.bindings'
+    with the interval, where an over-C++ run of the commit timed it; else asv's median at the commit
+    ("asv ..."); ▲ (slower) or ▼ (faster) with the paired step's ratio and interval where that step
+    to the commit judged the case so."""
     c = row["cells"].get(api)
     if c is None:
         return ""
     one = c.get("one_process")
-    asv = fmt(c["value"]) if number(c["value"]) else ("failed" if c["value"] is None else "n/a")
     if one:
         text = fmt(one["py_ns"] * 1e-9) + (f" {interval(one)}" if "ratio" in one else "")
-        text += f" (asv {asv})" if number(c["value"]) else ""
+    elif number(c["value"]):
+        text = f"asv {fmt(c['value'])}"
     else:
-        text = asv
+        text = "failed" if c["value"] is None else "not measured"
     step = c.get("step") or {}
     mark = MARKS.get(step.get("verdict"))
     return text + (f"{mark} {interval(step)}" if mark else "")
@@ -67,26 +67,33 @@ def markdown(rows):
         if usual
         else ""
     )
-    one = [
-        c["one_process"]["record"]
-        for r in rows
-        for c in r["cells"].values()
-        if c.get("one_process")
-    ]
+    one = sorted(
+        {
+            (
+                c["one_process"]["record"]["date"][:16].replace("T", " "),
+                c["one_process"]["record"]["bindings"],
+            )
+            for r in rows
+            for c in r["cells"].values()
+            if c.get("one_process")
+        }
+    )
+    runs = "; ".join(f"{date} UTC, cuda-bindings {bindings}" for date, bindings in one)
     timed = (
-        f"In one process (the over-C++ run of {max(r['date'] for r in one)[:10]}, cuda-bindings "
-        f"{max(one, key=lambda r: r['date'])['bindings']}): each form's time per call, and under "
-        "cuda.core and CuPy their time over cuda.bindings', paired process by process, with its "
-        f"{stats.CONFIDENCE:.0%} interval; then "
+        f"In one process (the over-C++ run{'s' if len(one) > 1 else ''} of {runs}): each form's "
+        "time per call, and under cuda.core and CuPy their time over cuda.bindings', paired "
+        f"process by process, with its {stats.CONFIDENCE:.0%} interval; "
         if one
         else ""
     )
     lines = [
-        f"{timed}asv's median time per call at `{first['commit'][:9]}` (one unpaired run: "
-        f"context, not a verdict; cuda-bindings {first['build']}); ▲ slower, ▼ faster: the paired "
+        f"{timed}where no over-C++ run timed a form, asv's median time per call at "
+        f"`{first['commit'][:9]}`, marked asv (one unpaired run: context, not a verdict; "
+        f"cuda-bindings {first['build']}); one time per cell; ▲ slower, ▼ faster: the paired "
         "step to this commit says so, with its ratio "
         "and interval. Harness floor (what the timing loop itself costs per call): "
-        f'{fmt(first["floor"]) if number(first["floor"]) else "n/a"}. "over C++": the Python form '
+        f"{fmt(first['floor']) if number(first['floor']) else 'not measured'}. "
+        '"over C++": the Python form '
         f"against its C++ twin, per call and as a ratio, {how}; ✓ under cuda-python's target of "
         f"{fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above.{ranges} ★: the sides do different "
         "work (below).",
@@ -392,7 +399,9 @@ def across(runs, columns, api):
     lines = [
         "| operation | case | " + " | ".join(name for name, _ in picked) + " |",
         "|---|---|" + "---:|" * len(picked),
-        "| harness floor |  | " + " | ".join(fmt(f) if number(f) else "n/a" for f in floors) + " |",
+        "| harness floor |  | "
+        + " | ".join(fmt(f) if number(f) else "not measured" for f in floors)
+        + " |",
     ]
     for name, combo in sorted(keys):
         cells = []

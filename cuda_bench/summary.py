@@ -10,7 +10,6 @@ Markdown (``cuda_bench.report``) render these.
 
 from __future__ import annotations
 
-import collections
 import math
 
 from cuda_bench import counts_read, history, results, stats
@@ -333,7 +332,8 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
     * ``release``: the newest release measured on the machine (its tag and commit) and the paired
       step from it to the head, or ``step`` None;
     * ``open``: main's regressions still open, [(step, case)] newest first, each confirmed or not
-      yet confirmed; ``release_open``: how many the release ladder's steps hold.
+      yet confirmed; ``release_flags``: those the release ladder's steps hold, as ``open``;
+      ``release_open``: how many.
     """
     measured = [d["commit_hash"] for d in runs_of]
     head = main_head(measured, known)
@@ -344,6 +344,7 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
         "release": None,
         "open": [],
         "release_open": 0,
+        "release_flags": [],
         "params": runs_of[-1]["params"] if runs_of else {},
         "lost_head": None,
     }
@@ -351,9 +352,10 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
     kinds = {(s["base"], s["head"]): step_kind(s, known) for s in steps}
     main_steps = [s for s in steps if kinds[(s["base"], s["head"])] == "main"]
     out["open"] = history.flagged_steps(main_steps)
-    out["release_open"] = len(
-        history.flagged_steps([s for s in steps if kinds[(s["base"], s["head"])] == "release"])
+    out["release_flags"] = history.flagged_steps(
+        [s for s in steps if kinds[(s["base"], s["head"])] == "release"]
     )
+    out["release_open"] = len(out["release_flags"])
     if head is None:
         return out
     info = known.get(head) or {}
@@ -366,7 +368,8 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
             (results.measured_at(d) for d in runs_of if d["commit_hash"] == head), default=0
         ),
     }
-    out["previous"] = previous_of(head, measured, main_steps, known, work)
+    shown = history.builds(runs_of, steps).get(head)
+    out["previous"] = previous_of(head, measured, main_steps, known, work, shown)
     released = [c for c in order(measured, known) if tag(c, known) and c != head]
     if released:
         newest = max(released, key=lambda c: release_version(tag(c, known)))
@@ -397,15 +400,24 @@ def lost_head(measured, known, unreadable):
     }
 
 
-def previous_of(head, measured, main_steps, known, work):
+def step_into(head, main_steps, known, build=None):
+    """The paired step of main into ``head`` the pages show: of the head's shown ``build``
+    (:func:`builds`) where one is, from the nearest measured commit before, the newest; None where
+    the history has none."""
+    into = [s for s in main_steps if s["head"] == head]
+
+    def rank(step):
+        return history.family(step) == build, place(step["base"], known), step.get("date", "")
+
+    return max(into, key=rank) if into else None
+
+
+def previous_of(head, measured, main_steps, known, work, build=None):
     """The previous measured commit of main before ``head``, and the paired step from it to the head
-    (``step`` None where the history has none)."""
+    (:func:`step_into`; ``step`` None where the history has none)."""
     line = [c for c in order(measured, known) if on_main(c, known) and not tag(c, known)]
     before = line[: line.index(head)] if head in line else []
-    into = [s for s in main_steps if s["head"] == head]
-    # the nearest measured commit before; of one pair paired in several environments, the newest
-    # step
-    step = max(into, key=lambda s: (place(s["base"], known), s["date"])) if into else None
+    step = step_into(head, main_steps, known, build)
     previous = {
         "commit": step["base"] if step else (before[-1] if before else None),
         "step": step,
@@ -513,59 +525,6 @@ def _newest_first(found, known):
 
 
 # --- paired chains --------------------------------------------------------------------------------
-def chains(steps, commits):
-    """Each case's paired chain along the history: {case: {commit: (value, low, high, root)}}.
-    ``commits``: the commits in the history's order (:func:`order`). Each run of commits that paired
-    steps link starts at ×1.000 at its first commit (``root``); a commit's value is the product of
-    the ratios of the steps on the way from there (a step walked backwards divides), and its band
-    the products of the steps' interval ends, at least as wide as a 95 % interval of the product.
-    Where no paired step links two commits the chain starts again: an unpaired difference is never
-    part of it."""
-    at = {c: i for i, c in enumerate(commits)}
-    edges = {}
-    for step in steps:
-        if step["base"] not in at or step["head"] not in at:
-            continue
-        for case in step["cases"]:
-            edges.setdefault(case["name"], []).append(
-                (step["base"], step["head"], history.chain_link(case))
-            )
-    names = {case["name"] for step in steps for case in step["cases"]}
-    for step in steps:  # identical builds: the same code on both sides, ×1 exactly for every case
-        if history.identical(step) and step["base"] in at and step["head"] in at:
-            for case_name in names:
-                edges.setdefault(case_name, []).append(
-                    (step["base"], step["head"], {"ratio": 1.0, "low": 1.0, "high": 1.0})
-                )
-    out = {}
-    for case_name, found in edges.items():
-        links = {}  # commit -> [(place of the other commit, other, ratio, low, high)]
-        for base, head, case in found:
-            links.setdefault(base, []).append(
-                (at[head], head, case["ratio"], case["low"], case["high"])
-            )
-            links.setdefault(head, []).append(
-                (at[base], base, 1 / case["ratio"], 1 / case["high"], 1 / case["low"])
-            )
-        for linked in links.values():
-            linked.sort(key=lambda link: link[0])  # the history's order, each commit's links once
-        values = {}
-        for root in commits:
-            if root in values or root not in links:
-                continue
-            values[root] = (1.0, 1.0, 1.0, root)
-            todo = collections.deque([root])
-            while todo:
-                commit = todo.popleft()
-                value, low, high, _ = values[commit]
-                for _, other, ratio, lo, hi in links[commit]:
-                    if other not in values:
-                        values[other] = (value * ratio, low * lo, high * hi, root)
-                        todo.append(other)
-        out[case_name] = values
-    return out
-
-
 def flags(steps, known):
     """{case: [(step, case record, kind)]} for every case a step judged slower, faster or not
     reproduced."""

@@ -63,7 +63,7 @@ def per_call(case):
     '2.29 µs → 699 ns (×0.305 between these medians: outside the interval)'."""
     base, head = case.get("base_ns"), case.get("head_ns")
     if not (number(base) and number(head)) or base <= 0:
-        return "n/a"
+        return "not recorded"
     said = f"{fmt_ns(base)} → {fmt_ns(head)}"
     quotient = head / base
     if case["low"] <= quotient <= case["high"]:

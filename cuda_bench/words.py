@@ -32,8 +32,8 @@ WORDS = {
         "machine start alike."
     ),
     "Fast state": (
-        "on the H200, a process's Python runs either fast or about twice as slowly for a while; "
-        "the fast state is the first."
+        "on the GPU machines measured here (H100 and H200 alike), a process's Python runs either "
+        "fast or about twice as slowly for a while; the fast state is the first."
     ),
     "Slow state": (
         "an over-C++ run whose C++ twins ran more than ×1.15 slower than their fastest recorded "
@@ -76,7 +76,25 @@ WORDS = {
     ),
     "Paired chain": (
         "the product of a case's paired ratios along the history, from the first commit the steps"
-        " reach (rule 10); its band multiplies the ends of the steps' intervals."
+        " reach (rule 10); its band multiplies the ends of the steps' intervals. A chain multiplies"
+        " the steps of one build only (the cuda-bindings both sides ran) and starts again where "
+        "the build changes."
+    ),
+    "A/A run": (
+        "a commit paired against itself, the same build on both sides: every ratio should be "
+        "×1.000, and how far each case strays sets its threshold (`cuda-bench aa`)."
+    ),
+    "Paired engine": (
+        "what makes every paired step: it times two builds in turn on one core, process pair "
+        "after process pair, and gives each case a ratio with its 95 % interval (docs/method.md)."
+    ),
+    "Main's head": (
+        "the newest commit of main measured on a machine; main may have newer commits the history "
+        "does not hold yet."
+    ),
+    "Not recorded, not measured": (
+        "a number the records do not hold (an older record without it), or a case no run "
+        "measured: never a zero."
     ),
     "Geometric mean per library": (
         "of every case's ratio in one step, for one library; a summary, not a verdict."
@@ -141,6 +159,9 @@ SAID = {
     "Threshold": r"thresholds?",
     "Control": r"controls?",
     "Paired step": r"paired steps?",
+    "A/A run": r"A/A runs?",
+    "Paired engine": r"paired engine|the engine",
+    "Main's head": r"main's head",
     "Window": r"one pass",
     "Confirmed, not yet confirmed, not reproduced": r"not yet confirmed|not reproduced|confirmed",
     "Cleared by": r"cleared by",

@@ -34,6 +34,7 @@ from cuda_bench.pages import html as pages_html
 from cuda_bench.pages import landing as landing_page
 from cuda_bench.pages import regressions as regressions_page
 from cuda_bench.pages import releases as releases_page
+from cuda_bench.text import fmt, per_call
 
 #: asv publish and a real browser: the full suite's lane
 pytestmark = pytest.mark.slow
@@ -255,12 +256,13 @@ def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps
                                        "tds => tds.map(td => td.dataset.verdict)")
     assert badges == [] == list(changed_in(previous))
     cell = page.locator("tr[data-benchmark='bench_device.SetCurrent.time_set_current'] td.core")
-    assert cell.inner_text().strip() == "620 ns"  # asv's median doubled (310 -> 620 ns): one number, no badge
+    assert cell.inner_text().strip() == "asv 620 ns"  # asv's median doubled (310 -> 620 ns): one number, no badge
     assert "×1.004 [0.996, 1.012]" in cell.get_attribute("title")  # the paired step, on hover
     body = page.inner_text("body")
     assert body.count(counts.UNSEEN) == 1  # what the counts cannot see, said once, under the work lines
     words = len(body.split())
-    assert words < 480, words  # with the calls each operation and case is also named by, and both builds named
+    # with the calls each operation and case is also named by, both builds named, and the first screen's answers
+    assert words < 640, words
     shoot(page, "landing-fixture.png")
 
 
@@ -274,7 +276,7 @@ def test_a_badge_marks_exactly_the_cases_the_step_to_the_head_judged(site, steps
     rows = overview.overview_rows(runs, {MACHINE: steps}, known, names)
     page_html = landing_page.render(rows)
     marked = re.findall(r'<tr data-benchmark="([^"]+)" data-case="([^"]*)">|<td class="(\w+)[^"]*" data-value="[^"]*"'
-                        r'(?: data-net="[^"]*")? data-verdict="(\w+)"', page_html)
+                        r'(?: data-(?:net|one-process|name)="[^"]*")* data-verdict="(\w+)"', page_html)
     found, current = set(), None
     for benchmark, case, api, verdict in marked:
         if benchmark:
@@ -427,8 +429,8 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
     # each case's work per call beside its time, at main's head: on hover, as the cell's other figures
     title = page.get_attribute(f"tr[data-benchmark='{EVENT_CORE.split('(')[0]}'] td.core", "title")
     event = next(c for c in work[SHA["m4"]][-1]["cases"] if c["name"] == EVENT_CORE)
-    assert f"work per call, counted: CUDA cuCtxGetCurrent 1, cuEventCreate 1, cuEventDestroy_v2 1; " \
-           f"{event['python_calls']} Python calls" in title and event["python_calls"] == 20
+    assert f"Work per call, counted at {SHA['m4'][:9]}: CUDA cuCtxGetCurrent 1, cuEventCreate 1, " \
+           f"cuEventDestroy_v2 1; {event['python_calls']} Python calls" in title and event["python_calls"] == 20
     page.goto(f"{origin}/steps.html")
     rows = page.eval_on_selector_all("tr.work", "trs => trs.map(tr => [tr.dataset.case, tr.innerText])")
     assert sorted(rows) == sorted([name, f"{name} {', '.join(calls.of(name))}\twork per call: "
@@ -526,7 +528,7 @@ def test_pathfinder_is_drawn_on_the_front_page_and_in_its_graphs(site, page):
     page.wait_for_function("() => window.cudaBenchGraph && window.cudaBenchGraph.ready")
     kinds = page.evaluate("""() => [...cudaBenchGraph.chain.getData(), ...cudaBenchGraph.medians.getData()]
         .filter(s => s.cb.api === 'pathfinder').map(s => [s.cb.kind, s.data.length])""")
-    assert ["chain", len(COMMITS)] in kinds and ["median", len(COMMITS)] in kinds
+    assert ["median", len(COMMITS)] in kinds and any(kind == "chain" for kind, _ in kinds)
     assert "cuda.pathfinder" in page.inner_text("#graph-legend")
     assert "No paired step measured this case yet" not in page.inner_text("#graph-notes")
 
@@ -589,8 +591,13 @@ def test_the_regressions_page_feed_and_json_say_what_the_records_hold(site, step
         assert f"×{ratio:.3f} [{low:.3f}, {high:.3f}] {name} at {where} ({state})" in titles
     listed = json.loads((html / "regressions.json").read_text())["regressions"]
     assert sorted(e[0] for e in listed) == sorted(r[1] for r in opened)
-    for name, _, _, _, _, _, ((_, _, before, after),) in listed:
-        assert any(after / before == pytest.approx(r[4]) for r in opened if r[1] == name)
+    for name, _, _, _, last, best, ((_, _, before, after),) in listed:
+        # asv's times per call are the ones regressions.html shows, base and head, of the same measurement
+        cases = [case_of(step, name) for step in steps for r in opened if r[1] == name
+                 and (step["base"], step["head"]) == (r[2], r[3])]
+        case = next(c for c in cases if (c["base_ns"] * 1e-9, c["head_ns"] * 1e-9) == pytest.approx((before, after)))
+        assert (before, after) == (best, last)
+        assert per_call(case).startswith(f"{fmt(before)} → {fmt(after)}")
     page.goto(f"{origin}/asv.html#/regressions")
     page.wait_for_selector("#regressions-body table tbody tr", timeout=20000)
     named = page.eval_on_selector_all("#regressions-body table:not(.ignored) td:first-child a",
@@ -599,51 +606,68 @@ def test_the_regressions_page_feed_and_json_say_what_the_records_hold(site, step
 
 
 # --- the graph of what the engine knows --------------------------------------------------------------------
-def expected_chain(steps, name):
-    """A case's paired chain at each fixture commit, from the records: v0.1.0 is ×1; v0.2.0 one release step on;
-    main's head m4 the newest release's step on from there; m3, m2, m1 back from m4, one main step at a time."""
+def expected_chains(steps, name):
+    """A case's paired chains at the fixture's commits, one per build, from the records: the 12.9.10 wheel's
+    from v0.1.0 (×1) to v0.2.0 one release step on; the 13.3.1 wheel's from m1 (×1) one main step at a time to
+    m4. The step v0.2.0 -> m4 runs 12.9.10 on one side and 13.3.1 on the other: no chain multiplies it."""
     ratio = {k: history.chain_link(case_of(step_of(steps, *k), name))["ratio"]
-             for k in (("v010", "v020"), ("v020", "m4"), ("m3", "m4"), ("m2", "m3"), ("m1", "m2"))}
-    out = {"v010": 1.0, "v020": ratio[("v010", "v020")]}
-    out["m4"] = out["v020"] * ratio[("v020", "m4")]
-    out["m3"] = out["m4"] / ratio[("m3", "m4")]
-    out["m2"] = out["m3"] / ratio[("m2", "m3")]
-    out["m1"] = out["m2"] / ratio[("m1", "m2")]
-    return out
+             for k in (("v010", "v020"), ("m1", "m2"), ("m2", "m3"), ("m3", "m4"))}
+    wheel = {"m1": 1.0}
+    for base, head in (("m1", "m2"), ("m2", "m3"), ("m3", "m4")):
+        wheel[head] = wheel[base] * ratio[(base, head)]
+    return {"12.9.10 wheel": {"v010": 1.0, "v020": ratio[("v010", "v020")]}, "13.3.1 wheel": wheel}
+
+
+ORDER = ["v010", "v020", "m1", "m2", "m3", "m4"]
 
 
 @pytest.mark.parametrize("benchmark,case", [("bench_device.SetCurrent.time_set_current", ""),
                                             ("bench_event.EventCreate.time_event_create", ""),
                                             ("bench_launch.Launch.time_launch", "16 ptr")])
-def test_each_chain_point_is_the_product_of_the_paired_ratios_across_the_environment_change(
+def test_a_chain_multiplies_the_steps_of_one_build_and_says_where_and_why_it_restarts(
         site, steps, known, page, benchmark, case):
-    """graph.html: per library one unbroken chain through all six commits (the environment changes between v0.2.0
-    and m1), each point the product of the records' ratios, a marker exactly where a step flagged the case (◆ where
-    the flag is put down to a cuda-bindings change); asv's medians one line per library below, the C++ twin's too,
-    of m3 the build from its own cuda_bindings alone (not a mean of its two builds); the x axis names the
-    releases."""
+    """graph.html: per library one chain per build, never one across builds. The 12.9.10 wheel's runs from
+    v0.1.0 to v0.2.0 and the 13.3.1 wheel's from m1 to m4, each point the product of that build's paired ratios;
+    no drawn line joins v0.2.0 to m1, where the builds change, and the notes say the chain starts again at m1 and
+    why. m3, shown as its build from the commit, stands on the wheel's chain as another build (a thin line). A
+    marker sits exactly where a step flagged the case (◆ where the flag is put down to a cuda-bindings change);
+    asv's medians one line per library below, the C++ twin's too, of m3 the build from its own cuda_bindings
+    alone; the x axis names the releases; the graphs' numbers are in a table too."""
     html, results_dir, origin = site
     page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark={benchmark}&case={case.replace(' ', '%20')}")
     page.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
     drawn = page.evaluate("""() => ({chain: cudaBenchGraph.chain.getData().map(s => [s.cb, s.data]),
                                      medians: cudaBenchGraph.medians.getData().map(s => [s.cb, s.data]),
-                                     ticks: cudaBenchGraph.chain.getAxes().xaxis.ticks.map(t => t.label)})""")
-    order = ["v010", "v020", "m1", "m2", "m3", "m4"]
-    assert drawn["ticks"] == [TAGS.get(n, SHA[n][:9]) for n in order]
-    lines = {s[0]["api"]: s[1] for s in drawn["chain"] if s[0]["kind"] == "chain"}
-    assert sorted(lines) == ["bindings", "core", "cupy"]
-    for api, points in lines.items():
+                                     ticks: cudaBenchGraph.chain.getAxes().xaxis.ticks.map(t => t.label),
+                                     data: cudaBenchGraph.data.cases[cudaBenchGraph.label]})""")
+    assert drawn["ticks"] == [TAGS.get(n, SHA[n][:9]) for n in ORDER]
+    for api in ("bindings", "core", "cupy"):
         name = f"{benchmark}('{api}'{', ' + repr(case) if case else ''})"
-        want = expected_chain(steps, name)
-        assert None not in points and [p[0] for p in points] == list(range(6))  # no break anywhere
-        assert [p[1] for p in points] == pytest.approx([want[n] for n in order], rel=1e-9)
+        points = drawn["data"][api]["chain"]  # [x, value, low, high, root, build, steps]
+        found = {}
+        for x, value, _, _, root, build, _ in points:
+            found.setdefault(build, {})[ORDER[x]] = value
+            assert root == summary.name(SHA[{"12.9.10 wheel": "v010", "13.3.1 wheel": "m1"}[build]], known)
+        want = expected_chains(steps, name)
+        assert found.keys() == want.keys()
+        for build, values in want.items():
+            assert found[build] == pytest.approx(values, rel=1e-9), (api, build)
+        segments = [(line[i][0], line[i + 1][0]) for cb, line in drawn["chain"] if cb["kind"] == "chain"
+                    and cb["api"] == api for i in range(len(line) - 1) if line[i] and line[i + 1]]
+        assert (1, 2) not in segments and all(b - a == 1 for a, b in segments)  # no line across builds
+        thin = {(line[i][0], line[i + 1][0]) for cb, line in drawn["chain"] if cb["kind"] == "chain"
+                and cb["api"] == api and cb.get("other") for i in range(len(line) - 1) if line[i] and line[i + 1]}
+        assert thin == {(3, 4), (4, 5)}  # to and from m3, which is shown as its build from the commit
         marks = sorted((s[0]["verdict"], p[0]) for s in drawn["chain"] if s[0]["kind"] == "flag"
                        and s[0]["api"] == api for p in s[1])
         recorded = sorted(("put down" if history.attributed(st, c) else c["verdict"],
-                           order.index(next(n for n, sha in SHA.items() if sha == st["head"])))
+                           ORDER.index(next(n for n, sha in SHA.items() if sha == st["head"])))
                           for st in steps for c in st["cases"] if c["name"] == name
                           and c["verdict"] in ("regression", "improvement", "not reproduced"))
         assert marks == recorded
+    notes = page.inner_text("#graph-notes")
+    assert (f"(13.3.1 wheel) starts again at ×1.000 at {SHA['m1'][:9]}: the builds change there (12.9.10 wheel → "
+            "13.3.1 wheel), and a chain never crosses builds") in notes
     medians = {s[0]["api"]: s[1] for s in drawn["medians"]}
     assert sorted(medians) == ["bindings", "core", "cpp", "cupy"]
     assert all(len(points) == 6 and None not in points for points in medians.values())
@@ -653,8 +677,36 @@ def test_each_chain_point_is_the_product_of_the_paired_ratios_across_the_environ
         if combo:
             assert points[4][1] == pytest.approx(known_answers.MEDIANS[(benchmark, combo)][4] * scale * 1e-9)
     assert "cuda-bindings 12.9.10 wheel → 13.3.1 wheel" in page.inner_text("#chain")
+    rows = page.eval_on_selector_all("#graph-data tbody tr", "trs => trs.map(tr => [tr.dataset.commit, "
+                                     "tr.dataset.api, tr.cells[2].textContent, tr.cells[4].textContent])")
+    core = f"{benchmark}('core'{', ' + repr(case) if case else ''})"
+    wheel = expected_chains(steps, core)["13.3.1 wheel"]["m4"]
+    assert [SHA["m4"], "core", f"×{wheel:.3f}"] == [r[:2] + [r[2].split(" ")[0]] for r in rows
+                                                   if r[0] == SHA["m4"] and r[1] == "core"][0]
     if benchmark.endswith("time_event_create"):
         shoot(page, "graph-fixture.png")
+
+
+def test_every_page_restarts_a_chain_where_the_build_changes(site, steps, known, page):
+    """The front page's hover, the Steps page and the Markdown say the same of chains as the graph: at main's head
+    m4 (the 13.3.1 wheel) a case's chain runs from m1, three steps of that wheel, and says that it starts there
+    because the builds change from the 12.9.10 wheel; the Steps page names each step's build, and the step
+    v0.2.0 -> m4 as across builds, multiplied by no chain."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/index.html")
+    title = page.get_attribute("tr[data-benchmark='bench_event.EventCreate.time_event_create'] td.core", "title")
+    value = expected_chains(steps, EVENT_CORE)["13.3.1 wheel"]["m4"]
+    line = next(li for li in title.splitlines() if li.startswith("Paired chain"))
+    assert line.startswith(f"Paired chain (every step's builds: cuda-bindings 13.3.1 wheel): ×{value:.3f} [")
+    assert line.endswith(f"since {SHA['m1'][:9]} (3 steps); it starts at {SHA['m1'][:9]}, where the builds change "
+                         "from cuda-bindings 12.9.10 wheel: a chain never crosses builds")
+    page.goto(f"{origin}/steps.html")
+    built = dict(page.eval_on_selector_all("tr[data-base]", "trs => trs.map(tr => [tr.dataset.base + tr.dataset.head, "
+                                           "tr.querySelector('.built-from').innerText])"))
+    assert built[SHA["m3"] + SHA["m4"]] == "cuda-bindings 13.3.1 wheel"
+    assert built[SHA["v010"] + SHA["v020"]] == "cuda-bindings 12.9.10 wheel"
+    assert built[SHA["v020"] + SHA["m4"]] == ("cuda-bindings 12.9.10 wheel → 13.3.1 wheel: across builds, so no "
+                                              "paired chain multiplies it")
 
 
 def test_every_page_names_a_release_by_its_tag(site, page):
@@ -997,8 +1049,8 @@ def test_the_projects_pages_work_opened_from_disk(site):
     for url in OWN_PAGES:
         assert shown[disk, url] == shown[origin, url], url
     assert drawn[disk] == drawn[origin]
-    lines = sorted(s[0]["api"] for s in drawn[disk]["chain"] if s[0]["kind"] == "chain")
-    assert lines == ["bindings", "core", "cupy"] and len(drawn[disk]["ticks"]) == 6
+    lines = {s[0]["api"] for s in drawn[disk]["chain"] if s[0]["kind"] == "chain"}
+    assert lines == {"bindings", "core", "cupy"} and len(drawn[disk]["ticks"]) == 6
 
 
 def test_opened_from_disk_the_link_to_asvs_pages_says_how_to_serve_them(site):
@@ -1020,7 +1072,7 @@ def test_opened_from_disk_the_link_to_asvs_pages_says_how_to_serve_them(site):
             line.wait_for(timeout=5000)
             assert tab.url == f"{disk}/{url}"  # still the page it was
             text = line.inner_text()
-            assert "cuda-bench serve" in text and "python3 -m http.server -d html" in text, url
+            assert "cuda-bench serve" in text and "python3 -m http.server 8080 -d html" in text, url
             assert "http://127.0.0.1:8080/asv.html" in text
             nav, box = tab.locator("nav.site").bounding_box(), line.bounding_box()
             bottom = nav["y"] + nav["height"]
@@ -1463,3 +1515,75 @@ def shoot(page, name):
     folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
     if folder and os.environ.get("CUDA_BENCH_FIXTURE_SCREENSHOTS"):
         page.screenshot(path=str(Path(folder) / name))
+
+
+# --- contrast -------------------------------------------------------------------------------------------------
+#: every visible piece of text of a page against the background it is drawn on: [text, ratio] below 4.5:1
+CONTRAST = """() => {
+  const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+      .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = el => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || c[3] > 0) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const low = [];
+  const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  for (let node; (node = walker.nextNode());) {
+    const el = node.parentElement, text = node.textContent.trim();
+    if (!text || !el.getClientRects().length || el.closest('canvas, .flot-text')) continue;
+    const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) low.push([text.slice(0, 40), +ratio.toFixed(2)]);
+  }
+  return low;
+}"""
+
+
+def test_text_and_flag_colours_stand_out_from_their_background_by_4_5_to_1(site, page):
+    """WCAG AA: every visible piece of text on each of the project's pages (the badges and muted notes among them)
+    is at least 4.5:1 against the background it is drawn on, and so is each flag marker of the graph against the
+    plot's white."""
+    html, results_dir, origin = site
+    low = {}
+    for url in OWN_PAGES:
+        page.goto(f"{origin}/{url}")
+        if url.startswith("graph"):
+            page.wait_for_function(GRAPH_READY, timeout=20000)
+            marks = page.evaluate("() => cudaBenchGraph.chain.getData().filter(s => s.cb.kind === 'flag')"
+                                  ".map(s => [s.cb.verdict, s.color])")
+            assert marks and all(contrast(colour) >= 4.5 for _, colour in marks), marks
+        found = page.evaluate(CONTRAST)
+        if found:
+            low[url.split("#")[0]] = found[:5]
+    assert low == {}
+
+
+def contrast(colour):
+    """A '#rrggbb' colour's contrast against white."""
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lum = sum(w * (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4)
+              for w, c in zip((0.2126, 0.7152, 0.0722), channels))
+    return 1.05 / (lum + 0.05)
+
+
+def test_the_graph_tip_at_the_rightmost_commit_keeps_its_width_inside_the_window(site, page):
+    """Hovered at main's head, the rightmost commit, the chain's tip is as wide as its lines need (not squeezed
+    into the room left of the window's edge) and lies wholly inside the window, left of the pointer."""
+    html, results_dir, origin = site
+    page.goto(f"{origin}/graph.html#machine={MACHINE}&benchmark=bench_event.EventCreate.time_event_create")
+    page.wait_for_function(GRAPH_READY, timeout=20000)
+    where = page.evaluate("""() => {
+        const plot = cudaBenchGraph.chain, s = plot.getData().filter(s => s.cb.kind === 'chain' && s.cb.api === 'core')
+            .flatMap(s => s.data).filter(p => p).sort((a, b) => b[0] - a[0])[0];
+        const o = plot.pointOffset({x: s[0], y: s[1]}), box = $('#chain').offset();
+        return [box.left + o.left - window.scrollX, box.top + o.top - window.scrollY]; }""")
+    page.mouse.move(*where)
+    page.wait_for_selector("#graph-tip", state="visible")
+    box = page.evaluate("() => { const r = document.getElementById('graph-tip').getBoundingClientRect(); "
+                        "return [r.left, r.right, r.width, innerWidth]; }")
+    left, right, width, window_width = box
+    assert width > 250 and right <= window_width and right <= where[0], box

@@ -69,11 +69,48 @@ def test_a_chain_walked_backwards_divides_by_the_ratio_and_its_band_by_the_inter
     step's high end) to 1.3 / 1.05, and every band holds its value."""
     steps = [step("a", "c", step_case(EVENT, 1.2, low=1.1, high=1.3)),
              step("b", "c", step_case(EVENT, 1.1, low=1.05, high=1.2))]
-    chain = summary.chains(steps, [sha("a"), sha("b"), sha("c")])[EVENT]
-    assert chain[sha("a")] == (1.0, 1.0, 1.0, sha("a"))
-    assert chain[sha("c")] == pytest.approx((1.2, 1.1, 1.3, sha("a")))
+    chain = history.chains(steps, [sha("a"), sha("b"), sha("c")])[EVENT]["13.3.1 wheel"]
+    assert chain[sha("a")] == (1.0, 1.0, 1.0, sha("a"), 0)
+    assert chain[sha("c")] == pytest.approx((1.2, 1.1, 1.3, sha("a"), 1))
     assert chain[sha("b")][:3] == pytest.approx((1.2 / 1.1, 1.1 / 1.2, 1.3 / 1.05))
-    assert all(low <= value <= high for value, low, high, _ in chain.values())
+    assert all(low <= value <= high for value, low, high, _, _ in chain.values())
+
+
+def test_a_chain_multiplies_the_steps_of_one_build_and_restarts_where_the_build_changes():
+    """a -> b with the 12.9.10 wheel (×2), b -> c across the wheel change 12.9.10 -> 13.3.1 (×3), c -> d with
+    the 13.3.1 wheel (×1.1), and c -> d again with cuda_bindings built from each commit (×0.9): one chain per
+    build, each from ×1 at its first commit. The step across the change is no link of any chain, and d stands at
+    ×1.1 on the wheel's chain and ×0.9 on the built one's, never a product of the two."""
+    auto = {"bindings": "auto"}
+    steps = [step("a", "b", step_case(EVENT, 2.0), versions=wheels("12.9.10", "12.9.10"), **auto),
+             step("b", "c", step_case(EVENT, 3.0), versions=wheels("12.9.10", "13.3.1"), **auto),
+             step("c", "d", step_case(EVENT, 1.1)),
+             step("c", "d", step_case(EVENT, 0.9), bindings="source",
+                  versions=wheels("13.4.0.post1+gc", "13.4.0.post1+gd"))]
+    assert [history.family(s) for s in steps] == ["12.9.10 wheel", None, "13.3.1 wheel", "built from the commit"]
+    chains = history.chains(steps, [sha(n) for n in "abcd"])[EVENT]
+    values = {build: {c: v[0] for c, v in chain.items()} for build, chain in chains.items()}
+    assert values == {"12.9.10 wheel": {sha("a"): 1.0, sha("b"): 2.0},
+                      "13.3.1 wheel": {sha("c"): 1.0, sha("d"): 1.1},
+                      "built from the commit": {sha("c"): 1.0, sha("d"): 0.9}}
+    assert chains["13.3.1 wheel"][sha("d")][3:] == (sha("c"), 1)
+
+
+def test_of_two_steps_into_mains_head_the_page_shows_the_one_of_the_heads_own_build():
+    """c -> d paired with the 13.3.1 wheel after it was paired with cuda_bindings built from each commit: where d is
+    shown as its build from the commit, its previous step is the built one, though the wheel's was made last; where
+    d is shown as the wheel's build, the wheel's."""
+    known = {sha("c"): commit(position=1), sha("d"): commit(position=2)}
+    built = step("c", "d", bindings="source", versions=wheels("13.4.0.post1+gc", "13.4.0.post1+gd"),
+                 date="2026-12-04T10:00:00Z")
+    wheel = step("c", "d", date="2026-12-05T10:00:00Z")
+    assert summary.step_into(sha("d"), [built, wheel], known, "built from the commit") is built
+    assert summary.step_into(sha("d"), [built, wheel], known, "13.3.1 wheel") is wheel
+
+
+def wheels(base, head):
+    """A step's ``versions``: the cuda-bindings each side's workers reported."""
+    return {"base": {"cuda-bindings": base}, "head": {"cuda-bindings": head}}
 
 
 def test_the_time_per_call_of_a_changed_case_is_in_ns_on_the_pages_and_in_the_markdown():

@@ -110,7 +110,10 @@ def test_a_step_between_identical_builds_is_recorded_without_measuring(monorepo,
     assert "identical builds" in capsys.readouterr().err
     # it fills the history's gap, and a chain through it is ×1 exactly
     step = history.steps(tmp_path / "res", MACHINE)[0]
-    assert history.identical(step) and history.chained_ratio([step], "any") == (1.0, shas[1], 1)
+    after = step_record(base=shas[2], head="f" * 40, bindings="source",
+                        cases=[{"name": "any", "ratio": 2.0, "low": 1.9, "high": 2.1, "verdict": "regression"}])
+    chain = history.chains([step, after], [shas[1], shas[2], "f" * 40])["any"]["built from the commit"]
+    assert history.identical(step) and chain[shas[2]] == (1.0, 1.0, 1.0, shas[1], 1)
     assert summary.counts(step)["identical"]
 
 

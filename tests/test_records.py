@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from cuda_bench import history, overcpp_read, overview, records, results
+from cuda_bench import history, overcpp_read, overview, records, results, summary
 
 FIXTURE = Path(__file__).parent / "fixtures" / "history"
 MACHINE = "nvidia-h200"
@@ -59,8 +59,18 @@ def figures_of(results_dir):
     param_names = {n: b.get("param_names", []) for n, b in described.items()}
     rows = overview.overview_rows(loaded, {MACHINE: steps}, {}, param_names, {MACHINE: runs}, overview.suite_differs(),
                                   versions)
+    # each case's paired chain to cb56ab9f9 along the steps of its one build, the 13.3.1 wheel, as the fixture's
+    # figures hold it: (product, the commit it starts from, steps)
+    commits = summary.order({c for s in steps for c in (s["base"], s["head"])}, results.commits(ROOT / "results"))
+    chains = history.chains(steps, commits)
+
+    def index(name):
+        found = chains.get(name, {}).get("13.3.1 wheel", {}).get(rows[0]["commit"])
+        return [found[0], found[3], found[4]] if found and found[4] else None
+
     out["overview"] = {f"{r['benchmark']} {' '.join(r['case'])}": {
-        api: [c.get("value"), c.get("net"), c.get("step"), c.get("index"), c.get("over_cpp_ns"), c.get("over_cpp_x")]
+        api: [c.get("value"), c.get("net"), {k: v for k, v in c["step"].items() if k != "build"} if c.get("step")
+              else None, index(c.get("case")), c.get("over_cpp_ns"), c.get("over_cpp_x")]
         for api, c in r["cells"].items()} for r in rows}
     return out
 

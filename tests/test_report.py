@@ -5,6 +5,7 @@ browser needed."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import math
@@ -107,7 +108,7 @@ def test_without_a_floor_net_is_none_and_the_cpp_comparison_is_raw(machine):
     assert core["over_cpp_of"] == "raw"
     assert core["over_cpp_ns"] == pytest.approx((core["value"] - cpp["value"]) * 1e9)
     page = landing_page.render(rows)
-    assert "data-net" not in page and "net of the harness floor" not in page and 'class="floor">n/a' in page
+    assert "data-net" not in page and "net of the harness floor" not in page and 'class="floor">not measured' in page
 
 
 def test_negative_net_is_shown_as_below_zero_not_as_a_time():
@@ -133,13 +134,15 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
     # operation, C++, cuda.bindings, cuda.core, CuPy, cuda.core over C++, cuda.bindings over C++
     commit = json.loads(newest(machine).read_text())["commit_hash"]
     runs = [r for r in records.read(RESULTS / machine, "over-cpp") if r["commit"] == commit]
-    forms = overcpp_read.forms_compared(runs)
+    every = records.read(RESULTS / machine, "over-cpp")
+    versions = {name: b.get("version") for name, b in results.suite(RESULTS).items()}
+    forms = overcpp_read.forms_in_runs(runs, overcpp_read.over_cpp_cases(runs, every, versions))
     core = forms.get("bench_event.EventCreate.time_event_create('core')")
     twin = forms.get("bench_event.EventCreate.time_event_create('bindings')")
     cpp_version = results.suite(RESULTS)["bench_cpp.Cpp.track_latency"]["version"]
     if results.versions(json.loads(newest(machine).read_text()))["bench_cpp.Cpp.track_latency"] == cpp_version:
         # C++: no harness, no net; timed in one process beside cuda.bindings' form where an over-C++ run did
-        assert cells[1] == (f"{fmt(twin['cpp_ns'] * 1e-9)} (asv {fmt(cpp)})" if twin else fmt(cpp))
+        assert cells[1] == (fmt(twin["cpp_ns"] * 1e-9) if twin else f"asv {fmt(cpp)}")  # one time per cell
     else:  # the twins changed after this commit's asv run: their numbers there are left out, and said so
         assert cells[1] == "" and "Not in the table: `bench_cpp.Cpp.track_latency`" in out
     # the paired step to the commit marks the case only when it judged it slower or faster
@@ -147,7 +150,7 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
     case = next((c for c in (step or {}).get("cases", [])
                  if c["name"] == "bench_event.EventCreate.time_event_create('core')"), {})
     mark = {"regression": " ▲", "improvement": " ▼"}.get(case.get("verdict"))
-    shown = f"{fmt(core['py_ns'] * 1e-9)} {interval(core)} (asv {fmt(raw)})" if core else fmt(raw)
+    shown = f"{fmt(core['py_ns'] * 1e-9)} {interval(core)}" if core else f"asv {fmt(raw)}"
     assert cells[3] == shown + (f"{mark} {interval(case)}" if mark else "")
     paired = overcpp_read.over_cpp_cases([r for r in records.read(RESULTS / machine, "over-cpp")
                                      if r["commit"] == commit])
@@ -222,12 +225,10 @@ def test_paired_over_cpp_replaces_the_unpaired_difference_and_marked_rows_say_wh
 
 
 def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
-    """The H200 head's Launch('bindings', '512 int'): the cell's first number is its time in one process (the
-    over-C++ run's, with the build that run had) and its hover's first line; asv's median (454 µs), one
-    unpaired run of another build, stands under it labelled "asv" and in the hover with its build; the
-    over-C++ measurement states its own Python and C++ times (211 µs against 4.59 µs) and how far asv's median
-    is from its Python time, in the hover and in the Markdown, instead of leaving a second time per call to be
-    inferred from +207 µs ×46."""
+    """The H200 head's Launch('bindings', '512 int'): the cell holds one time, its time in one process, and its
+    hover's first line names the over-C++ run it comes from (date and time, and that run's build); the cost over
+    C++ in that line is of the same run (its Python time is the cell's); asv's median is not in the cell but in
+    the hover, named by asv's run and build and said to be unpaired context. In the Markdown, the same time."""
     machine = "nvidia-h200"
     runs = results.load_all(RESULTS)
     names = suite_names()
@@ -237,20 +238,23 @@ def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
                and r["benchmark"] == "bench_launch.Launch.time_launch" and r["case"] == ["512 int"])
     cell = row["cells"]["bindings"]
     over, one = cell["over_cpp"], cell["one_process"]
+    assert over["py_ns"] == one["py_ns"] and over["cpp_ns"] == one["cpp_ns"]  # one run
     page = landing_page.render([r for r in rows if r["machine"] == machine])
     found = re.search(r'<td class="bindings[^"]*" data-value="' + re.escape(repr(cell["value"])) +
-                      r'"[^>]*title="([^"]*)"><a[^>]*>([^<]*)</a><br><small class="asv">asv ([^<]*)</small>', page)
-    title, shown, asv = found.group(1).replace("&#x27;", "'"), found.group(2), found.group(3)
-    assert shown == fmt(one["py_ns"] * 1e-9) and asv == fmt(cell["value"])
-    assert title.startswith(f"in one process (the over-C++ run of {one['record']['date'][:10]}, cuda-bindings "
-                            f"{one['record']['bindings']}): {shown} per call")
-    assert f"asv's median at {row['commit'][:9]}: {asv} per call (one unpaired run: context; cuda-bindings " \
-           f"{row['build']})" in title
-    times = f"{fmt(over['py_ns'] * 1e-9)} against {fmt(over['cpp_ns'] * 1e-9)} in one process"
-    assert times in title and times in overcpp_read.over_text(cell)
-    apart = cell["value"] * 1e9 / over["py_ns"]
-    assert f"that is ×{apart:.2f} this measurement's Python time" in title
-    assert times in report.markdown([r for r in rows if r["machine"] == machine])
+                      r'"[^>]*title="([^"]*)"><a[^>]*>([^<]*)</a>(.*?)</td>', page)
+    title, shown, rest = html.unescape(found.group(1)), found.group(2), found.group(3)
+    assert shown == fmt(one["py_ns"] * 1e-9) and fmt(cell["value"]) not in rest  # one time in the cell
+    run = f"the over-C++ run of {one['record']['date'][:16].replace('T', ' ')} UTC"
+    assert title.startswith(f"In {run} (cuda-bindings {one['record']['bindings']}): {shown} per call in one "
+                            "process")
+    first = title.splitlines()[0]
+    assert f"{fmt(over['py_ns'] * 1e-9)} against {fmt(over['cpp_ns'] * 1e-9)} in one process" in first
+    asv = next(line for line in title.splitlines() if line.startswith("asv's median"))
+    assert asv.startswith(f"asv's median in asv's run of {row['commit'][:9]} (cuda-bindings {row['build']}")
+    assert f"{fmt(cell['value'])} per call" in asv and asv.endswith("unpaired, context")
+    line = next(li for li in report.markdown([r for r in rows if r["machine"] == machine]).splitlines()
+                if li.startswith("| `launch.Launch` 512 int |"))
+    assert line.split("|")[3].strip() == shown
 
 
 def test_across_releases_has_one_column_per_commit_and_says_failed_or_skipped(tmp_path):
@@ -297,14 +301,15 @@ def test_gpu_machines_lead_the_overview(machine):
 
 def test_chained_index_is_the_product_of_the_paired_ratios():
     case = "bench_device.SetCurrent.time_set_current('core')"
-    steps = [{"base": "a", "head": "b", "cases": [{"name": case, "ratio": 1.1, "verdict": "same"}]},
-             {"base": "b", "head": "c", "cases": [{"name": case, "ratio": 0.5, "verdict": "regression"}]},
-             {"base": "x", "head": "y", "cases": []}]
-    path = history.chains(steps)["c"]
-    assert [s["head"] for s in path] == ["b", "c"]
-    assert history.chained_ratio(path, case) == (pytest.approx(0.55), "a", 2)
-    assert history.chained_ratio(path, "bench_x.Other.time_other('core')") is None  # not measured on the way
-    assert history.chained_ratio(history.chains(steps)["y"], case) is None
+    steps = [step_record(base="a", head="b", cases=[{"name": case, "ratio": 1.1, "low": 1.0, "high": 1.2,
+                                                     "verdict": "same"}]),
+             step_record(base="b", head="c", cases=[{"name": case, "ratio": 0.5, "low": 0.4, "high": 0.6,
+                                                     "verdict": "regression"}]),
+             step_record(base="x", head="y", cases=[])]
+    chains = history.chains(steps, ["a", "b", "c", "x", "y"])
+    assert chains[case]["13.3.1 wheel"]["c"] == (pytest.approx(0.55), pytest.approx(0.4), pytest.approx(0.72),
+                                                 "a", 2)
+    assert "bench_x.Other.time_other('core')" not in chains  # not measured on the way
 
 
 def test_no_cell_holds_a_difference_of_medians_between_commits(machine):
@@ -869,9 +874,9 @@ def test_the_main_jobs_first_step_flags_nothing_and_its_over_cpp_run_agrees(mach
     assert round(floor["ratio"], 3) == 1.0
     # the overview's chained index at cb56ab9f9 is that one step's ratio: x1.007 for EventCreate('core'),
     # x0.992 the lowest (Compile cubin on cuda.core), x1.007 the highest
-    path = history.chains([step])[step["head"]]
-    index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
-    assert (round(index[0], 3), index[1][:9], index[2]) == (1.007, "c278ecb3d", 1)
+    chain = history.chains([step], [step["base"], step["head"]])["bench_event.EventCreate.time_event_create('core')"]
+    value, _, _, root, count = chain["13.3.1 wheel"][step["head"]]
+    assert (round(value, 3), root[:9], count) == (1.007, "c278ecb3d", 1)
     shown = [round(c["ratio"], 3) for c in step["cases"] if not c.get("control")]
     assert (min(shown), max(shown)) == (0.992, 1.007)
 
@@ -1058,9 +1063,12 @@ def test_a_flag_that_another_machine_start_does_not_reproduce_leaves_the_regress
     assert history.flagged_steps(steps) == [] and report.issue_body({machine: steps})[1] == 0
     assert "not reproduced on another machine start" in report.steps_markdown(machine, steps)
 
-    path = history.chains(steps)[steps[0]["head"]]
-    index = history.chained_ratio(path, "bench_event.EventCreate.time_event_create('core')")
-    assert (round(index[0], 3), index[1][:9], index[2]) == (1.016, "270be80a3", 4)
+    # the 13.3.1 wheel's chain: four steps of that one build from 270be80a3 to cb56ab9f9
+    order = ["270be80a3", "db347c905", "76bac4e11", "c278ecb3d", "cb56ab9f9"]
+    commits = sorted({c for s in steps for c in (s["base"], s["head"])}, key=lambda c: order.index(c[:9]))
+    chain = history.chains(steps, commits)["bench_event.EventCreate.time_event_create('core')"]["13.3.1 wheel"]
+    value, _, _, root, count = chain[steps[0]["head"]]
+    assert (round(value, 3), root[:9], count) == (1.016, "270be80a3", 4)
 
     runs, _ = main_runs(machine, at("16:05"))
     assert [r["date"] for r in runs[-2:]] == [at("15:44:06Z"), at("15:45:09Z")]
@@ -1363,10 +1371,10 @@ def test_a_mark_in_the_operations_table_comes_with_the_interval_it_rests_on():
                      "cupy": {"value": 3e-7,
                               "step": {"ratio": 0.9, "low": 0.88, "high": 0.92, "verdict": "improvement"}},
                      "cpp": {"value": 5e-8}}}
-    assert report.cell_text(row, "core") == f"{fmt(4.2e-7)} ▲ ×1.053 [1.048, 1.056]"
-    assert report.cell_text(row, "bindings") == fmt(1.1e-7)
-    assert report.cell_text(row, "cupy") == f"{fmt(3e-7)} ▼ ×0.900 [0.880, 0.920]"
-    assert report.cell_text(row, "cpp") == fmt(5e-8)
+    assert report.cell_text(row, "core") == f"asv {fmt(4.2e-7)} ▲ ×1.053 [1.048, 1.056]"
+    assert report.cell_text(row, "bindings") == f"asv {fmt(1.1e-7)}"
+    assert report.cell_text(row, "cupy") == f"asv {fmt(3e-7)} ▼ ×0.900 [0.880, 0.920]"
+    assert report.cell_text(row, "cpp") == f"asv {fmt(5e-8)}"
 
 
 def test_the_results_page_is_what_report_markdown_makes_of_the_history(capsys):

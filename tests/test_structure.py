@@ -157,7 +157,7 @@ FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machin
         "results", "records", "history", "overcpp_read", "budgets", "counts_read",
         "asvrun", "worker", "paired",
         "comment", "compare", "steps", "countpass", "window", "onepass", "keep", "bisect", "costs", "plan", "overcpp",
-        "summary", "overview", "read", "report", "pages.html", "pages.budget_table",
+        "summary", "overview", "read", "report", "pages.html", "pages.budget_table", "pages.glance",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
         "readme", "pages.asv_site", "publish", "asv_kept", "asv_plugin", "apis", "commands", "cli"]
 PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own

@@ -76,28 +76,7 @@ def add(sub):
                     "import cuda.core, to see whether its presence moves the other forms",
                 )
         else:
-            p.add_argument("commit", help="commit, tag or branch")
-            p.add_argument(
-                "--against",
-                metavar="REV",
-                help="a commit with the same behaviour but a rebuilt binary (e.g. a comment-only "
-                "change in a .pyx) on the head side: the thresholds then also cover the "
-                "machine-code layout shift that any rebuild brings",
-            )
-            p.add_argument(
-                "--no-write",
-                action="store_true",
-                help="do not record the thresholds in results/<machine>/calibration.jsonl",
-            )
-            p.add_argument(
-                "--window",
-                type=at_least(3),
-                metavar="N",
-                help="the commit N times in one pass (cuda-bench window), each adjacent pair an "
-                "A/A step: the thresholds a window's steps are judged by (a window's intervals "
-                "are wider than a paired step's), recorded as the window engine's",
-            )
-            block_option(p)
+            aa_options(p)
         asv_options(p, results_dir=False)
         paired_options(p)
         p.add_argument(
@@ -107,6 +86,32 @@ def add(sub):
             "(default .asv/compare/BASE-HEAD)",
         )
         p.add_argument("--output", metavar="FILE", help="also write the comment here")
+
+
+def aa_options(p):
+    """What ``aa`` takes beside the options it shares with ``compare``."""
+    p.add_argument("commit", help="commit, tag or branch")
+    p.add_argument(
+        "--against",
+        metavar="REV",
+        help="a commit with the same behaviour but a rebuilt binary (e.g. a comment-only "
+        "change in a .pyx) on the head side: the thresholds then also cover the "
+        "machine-code layout shift that any rebuild brings",
+    )
+    p.add_argument(
+        "--no-write",
+        action="store_true",
+        help="do not record the thresholds in results/<machine>/calibration.jsonl",
+    )
+    p.add_argument(
+        "--window",
+        type=at_least(3),
+        metavar="N",
+        help="the commit N times in one pass (cuda-bench window), each adjacent pair an "
+        "A/A step: the thresholds a window's steps are judged by (a window's intervals "
+        "are wider than a paired step's), recorded as the window engine's",
+    )
+    block_option(p)
 
 
 def main(args, argv):

@@ -121,8 +121,9 @@ def median_summaries(html_dir, runs, revisions):
 def asv_regressions(steps_by_machine, suite, revisions, html_dir):
     """asv's regressions.json entries for the open regressions of the paired steps: [name, graph,
     params, flat index, last, best, [[rev before, rev after, before, after]]]; before/after are the
-    step's base median per call and that times the paired ratio, so asv's factor is the paired
-    ratio. asv.html#regressions opens regressions.html, which shows their intervals and status."""
+    step's medians per call, base and head, as regressions.html shows them beside the paired ratio
+    (asv's factor is their quotient, which that page names where it lies outside the ratio's
+    interval). asv.html#regressions opens regressions.html, which shows the intervals and status."""
     entries = []
     graphs = {}
     for path in (html_dir / "graphs").rglob("*.json"):
@@ -138,15 +139,17 @@ def asv_regressions(steps_by_machine, suite, revisions, html_dir):
             idx = combos.index(combo) if combo in combos else None
             graph = next((g for g in graphs.get(benchmark, []) if f"/machine-{machine}/" in g), "")
             base_s = case["base_ns"] * 1e-9
+            head_s = case["head_ns"] * 1e-9 if number(case.get("head_ns")) else None
+            head_s = head_s or base_s * case["ratio"]
             entries.append(
                 [
                     case["name"],
                     graph,
                     {"machine": machine},
                     idx,
-                    base_s * case["ratio"],
+                    head_s,
                     base_s,
-                    [[before, after, base_s, base_s * case["ratio"]]],
+                    [[before, after, base_s, head_s]],
                 ]
             )
     return entries

@@ -74,16 +74,40 @@ def budgets_html(rows, found, head):
         "against its budget in <code>budgets.json5</code>, from the over-C++ run shown in the "
         f"table below: {esc(budgets.RULE)}. {esc(budgets.counts_text(judged, ' · '))}.</p>"
     )
-    told = [j for j in judged if j["verdict"] != budgets.WITHIN]
-    within = [j for j in judged if j["verdict"] == budgets.WITHIN]
+    out.append(unjudged_html(rows, head))
+    told = [j for j in judged if j["verdict"] == budgets.OVER]
+    rest = [j for j in judged if j["verdict"] != budgets.OVER]
     if told:
         out.append(table_html(told))
-    if within:  # what needs no one's attention, folded
+    if rest:  # what is not over its budget, folded
+        said = " · ".join(
+            f"{sum(j['verdict'] == v for j in rest)} {v}"
+            for v in budgets.VERDICTS
+            if v != budgets.OVER and any(j["verdict"] == v for j in rest)
+        )
         out.append(
-            f'<details class="budgets-within"><summary>{len(within)} within their budget'
-            f"</summary>{table_html(within)}</details>"
+            f'<details class="budgets-within"><summary>{said}: the calls not over their budget'
+            f"</summary>{table_html(rest)}</details>"
         )
     return out
+
+
+def unjudged_html(rows, head):
+    """How many calls of cuda.core and cuda.bindings at the head no over-C++ run measured, so that
+    no budget judges them: why one machine has fewer calls judged than another."""
+    missing = [
+        cell["case"]
+        for row in rows
+        for api, cell in row["cells"].items()
+        if api in ("core", "bindings") and cell.get("case") and not cell.get("over_cpp")
+    ]
+    if not missing:
+        return ""
+    return (
+        f'<p class="budgets-unjudged text-muted">{len(missing)} calls of cuda.core and '
+        f"cuda.bindings at {esc(head)} are not judged: no over-C++ run of {esc(head)} on this "
+        "machine timed them beside a C++ twin (<code>cuda-bench over-cpp</code>).</p>"
+    )
 
 
 def table_html(judged):

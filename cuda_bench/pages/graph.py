@@ -10,7 +10,7 @@ from cuda_bench import history, results, summary
 from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name
 from cuda_bench.pages.html import banner, page
 from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import build_words, number
+from cuda_bench.text import number
 
 GRAPH = f"""<div class="graph-controls"><label>machine <select id="machine"></select></label>
 <label>operation <select id="benchmark"></select></label> <label>case <select \
@@ -28,6 +28,9 @@ move with the machine's state)</small></h3>
 <div id="medians" class="plot"></div>
 <div id="graph-notes"></div>
 <table class="table table-condensed" id="graph-commits"></table>
+<details class="graph-data"><summary>The graphs' numbers, as a table: per commit and library, \
+each paired chain with its band, and asv's median</summary>
+<table class="table table-condensed" id="graph-data"></table></details>
 <script src="vendor/jquery/dist/jquery.min.js"></script>
 <script src="vendor/flot/jquery.flot.js"></script>
 <script src="vendor/flot/jquery.flot.fillbetween.js"></script>
@@ -42,12 +45,12 @@ def graph_data(machine, runs_of, steps, suite, known):
     asv's medians; the C++ twin's medians where it has one. ``runs_of``: one build per commit
     (``results.one_per_commit``)."""
     newest = {data["commit_hash"]: data for data in runs_of}
-    installed = history.installed_bindings(steps)
     commits = summary.order(newest, known)
     at = {c: i for i, c in enumerate(commits)}
-    chains = summary.chains(steps, commits)
+    chains = history.chains(steps, commits)
     flagged = summary.flags(steps, known)
     values = {c: results.values(newest[c]) for c in commits}
+    shown = history.builds(runs_of, steps)
     axis = [
         {
             "hash": c,
@@ -55,10 +58,7 @@ def graph_data(machine, runs_of, steps, suite, known):
             "tag": summary.tag(c, known) or "",
             "title": (known.get(c) or {}).get("title", ""),
             "date": (known.get(c) or {}).get("date"),
-            "bindings": build_words(
-                results.bindings_of(newest[c]),
-                installed.get((c, results.bindings_of(newest[c]))),
-            ),
+            "bindings": shown[c],
         }
         for c in commits
     ]
@@ -103,10 +103,11 @@ def graph_data(machine, runs_of, steps, suite, known):
 
 
 def library_series(benchmark, api, case, commits, at, chains, values, flagged, known):
-    """One library's series of one case on the graph page: its paired chain (each point the
-    commit's place, the chain's value and band, where it starts), asv's medians, and the steps'
-    flags (each with what it is put down to, ``history.attributed``, or ""); None where it has
-    neither a chain nor a median."""
+    """One library's series of one case on the graph page: its paired chains, one per build family
+    (``history.chains``; each point the commit's place, the chain's value and band, where it
+    starts, its family and how many steps it multiplies), asv's medians, and the steps' flags (each
+    with what it is put down to, ``history.attributed``, or "", and the step's family, or None
+    across families); None where it has neither a chain nor a median."""
     full = case_name(benchmark, (f"'{api}'", *case))
     chain = chains.get(full, {})
     median = [[at[c], values[c].get((benchmark, (f"'{api}'", *case)))] for c in commits]
@@ -114,7 +115,10 @@ def library_series(benchmark, api, case, commits, at, chains, values, flagged, k
     if not chain and not median:
         return None
     points = [
-        [at[c], *chain[c][:3], summary.name(chain[c][3], known)] for c in commits if c in chain
+        [at[c], *found[c][:3], summary.name(found[c][3], known), build, found[c][4]]
+        for build, found in chain.items()
+        for c in commits
+        if c in found
     ]
     marks = [
         [
@@ -127,6 +131,7 @@ def library_series(benchmark, api, case, commits, at, chains, values, flagged, k
             summary.name(s["base"], known),
             summary.name(s["head"], known),
             history.attributed(s, c) or "",
+            history.family(s),
         ]
         for s, c, _ in flagged.get(full, [])
         if s["head"] in at

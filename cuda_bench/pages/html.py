@@ -8,7 +8,7 @@ import html
 import re
 from urllib.parse import quote, urlencode
 
-from cuda_bench import calls, counts_read, results, summary, words
+from cuda_bench import calls, counts_read, history, results, summary, words
 from cuda_bench import counts as counting
 from cuda_bench.names import short_name, split_case
 from cuda_bench.stats import CONFIDENCE, CONFIRMED_RULE
@@ -288,6 +288,15 @@ def one_side_html(machine, step):
         f'<details class="one-side" data-cases="{len(found)}"><summary>{len(found)} on one '
         f"side only</summary><ul>{items}</ul></details>"
     )
+
+
+def step_build(step):
+    """Which build a step paired, in a few words: "cuda-bindings 13.3.1 wheel", or both sides'
+    where they differ."""
+    family = history.family(step)
+    if family:
+        return f"cuda-bindings {family}"
+    return f"cuda-bindings {history.side_build(step, 'base')} → {history.side_build(step, 'head')}"
 
 
 def verdict_badge(found):

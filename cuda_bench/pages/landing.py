@@ -9,6 +9,7 @@ from cuda_bench import calls, overcpp_read, summary
 from cuda_bench.names import short_name
 from cuda_bench.overview import APIS, LOOKUPS, TITLES
 from cuda_bench.pages.budget_table import budgets_html
+from cuda_bench.pages.glance import glance_html, machine_id
 from cuda_bench.pages.html import (
     METHOD,
     banner,
@@ -21,6 +22,7 @@ from cuda_bench.pages.html import (
     graph_href,
     page,
     rule_html,
+    step_build,
     unseen_html,
     verdict_badge,
     work_html,
@@ -41,15 +43,17 @@ from cuda_bench.text import (
 
 HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
 <p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case \
-a ratio (head over
-base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or <b>faster</b> \
-only when its whole interval lies
-beyond the case's threshold (a percent or two: calibrated per case by an A/A run where one was \
-made on the
-machine, else the default 2 %; each machine's part says which). {rule_html()}.
-The table's numbers are asv's medians per call at main's head: context, since they move with the
-machine's state (up to 2× on the H200), never a change; a cell's hover says every other number of
-its case. The rules and the evidence:
+a ratio (head over base) with a {CONFIDENCE:.0%} interval. A case is <b>slower</b> or \
+<b>faster</b> only when its whole interval lies beyond the case's threshold (a percent or two: \
+calibrated per case by an A/A run where one was made on the machine, else the default 2 %; each \
+machine's part says which). {rule_html()}. <b>Main's head</b> is the newest commit of main \
+measured on the machine. A paired chain multiplies the steps of one build only (the cuda-bindings \
+both sides ran): where the build changes, it starts again.
+Each cell of an operations table gives one time per call: the form's time in one process, timed \
+beside its C++ twin and cuda.bindings' form (an over-C++ run), with its ratio over cuda.bindings' \
+under it; where no such run timed the form, asv's median, marked asv (one unpaired run: context, \
+it moves with the machine's state, up to 2×). A cell's hover says every other number of its case, \
+each with the run it comes from. The rules and the evidence:
 <a href="{METHOD}">docs/method.md</a>.</p></details>"""
 
 
@@ -58,12 +62,14 @@ def verdict_row(key, heading, part, missing):
     there is none."""
     if part and part.get("step"):
         told = part["described"]
+        build = step_build(told["step"])
         return (
             f'<tr data-against="{key}" data-base="{esc(told["base"])}" '
-            f'data-head="{esc(told["head"])}">'
+            f'data-head="{esc(told["head"])}" data-build="{esc(build)}">'
             f"<th>{heading}</th>"
             f"<td>{verdict_badge(told['counts'])}</td><td>{counts_text(told['counts'])} "
-            f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])})</small></td></tr>'
+            f'<small class="text-muted">(paired {esc(told["step"]["date"][:10])}, '
+            f"{esc(build)})</small></td></tr>"
         )
     return (
         f'<tr data-against="{key}" class="missing"><th>{heading}</th><td></td>'
@@ -78,7 +84,8 @@ def render_landing(told, rows, known, thresholds="", budgets=None):
     machine = told["machine"]
     params = told["params"]
     out = [
-        f'<section class="machine" data-machine="{esc(machine)}"><h2>{esc(machine)} <small>'
+        f'<section class="machine" id="{machine_id(machine)}" data-machine="{esc(machine)}">'
+        f"<h2>{esc(machine)} <small>"
         f"{esc(params.get('gpu', 'no GPU'))}, driver {esc(params.get('driver', '-'))}</small></h2>"
     ]
     head = told["head"]
@@ -89,10 +96,10 @@ def render_landing(told, rows, known, thresholds="", budgets=None):
     if thresholds:
         out.append(f'<p class="thresholds text-muted">Thresholds: {esc(thresholds)}.</p>')
     out += changes_html(told, known)
-    out += budgets_html(rows, budgets, head["name"])
     if rows:
         out.append(f"<h3>Each operation at {esc(head['name'])}</h3>")
         out.append(render(rows))
+    out += budgets_html(rows, budgets, head["name"])
     out.append("</section>")
     return "\n".join(out)
 
@@ -115,7 +122,11 @@ def head_html(told, known):
         out.append("<p>No commit of main measured on this machine yet.</p></section>")
         return out
     title = f" “{esc(head['title'])}”" if head["title"] else ""
-    said = "The newest commit of main whose results could be read" if lost else "Main's head"
+    said = (
+        "The newest commit of main whose results could be read"
+        if lost
+        else "Main's head (the newest commit of main measured on this machine)"
+    )
     out.append(
         f'<p class="head" data-commit="{esc(head["commit"])}">{said}: '
         f"{commit_link(head['commit'], known)}"
@@ -205,6 +216,14 @@ def changes_html(told, known):
                 + changed_table(machine, part["described"]["changed"])
                 + work_html(part["described"])
             )
+        elif part.get("step") and part["described"]["work"] is None:
+            where = "the previous measured commit" if key == "previous" else "the newest release"
+            out.append(
+                f'<p class="work unseen-work" data-against="{key}">Work per call since {where}: '
+                f"not compared, since {esc(part['described']['base_name'])} or "
+                f"{esc(part['described']['head_name'])} was not counted on this machine "
+                "(<code>cuda-bench counts</code> counts a commit).</p>"
+            )
         elif part.get("step") and part["described"]["work"] is not None:
             where = (
                 " since the previous measured commit"
@@ -235,57 +254,90 @@ def changes_html(told, known):
     return out
 
 
+def run_name(record):
+    """How a cell's hover names an over-C++ run: 'the over-C++ run of 2026-12-04 14:28 UTC
+    (cuda-bindings 13.3.1 wheel)'."""
+    return (
+        f"the over-C++ run of {record['date'][:16].replace('T', ' ')} UTC (cuda-bindings "
+        f"{record['bindings']})"
+    )
+
+
 def cell_title(cell, row, usual):
-    """What a cell says on hover: the median's place, net of the floor, the paired step, over
-    C++."""
+    """What a cell says on hover, each number with the run it comes from: the time in one process,
+    its ratio over cuda.bindings' and its cost over C++ (one over-C++ run); asv's median and its net
+    of the floor (asv's run: unpaired, context); the paired step to the commit; the paired chain of
+    the commit's build; the work per call."""
     lines = []
     one = cell.get("one_process")
     if one:
         lines.append(
-            f"in one process (the over-C++ run of {one['record']['date'][:10]}, cuda-bindings "
-            f"{one['record']['bindings']}): {fmt(one['py_ns'] * 1e-9)} per call"
+            f"In {run_name(one['record'])}: {fmt(one['py_ns'] * 1e-9)} per call in one process"
             + (
                 f"; {interval(one)} of cuda.bindings' time, paired in {one['processes']} "
                 f"processes ({CONFIDENCE:.0%})"
                 if "ratio" in one
                 else ""
             )
+            + (
+                f"; over its C++ twin: {over_cpp_title(cell, usual)}"
+                if cell.get("over_cpp")
+                else ""
+            )
         )
+    elif "over_cpp_ns" in cell:
+        lines.append(f"Over its C++ twin, from asv's run below: {over_cpp_title(cell, usual)}")
     if number(cell["value"]):
-        lines.append(
-            f"asv's median at {row['commit'][:9]}: {fmt(cell['value'])} per call (one unpaired "
-            f"run: context; cuda-bindings {row['build']})"
+        net = (
+            f", {fmt_net(cell['net'])} net of its harness floor ({fmt(row['floor'])})"
+            if number(cell.get("net"))
+            else ""
         )
-    if number(cell.get("net")):
-        lines.append(f"net of the harness floor ({fmt(row['floor'])}): {fmt_net(cell['net'])}")
+        lines.append(
+            f"asv's median in asv's run of {row['commit'][:9]} (cuda-bindings {row['build']}"
+            f"{', ' + date_text(row['measured']) if row.get('measured') else ''}): "
+            f"{fmt(cell['value'])} per call{net}: unpaired, context"
+        )
     step = cell.get("step")
     if step:
         said = {"regression": "slower", "improvement": "faster"}.get(
             step["verdict"], step["verdict"]
         )
+        build = f", {step['build']}" if step.get("build") else ""
         lines.append(
-            f"paired with {step['base'][:9]}: {interval(step)} ({CONFIDENCE:.0%}), {said}"
+            f"Paired step {step['base'][:9]} → {row['commit'][:9]}{build}: {interval(step)} "
+            f"({CONFIDENCE:.0%}), {said}"
             + (f"; {step['standing']}" if step.get("standing") else "")
         )
     if cell.get("index"):
-        product, base, count = cell["index"]
-        lines.append(
-            f"paired chain {times(product)} since {base[:9]} ({count} "
-            f"step{'s' if count != 1 else ''})"
-        )
+        lines.append(chain_title(cell["index"]))
     if cell.get("work"):
-        lines.append(f"work per call, counted: {cell['work']}")
-    if "over_cpp_ns" in cell:
-        lines.append(over_cpp_title(cell, row, usual))
+        lines.append(f"Work per call, counted at {row['commit'][:9]}: {cell['work']}")
     return "\n".join(lines)
 
 
-def over_cpp_title(cell, row, usual):
-    """What a cell's hover says of its form over its C++ twin: the ratio and difference, paired in
-    one process, how far they moved over the commit's runs, and how they stand to asv's median."""
+def chain_title(chain):
+    """Where the commit stands on the case's paired chain of its build
+    (``overview.chain_at``), and where and why that chain starts."""
+    steps = f"{chain['steps']} step{'s' if chain['steps'] != 1 else ''}"
+    said = (
+        f"Paired chain (every step's builds: cuda-bindings {chain['build']}): {interval(chain)} "
+        f"since {chain['since'][:9]} ({steps})"
+    )
+    if chain.get("before"):
+        said += (
+            f"; it starts at {chain['since'][:9]}, where the builds change from cuda-bindings "
+            f"{chain['before']}: a chain never crosses builds"
+        )
+    return said
+
+
+def over_cpp_title(cell, usual):
+    """A cell's form over its C++ twin, in its hover: the difference and ratio, paired in one
+    process, and how far the ratio moved over the commit's runs."""
     over = cell.get("over_cpp")
     of = cell.get("over_cpp_of", "raw")
-    text = f"over its C++ twin: {overcpp_read.over_text(cell, usual)} ({of})"
+    text = f"{overcpp_read.over_text(cell, usual)} ({of})"
     if over:
         state = (
             f", over the {over['fast']} of {over['processes']} processes in the fast state"
@@ -300,9 +352,8 @@ def over_cpp_title(cell, row, usual):
         runs = over.get("runs")
         if runs and runs["runs"] > 1:
             text += (
-                f"; {times_span(runs['low'], runs['high'])} over {runs['runs']} runs of this "
-                "commit "
-                f"(the records name {runs['starts']} machine starts)"
+                f"; {times_span(runs['low'], runs['high'])} over {runs['runs']} over-C++ runs of "
+                f"this commit (the records name {runs['starts']} machine starts)"
             )
         if runs and runs.get("left_out"):
             text += (
@@ -313,31 +364,32 @@ def over_cpp_title(cell, row, usual):
         if overcpp_read.slow_state(runs):
             text += (
                 f" (⚠ its C++ twins ran {times(overcpp_read.slow_state(runs))} slower than "
-                "their fastest recorded "
-                "run on this machine: probably no process in the fast state, so the ratio "
-                "reads high)"
-            )
-        if number(over.get("py_ns")) and over["py_ns"] > 0:
-            apart = cell["value"] * 1e9 / over["py_ns"]
-            python = fmt(over["py_ns"] * 1e-9)
-            build = (cell.get("one_process") or {}).get("record", {}).get("bindings")
-            other = (
-                f"another build (cuda-bindings {build}, asv's: {row['build']}) and another run"
-                if build and build != row["build"]
-                else "another run, in another state of the machine"
-            )
-            text += (
-                f". Measured apart from asv's median above: that is {times(apart, 2)} this "
-                f"measurement's Python time per call ({python}); {other}"
-            )
-        else:
-            text += (
-                ". Measured apart from the median above, in the fast state: the two need not agree"
+                "their fastest recorded run on this machine: probably no process in the fast "
+                "state, so the ratio reads high)"
             )
     return (
         text
         + f"; ✓ under cuda-python's target of {fmt(TARGET_NS * 1e-9)} over C++ (#1580), ✗ above"
     )
+
+
+def order_differs(row, api):
+    """Where cell ``api``'s form and cuda.bindings' are ordered one way in one process (the whole
+    interval of their paired ratio on one side of 1) and the other way by asv's medians: the words
+    the cell says it in, else ""."""
+    cell, reference = row["cells"].get(api) or {}, row["cells"].get(overcpp_read.REFERENCE) or {}
+    one = cell.get("one_process") or {}
+    if "ratio" not in one or not (number(cell.get("value")) and number(reference.get("value"))):
+        return ""
+    faster_here = one["high"] < 1
+    slower_here = one["low"] > 1
+    faster_asv = cell["value"] < reference["value"]
+    if (faster_here and not faster_asv) or (slower_here and faster_asv):
+        return (
+            f"asv's medians order {TITLES[api]} and cuda.bindings the other way: "
+            f"{fmt(cell['value'])} against {fmt(reference['value'])} (unpaired, context)"
+        )
+    return ""
 
 
 def render(rows):
@@ -383,37 +435,43 @@ def legend_html(rows):
     """What the numbers of one machine's operations table are, and which build each ran."""
     first = rows[0]
     floor = first["floor"]
-    runs = [
-        c["one_process"]["record"]
+    runs = {
+        (c["one_process"]["record"]["date"], c["one_process"]["record"]["bindings"])
         for r in rows
         for c in r["cells"].values()
         if c.get("one_process")
-    ]
+    }
     out = []
+    others = sorted({bindings for _, bindings in runs if bindings != first["build"]})
+    apart = (
+        f" <b>Another build than asv's medians</b> (cuda-bindings {esc(first['build'])}): the "
+        "two need not agree."
+        if others
+        else ""
+    )
     if runs:
-        newest = max(runs, key=lambda run: run["date"])
-        apart = (
-            f" <b>Another build than asv's medians</b> (cuda-bindings {esc(first['build'])}): "
-            "the two need not agree."
-            if newest["bindings"] != first["build"]
-            else ""
+        named = "; ".join(
+            f"{esc(date[:16].replace('T', ' '))} UTC, "
+            f'<span class="build">cuda-bindings {esc(bindings)}</span>'
+            for date, bindings in sorted(runs)
         )
         out.append(
-            '<p class="legend-line one-process">In one process: each form\'s time per call, '
-            "timed beside its C++ twin and the other forms in the same worker processes (the "
-            f"over-C++ run of {esc(first['commit'][:9])}, {esc(newest['date'][:10])}, "
-            f'<span class="build">cuda-bindings {esc(newest["bindings"])}</span>); under '
-            "cuda.core and CuPy, their time over cuda.bindings', paired process by process, with "
-            f"its {CONFIDENCE:.0%} interval.{apart}</p>"
+            '<p class="legend-line one-process">Each cell gives one time per call, in one '
+            "process: timed beside its C++ twin and the other forms in the same worker processes "
+            f"(the over-C++ run{'s' if len(runs) > 1 else ''} of {esc(first['commit'][:9])}: "
+            f"{named}); under cuda.core and CuPy, their time over cuda.bindings', paired process "
+            f"by process, with its {CONFIDENCE:.0%} interval; ⇅ where asv's medians order the "
+            f"two the other way.{apart}</p>"
         )
     out.append(
-        '<p class="legend-line"><span class="asv">asv</span>: asv\'s median per call, one '
-        "unpaired run (context: it moves with the machine's state), cuda-bindings "
-        f'<span class="build">{esc(first["build"])}</span>; a number alone is asv\'s. Harness '
-        f'floor <span class="floor">{fmt(floor) if number(floor) else "n/a"}</span>. <span '
-        'class="label label-danger">slower</span> <span class="label label-success">faster'
-        "</span>: the paired step to this commit says so. Hover a number for its interval and "
-        "its cost over C++; click it for its graph.</p>"
+        '<p class="legend-line">Where no over-C++ run timed a form: <span class="asv">asv</span> '
+        "and asv's median per call, one unpaired run (context: it moves with the machine's "
+        f'state), cuda-bindings <span class="build">{esc(first["build"])}</span>. Harness '
+        f'floor <span class="floor">{fmt(floor) if number(floor) else "not measured"}</span>. '
+        '<span class="label label-danger">slower</span> <span class="label label-success">'
+        "faster</span>: the paired step to this commit says so. Hover a number for every other "
+        "number of its case, its cost over C++ among them, each with its run; click it for its "
+        "graph.</p>"
     )
     return out
 
@@ -452,24 +510,33 @@ def table_html(machine, rows, apis, usual, reasons):
 
 
 def cell_html(row, api, machine, usual):
-    """One cell of the operations table: the form's time in one process and its ratio over
-    cuda.bindings' (where an over-C++ run timed it), asv's median (a link to its graph), the
-    paired step's badge; the rest on hover."""
+    """One cell of the operations table, one time in it: the form's time in one process, its ratio
+    over cuda.bindings' under it (one over-C++ run of the commit), and where asv's medians order
+    the two the other way, a mark that says so; where no over-C++ run timed the form, asv's median,
+    marked as asv's. A link to its graph, the paired step's badge; every number on hover, with its
+    run (:func:`cell_title`)."""
     cell = row["cells"].get(api)
     if cell is None:
         return "<td></td>"
     value = cell["value"]
     link = graph_href(machine, row["benchmark"], row["case"])
     one = cell.get("one_process")
-    asv = fmt(value) if number(value) else ("failed" if value is None else "n/a")
     if one:
+        differs = order_differs(row, api)
         shown = (
             f'<a href="{esc(link)}">{fmt(one["py_ns"] * 1e-9)}</a>'
             + (f'<br><small class="vs-bindings">{interval(one)}</small>' if "ratio" in one else "")
-            + (f'<br><small class="asv">asv {asv}</small>' if number(value) else "")
+            + (
+                f'<br><small class="order-differs" title="{esc(differs)}">⇅ asv: other order'
+                "</small>"
+                if differs
+                else ""
+            )
         )
-    else:
-        shown = f'<a href="{esc(link)}">{asv}</a>'
+    elif number(value):
+        shown = f'<a href="{esc(link)}"><span class="asv">asv</span> {fmt(value)}</a>'
+    else:  # nothing measured, nothing to graph
+        shown = "failed" if value is None else "not measured"
     if not number(value) and not one:
         return f'<td class="{api}" data-value="">{shown}</td>'
     badge, verdict = "", ""
@@ -480,12 +547,14 @@ def cell_html(row, api, machine, usual):
         badge = f' <span class="label label-{kind} badge-{verdict}">{word}</span>'
     net = cell.get("net")
     data_net = f' data-net="{net!r}"' if number(net) else ""
+    data_one = f' data-one-process="{one["py_ns"]!r}"' if one else ""
+    data_one += f' data-name="{esc(cell["case"])}"' if cell.get("case") else ""
     target = ""
     if "over_cpp_ns" in cell:
         target = " over-ok" if cell["over_cpp_ns"] < TARGET_NS else " over-target"
     return (
-        f'<td class="{api}{target}" data-value="{repr(value) if number(value) else ""}"{data_net} '
-        f'data-verdict="{verdict}" '
+        f'<td class="{api}{target}" data-value="{repr(value) if number(value) else ""}"'
+        f'{data_net}{data_one} data-verdict="{verdict}" '
         f'title="{esc(cell_title(cell, row, usual))}">{shown}{badge}</td>'
     )
 
@@ -502,4 +571,9 @@ def document(found):
         )
         for name, machine in found.machines.items()
     )
-    return page("cuda-python: is main fine?", HOW_TO_READ + body, "index.html", banner(found))
+    return page(
+        "cuda-python: is main fine?",
+        glance_html(found) + HOW_TO_READ + body,
+        "index.html",
+        banner(found),
+    )

@@ -12,6 +12,7 @@ from cuda_bench.pages.html import (
     esc,
     one_side_html,
     page,
+    step_build,
 )
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import (
@@ -99,7 +100,7 @@ def step_rows(machine, step, known, work):
         f"<br><small>measured again {esc((r.get('date') or '')[:16])}</small>"
         for r in step.get("rechecks", [])
     )
-    built = summary.built_from_words(step)
+    built = "; ".join(w for w in (build_words(step), summary.built_from_words(step)) if w)
     built = f'<br><small class="built-from">{esc(built)}</small>' if built else ""
     ends = f'data-base="{esc(step["base"])}" data-head="{esc(step["head"])}"'
     if history.identical(step):
@@ -194,6 +195,15 @@ def step_case_row(name, kind, data, text):
     return (
         f'<tr class="{kind}" data-case="{esc(name)}" {data}><td colspan="2">{code_html(name)}'
         f"</td><td {WIDE}>{esc(text)}</td></tr>"
+    )
+
+
+def build_words(step):
+    """Which build a step paired, as its row says it (:func:`step_build`); across builds, that no
+    paired chain multiplies it."""
+    said = step_build(step)
+    return (
+        said if history.family(step) else f"{said}: across builds, so no paired chain multiplies it"
     )
 
 

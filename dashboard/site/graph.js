@@ -11,7 +11,8 @@ $(function () {
     var NAMES = {core: 'cuda.core', bindings: 'cuda.bindings', cupy: 'CuPy', pathfinder: 'cuda.pathfinder',
                  cpp: 'C++ twin'};
     var ORDER = ['core', 'bindings', 'cupy', 'pathfinder', 'cpp'];
-    var MARKS = {regression: '#c9302c', improvement: '#2d8a2d', 'not reproduced': '#999999', 'put down': '#e08a00'};
+    // flag colours at least 4.5:1 against the plot's white (WCAG AA)
+    var MARKS = {regression: '#c12e2a', improvement: '#2b7a2b', 'not reproduced': '#6b6b6b', 'put down': '#a45f00'};
     var index = null, wanted = null, loaded = {};
     window.cudaBenchGraph = {ready: false};
     window.cudaBenchData = function (name, data) { loaded[name] = data; };
@@ -95,6 +96,10 @@ $(function () {
         var entry = list.filter(function (e) { return e[0] === state.benchmark; })[0]
             || list.filter(function (e) { return e[0] === 'bench_device.SetCurrent.time_set_current'; })[0] || list[0];
         var label = entry[2].indexOf(state.case) >= 0 ? state.case : entry[2][0];
+        // a case asked for by name that this machine never measured: said, never another case in its place
+        var missing = state.benchmark === entry[0] && state.case !== undefined && label !== state.case
+            ? 'Case ' + state.case + ' of ' + entry[1] + ' has no paired step and no median on ' + machine
+              + ': it was never measured there. Shown: case ' + (label || '(one case)') + '.' : '';
         options($('#machine'), machines.map(function (m) { return [m, m]; }), machine);
         options($('#benchmark'), list.map(function (e) { return [e[0], e[1]]; }), entry[0]);
         options($('#case'), entry[2].map(function (c) { return [c, c || '(one case)']; }), label);
@@ -104,6 +109,9 @@ $(function () {
         fetchData(machine + '/' + entry[0], function (data) {
             if (asked === wanted) {  // else another graph was asked for since
                 draw(data, label);
+                if (missing) {
+                    $('#graph-notes').prepend($('<p class="missing-case alert alert-warning"/>').text(missing));
+                }
             }
         });
     }
@@ -170,7 +178,7 @@ $(function () {
         var commits = data.commits;
         var ticks = commits.map(function (c, i) { return [i, escaped(c.name)]; });
         var env = envMarkings(commits);
-        var chain = [], medians = [], notes = [], legend = [], restarts = {};
+        var chain = [], flagged = [], medians = [], notes = [], legend = [], restarts = [], builds = [];
         ORDER.forEach(function (api) {
             var s = per[api];
             if (!s) {
@@ -178,32 +186,47 @@ $(function () {
             }
             legend.push(api);
             if (s.chain.length) {
-                var line = [], low = [], high = [], root = null, roots = [];
-                s.chain.forEach(function (p) {  // [x, value, low, high, the commit its run of steps starts at]
-                    if (root !== null && p[4] !== root) {
-                        line.push(null); low.push(null); high.push(null);
+                // one chain per build family (p[5]): a chain never crosses builds
+                var families = [];
+                s.chain.forEach(function (p) { if (families.indexOf(p[5]) < 0) { families.push(p[5]); } });
+                families.forEach(function (family, k) {
+                    // thick, round points: the build the commit is shown in (the table's cuda-bindings); thin,
+                    // squares: another build of the same commits
+                    var shown = [], other = [], low = [], high = [], prev = null;
+                    s.chain.filter(function (p) { return p[5] === family; }).forEach(function (p) {
+                        // [x, value, low, high, the commit its run of steps starts at, its build family, steps]
+                        var mine = commits[p[0]].bindings === family;
+                        if (prev === null || p[4] !== prev[4]) {
+                            if (prev !== null) { low.push(null); high.push(null); }
+                            if (p[0] > 0) { restarts.push([p[0], p[4], family, api]); }
+                        } else {
+                            var both = mine && commits[prev[0]].bindings === family;
+                            (both ? shown : other).push([prev[0], prev[1]], [p[0], p[1]], null);
+                        }
+                        (mine ? shown : other).push([p[0], p[1]], null);
+                        low.push([p[0], p[2]]); high.push([p[0], p[3]]);
+                        prev = p;
+                    });
+                    var id = api + '-' + k, cb = {api: api, family: family};
+                    chain.push({id: id + '-low', data: low, color: COLORS[api], lines: {show: true, lineWidth: 0},
+                                cb: $.extend({kind: 'low'}, cb)});
+                    chain.push({id: id + '-high', data: high, color: COLORS[api], fillBetween: id + '-low',
+                                lines: {show: true, lineWidth: 0, fill: 0.15}, cb: $.extend({kind: 'high'}, cb)});
+                    chain.push({data: shown, color: COLORS[api], lines: {show: true, lineWidth: 2},
+                                points: {show: true, radius: 2.5}, cb: $.extend({kind: 'chain'}, cb)});
+                    if (other.length) {
+                        chain.push({data: other, color: COLORS[api], lines: {show: true, lineWidth: 1},
+                                    points: {show: true, radius: 3, symbol: 'square'},
+                                    cb: $.extend({kind: 'chain', other: true}, cb)});
                     }
-                    if (p[4] !== root) {
-                        roots.push(p[4]);
-                    }
-                    root = p[4];
-                    line.push([p[0], p[1]]); low.push([p[0], p[2]]); high.push([p[0], p[3]]);
                 });
-                chain.push({id: api + '-low', data: low, color: COLORS[api], lines: {show: true, lineWidth: 0},
-                            cb: {api: api, kind: 'low'}});
-                chain.push({id: api + '-high', data: high, color: COLORS[api], fillBetween: api + '-low',
-                            lines: {show: true, lineWidth: 0, fill: 0.15}, cb: {api: api, kind: 'high'}});
-                chain.push({data: line, color: COLORS[api], lines: {show: true, lineWidth: 2},
-                            points: {show: true, radius: 2.5}, cb: {api: api, kind: 'chain'}});
-                var at = {};
-                s.chain.forEach(function (p) { at[p[0]] = p[1]; });
                 ['regression', 'improvement', 'not reproduced', 'put down'].forEach(function (verdict) {
                     // a flag put down to a cuda-bindings change (f[8]) is that change's, not a verdict on the commits
                     var points = s.flags.filter(function (f) {
-                        return (f[8] ? 'put down' : f[1]) === verdict && at[f[0]] !== undefined;
-                    }).map(function (f) { return [f[0], at[f[0]]]; });
-                    if (points.length) {
-                        chain.push({data: points, color: MARKS[verdict], lines: {show: false},
+                        return (f[8] ? 'put down' : f[1]) === verdict && chainAt(s.chain, f, commits) !== undefined;
+                    }).map(function (f) { return [f[0], chainAt(s.chain, f, commits)]; });
+                    if (points.length) {  // drawn last, over every chain: hovered, a flag is what is said
+                        flagged.push({data: points, color: MARKS[verdict], lines: {show: false},
                                     points: {show: true, radius: 7, fill: verdict !== 'not reproduced',
                                              fillColor: MARKS[verdict], lineWidth: 2,
                                              symbol: verdict === 'improvement' ? downTriangle
@@ -212,15 +235,16 @@ $(function () {
                                     cb: {api: api, kind: 'flag', verdict: verdict}});
                     }
                 });
-                roots.slice(1).forEach(function (r) {
-                    restarts[r] = (restarts[r] || []).concat([NAMES[api]]);
-                });
+                if (families.length > 1) {
+                    builds.push(NAMES[api] + ': ' + families.join(', '));
+                }
             }
             if (s.median.length) {
                 medians.push({data: s.median, color: COLORS[api], lines: {show: true, lineWidth: 1.5},
                               points: {show: true, radius: 2}, cb: {api: api, kind: 'median'}});
             }
         });
+        chain = chain.concat(flagged);
         var xaxis = {ticks: ticks, min: -0.5, max: commits.length - 0.5, labelHeight: 70};
         var grid = {hoverable: true, markings: env.marks, borderWidth: 1, borderColor: '#ccc'};
         var values = [];
@@ -244,17 +268,19 @@ $(function () {
                 .append($('<span class="swatch"/>').css('background', COLORS[api]))
                 .append(document.createTextNode(NAMES[api] + (api === 'cpp' ? ' (' + per.cpp.twin + ')' : '')));
         }));
-        Object.keys(restarts).forEach(function (r) {
-            notes.push('The chain of ' + restarts[r].join(', ') + ' starts again at ' + times(1) + ' at ' + r
-                       + ': no paired step links ' + r + ' to the commits before it.');
-        });
+        restartNotes(restarts, commits).forEach(function (n) { notes.push(n); });
+        if (builds.length) {
+            notes.push('One chain per build, never one across builds: ' + builds.join('; ') + '. A thick line and '
+                       + 'round points: the build each commit is shown in (the cuda-bindings column below); a thin '
+                       + 'line and squares: another build of the same commits.');
+        }
         if (!chain.length) {
             notes.push('No paired step measured this case yet.');
         }
         if (env.changes.length) {
-            notes.push('The grey line marks where the cuda-bindings the builds ran changes: one line per library '
-                       + 'still runs across it, and a flag of a cuda.bindings case across a wheel change (◆) is put '
-                       + 'down to that change.');
+            notes.push('The grey line marks where the cuda-bindings the builds ran changes: every chain stops there, '
+                       + 'since a chain multiplies the steps of one build only, and a flag of a cuda.bindings case '
+                       + 'across a wheel change (◆) is put down to that change.');
         }
         $('#graph-notes').empty().append(notes.map(function (n) { return $('<p/>').text(n); }));
         var table = $('#graph-commits').empty();
@@ -266,9 +292,66 @@ $(function () {
                 $('<td/>').text(c.date ? new Date(c.date).toISOString().slice(0, 10) : ''), $('<td/>').text(c.bindings)));
         });
         table.append(body);
+        dataTable(commits, per);
         tooltips($('#chain'), data, per, 'chain');
         tooltips($('#medians'), data, per, 'median');
         window.cudaBenchGraph = {ready: true, chain: chainPlot, medians: medianPlot, data: data, label: label};
+    }
+
+    function dataTable(commits, per) {
+        /* the graphs' numbers as a table (keyboard and screen readers reach it): per commit and library, each
+           chain's value with its band, since where and in which build, and asv's median */
+        var table = $('#graph-data').empty(), body = $('<tbody/>');
+        table.append('<thead><tr><th>commit</th><th>library</th><th>paired chain [band]</th><th>since</th>'
+                     + '<th>build</th><th>asv\'s median (unpaired, context)</th></tr></thead>');
+        commits.forEach(function (c, x) {
+            ORDER.filter(function (api) { return per[api]; }).forEach(function (api) {
+                var median = per[api].median.filter(function (p) { return p[0] === x; })[0];
+                var points = per[api].chain.filter(function (p) { return p[0] === x; });
+                (points.length ? points : [null]).forEach(function (p) {
+                    if (!p && !median) {
+                        return;
+                    }
+                    body.append($('<tr/>').attr({'data-commit': c.hash, 'data-api': api}).append(
+                        $('<td class="name"/>').text(c.name), $('<td/>').text(NAMES[api]),
+                        $('<td class="ratio"/>').text(p ? interval(p[1], p[2], p[3]) : ''),
+                        $('<td/>').text(p ? p[4] : ''), $('<td/>').text(p ? p[5] : c.bindings),
+                        $('<td class="median"/>').text(median ? time(median[1]) : '')));
+                });
+            });
+        });
+        table.append(body);
+    }
+
+    function chainAt(points, flag, commits) {
+        /* where a flag sits: its step's chain at its head, else (a step across builds) the chain of the build
+           the head is shown in, else any chain there */
+        var at = points.filter(function (p) { return p[0] === flag[0]; });
+        var found = at.filter(function (p) { return p[5] === flag[9]; })[0]
+            || at.filter(function (p) { return p[5] === commits[flag[0]].bindings; })[0] || at[0];
+        return found ? found[1] : undefined;
+    }
+
+    function restartNotes(restarts, commits) {
+        /* where each chain starts again after the first commit, and why: the builds change there, or no paired
+           step of that build links it to the commits before it */
+        var said = {}, order = [];
+        restarts.forEach(function (r) {
+            var before = commits[r[0] - 1].bindings, why = before !== r[2]
+                ? 'the builds change there (' + before + ' \u2192 ' + r[2] + '), and a chain never crosses builds'
+                : 'no paired step of that build links ' + r[1] + ' to the commits before it';
+            var key = r[1] + '|' + r[2];
+            if (!said[key]) {
+                said[key] = {root: r[1], family: r[2], why: why, apis: []};
+                order.push(key);
+            }
+            said[key].apis.push(NAMES[r[3]]);
+        });
+        return order.map(function (key) {
+            var r = said[key];
+            return 'The chain of ' + r.apis.join(', ') + ' (' + r.family + ') starts again at ' + times(1) + ' at '
+                + r.root + ': ' + r.why + '.';
+        });
     }
 
     // a ratio, and a ratio with its interval, as the pages write them (cuda_bench.text: times, interval)
@@ -293,17 +376,23 @@ $(function () {
             var x = item.datapoint[0], commit = data.commits[x], api = item.series.cb.api;
             var lines = [commit.name, commit.title, NAMES[api] + ', cuda-bindings ' + commit.bindings];
             if (kind === 'chain') {
-                var p = per[api].chain.filter(function (q) { return q[0] === x; })[0];
-                lines.push(interval(p[1], p[2], p[3]) + ' since ' + p[4]);
+                var family = item.series.cb.family;
+                var p = per[api].chain.filter(function (q) { return q[0] === x && (!family || q[5] === family); })[0];
+                lines.push(interval(p[1], p[2], p[3]) + ' since ' + p[4] + ' (' + p[6] + ' paired step'
+                           + (p[6] === 1 ? '' : 's') + ', all ' + p[5] + ')');
                 per[api].flags.filter(function (f) { return f[0] === x; }).forEach(function (f) {
                     lines.push(f[6] + ' → ' + f[7] + ': ' + interval(f[3], f[4], f[5]) + ' '
                                + (f[8] ? 'put down to ' + f[8] : f[2]));
                 });
             } else {
-                lines.push(time(item.datapoint[1]) + " (asv's median)");
+                lines.push(time(item.datapoint[1]) + " (asv's median: unpaired, context)");
             }
             tip.empty().append(lines.filter(Boolean).map(function (l) { return $('<div/>').text(l); }))
-                .css({left: item.pageX + 12, top: item.pageY + 12}).show();
+                .css({left: 0, top: item.pageY + 12}).show();
+            // its own width, whatever the room to the right: left of the pointer near the page's right edge
+            var right = $(window).scrollLeft() + $(window).width() - 8;
+            tip.css({left: item.pageX + 12 + tip.outerWidth() > right ? Math.max(0, item.pageX - 12 - tip.outerWidth())
+                                                                       : item.pageX + 12});
         });
     }
 

@@ -8,7 +8,7 @@
         return;
     }
     var URL = 'http://127.0.0.1:8080/asv.html';
-    var SAID = "asv's pages need a web server: cuda-bench serve (or python3 -m http.server -d html), "
+    var SAID = "asv's pages need a web server: cuda-bench serve (or python3 -m http.server 8080 -d html), "
         + 'then ' + URL;
 
     function say(nav) {
@@ -20,7 +20,7 @@
         line.id = 'asv-serve';
         line.className = 'alert alert-warning';
         line.innerHTML = "asv's pages need a web server, since a browser refuses them their data "
-            + 'opened from disk: <code>cuda-bench serve</code> (or <code>python3 -m http.server -d '
+            + 'opened from disk: <code>cuda-bench serve</code> (or <code>python3 -m http.server 8080 -d '
             + 'html</code>), then <a href="' + URL + '">' + URL + '</a>. The project\'s pages open '
             + 'from disk as they are.';
         nav.appendChild(line);
