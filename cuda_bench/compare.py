@@ -31,6 +31,12 @@ from cuda_bench.paths import PAIRED_ENVS, label
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.suite import cases as suite_cases
 
+#: what the gate does on a machine without a GPU (``suite.without_gpu``: the command's first line)
+WITHOUT_GPU = (
+    "the paired engine times the cases that need none, and no budget is judged (an over-C++ run "
+    "needs one)"
+)
+
 
 class CompareError(Exception):
     pass

@@ -13,6 +13,7 @@ from cuda_bench.overview import APIS, TITLES
 from cuda_bench.text import (
     PER_CALL,
     TARGET_NS,
+    asv_word,
     cleared_text,
     date_text,
     fmt,
@@ -39,10 +40,10 @@ def cell_text(row, api):
     if c is None:
         return ""
     one = c.get("one_process")
-    asv = fmt(c["value"]) if number(c["value"]) else ("failed" if c["value"] is None else "n/a")
+    asv = fmt(c["value"]) if number(c["value"]) else asv_word(c)
     if one:
         text = fmt(one["py_ns"] * 1e-9) + (f" {interval(one)}" if "ratio" in one else "")
-        text += f" (asv {asv})" if number(c["value"]) else ""
+        text += f" (asv {asv})" if number(c["value"]) or c.get("unreadable") else ""
     else:
         text = asv
     step = c.get("step") or {}
@@ -483,8 +484,7 @@ def unreadable_markdown(found, results_dir):
                 "may say otherwise once that is mended (`cuda-bench report` exits 2 until then).",
                 ">",
                 *(
-                    f"> - `{results.shown(path, results_dir)}`{f' line {line}' if line else ''}: "
-                    f"{why}"
+                    f"> - `{results.shown(path, results_dir)}`{results.place(line)}: {why}"
                     for path, line, why in found
                 ),
             ]

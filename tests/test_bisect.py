@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, step_case, step_record
 from test_plan import monorepo  # noqa: F401  (a fixture)
 
-from cuda_bench import bisect
+from cuda_bench import bisect, records
 
 RECORDS = ROOT / "docs" / "evidence" / "one-pass-window" / "records"
 WINDOW = json.loads(gzip.open(RECORDS / "injected-window.json.gz").read())
@@ -239,14 +239,14 @@ def test_a_flag_over_several_commits_names_the_command_that_finds_the_commit_and
     assert "bisected: no commit made it slower" in page and "bisected: no commit made it slower" in issue
 
 
-def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_of_the_history_without_a_gpu(
+def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_and_the_answer(
         monorepo, tmp_path, monkeypatch, capsys):  # noqa: F811
     """`cuda-bench bisect` on a cuda-python-shaped repository of six commits (one block: one round), each round's
     steps those the window recorded, the slowdown at the fourth commit: exit status 1, the commit named with its
-    title and the case's interval, the rounds and the answer kept in --out, and nothing in results/ on a machine
-    without a GPU."""
+    title and the case's interval, the rounds and the answer kept in --out, the answer in the history."""
     from types import SimpleNamespace
 
+    from conftest import with_a_gpu
     from test_plan import MACHINE
 
     from cuda_bench import cli, onepass
@@ -259,6 +259,7 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_
     monkeypatch.setattr(onepass, "write", lambda out, found, steps: None)
     monkeypatch.setattr("cuda_bench.commands.bisect.RESULTS", tmp_path / "results")
     monkeypatch.setenv("HOME", str(tmp_path))
+    with_a_gpu(monkeypatch)
     out = tmp_path / "out"
     status = cli.main(["bisect", shas[0], shas[5], "-b", "SetCurrent", "--repo", str(repo), "--machine", MACHINE,
                        "--out", str(out)])
@@ -268,14 +269,15 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_
     assert f"1 rounds, 6 commit timings, 3 s on {MACHINE}" in said
     kept = json.loads((out / "bisect.json").read_text())
     assert kept["found"][0]["head"] == shas[3] and kept["rounds"] == [shas]
-    assert not (tmp_path / "results").exists() and "no GPU here: the answer is kept in" in err
+    (answer,) = records.read(tmp_path / "results" / MACHINE, "bisect")  # the flag's page and the issue name it
+    assert answer["found"][0]["head"] == shas[3]
 
 
 def test_a_base_off_heads_first_parent_line_is_refused_with_the_commit_to_start_from(tmp_path, monkeypatch, capsys):
     """A release tag on a branch of its own is not where main's line after it starts: pairing it with main's next
     commit would put the branch's backports on that commit. The command stops in one line (exit 3), naming the
     commit where the release's branch leaves main, and measures nothing."""
-    from conftest import git
+    from conftest import git, with_a_gpu
 
     from cuda_bench import cli, onepass
 
@@ -299,6 +301,7 @@ def test_a_base_off_heads_first_parent_line_is_refused_with_the_commit_to_start_
     commit_("4")
     monkeypatch.setattr(onepass, "measure_commits", lambda *a, **k: pytest.fail("measured"))
     monkeypatch.setenv("HOME", str(tmp_path))
+    with_a_gpu(monkeypatch)
     assert cli.main(["bisect", "v1", "main", "--repo", str(repo), "--machine", "m", "--out", str(tmp_path / "o")]) == 3
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"bench: v1 is not on HEAD's first-parent line (a release branch?): bisect from the commit where "

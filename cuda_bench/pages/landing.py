@@ -29,6 +29,7 @@ from cuda_bench.report import OLDER
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import (
     TARGET_NS,
+    asv_word,
     date_text,
     fmt,
     fmt_net,
@@ -317,7 +318,7 @@ def over_cpp_title(cell, row, usual):
                 "run on this machine: probably no process in the fast state, so the ratio "
                 "reads high)"
             )
-        if number(over.get("py_ns")) and over["py_ns"] > 0:
+        if number(over.get("py_ns")) and over["py_ns"] > 0 and number(cell["value"]):
             apart = cell["value"] * 1e9 / over["py_ns"]
             python = fmt(over["py_ns"] * 1e-9)
             build = (cell.get("one_process") or {}).get("record", {}).get("bindings")
@@ -461,12 +462,16 @@ def cell_html(row, api, machine, usual):
     value = cell["value"]
     link = graph_href(machine, row["benchmark"], row["case"])
     one = cell.get("one_process")
-    asv = fmt(value) if number(value) else ("failed" if value is None else "n/a")
+    asv = fmt(value) if number(value) else asv_word(cell)
     if one:
         shown = (
             f'<a href="{esc(link)}">{fmt(one["py_ns"] * 1e-9)}</a>'
             + (f'<br><small class="vs-bindings">{interval(one)}</small>' if "ratio" in one else "")
-            + (f'<br><small class="asv">asv {asv}</small>' if number(value) else "")
+            + (
+                f'<br><small class="asv">asv {asv}</small>'
+                if number(value) or cell.get("unreadable")
+                else ""
+            )
         )
     else:
         shown = f'<a href="{esc(link)}">{asv}</a>'
