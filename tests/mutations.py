@@ -35,6 +35,11 @@ ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_bui
 BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
+READ = "tests/test_history_read.py::"
+IMPOSSIBLE = READ + "test_a_median_no_measurement_can_be_is_named_with_its_case_and_the_rest_is_shown"
+UNRECORDED = READ + "test_a_results_file_of_a_commit_commits_json_lacks_is_named_and_never_drawn_into_the_chain"
+NO_GPU = "tests/test_without_gpu.py::"
+README = "tests/test_readme.py::"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -513,6 +518,60 @@ MUTATIONS = [
     ("the plan looks for the wheels of the Python it runs, not the machine's", "cuda_bench/plan.py",
      "        self.python = machine_python(self.results_dir / machine_name)", "        self.python = None",
      ["tests/test_plan.py::test_the_plan_looks_for_the_wheels_of_the_python_the_machine_runs"]),
+    ("a negative or infinite median is read as a measurement", "cuda_bench/results.py",
+     "    return 0 < value < math.inf or", "    return value == value or", [IMPOSSIBLE]),
+    ("a NaN beside the case's statistics is read as asv's skip", "cuda_bench/results.py",
+     "(math.isnan(value) and quartile is None)", "math.isnan(value)", [IMPOSSIBLE]),
+    ("a median no measurement can be is left out silently, as failed", "cuda_bench/results.py",
+     "        said = unreadable(path, why, case_name(name, combo))\n", "        said = ''\n", [IMPOSSIBLE]),
+    ("a cell of an impossible median says failed, not unreadable", "cuda_bench/overview.py",
+     '        cell["unreadable"] = True', "        pass", [IMPOSSIBLE]),
+    ("asv's graphs draw a median no measurement can be", "cuda_bench/asv_plugin.py",
+     "                    impossible_as_failed(found)\n", "",
+     [READ + "test_asvs_own_graphs_draw_no_point_for_a_median_no_measurement_can_be"]),
+    ("a results file of a commit commits.json lacks is drawn into the chain", "cuda_bench/results.py",
+     'if data is not None and listed is not None and data["commit_hash"] not in listed:',
+     "if False:", [UNRECORDED]),
+    ("a results file that does not parse is named with the parser's first words only", "cuda_bench/results.py",
+     '        why, line = f"does not parse ({why})", why.lineno',
+     '        why, line = f"does not parse ({why.msg}, column {why.colno})", why.lineno',
+     [READ + "test_a_file_the_parser_stops_in_is_named_with_the_parsers_whole_message_and_what_to_do"]),
+    ("what could not be read is named without what to do", "cuda_bench/results.py",
+     "    fix = remedy(path, line) if fix is None else fix", "    fix = ''",
+     [READ + "test_a_file_the_parser_stops_in_is_named_with_the_parsers_whole_message_and_what_to_do"]),
+    ("a budgets file that cannot be read leaves no banner", "cuda_bench/read.py",
+     "        results.noted(found_budgets.path) if found_budgets is not None else []",
+     "        []", [READ + "test_a_budgets_file_that_cannot_be_read_leaves_a_banner_in_the_markdown_and_on_the_pages"]),
+    ("a step's ratio of 0 is read as a measurement", "cuda_bench/records.py",
+     "    POSITIVE: lambda v: _number(v) and v > 0,", "    POSITIVE: _number,",
+     [READ + "test_a_step_record_with_a_ratio_or_time_no_measurement_can_have_is_named_and_left_out"]),
+    ("window and bisect build without a GPU", "cuda_bench/commands/common.py",
+     "    if not gpu and args.command in NEEDS_GPU:", "    if False:",
+     [NO_GPU + "test_window_and_bisect_without_a_gpu_say_so_in_their_first_line_and_build_nothing"]),
+    ("a command without a GPU says so after other lines, or not at all", "cuda_bench/commands/common.py",
+     "        log(suite.without_gpu(consequence))", "        pass",
+     [NO_GPU + "test_init_run_and_compare_say_first_that_there_is_no_gpu_and_what_they_do_without_one"]),
+    ("an estimate counts the cases that skip without a GPU", "cuda_bench/paired.py",
+     "    here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)",
+     "    here = list(names)", [NO_GPU + "test_an_estimate_counts_only_the_cases_that_run_on_this_machine"]),
+    ("the suite's GPU-free forms are read as needing a GPU", "cuda_bench/suite.py",
+     '    return case.params[names.index("api")] not in free', "    return True",
+     [NO_GPU + "test_the_suite_says_which_cases_need_a_gpu_as_its_benchmarks_skip_them"]),
+    ("asv continuous without a GPU judges budgets from results/<machine>", "cuda_bench/asv_plugin.py",
+     "            over_cpp_dir=RESULTS / name if machine.has_gpu(info) else None,",
+     "            over_cpp_dir=RESULTS / name,",
+     [NO_GPU + "test_the_gate_without_a_gpu_looks_for_no_over_cpp_record_a_gpu_less_machine_never_writes"]),
+    ("the comment names a cached wheel's commit as the side's", "cuda_bench/comment.py",
+     "    if found and commit and not commit.startswith(found.group(1)):", "    if False:",
+     [NO_GPU + "test_the_comment_says_which_wheel_a_build_took_from_the_cache"]),
+    ("README's case count is not the suite's", "README.md", "The suite holds 165 cases", "The suite holds 164 cases",
+     [README + "test_readme_has_one_case_count_and_it_is_the_suites"]),
+    ("--help's exit statuses and README's table say different things", "cuda_bench/status.py",
+     '    ERROR: "could not start, or stopped on an error",', '    ERROR: "could not start",',
+     [README + "test_readmes_exit_status_table_is_the_one_cuda_bench_help_lists"]),
+    ("a copied checkout's .venv is used as it is", "scripts/_venv.sh",
+     'if [ -e "$venv" ] && ! grep', 'if false && ! grep',
+     ["tests/test_copied_checkout.py"]),
 ]
 
 
