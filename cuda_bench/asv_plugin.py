@@ -272,10 +272,12 @@ def impossible_as_failed(found):
     """A median no measurement can be (``results.possible``: the pages name it unreadable) drawn as
     asv draws a failed case: no point."""
     for key, medians in found._results.items():
-        stats = found._stats.get(key) or [None] * len(medians)
+        if not isinstance(medians, list):  # the whole benchmark failed: nothing drawn already
+            continue
+        stats = found._stats.get(key) or []
+        quartiles = [(s or {}).get("q_25") for s in stats] + [None] * (len(medians) - len(stats))
         found._results[key] = [
-            m if results.possible(m, (s or {}).get("q_25")) else None
-            for m, s in zip(medians, stats)
+            m if results.possible(m, q) else None for m, q in zip(medians, quartiles)
         ]
 
 

@@ -546,7 +546,7 @@ MUTATIONS = [
      "    POSITIVE: lambda v: _number(v) and v > 0,", "    POSITIVE: _number,",
      [READ + "test_a_step_record_with_a_ratio_or_time_no_measurement_can_have_is_named_and_left_out"]),
     ("window and bisect build without a GPU", "cuda_bench/commands/common.py",
-     "    if not gpu and args.command in NEEDS_GPU:", "    if False:",
+     "    elif not (gpu := machine.gpu_info()):", "    elif not (gpu := machine.gpu_info()) and False:",
      [NO_GPU + "test_window_and_bisect_without_a_gpu_say_so_in_their_first_line_and_build_nothing"]),
     ("a command without a GPU says so after other lines, or not at all", "cuda_bench/commands/common.py",
      "        log(suite.without_gpu(consequence))", "        pass",

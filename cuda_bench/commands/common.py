@@ -220,10 +220,10 @@ OUTSIDE = "asv's results go to .asv/results-no-gpu, never results/ (the history 
 NEEDS_GPU = ("window", "bisect")
 
 
-def without_gpu(consequence, gpu=None):
+def without_gpu(consequence):
     """The GPU fields of this machine (``machine.gpu_info``); without a GPU, the command's first
     line says so (``suite.without_gpu``), with what it does there (``consequence``)."""
-    gpu = machine.gpu_info() if gpu is None else gpu
+    gpu = machine.gpu_info()
     if not gpu:
         log(suite.without_gpu(consequence))
     return gpu
@@ -234,15 +234,15 @@ def this_machine(args, without=SKIPS):
     after the GPU. Without a GPU the command's first line says so and what it does there
     (``without``); a command of :data:`NEEDS_GPU` stops there, before anything is built
     (RunError: exit 3), and says how to fill the wheel cache for a GPU machine instead."""
-    if args.command in NEEDS_GPU:
-        without = (
-            f"{args.command} times cases on a GPU and builds nothing without one; `cuda-bench "
-            "prebuild REV ...` builds commits into the wheel cache here for a GPU machine"
+    if args.command not in NEEDS_GPU:
+        gpu = without_gpu(without)
+    elif not (gpu := machine.gpu_info()):
+        raise asvrun.RunError(
+            suite.without_gpu(
+                f"{args.command} times cases on a GPU and builds nothing without one; `cuda-bench "
+                "prebuild REV ...` builds commits into the wheel cache here for a GPU machine"
+            )
         )
-    gpu = machine.gpu_info()
-    if not gpu and args.command in NEEDS_GPU:
-        raise asvrun.RunError(suite.without_gpu(without))
-    gpu = without_gpu(without, gpu)
     return machine.record(args.machine or asvrun.local_settings().get("machine"), gpu)
 
 
