@@ -3,9 +3,9 @@
 # on a machine without a GPU: each command with its exit status and seconds, then what stayed in the temporary
 # folder. Then the history damaged as it gets damaged (an impossible median, a results file of a commit
 # commits.json lacks, a cut commits.json, a bad budgets.json5) and mended as the lines say, and the checkout
-# copied with cp -a. Nothing of cuda-python is built: without a GPU, window and bisect build nothing, and run and
-# asv continuous are interrupted once they have said their first lines. Prints the transcript; summary.md says
-# what it shows.
+# copied with cp -a. cuda-python is not built whole: without a GPU, window and bisect build nothing, and run and
+# asv continuous (which time what needs no GPU) are interrupted 40 s in, once they have said their first lines.
+# Prints the transcript; summary.md says what it shows.
 #
 #   docs/evidence/first-hour/run.sh CUDA_PYTHON_CLONE > docs/evidence/first-hour/transcript.txt 2>&1
 set -uo pipefail
@@ -32,7 +32,7 @@ step() {  # one command as a newcomer types it: its output's first and last line
         tail -n "$(( ${LINES_SHOWN:-12} - 2 ))" "$scratch/out"
     else
         cat "$scratch/out"
-    fi | cut -c1-220 | sed "s|$scratch|\$SCRATCH|g"
+    fi | sed "s|$scratch|\$SCRATCH|g" | cut -c1-400
     echo "[exit $rc in $(( $(date +%s) - start )) s]"
 }
 
@@ -71,7 +71,7 @@ step 'du -sh .asv'
 
 md="$scratch/report.md"  # the Markdown apart, so that the exit status shown is the command's
 step "python3 $scratch/damage.py impossible && source .venv/bin/activate && cuda-bench report > $md; rc=\$?; head -5 $md; exit \$rc"
-step "grep -m 3 'SetCurrent' $md"
+step "grep 'asv unreadable' $md | cut -c1-120"
 step 'git checkout -- results/ && source .venv/bin/activate && cuda-bench report > /dev/null'
 step "python3 $scratch/damage.py stray && source .venv/bin/activate && cuda-bench publish"
 step 'rm results/nvidia-h200/ffffffff-* && source .venv/bin/activate && cuda-bench publish'
