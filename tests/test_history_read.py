@@ -71,19 +71,25 @@ def test_a_median_no_measurement_can_be_is_named_with_its_case_and_the_rest_is_s
     assert "asv unreadable" in page and "-500 ns" not in page
 
 
-def test_asvs_own_graphs_draw_no_point_for_a_median_no_measurement_can_be(history):
-    """asv publish reads the results files itself: the plugin draws an impossible median as asv draws a failed
-    case, no point, and keeps a skip (NaN without statistics) a skip."""
-    from asv.results import Results
+def test_asvs_own_graphs_draw_no_point_for_a_median_no_measurement_can_be_nor_a_commit_commits_json_lacks(history):
+    """asv publish reads the results files itself, through the plugin's reader: an impossible median is drawn as
+    asv draws a failed case, no point, a skip (NaN without statistics) stays a skip, and a results file of a
+    commit results/commits.json lacks is not read at all."""
+    from asv.results import iter_results
 
-    _, head_file = history
+    results_dir, head_file = history
     set_medians(head_file, SET_CURRENT, {0: -5e-7, 1: math.nan})
-    found = Results.load(str(head_file))
-    skipped = [k for k, v in found._results.items() if any(isinstance(x, float) and math.isnan(x) for x in v)]
-    asv_plugin.impossible_as_failed(found)
-    assert found._results[SET_CURRENT][:2] == [None, None] and found._results[SET_CURRENT][2] > 0
-    kept = [k for k in skipped if k != SET_CURRENT]
-    assert kept and all(any(isinstance(x, float) and math.isnan(x) for x in found._results[k]) for k in kept)
+    stray = head_file.with_name(f"{'f' * 8}-{head_file.name.split('-', 1)[1]}")
+    stray.write_text(json.dumps(json.loads(head_file.read_text()) | {"commit_hash": "f" * 40}))
+    asv_plugin.READ.clear()
+    read_by_asv = list(asv_plugin.one_line_per_case(iter_results)(str(results_dir)))
+    asv_plugin.READ.clear()
+    assert "f" * 40 not in {found.commit_hash for found in read_by_asv}
+    (head,) = [f for f in read_by_asv if f.commit_hash == HEAD and f.params["machine"] == MACHINE]
+    assert head._results[SET_CURRENT][:2] == [None, None] and head._results[SET_CURRENT][2] > 0
+    skipped = [k for k, v in head._results.items()
+               if isinstance(v, list) and any(isinstance(x, float) and math.isnan(x) for x in v)]
+    assert skipped  # asv's own skips, NaN without statistics, drawn as asv draws them
 
 
 def test_a_results_file_of_a_commit_commits_json_lacks_is_named_and_never_drawn_into_the_chain(history, capsys):
