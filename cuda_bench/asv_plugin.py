@@ -41,11 +41,12 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, results, toolkit
+from cuda_bench import asvrun, machine, results, suite, toolkit
 from cuda_bench.asv_kept import measured, restore_measured, snapshot
 from cuda_bench.paths import (
     ASV_DRIVEN,
     ASV_PAGES_ONLY,
+    BENCHMARKS,
     machine_dirs,
     no_gpu_results,
 )
@@ -81,10 +82,19 @@ def apply_settings(name, conf, args, settings=None, gpu=None):
     gpu = machine.gpu_info() if gpu is None else gpu
     elsewhere = no_gpu_results(conf.env_dir)
     if not gpu and Path(conf.results_dir).resolve() != elsewhere:
-        if name in WRITERS:
+        # under a cuda-bench command, which said it first
+        if name in WRITERS and not os.environ.get(ASV_DRIVEN):
+            from cuda_bench import compare
+
+            paired = name == "Continuous" and not os.environ.get(UNPAIRED)
             say(
-                f"no GPU on this machine: results go to {elsewhere}, not {conf.results_dir} (the "
-                "history of GPU runs)"
+                suite.without_gpu(
+                    compare.WITHOUT_GPU
+                    if paired
+                    else f"results go to {elsewhere}, not {conf.results_dir} (the history of GPU "
+                    "runs)",
+                    getattr(conf, "benchmark_dir", None) or BENCHMARKS,
+                )
             )
         conf.results_dir = str(elsewhere)
 
@@ -229,8 +239,9 @@ def one_line_per_case(iter_results):
     graphs is the mean of two builds' medians; without their environment variables, so that a
     commit measured with one cuda-bindings (the releases, ``auto``) and the next with another
     (main, built from each commit) stay on one line of one graph, instead of two graphs that stop
-    where the environment changes. asv publish walks the results several times: each file is read
-    once."""
+    where the environment changes; neither a commit ``commits.json`` lacks nor a median no
+    measurement can be (:func:`impossible_as_failed`), which the project's pages name instead. asv
+    publish walks the results several times: each file is read once."""
 
     def rank(found):
         bindings = (found.env_vars or {}).get(results.BINDINGS, "")
@@ -239,18 +250,35 @@ def one_line_per_case(iter_results):
     def one_build_each(results_dir):
         if results_dir not in READ:
             READ[results_dir] = []
+            listed = results.listed(results_dir)  # a commit it lacks: on no page (load_all)
             for folder in machine_dirs(results_dir):
                 best = {}
                 for found in iter_results(str(folder)):
+                    if listed is not None and found.commit_hash not in listed:
+                        continue
                     kept = best.get(found.commit_hash)
                     if kept is None or rank(found) >= rank(kept):
                         best[found.commit_hash] = found
                 for found in best.values():
                     found._env_vars = {}
+                    impossible_as_failed(found)
                     READ[results_dir].append(found)
         yield from READ[results_dir]
 
     return one_build_each
+
+
+def impossible_as_failed(found):
+    """A median no measurement can be (``results.possible``: the pages name it unreadable) drawn as
+    asv draws a failed case: no point."""
+    for key, medians in found._results.items():
+        if not isinstance(medians, list):  # the whole benchmark failed: nothing drawn already
+            continue
+        stats = found._stats.get(key) or []
+        quartiles = [(s or {}).get("q_25") for s in stats] + [None] * (len(medians) - len(stats))
+        found._results[key] = [
+            m if results.possible(m, q) else None for m, q in zip(medians, quartiles)
+        ]
 
 
 def no_step_detection(graph_class):
@@ -313,7 +341,8 @@ def paired_continuous(conf, args):
             command=f"asv continuous {base} {head}",
             info=info,
             progress=say,
-            over_cpp_dir=RESULTS / name,
+            # over-C++ runs, which the budgets are judged from, need a GPU: none without one
+            over_cpp_dir=RESULTS / name if machine.has_gpu(info) else None,
         )
     except (toolkit.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
         say(f"asv continuous {base} {head}: not measured: {exc}")

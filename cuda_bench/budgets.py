@@ -221,8 +221,9 @@ def read(path=None):
     except (OSError, UnicodeDecodeError, BudgetError) as exc:
         line = getattr(exc, "line", None)
         where = f"{path}:{line}" if line else f"{path}"
-        print(f"budgets: {where}: {exc}; no budget judged", file=sys.stderr)
-        results.unreadable(path, exc, line)
+        said = results.unreadable(path, f"{exc}; no budget judged", line)
+        if said:
+            print(f"budgets: {where}: {said}", file=sys.stderr)
         return Budgets(path=str(path), error=f"{where}: {exc}")
 
 

@@ -58,7 +58,7 @@ calls,
 examples:
   cuda-bench init --repo ~/src/cuda-python
   cuda-bench run                                  # newest commit of main
-  cuda-bench run HEAD~20..HEAD                    # the last 20 commits (anything `asv run` takes)
+  cuda-bench run HEAD~20..HEAD                    # 20 first-parent commits to HEAD (as `asv run`)
   cuda-bench compare main my-branch               # the pull-request gate
   cuda-bench aa main                              # thresholds for this machine
   cuda-bench bisect v1 v2 -b SetCurrent           # which commit made SetCurrent slower

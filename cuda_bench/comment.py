@@ -4,6 +4,8 @@ changed first, each with the interval it rests on, then what was left out and wh
 
 from __future__ import annotations
 
+import re
+
 from cuda_bench import budgets, calls, counts, counts_read, stats, trees
 from cuda_bench.paired import counted, regressions
 from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, times, unchanged
@@ -236,12 +238,26 @@ def rest(data, same, versions):
             "",
             "Builds: "
             + "; ".join(
-                f"{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
+                f"{side}: "
+                + ", ".join(
+                    f"{k} {version_text(v, data.get(side))}" for k, v in sorted(found.items())
+                )
                 for side, found in versions.items()
                 if found
             ),
         ]
     return out
+
+
+def version_text(version, commit):
+    """A package's version in a build of ``commit``, as the comment says it: a version whose label
+    names another commit (``+g<sha>``: a wheel built there from the same tree, taken from the
+    cache, which keys each wheel by its tree) says so, so that the base's line never seems to hold
+    the head's code."""
+    found = re.search(r"\+g([0-9a-f]{7,40})$", version or "")
+    if found and commit and not commit.startswith(found.group(1)):
+        return f"{version} (the same tree's wheel, built at {found.group(1)[:9]})"
+    return version
 
 
 def timing_of(data, name):

@@ -32,6 +32,12 @@ from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.suite import cases as suite_cases
 from cuda_bench.text import interval
 
+#: what the gate does on a machine without a GPU (``suite.without_gpu``: the command's first line)
+WITHOUT_GPU = (
+    "the paired engine times the cases that need none, and no budget is judged (an over-C++ run "
+    "needs one)"
+)
+
 
 class CompareError(Exception):
     pass

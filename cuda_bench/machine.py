@@ -93,11 +93,12 @@ def stable(info):
     return out
 
 
-def record(name=None):
-    """Write this machine into asv's machine file, GPU fields included. Returns (name, info)."""
+def record(name=None, gpu=None):
+    """Write this machine into asv's machine file, GPU fields included (``gpu``: as
+    :func:`gpu_info` found them, where it was asked already). Returns (name, info)."""
     from asv.machine import Machine, MachineCollection
 
-    gpu = gpu_info()
+    gpu = gpu_info() if gpu is None else gpu
     name = name or default_name(gpu)
     info = stable(Machine.get_defaults())
     info.update(machine=name, cpu=cpu_model(), num_cpu=str(os.cpu_count()), **gpu)

@@ -144,7 +144,7 @@ def measure_built(
     build_seconds,
     make_worker=paired.Worker,
 ):
-    """:func:`measure_commits` once each commit has its environment (``envs``: {commit: its
+    """The measuring of :func:`measure_parts` once each commit has its environment (``envs``: {commit: its
     record, whose ``python`` runs it})."""
     begun = time.monotonic()
     commits = [trees.resolve(repo, rev) for rev in revs]

@@ -111,7 +111,8 @@ def overview_rows(
     ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None), ``gpu`` (the machine has
     one) and ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``. A cell:
 
-    - ``value``: asv's median in seconds (None: failed; NaN: skipped), ``benchmark``, ``params``
+    - ``value``: asv's median in seconds (None: failed; NaN: skipped; None and ``unreadable``: a
+      median no measurement can be, ``results.impossible``), ``benchmark``, ``params``
       (for asv's graph link), ``case`` (Python cells: the case's full name, as the paired steps and
       the counts name it);
     - Python cells only: ``net`` (``value - floor``), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of``
@@ -262,8 +263,11 @@ def row_of(at, name, case, combos, param_names, differs):
     }
     twin = cpp_id(name, ("'x'", *case))
     cpp_value = at.cpp.get(twin)
-    if number(cpp_value):
+    unreadable = at.newest.get("unreadable", {})  # medians no measurement can be
+    if number(cpp_value) or any(n == CPP and c[0] == f"'{twin}'" for n, c in unreadable):
         row["cells"]["cpp"] = {"value": cpp_value, "benchmark": CPP, "params": {"op": f"'{twin}'"}}
+        if cpp_value is None:
+            row["cells"]["cpp"]["unreadable"] = True
     for combo in combos:
         if combo[1:] == case:
             row["cells"][combo[0].strip("'")] = python_cell(at, name, combo, param_names, cpp_value)
@@ -343,6 +347,8 @@ def python_cell(at, name, combo, param_names, cpp_value):
         "regression": bool(step and step["verdict"] == "regression"),
         "one_process": at.forms.get(full),
     }
+    if (name, combo) in at.newest.get("unreadable", {}):
+        cell["unreadable"] = True  # asv's median no measurement can be (results.impossible)
     if number(cpp_value) and number(value):
         # the C++ twin has no harness around it: compare it with the net call
         python = value if net is None else net

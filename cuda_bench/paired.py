@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import machine, process, stats
+from cuda_bench import machine, process, stats, suite
 from cuda_bench.names import is_control
 from cuda_bench.paths import BENCHMARKS, ROOT
 from cuda_bench.text import last_line
@@ -436,10 +436,12 @@ def run(
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
     total = len(names) * settings.pairs
+    here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
     progress(
-        f"paired: {len(names)} cases x {settings.pairs} process pairs, {jobs} at a time on cores "
-        f"{','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per case and "
-        f"pair (about {total / jobs * (settings.seconds + 0.05) / 60:.1f} min)"
+        f"paired: {suite.counted(names, here)} x {settings.pairs} process pairs, {jobs} at a time "
+        f"on cores {','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per "
+        f"case and pair (about "
+        f"{len(here) * settings.pairs / jobs * (settings.seconds + 0.05) / 60:.1f} min)"
     )
     start = time.monotonic()
     task = (

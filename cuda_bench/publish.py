@@ -116,7 +116,8 @@ def publish(config=CONF):
     html_dir = (base / conf.get("html_dir", "html")).resolve()
     results_dir = (base / conf.get("results_dir", "results")).resolve()
     bad = []
-    runs = results.load_all(results_dir, bad)  # read once: the pages are drawn from these
+    # read once: the pages are drawn from these; asv's copy lacks what they leave out
+    runs = results.load_all(results_dir, bad, results.listed(results_dir))
     if not runs:
         raise DashboardError(f"no results in {results_dir} to publish (cuda-bench run makes some)")
     html_dir.parent.mkdir(parents=True, exist_ok=True)

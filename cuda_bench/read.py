@@ -95,6 +95,11 @@ class History:
         """{machine: {commit: counts record}}."""
         return {name: machine.work for name, machine in self.machines.items()}
 
+    def noted(self):
+        """What could not be read, as noted now: ``unreadable``, and what a command read after
+        (``report --commit``)."""
+        return noted(self.results_dir, self.budgets)
+
     def rows_at(self, prefix):
         """The operation table at the commits whose hash starts with ``prefix`` (``rows`` holds it
         at each machine's newest)."""
@@ -113,15 +118,27 @@ class History:
         )
 
 
+def read_runs(results_dir, runs=None):
+    """(asv's results files of ``results_dir``, the commits it holds: ``results.commits``), with
+    ``commits.json`` read once; ``runs``: the results files, where the caller has read them. Read
+    afresh, what could not be read is noted afresh."""
+    if runs is None:
+        results.forget(results_dir)
+    listed = results.listed(results_dir)
+    if runs is None:
+        runs = results.load_all(results_dir, listed=listed)
+    return runs, results.commits(results_dir, runs, listed)
+
+
 def load(results_dir, runs=None):
     """``results_dir`` read into a :class:`History`. What cannot be read is left out, named in
-    ``unreadable`` (and noted afresh: ``results.noted``). ``runs``: its asv results files, where the
-    caller has read them (``results.load_all``, which noted what it could not read)."""
+    ``unreadable`` (and noted afresh: ``results.noted``): a file or record line that does not
+    parse, a median no measurement can be (``results.impossible``: its cell says "unreadable"), a
+    results file of a commit ``commits.json`` lacks. ``runs``: its asv results files, where the
+    caller has read them (``results.load_all`` with ``commits.json`` as read, which noted what it
+    could not read)."""
     results_dir = Path(results_dir)
-    if runs is None:  # read afresh: what could not be read is noted afresh
-        results.forget(results_dir)
-        runs = results.load_all(results_dir)
-    known = results.commits(results_dir, runs)
+    runs, known = read_runs(results_dir, runs)
     described = results.suite(results_dir)
     every = {}
     for name, data in runs:
@@ -178,6 +195,7 @@ def load(results_dir, runs=None):
         work,
         {name: kept[name]["over-cpp"] for name in by_machine},
     )
+    found = budgets.read()
     return History(
         results_dir=results_dir,
         known=known,
@@ -185,6 +203,15 @@ def load(results_dir, runs=None):
         runs=runs,
         machines=machines,
         rows=rows,
-        unreadable=results.noted(results_dir),
-        budgets=budgets.read(),
+        unreadable=noted(results_dir, found),
+        budgets=found,
+    )
+
+
+def noted(results_dir, found_budgets):
+    """[(path, line, why)] of what could not be read of ``results_dir`` and of the budgets file
+    (``found_budgets``: ``budgets.read``'s): a command that could not read either exits 2, and its
+    pages and Markdown say so on top."""
+    return results.noted(results_dir) + (
+        results.noted(found_budgets.path) if found_budgets is not None else []
     )

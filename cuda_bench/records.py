@@ -37,7 +37,12 @@ VERDICTS = ("regression", "improvement", "same")
 
 
 class RecordError(ValueError):
-    """A line that is not a record of the current schema and its type's shape."""
+    """A line that is not a record of the current schema and its type's shape; ``fix``: what to do,
+    where the message does not say it (``results.remedy`` otherwise)."""
+
+    def __init__(self, why, fix=None):
+        super().__init__(why)
+        self.fix = fix
 
 
 def warn(message):
@@ -46,6 +51,7 @@ def warn(message):
 
 # --- shapes ---------------------------------------------------------------------------------------
 NUMBER, TEXT, MAPPING, LIST, FLAG = "number", "text", "mapping", "list", "flag"
+POSITIVE = "positive number"  # a time or a ratio of times: finite and above 0
 OPTIONAL = "?"
 
 
@@ -56,6 +62,7 @@ def _number(value):
 
 CHECKS = {
     NUMBER: _number,
+    POSITIVE: lambda v: _number(v) and v > 0,
     TEXT: lambda v: isinstance(v, str),
     MAPPING: lambda v: isinstance(v, dict),
     LIST: lambda v: isinstance(v, list),
@@ -66,15 +73,15 @@ HOST = {"start": TEXT + OPTIONAL, "boot": TEXT + OPTIONAL}
 PAIRED_SETTINGS = {"layouts": ("random", "fixed"), "confidence": NUMBER, "cores": LIST}
 STEP_CASE = {
     "name": TEXT,
-    "ratio": NUMBER,
-    "low": NUMBER,
-    "high": NUMBER,
+    "ratio": POSITIVE,
+    "low": POSITIVE,
+    "high": POSITIVE,
     "verdict": VERDICTS,
     "threshold": NUMBER,
     "coverage": NUMBER,
     "pairs": LIST,
-    "base_ns": NUMBER,
-    "head_ns": NUMBER,
+    "base_ns": POSITIVE,
+    "head_ns": POSITIVE,
     "groups": NUMBER,
     "calls_per_sample": NUMBER,
     "control": FLAG,
@@ -82,15 +89,15 @@ STEP_CASE = {
 OVER_CPP_CASE = {
     "name": TEXT,
     "twin": TEXT,
-    "ratio": NUMBER,
-    "low": NUMBER,
-    "high": NUMBER,
+    "ratio": POSITIVE,
+    "low": POSITIVE,
+    "high": POSITIVE,
     "coverage": NUMBER,
     "over_ns": NUMBER,
     "over_low": NUMBER,
     "over_high": NUMBER,
-    "py_ns": NUMBER,
-    "cpp_ns": NUMBER,
+    "py_ns": POSITIVE,
+    "cpp_ns": POSITIVE,
     "processes": NUMBER,
     "groups": NUMBER,
     "version": TEXT + OPTIONAL,
@@ -277,7 +284,8 @@ def check(record, kind):
     if record.get("schema") != SCHEMA or record.get("record") != kind:
         raise RecordError(
             f"not a {kind} record of schema {SCHEMA} (it says {record.get('record')!r}, schema "
-            f"{record.get('schema')!r}; `cuda-bench upgrade` brings older records up to date)"
+            f"{record.get('schema')!r}; `cuda-bench upgrade` brings older records up to date)",
+            fix="",
         )
     if not FITS[kind](record):
         raise RecordError(problem(record, SHAPES[kind]) or "not of its type's shape")
@@ -305,18 +313,19 @@ def lines(path):
 def read(folder, kind):
     """The records of type ``kind`` of one machine's folder, oldest first; a line that does not
     parse, or is not such a record (:func:`check`), is left out with one line naming the file, the
-    line and why, and noted (``results.unreadable``)."""
+    line, why and what to do, and noted (``results.unreadable``)."""
     path = Path(folder) / FILES[kind]
     records = []
     for number, found in lines(path):
         try:
-            if isinstance(found, ValueError):
-                raise RecordError(f"does not parse ({getattr(found, 'msg', None) or found})")
+            if isinstance(found, ValueError):  # the parser's whole message: where on the line
+                raise RecordError(f"does not parse ({found})")
             records.append(check(found, kind))
         except RecordError as exc:
             raw = getattr(found, "raw", b"") if isinstance(found, ValueError) else found
-            if results.unreadable(path, exc, number, results.touches(raw)):
-                warn(f"{path}:{number}: {exc}; left out")
+            said = results.unreadable(path, exc, number, results.touches(raw), exc.fix)
+            if said:
+                warn(f"{path}:{number}: {said}")
     return records
 
 

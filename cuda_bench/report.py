@@ -13,6 +13,7 @@ from cuda_bench.overview import APIS, TITLES
 from cuda_bench.text import (
     PER_CALL,
     TARGET_NS,
+    asv_word,
     cleared_text,
     date_text,
     fmt,
@@ -41,10 +42,11 @@ def cell_text(row, api):
     one = c.get("one_process")
     if one:
         text = fmt(one["py_ns"] * 1e-9) + (f" {interval(one)}" if "ratio" in one else "")
+        text += " (asv unreadable)" if c.get("unreadable") else ""
     elif number(c["value"]):
         text = f"asv {fmt(c['value'])}"
     else:
-        text = "failed" if c["value"] is None else "not measured"
+        text = asv_word(c)
     step = c.get("step") or {}
     mark = MARKS.get(step.get("verdict"))
     return text + (f"{mark} {interval(step)}" if mark else "")
@@ -492,8 +494,7 @@ def unreadable_markdown(found, results_dir):
                 "may say otherwise once that is mended (`cuda-bench report` exits 2 until then).",
                 ">",
                 *(
-                    f"> - `{results.shown(path, results_dir)}`{f' line {line}' if line else ''}: "
-                    f"{why}"
+                    f"> - `{results.shown(path, results_dir)}`{results.place(line)}: {why}"
                     for path, line, why in found
                 ),
             ]

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import statistics
 import sys
 from pathlib import Path
 
-from cuda_bench.names import is_release_tag, release_version
-from cuda_bench.paths import COMMITS, machine_dirs, result_files
+from cuda_bench.names import case_name, is_release_tag, release_version
+from cuda_bench.paths import COMMITS, ROOT, machine_dirs, result_files
 
 
 def warn(message):
@@ -53,20 +54,38 @@ def touches(record):
     return found
 
 
-def unreadable(path, why, line=None, named=None):
-    """Note that ``path`` (its ``line``, where one line of it is meant) could not be read, and why
-    (an exception: JSON's names the line and column); ``named``: the commits it is about
-    (:func:`touches`), where they could be read. Whether this command has yet to name it: its
-    reader then says so in one line, and no reader says it again."""
+def unreadable(path, why, line=None, named=None, fix=None):
+    """Note that ``path`` could not be read (its ``line``: a line number, or a case's name where one
+    number of it is meant), and why (an exception: the parser's whole message, line and column),
+    ending with what to do (``fix``; :func:`remedy` unless given, "" for nothing more); ``named``:
+    the commits it is about (:func:`touches`), where they could be read. Its text, where this
+    command has yet to name it (its reader then says it in one line, and no reader says it again),
+    else ""."""
     if isinstance(why, json.JSONDecodeError):
-        why, line = f"does not parse ({why.msg}, column {why.colno})", why.lineno
+        why, line = f"does not parse ({why})", why.lineno
+    fix = remedy(path, line) if fix is None else fix
     key = (Path(path).resolve(), line)
-    UNREADABLE.setdefault(key, str(why))
+    UNREADABLE.setdefault(key, f"{why}; {fix}" if fix else str(why))
     if named:
         TOUCHED[key] = named
     new = key not in SAID
     SAID.add(key)
-    return new
+    return UNREADABLE[key] if new else ""
+
+
+def remedy(path, line=None):
+    """What to do about a part of the history that could not be read, by the file it is in: put
+    the file back as git has it, or measure again, or (the budgets) mend the line."""
+    path = Path(path).resolve()
+    shown_path = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    back = f"restore it from git (`git checkout -- {shown_path}`)"
+    if path.suffix == ".json5":
+        return 'mend it: docs/guide.md ("Budgets") says what it holds'
+    if path.name == COMMITS.name:
+        return f"{back}; `cuda-bench publish --repo CLONE` then records the commits it lacks"
+    if path.suffix == ".jsonl":
+        return f"{back}, or delete that line"
+    return f"{back}, or measure that commit again (`cuda-bench window COMMIT`)"
 
 
 def touched(path, line):
@@ -95,6 +114,15 @@ def forget(under=None):
         SAID.clear()
 
 
+def place(line):
+    """Where in a file the part that could not be read is, as the pages and reports say it after
+    the file's name: " line 7", ", case bench_x.Y.time_y('core')" (one median of a results file),
+    or "" (the whole file)."""
+    if isinstance(line, str):
+        return f", case {line}"
+    return f" line {line}" if line else ""
+
+
 def shown(path, results_dir):
     """How pages and reports name a file of the history: from the results folder on
     (``results/gpu-a/steps.jsonl``), never the publishing machine's own path."""
@@ -116,6 +144,8 @@ def unreadable_results(results_dir, machine, known=()):
     out = {}
     for path, line, why in noted(folder):
         if path.parent != folder or path.suffix != ".json" or path.name == "machine.json":
+            continue
+        if isinstance(line, str):  # one case's median: the file itself was read
             continue
         prefix = path.name.split("-", 1)[0].lower()
         full = [c for c in known if c.startswith(prefix)]
@@ -160,11 +190,60 @@ def load(path):
     """One asv results file as a dict, or None (with a line naming it, and noted:
     :func:`unreadable`) when it does not parse."""
     try:
-        return read(path)
+        data = read(path)
     except (OSError, ValueError) as exc:
-        if unreadable(path, exc):
-            warn(f"skipping {path}: {exc}")
+        said = unreadable(path, exc)
+        if said:
+            warn(f"skipping {path}: {said}")
         return None
+    found = impossible(data)
+    for (name, combo), why in found.items():
+        said = unreadable(path, why, case_name(name, combo))
+        if said:
+            warn(f"{path}: {case_name(name, combo)}: {said}")
+    return without(data, found) if found else data
+
+
+def possible(value, quartile):
+    """Whether ``value`` can be asv's median of a case: a measurement's (a time is a finite number
+    above 0), asv's "failed" (None) or its "skipped" (NaN, with no statistics beside it:
+    ``quartile``, the case's first quartile, None). A NaN beside statistics is no skip."""
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return 0 < value < math.inf or (math.isnan(value) and quartile is None)
+
+
+def impossible(data):
+    """{(benchmark, params): why} of one results file's medians that no measurement can be
+    (:func:`possible`)."""
+    quartiles = values(data, "stats_q_25")
+    return {
+        key: f"asv's median is {value!r}, which no measurement can be (a time above 0)"
+        for key, value in values(data).items()
+        if not possible(value, quartiles.get(key))
+    }
+
+
+def without(data, found):
+    """``data`` (one results file) with the medians of ``found`` (:func:`impossible`) as asv's
+    "failed" (None), each named in ``data["unreadable"]`` ({(benchmark, params): why}) so that a
+    page's cell says "unreadable", never a number nor a skip."""
+    columns = data["result_columns"]
+    at = columns.index("result")
+    rows = dict(data["results"])
+    for (name, combo), _ in found.items():
+        row = list(rows[name])
+        params = dict(zip(columns, row)).get("params") or []
+        if params:
+            medians = list(row[at])
+            medians[list(itertools.product(*params)).index(combo)] = None
+            row[at] = medians
+        else:
+            row[at] = None
+        rows[name] = row
+    return data | {"results": rows, "unreadable": dict(found)}
 
 
 def load_machine(machine_dir):
@@ -185,14 +264,27 @@ def measured_at(data):
     )
 
 
-def load_all(results_dir, bad=None):
+def load_all(results_dir, bad=None, listed=None):
     """[(machine, results dict)] of every machine, each machine's newest commit last; ``bad``, a
-    list, gets the path of each results file that could not be read (:func:`load`)."""
+    list, gets the path of each results file that could not be read (:func:`load`). ``listed``:
+    ``commits.json`` as read (:func:`listed`): a results file of a commit it lacks is named, noted
+    and left out too, since nothing places that commit on the pages (``cuda-bench publish --repo``
+    records it)."""
     out = []
     for folder in machine_dirs(results_dir):
         found = []
         for path in result_files(folder):
             data = load(path)
+            if data is not None and listed is not None and data["commit_hash"] not in listed:
+                said = unreadable(
+                    path,
+                    f"its commit {data['commit_hash'][:9]} is not in {COMMITS.name}",
+                    fix="`cuda-bench publish --repo CLONE` records it there from a clone of "
+                    "cuda-python that has it",
+                )
+                if said:
+                    warn(f"skipping {path}: {said}")
+                data = None
             if data is None:
                 if bad is not None:
                     bad.append(path)
@@ -284,25 +376,43 @@ def suite(results_dir):
     return {name: b for name, b in data.items() if isinstance(b, dict)}
 
 
-def commits(results_dir, runs=None):
+def listed(results_dir):
+    """``results_dir/commits.json`` as read: {commit: what it says}, or None where there is none or
+    it cannot be read (named in a line and noted: the pages then name commits by hash)."""
+    path = Path(results_dir) / COMMITS.name
+    if not path.exists():
+        return None
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        found = exc
+    if not isinstance(found, dict):
+        why = (
+            found
+            if isinstance(found, Exception)
+            else f"not a JSON object of commits (a {type(found).__name__})"
+        )
+        said = unreadable(path, why)
+        if said:
+            warn(f"{path}: {said}")
+        return None
+    return found
+
+
+#: :func:`commits`' ``found`` when the caller has not read ``commits.json``
+NOT_READ = object()
+
+
+def commits(results_dir, runs=None, found=NOT_READ):
     """What the pages say of each commit a machine of ``results_dir`` measured: {commit: {"title",
     "date" (ms), "tags" (cuda-core release tags), "position" (on main's first-parent history, oldest
     1; None off it), "recorded"}} from ``results_dir/commits.json`` (``asvrun.record_commits``
-    writes it when a commit is measured). A measured commit the file lacks gets its results file's
-    date, no title and no tag, and ``recorded`` False: still placed by date, and still on main.
-    ``runs``: the results files already read (:func:`load_all`), so they are not read again."""
-    path = Path(results_dir) / COMMITS.name
-    try:
-        found = json.loads(path.read_text()) if path.exists() else {}
-    except ValueError as exc:
-        if unreadable(path, exc):
-            warn(f"{path} does not parse ({exc}); the pages name commits by hash")
-        found = {}
-    if not isinstance(found, dict):
-        why = f"not a JSON object of commits (a {type(found).__name__})"
-        if unreadable(path, why):
-            warn(f"{path} is {why}; the pages name commits by hash")
-        found = {}
+    writes it when a commit is measured; ``found``: as :func:`listed` read it, where it was). Where
+    there is no such file, or it cannot be read, each measured commit gets its results file's date,
+    no title and no tag, and ``recorded`` False: still placed by date, and still on main; where
+    there is one, the results files of a commit it lacks are left out (:func:`load_all`).
+    ``runs``: the results files already read, so they are not read again."""
+    found = listed(results_dir) if found is NOT_READ else found
     known = {
         sha: {
             "title": info.get("title") or "",
@@ -311,10 +421,10 @@ def commits(results_dir, runs=None):
             "position": info.get("position"),
             "recorded": True,
         }
-        for sha, info in (found if isinstance(found, dict) else {}).items()
+        for sha, info in (found or {}).items()
         if isinstance(info, dict)
     }
-    for _, data in load_all(results_dir) if runs is None else runs:
+    for _, data in load_all(results_dir, listed=found) if runs is None else runs:
         known.setdefault(
             data["commit_hash"],
             {

@@ -93,3 +93,43 @@ def cases(benchmark_dir=BENCHMARKS):
                 name = case_name(f"{module_name}.{cls.__name__}.{method}", tuple(map(repr, combo)))
                 out[name] = Case(name, cls, method, tuple(combo))
     return out
+
+
+# --- without a GPU ------------------------------------------------------------------------------
+def needs_gpu(case):
+    """Whether ``case`` (a :class:`Case`) skips on a machine without a GPU: its class's
+    ``gpu_free`` (the libraries whose form runs without one, ``benchmarks._op.Op``) lacks its
+    ``api``. A class that names no ``gpu_free`` (the harness's floor) needs none."""
+    free = getattr(case.cls, "gpu_free", None)
+    names = list(getattr(case.cls, "param_names", None) or [])
+    if free is None or "api" not in names:
+        return False
+    return case.params[names.index("api")] not in free
+
+
+def running_here(names, gpu, benchmark_dir=BENCHMARKS):
+    """The cases of ``names`` that run on this machine (``gpu``: it has one): every one with a
+    GPU, else those that need none (:func:`needs_gpu`). What an estimate counts."""
+    if gpu:
+        return list(names)
+    found = cases(benchmark_dir)
+    return [name for name in names if name in found and not needs_gpu(found[name])]
+
+
+def counted(names, here):
+    """How an estimate names the cases it counts (``here``: those of ``names`` that run on this
+    machine, :func:`running_here`): "165 cases", or "31 of 165 cases (the others need a GPU)"."""
+    if len(here) == len(names):
+        return f"{len(names)} cases"
+    return f"{len(here)} of {len(names)} cases (the others need a GPU)"
+
+
+def without_gpu(consequence, benchmark_dir=BENCHMARKS):
+    """What a command says first on a machine without a GPU: that there is none, what the command
+    does without one (``consequence``), and how many of the suite's cases need one. Every command
+    and asv's own (``cuda_bench.asv_plugin``) say it in these words."""
+    found = list(cases(benchmark_dir).values())
+    return (
+        f"no GPU on this machine: {consequence} ({sum(map(needs_gpu, found))} of the suite's "
+        f"{len(found)} cases need one)"
+    )

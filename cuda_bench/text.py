@@ -18,6 +18,15 @@ def number(value):
     return isinstance(value, (int, float)) and not math.isnan(value)
 
 
+def asv_word(cell):
+    """What a cell of the operations table says where asv's median is no number: "unreadable" (a
+    median no measurement can be: ``results.impossible``), "failed" (None) or "not measured"
+    (skipped)."""
+    if cell.get("unreadable"):
+        return "unreadable"
+    return "failed" if cell["value"] is None else "not measured"
+
+
 def fmt(seconds):
     ns = seconds * 1e9
     return (

@@ -32,10 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import (
-    paired,
-    process,
-)
+from cuda_bench import machine, paired, process, suite
 
 #: the builds one pass times at once, per core (a worker process each, all of them holding a CUDA
 #: context): a longer window is cut into blocks of this many consecutive builds, each block sharing
@@ -306,10 +303,12 @@ def run(
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
     total = len(names) * settings.pairs
     per_case = settings.seconds * max(1.0, len(sides) / 2)
+    here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
     progress(
-        f"window: {len(sides)} builds x {len(names)} cases x {settings.pairs} process groups, "
-        f"{jobs} at a time on cores {','.join(map(str, cores[:jobs]))}; {per_case:g} s of rounds "
-        f"per case and group (about {total / jobs * (per_case + 0.03 * len(sides)) / 60:.1f} min)"
+        f"window: {len(sides)} builds x {suite.counted(names, here)} x {settings.pairs} process "
+        f"groups, {jobs} at a time on cores {','.join(map(str, cores[:jobs]))}; {per_case:g} s of "
+        f"rounds per case and group (about "
+        f"{len(here) * settings.pairs / jobs * (per_case + 0.03 * len(sides)) / 60:.1f} min)"
     )
     start = time.monotonic()
     task = (

@@ -130,6 +130,15 @@ def ctrl_c_when(marker, cmd, wait=300, **popen):
             proc.wait()
 
 
+def with_a_gpu(monkeypatch):
+    """This machine as nvidia-smi would describe one with a GPU, for a command whose measurement a test has
+    replaced: without one, window and bisect stop before anything is built."""
+    from cuda_bench import machine
+
+    monkeypatch.setattr(machine, "gpu_info", lambda: {"gpu": "NVIDIA H200", "gpu_count": "1", "gpu_cc": "9.0",
+                                                      "driver": "575.57.08", "cuda_driver": "12.9"})
+
+
 def git(cwd, *args):
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, step_case, step_record
 from test_plan import monorepo  # noqa: F401  (a fixture)
 
-from cuda_bench import bisect, stats
+from cuda_bench import bisect, records, stats
 from cuda_bench.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.text import interval
 
@@ -422,13 +422,13 @@ def passes_of(monkeypatch, measure):
     monkeypatch.setattr(onepass, "step_records", lambda found, *a, **kw: measure(found.commits))
 
 
-def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_of_the_history_without_a_gpu(
+def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_and_the_answer(
         monorepo, tmp_path, monkeypatch, capsys):  # noqa: F811
     """`cuda-bench bisect` on a cuda-python-shaped repository of six commits (one block: one round), each round's
     steps those the window recorded, the slowdown at the fourth commit: exit status 1, the commit named with its
-    title and the case's interval, the rounds and the answer kept in --out, and nothing in results/ on a machine
-    without a GPU."""
+    title and the case's interval, the rounds and the answer kept in --out, the answer in the history."""
 
+    from conftest import with_a_gpu
     from test_plan import MACHINE
 
     from cuda_bench import cli
@@ -438,6 +438,7 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_
     passes_of(monkeypatch, measure)
     monkeypatch.setattr("cuda_bench.commands.bisect.RESULTS", tmp_path / "results")
     monkeypatch.setenv("HOME", str(tmp_path))
+    with_a_gpu(monkeypatch)
     out = tmp_path / "out"
     status = cli.main(["bisect", shas[0], shas[5], "-b", "SetCurrent", "--repo", str(repo), "--machine", MACHINE,
                        "--out", str(out)])
@@ -448,7 +449,8 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_out_
     kept = json.loads((out / "bisect.json").read_text())
     assert kept["found"][0]["head"] == shas[3] and kept["rounds"] == [[shas[0], shas[5]], shas]
     assert kept["answers"][SET_CORE]["answer"] == "found"
-    assert not (tmp_path / "results").exists() and "no GPU here: the answer is kept in" in err
+    (answer,) = records.read(tmp_path / "results" / MACHINE, "bisect")  # the flag's page and the issue name it
+    assert answer["found"][0]["head"] == shas[3]
 
 
 def test_the_command_exits_2_on_a_flag_that_does_not_hold_and_says_it(
@@ -458,6 +460,7 @@ def test_the_command_exits_2_on_a_flag_that_does_not_hold_and_says_it(
     confirmed, said in its line, kept in bisect.json, and the command exits 2 (something to measure again), not
     0."""
 
+    from conftest import with_a_gpu
     from test_plan import MACHINE
 
     from cuda_bench import cli
@@ -471,6 +474,7 @@ def test_the_command_exits_2_on_a_flag_that_does_not_hold_and_says_it(
                 | {"base": a, "head": b} for a, b in zip(commits_, commits_[1:])]
 
     passes_of(monkeypatch, measure)
+    with_a_gpu(monkeypatch)
     monkeypatch.setenv("HOME", str(tmp_path))
     out = tmp_path / "out"
     status = cli.main(["bisect", shas[0], shas[5], "-b", "SetCurrent", "--block", "3", "--repo", str(repo),
@@ -485,7 +489,7 @@ def test_a_base_off_heads_first_parent_line_is_refused_with_the_commit_to_start_
     """A release tag on a branch of its own is not where main's line after it starts: pairing it with main's next
     commit would put the branch's backports on that commit. The command stops in one line (exit 3), naming the
     commit where the release's branch leaves main, and measures nothing."""
-    from conftest import git
+    from conftest import git, with_a_gpu
 
     from cuda_bench import cli, onepass
 
@@ -509,6 +513,7 @@ def test_a_base_off_heads_first_parent_line_is_refused_with_the_commit_to_start_
     commit_("4")
     monkeypatch.setattr(onepass, "measure_parts", lambda *a, **k: pytest.fail("measured"))
     monkeypatch.setenv("HOME", str(tmp_path))
+    with_a_gpu(monkeypatch)
     assert cli.main(["bisect", "v1", "main", "--repo", str(repo), "--machine", "m", "--out", str(tmp_path / "o")]) == 3
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"bench: v1 is not on HEAD's first-parent line (a release branch?): bisect from the commit where "

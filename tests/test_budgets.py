@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from conftest import ROOT, over_cpp_case, over_cpp_record, write_records
+from conftest import ROOT, over_cpp_case, over_cpp_record, with_a_gpu, write_records
 from test_plan import MACHINE, monorepo  # noqa: F401  (a fixture)
 
 from cuda_bench import budgets, cli, comment, compare, overcpp_read, read, results
@@ -141,6 +141,7 @@ def test_the_gate_on_identical_builds_judges_the_heads_budgets_and_fails_on_none
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr("cuda_bench.commands.compare.RESULTS", tmp_path / "res")
     monkeypatch.setattr(budgets, "BUDGETS", tmp_path / "budgets.json5")  # absent: the default alone
+    with_a_gpu(monkeypatch)  # over-C++ records, which the budgets are judged from, are a GPU machine's
     out, folder = tmp_path / "out", tmp_path / "res" / MACHINE
 
     def gate():

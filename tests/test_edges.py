@@ -432,8 +432,7 @@ def test_asvs_list_holds_medians_alone_and_regressions_json_the_paired_revisions
 
 
 
-@pytest.mark.parametrize("text, status", [("[]", 2), ("garbage", 2), ('{"abc": 3}', 0), (None, 0)],
-                         ids=["a list", "garbage", "entries not objects", "no file"])
+@pytest.mark.parametrize("text, status", [("[]", 2), ("garbage", 2), (None, 0)], ids=["a list", "garbage", "no file"])
 def test_a_bad_or_missing_commits_json_leaves_commits_named_by_hash_and_releases_ordered_by_their_steps(
         tmp_path, capsys, text, status):
     """results/commits.json unreadable (not JSON, not an object) or missing: the report is made from the rest, the

@@ -61,12 +61,12 @@ def test_a_failed_publish_leaves_html_as_it_was_and_no_folder_behind(tmp_path):
 
 def test_asv_reads_the_history_from_results_alone(tmp_path):
     """The plugin's repository for asv publish: commit order by date, release tags and main's first-parent line
-    from results/commits.json, a measured commit it lacks placed by its results file's date (and on main), ranges
+    from results/commits.json, a measured commit it lacks left out (named, with the fix: nothing places it), ranges
     as git rev-list --first-parent gives them; no clone, no network."""
     from asv.repo import NoSuchNameError
     from conftest import ROOT
 
-    from cuda_bench import asv_plugin
+    from cuda_bench import asv_plugin, results
 
     results_dir = tmp_path / "results"
     (results_dir / "m").mkdir(parents=True)
@@ -84,11 +84,14 @@ def test_asv_reads_the_history_from_results_alone(tmp_path):
     repo_class.results_dir = str(results_dir)
     repo = repo_class("https://unreachable.invalid/cuda-python.git", "cuda-python")
     assert repo.get_tags() == {"cuda-core-v0.1.0": a, "cuda-core-v0.1.0rc1": a}
-    assert repo.get_revisions({a, b, c, d}) == {a: 0, b: 1, c: 2, d: 3}
-    assert repo.get_branch_commits("main") == [d, c, b]  # d: not in commits.json, still main's, by its date
-    assert repo.get_hash_from_name("cuda-core-v0.1.0") == a and repo.get_hash_from_name("main") == d
+    assert repo.get_revisions({a, b, c, d}) == {a: 0, b: 1, c: 2}  # d: not in commits.json, on no page
+    assert repo.get_branch_commits("main") == [c, b]
+    assert repo.get_hash_from_name("cuda-core-v0.1.0") == a and repo.get_hash_from_name("main") == c
     assert repo.get_hash_from_name("bbbb") == b and repo.get_date_from_name(c) == 3000
-    assert repo.get_hashes_from_range(f"{b}..{d}") == [d, c] and repo.get_hashes_from_range(c) == [c, b]
+    assert repo.get_hashes_from_range(f"{b}..{c}") == [c] and repo.get_hashes_from_range(c) == [c, b]
+    assert [(p.name, why) for p, _, why in results.noted(results_dir)] == [
+        ("dddddddd-env.json", f"its commit {d[:9]} is not in commits.json; `cuda-bench publish --repo CLONE` records "
+                              "it there from a clone of cuda-python that has it")]
     assert repo.get_name_from_hash(a) == "cuda-core-v0.1.0" and repo.get_name_from_hash(b) is None
     with pytest.raises(NoSuchNameError):
         repo.get_hash_from_name("cuda-core-v9.9.9")

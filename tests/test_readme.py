@@ -6,6 +6,7 @@ history it is what README.md holds; on the dashboard tests' history (tests/fixtu
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 from pathlib import Path
 
@@ -83,3 +84,40 @@ def test_the_section_says_the_known_answers_of_the_fixture_history():
     assert "On gpu-a, cuda-core-v0.1.0 → cuda-core-v0.2.0: 0 slower · 1 faster · 13 same · 1 on one side only" in said
     assert "the largest speedup `device.SetCurrent core` (`Device.set_current`) ×0.800 [0.790, 0.810]" in said
     assert "largest slowdown" not in said
+
+
+def outside_the_section(text):
+    """README.md without its generated section (what the history says, with counts of its own)."""
+    start, end = readme.bounds(text)
+    return text[:start] + text[end:]
+
+
+def test_readme_says_what_is_needed_then_a_command_to_run_within_its_first_25_lines():
+    """A newcomer reads what the commands need (a GPU, the time a build takes, the disk) and then a command to
+    type, before line 25."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    first = next(i for i, line in enumerate(lines, 1) if line.startswith("```bash")) + 1
+    assert first <= 25 and lines[first - 1].startswith("./scripts/")
+    before = "\n".join(lines[:first])
+    assert all(word in before for word in ("GPU", "Time:", "Disk:", "min", "GB"))
+
+
+def test_readme_has_one_case_count_and_it_is_the_suites():
+    """Every "N cases" README.md says (outside the generated section, whose counts are a step's) is the suite's
+    count of cases, as asv and the paired engine find them: a case added to the suite and not to README fails."""
+    from cuda_bench import suite
+
+    said = re.findall(r"\b(\d+) cases\b", outside_the_section((ROOT / "README.md").read_text()))
+    assert said and set(said) == {str(len(suite.cases()))}
+
+
+def test_readmes_exit_status_table_is_the_one_cuda_bench_help_lists():
+    """README.md's exit-status table and `cuda-bench --help` say the same statuses in the same words
+    (``status.MEANINGS``, the one place they are written)."""
+    from cuda_bench import status
+
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| status | meaning |"):]
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", table[:table.index("\n\n")], re.M)
+    assert {int(code): meaning for code, meaning in rows} == status.MEANINGS
+    assert status.described() in " ".join(cli.parser().format_help().split())

@@ -347,9 +347,13 @@ def test_a_window_of_new_commits_takes_the_measured_commits_of_main_around_it():
     assert onepass.with_edges(["x", "e"], line, {"b"}) == ["x", "e"]  # off main: nothing added
 
 
-def test_the_window_command_keeps_an_aa_out_of_the_history(tmp_path, git_repo, capsys):
+def test_the_window_command_keeps_an_aa_out_of_the_history(tmp_path, git_repo, capsys, monkeypatch):
+    from conftest import with_a_gpu
+
     from cuda_bench import cli
 
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with_a_gpu(monkeypatch)
     status = cli.main(["window", "--repo", str(git_repo), "--results-dir", str(tmp_path), "HEAD", "HEAD"])
     assert status == 3
     assert "a commit listed twice is an A/A, which the history does not keep: --out DIR keeps it" in \

@@ -124,6 +124,9 @@ def scripts_test_runs(tmp_path, *args):
     (venv / "bin").mkdir(parents=True, exist_ok=True)
     stamp = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
     (venv / ".stamp-test").write_text(stamp + "\n")  # installed: nothing to install
+    record = venv / "lib" / "python3" / "site-packages" / "cuda_python_bench-0.1.0.dist-info" / "direct_url.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"dir_info": {"editable": True}, "url": f"file://{ROOT}"}))  # this checkout's
     for name in ("ruff", "python"):
         says = f"#!/bin/sh\nprintf '{name}'; printf ' <%s>' \"$@\"; echo\n"
         (venv / "bin" / name).write_text(says)

@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, paired
+from cuda_bench import asvrun, machine, paired, suite
 from cuda_bench.paths import RESULTS
 
 
@@ -212,10 +212,38 @@ def settings_of(args):
     )
 
 
-def this_machine(args):
+#: what a command that times cases does on a machine without a GPU, unless it says more
+SKIPS = "the cases that need one skip, and nothing is written to results/ (GPU runs only)"
+#: what asv's runs do there (``cuda_bench.asv_plugin``)
+OUTSIDE = "asv's results go to .asv/results-no-gpu, never results/ (the history of GPU runs)"
+#: the commands that build nothing without a GPU: every case they time needs one to mean anything
+NEEDS_GPU = ("window", "bisect")
+
+
+def without_gpu(consequence):
+    """The GPU fields of this machine (``machine.gpu_info``); without a GPU, the command's first
+    line says so (``suite.without_gpu``), with what it does there (``consequence``)."""
+    gpu = machine.gpu_info()
+    if not gpu:
+        log(suite.without_gpu(consequence))
+    return gpu
+
+
+def this_machine(args, without=SKIPS):
     """(machine name, its record): ``--machine``, else the name ``cuda-bench init`` recorded, else
-    after the GPU."""
-    return machine.record(args.machine or asvrun.local_settings().get("machine"))
+    after the GPU. Without a GPU the command's first line says so and what it does there
+    (``without``); a command of :data:`NEEDS_GPU` stops there, before anything is built
+    (RunError: exit 3), and says how to fill the wheel cache for a GPU machine instead."""
+    if args.command not in NEEDS_GPU:
+        gpu = without_gpu(without)
+    elif not (gpu := machine.gpu_info()):
+        raise asvrun.RunError(
+            suite.without_gpu(
+                f"{args.command} times cases on a GPU and builds nothing without one; `cuda-bench "
+                "prebuild REV ...` builds commits into the wheel cache here for a GPU machine"
+            )
+        )
+    return machine.record(args.machine or asvrun.local_settings().get("machine"), gpu)
 
 
 def paired_context(args):

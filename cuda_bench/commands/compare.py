@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, countpass, keep, paired, records, stats
+from cuda_bench import asvrun, compare, countpass, keep, machine, paired, records, stats
 from cuda_bench.commands.common import (
+    SKIPS,
     asv_options,
     at_least,
     block_option,
@@ -116,8 +117,8 @@ def aa_options(p):
 
 def main(args, argv):
     settings = settings_of(args)
-    name, info = this_machine(args)
     aa = args.command == "aa"
+    name, info = this_machine(args, SKIPS if aa else compare.WITHOUT_GPU)
     if aa:
         keep_out_of_the_history(args, info, "the thresholds are")
     conf, repo = paired_context(args)
@@ -156,7 +157,8 @@ def main(args, argv):
         progress=log,
         env=env,
         expected=getattr(args, "expected", []),
-        over_cpp_dir=None if aa else RESULTS / name,
+        # over-C++ runs, which the budgets are judged from, need a GPU: none without one
+        over_cpp_dir=None if aa or not machine.has_gpu(info) else RESULTS / name,
     )
     if report is None:  # identical builds: nothing measured; the head's budgets still judged
         print(text)

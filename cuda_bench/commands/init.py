@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuda_bench import asvrun, machine
-from cuda_bench.commands.common import log, machine_option, repo_option
+from cuda_bench.commands.common import OUTSIDE, log, machine_option, repo_option, without_gpu
 from cuda_bench.paths import LOCAL_SETTINGS
 from cuda_bench.status import OK
 
@@ -38,17 +38,12 @@ def main(args, argv):
             raise asvrun.RunError(f"--repo {repo} is not a git repository")
         asvrun.resolve_one(repo, "main")  # a clone of cuda-python has main
         settings["repo"] = str(repo)
-    name, info = machine.record(args.machine)
+    name, _ = machine.record(args.machine, without_gpu(OUTSIDE))
     settings["machine"] = name
     asvrun.write_local_settings(settings)
     log(
         f"{LOCAL_SETTINGS}: repo {settings.get('repo') or asvrun.load_conf()['repo']}, machine "
         f"{name}"
-        + (
-            ""
-            if machine.has_gpu(info)
-            else " (no GPU: asv's results go to .asv/results-no-gpu, never results/)"
-        )
     )
     log(
         "now `asv run HEAD~20..HEAD`, `asv continuous main BRANCH`, `asv publish` and `cuda-bench "

@@ -51,7 +51,7 @@ def main(args, argv):
 def record_missing(repo, results_dir):
     """Add to ``results_dir/commits.json`` what the pages say of each measured commit it lacks, from
     ``repo``."""
-    known = results.commits(results_dir)
+    known = results.commits(results_dir, results.load_all(results_dir))  # those it lacks too
     missing = sorted(commit for commit, info in known.items() if not info["recorded"])
     if missing:
         found = asvrun.record_commits(repo, missing, results_dir / COMMITS.name)

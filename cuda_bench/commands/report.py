@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cuda_bench import asvrun, overcpp_read, overview, read, readme, report, results
+from cuda_bench import asvrun, overcpp_read, overview, read, readme, report
 from cuda_bench.paths import RESULTS, machine_dirs
 from cuda_bench.status import OK, REGRESSION
 
@@ -118,7 +118,7 @@ def main(args, argv):
             {name: machine.landing for name, machine in found.machines.items()}, found.rows, known
         )
     # what --commit read too
-    banner = report.unreadable_markdown(results.noted(args.results), args.results)
+    banner = report.unreadable_markdown(found.noted(), args.results)
     if banner:  # on top; the marker stays its first line
         first, _, rest = text.partition("\n") if text.startswith(report.MARKER) else ("", "", text)
         text = "\n".join(filter(None, [first, banner, rest]))

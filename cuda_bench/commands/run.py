@@ -30,6 +30,7 @@ from cuda_bench import (
     steps,
 )
 from cuda_bench.commands.common import (
+    OUTSIDE,
     asv_options,
     block_option,
     command_line,
@@ -154,7 +155,7 @@ class Run:
 
 
 def main(args, rest, argv):
-    name, info = this_machine(args)
+    name, info = this_machine(args, OUTSIDE)
     gpu = machine.has_gpu(info)
     config = asvrun.derived_conf(
         args.repo,

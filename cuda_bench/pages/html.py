@@ -117,8 +117,8 @@ def unreadable_html(found, results_dir, known=None):
     if not found:
         return ""
     items = "".join(
-        f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{line or ""}"><code>'
-        f"{esc(results.shown(path, results_dir))}</code>{f' line {line}' if line else ''}: "
+        f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{esc(line or "")}">'
+        f"<code>{esc(results.shown(path, results_dir))}</code>{esc(results.place(line))}: "
         f"{esc(why)}{touched_words(results.touched(path, line), known or {})}</li>"
         for path, line, why in found
     )

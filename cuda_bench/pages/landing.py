@@ -31,6 +31,7 @@ from cuda_bench.report import OLDER
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import (
     TARGET_NS,
+    asv_word,
     date_text,
     fmt,
     fmt_net,
@@ -532,11 +533,12 @@ def cell_html(row, api, machine, usual):
                 if differs
                 else ""
             )
+            + ('<br><small class="asv">asv unreadable</small>' if cell.get("unreadable") else "")
         )
     elif number(value):
         shown = f'<a href="{esc(link)}"><span class="asv">asv</span> {fmt(value)}</a>'
     else:  # nothing measured, nothing to graph
-        shown = "failed" if value is None else "not measured"
+        shown = asv_word(cell)
     if not number(value) and not one:
         return f'<td class="{api}" data-value="">{shown}</td>'
     badge, verdict = "", ""
