@@ -155,7 +155,7 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
         "toolkit", "trees", "wheels", "build", "carry",
         "results", "records", "history", "overcpp_read", "budgets", "counts_read",
-        "asvrun", "worker", "paired",
+        "asvrun", "worker", "imports", "paired",
         "comment", "compare", "steps", "countpass", "window", "onepass", "bisect", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html", "pages.budget_table",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
