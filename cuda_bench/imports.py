@@ -96,10 +96,11 @@ def statement_of(python, env=None):
 def fastest(runs, startup=()):
     """The modules of several runs of one import, each with its fastest self and cumulative time,
     in the first run's order, less those of ``startup`` (what ``python -c pass`` imports):
-    [[module, depth, self µs, cumulative µs]]."""
+    [[module, depth, self µs, cumulative µs]]. A module printed twice in a run (an optional import
+    that failed and was tried again) is kept where it was printed first."""
     best = {}
     for modules in runs:
-        for name, _, self_us, cumulative in modules:
+        for name, _, self_us, cumulative in _first_of_each(modules):
             held = best.get(name)
             best[name] = (
                 (self_us, cumulative)
@@ -107,7 +108,19 @@ def fastest(runs, startup=()):
                 else (min(held[0], self_us), min(held[1], cumulative))
             )
     left_out = set(startup)
-    return [[name, depth, *best[name]] for name, depth, _, _ in runs[0] if name not in left_out]
+    return [
+        [name, depth, *best[name]]
+        for name, depth, _, _ in _first_of_each(runs[0])
+        if name not in left_out
+    ]
+
+
+def _first_of_each(modules):
+    seen = set()
+    for module in modules:
+        if module[0] not in seen:
+            seen.add(module[0])
+            yield module
 
 
 def measure(python, *, env=None, runs=RUNS, statement=None):

@@ -34,6 +34,7 @@ LIMIT = ("tests/test_build.py::test_a_build_longer_than_asvs_limit_goes_on_while
 ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_build_says_one_line_and_exits_130"
 BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
+COLD = "tests/test_coldstart.py::"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -510,6 +511,22 @@ MUTATIONS = [
     ("the plan looks for the wheels of the Python it runs, not the machine's", "cuda_bench/plan.py",
      "        self.python = machine_python(self.results_dir / machine_name)", "        self.python = None",
      ["tests/test_plan.py::test_the_plan_looks_for_the_wheels_of_the_python_the_machine_runs"]),
+    # cold starts (benchmarks/_coldstart.py) and what import cuda.core imports (cuda_bench.imports)
+    ("a cold start is not net of the empty process", "benchmarks/_coldstart.py",
+     "    net = full - run(empty, env)\n", "    net = full\n",
+     [COLD + "test_a_cold_start_is_its_process_less_the_empty_one_on_the_clock_asv_and_the_worker_read"]),
+    ("the worker times a cold start on the wall clock, not its own", "cuda_bench/worker.py",
+     "        self.clock = clock or time.perf_counter_ns\n", "        self.clock = time.perf_counter_ns\n",
+     [COLD + "test_the_worker_times_a_case_on_its_own_clock_one_body_a_sample_and_does_not_count_it"]),
+    ("cold starts are timed in every process pair", "cuda_bench/paired.py",
+     "return min(self.pairs, self.cold_pairs) if is_cold_start(name) else self.pairs", "return self.pairs",
+     [COLD + "test_a_cold_start_is_paired_in_the_first_cold_pairs_and_a_ten_percent_change_is_flagged"]),
+    ("importtime keeps what python -c pass imports", "cuda_bench/imports.py",
+     "for _ in range(runs)], startup)", "for _ in range(runs)])",
+     [COLD + "test_an_eager_import_added_to_a_package_is_named_by_a_real_importtime"]),
+    ("an added subtree is named by each of its modules", "cuda_bench/imports.py",
+     "        while parent.get(top) in names:", "        while False:",
+     [COLD + "test_the_diff_names_each_added_subtree_by_its_first_module_and_the_modules_that_got_slower"]),
 ]
 
 
