@@ -205,6 +205,8 @@ class FirstContext:
     makes device 0's primary context current (``cpp/coldstart.cpp``), net of the same program doing nothing. A
     control, as every C++ twin: it runs no cuda-python code."""
 
+    params = [["cpp"]]  # as the Python forms' api: bench_cpp.FirstContext.time_first_context('cpp')
+    param_names = ["api"]
     processes = 1
     unroll = 1
     number = 1
@@ -214,13 +216,13 @@ class FirstContext:
     timer = staticmethod(coldstart.net_clock)
     clock_ns = staticmethod(coldstart.net_clock_ns)
 
-    def setup(self):
+    def setup(self, api):
         compat.require_gpu()
         program = str(coldstart.cpp_program())
         argv, empty, env = [program], [program, "pass"], coldstart.child_env()
         self.body = lambda: coldstart.net_sample(argv, empty, env)
 
-    def time_first_context(self):
+    def time_first_context(self, api):
         self.body()
 
 

@@ -15,7 +15,7 @@ from cuda_bench import comment, imports, paired, window, worker
 
 IMPORT = "bench_coldstart.Import.time_import('{}')"
 FIRST_CONTEXT = "bench_coldstart.FirstContext.time_first_context('{}')"
-CPP = "bench_cpp.FirstContext.time_first_context"
+CPP = "bench_cpp.FirstContext.time_first_context('cpp')"
 
 
 # --- the net of the empty process ---------------------------------------------------------------------------------
