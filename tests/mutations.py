@@ -35,6 +35,7 @@ ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_bui
 BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
 COLD = "tests/test_coldstart.py::"
+BUILDTIME = "tests/test_buildtime.py::"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -527,6 +528,20 @@ MUTATIONS = [
     ("an added subtree is named by each of its modules", "cuda_bench/imports.py",
      "        while parent.get(top) in names:", "        while False:",
      [COLD + "test_the_diff_names_each_added_subtree_by_its_first_module_and_the_modules_that_got_slower"]),
+    # build time per package tree (cuda_bench.buildtime, wheels.compile_record)
+    ("a build's CPU seconds are this process's, not what pip ran", "cuda_bench/wheels.py",
+     "    after = resource.getrusage(resource.RUSAGE_CHILDREN)\n", "    after = before\n",
+     ["tests/test_build.py::test_a_build_records_the_cpu_seconds_of_what_pip_ran_and_each_tree_it_compiled_once"]),
+    ("a build-time change is flagged within the spread of a rebuild", "cuda_bench/buildtime.py",
+     "        bar = max(factor, spread_[0])\n", "        bar = factor\n",
+     [BUILDTIME + "test_a_change_within_the_rebuild_spread_or_through_ccache_is_not_flagged"]),
+    ("a build-time change is judged with no tree built twice", "cuda_bench/buildtime.py",
+     "        spread_ = spread(compiles, package)\n",
+     "        spread_ = spread(compiles, package) or (1.0, None, [])\n",
+     [BUILDTIME + "test_a_doubling_with_a_cython_change_is_flagged_by_name_once_one_tree_was_built_twice"]),
+    ("builds through ccache count", "cuda_bench/buildtime.py",
+     '    return [c for c in compiles if not c["ccache"]]', "    return list(compiles)",
+     [BUILDTIME + "test_a_change_within_the_rebuild_spread_or_through_ccache_is_not_flagged"]),
 ]
 
 

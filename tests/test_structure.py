@@ -154,7 +154,7 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
         "toolkit", "trees", "wheels", "build", "carry",
-        "results", "records", "history", "overcpp_read", "budgets", "counts_read",
+        "results", "records", "history", "overcpp_read", "budgets", "counts_read", "buildtime",
         "asvrun", "worker", "imports", "paired",
         "comment", "compare", "steps", "countpass", "window", "onepass", "bisect", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html", "pages.budget_table",
