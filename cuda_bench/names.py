@@ -65,6 +65,12 @@ def is_control(name):
     return name.startswith(CONTROLS)
 
 
+#: a cold start's C++ twin: a program started fresh for each sample (benchmarks/bench_cpp.py)
+COLD_TWINS = {
+    "bench_coldstart.FirstContext.time_first_context": "bench_cpp.FirstContext.time_first_context"
+}
+
+
 def is_cold_start(name):
     """A case whose samples are fresh processes (an import, the driver's load, the first
     context)."""

@@ -158,7 +158,8 @@ FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machin
         "asvrun", "worker", "imports", "paired",
         "comment", "compare", "steps", "countpass", "window", "onepass", "bisect", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html", "pages.budget_table",
-        "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
+        "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.builds",
+        "pages.glossary",
         "readme", "pages.asv_site", "publish", "asv_kept", "asv_plugin", "apis", "commands", "cli"]
 PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own
 
