@@ -80,7 +80,7 @@ class Settings:
     layouts: str = "random"
     #: process pairs that time a cold start (``names.is_cold_start``: each sample starts two fresh
     #: processes, tens to hundreds of milliseconds): the first this many, one wave of 15 cores,
-    #: enough for a 95 % interval, so that the cold starts cost a commit about 20 s on 16 cores
+    #: enough for a 95 % interval, within a budget of about 20 s of 16 cores per commit
     cold_pairs: int = 15
 
     def pairs_of(self, name):
@@ -385,15 +385,11 @@ def default_cores():
     return found[1:] if len(found) > 2 else found
 
 
-def in_pair(pair, names, settings, done):
+def in_pair(pair, names, settings):
     """The cases process pair (or group) number ``pair`` times, in its own shuffled order: those
-    whose process pairs it is one of (``Settings.pairs_of``); ``done`` hears of the others at
-    once."""
+    whose process pairs it is one of (``Settings.pairs_of``)."""
     order = list(names)
     random.Random(pair).shuffle(order)
-    for name in order:
-        if pair >= settings.pairs_of(name):
-            done(name)
     return [name for name in order if pair < settings.pairs_of(name)]
 
 
@@ -408,7 +404,7 @@ def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Work
     if hasattr(os, "sched_setaffinity") and make_worker is Worker:
         # this driver takes turns with its two workers on their core
         os.sched_setaffinity(0, {core})
-    order = in_pair(pair, names, settings, done)
+    order = in_pair(pair, names, settings)
     found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
     clock = Clock(spent["phases"])
     try:

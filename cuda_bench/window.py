@@ -144,7 +144,7 @@ def one_group(group, sides, names, settings, log_dir, core, done, make_worker=pa
     order. ({name: outcome of :func:`measure_case`}, {side name: hello}, where the time went)."""
     if hasattr(os, "sched_setaffinity") and make_worker is paired.Worker:
         os.sched_setaffinity(0, {core})  # this driver takes turns with its workers on their core
-    order = paired.in_pair(group, names, settings, done)
+    order = paired.in_pair(group, names, settings)
     rng = random.Random(1_000_003 * (group + 1))
     found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
     clock = paired.Clock(spent["phases"])
