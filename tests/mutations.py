@@ -36,6 +36,7 @@ BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
 COLD = "tests/test_coldstart.py::"
 BUILDTIME = "tests/test_buildtime.py::"
+COLD_PAGES = "tests/test_coldstart_pages.py::"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
@@ -528,6 +529,12 @@ MUTATIONS = [
     ("an added subtree is named by each of its modules", "cuda_bench/imports.py",
      "        while parent.get(top) in names:", "        while False:",
      [COLD + "test_the_diff_names_each_added_subtree_by_its_first_module_and_the_modules_that_got_slower"]),
+    ("the cold starts are drawn among the calls, not as a group of their own", "cuda_bench/pages/landing.py",
+     '        cold = [r for r in mrows if is_cold_start(r["benchmark"])]\n', "        cold = []\n",
+     [COLD_PAGES + "test_the_front_page_has_a_cold_start_group_with_the_first_contexts_cpp_twin_and_a_graph_per_case"]),
+    ("the first context's C++ twin has no cell in its row", "cuda_bench/overview.py",
+     "    if number(cold_twin):", "    if False:",
+     [COLD_PAGES + "test_the_front_page_has_a_cold_start_group_with_the_first_contexts_cpp_twin_and_a_graph_per_case"]),
     # build time per package tree (cuda_bench.buildtime, wheels.compile_record)
     ("a build's CPU seconds are this process's, not what pip ran", "cuda_bench/wheels.py",
      "    after = resource.getrusage(resource.RUSAGE_CHILDREN)\n", "    after = before\n",
