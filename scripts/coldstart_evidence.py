@@ -191,7 +191,10 @@ def built_twice(carry, wheels, work, out, lines):
         lines.append(f"- `{package}`: CPU seconds {', '.join(map(str, cpus))}; wall {', '.join(map(str, walls))}"
                      + (f"; spread ×{spread[0]:.3f}" if spread else ""))
     versions = compiles[0]["versions"] if compiles else {}
-    lines += ["", f"Versions: {json.dumps(versions)}; jobs {compiles[0]['jobs'] if compiles else '?'}.", ""]
+    lines += ["", f"Versions: {json.dumps(versions)}; jobs {compiles[0]['jobs'] if compiles else '?'}."]
+    if any(c["ccache"] for c in compiles):
+        lines.append("Compiled through ccache: the CPU seconds measure its cache, and no spread is judged.")
+    lines.append("")
     return {"builds": made, "compiles": compiles}
 
 
@@ -213,9 +216,18 @@ def main(argv=None):
     try:
         site = site_of(args.python)
         say(f"cuda.core from {site}")
-        found.update(measure_window(args.python, site, work, out, lines))
+        parts = [("window", lambda: found.update(measure_window(args.python, site, work, out, lines)))]
         if not args.no_build:
-            found["builds"] = built_twice(Path(args.carry), args.wheels.split(":"), work, out, lines)
+            wheels = args.wheels.split(":")
+            parts.append(("builds", lambda: found.update(builds=built_twice(Path(args.carry), wheels, work, out,
+                                                                            lines))))
+        for name, part in parts:  # a part that fails is said, and the next one still runs
+            try:
+                part()
+            except Exception as exc:
+                say(f"{name} failed: {exc!r}")
+                lines += [f"**{name} failed**: `{exc!r}`", ""]
+                found[f"{name}_error"] = repr(exc)
     finally:
         lines.append(f"Took {time.monotonic() - START:.0f} s.")
         (out / "evidence.json").write_text(json.dumps(found, indent=1, default=str))
