@@ -372,6 +372,12 @@ def keep_builds(folder, rows):
         Path(folder).mkdir(parents=True, exist_ok=True)
         # whole or not at all
         process.write_whole(path, "".join(line + "\n" for line in lines if line.strip()))
+    keep_compiles(folder, rows)
+
+
+def keep_compiles(folder, rows):
+    """Put each package tree ``rows`` (build records) compiled into ``folder``'s
+    ``compiles.jsonl`` (``buildtime.keep``), or say why not."""
     try:
         buildtime.keep(folder, rows)
     except (OSError, records.RecordError) as exc:

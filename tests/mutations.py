@@ -580,6 +580,8 @@ MUTATIONS = [
     ("a window writes an edge commit's build again", "cuda_bench/keep.py",
      "    new = [c for c in dict.fromkeys(measured.commits) if c not in before]",
      "    new = list(dict.fromkeys(measured.commits))", [EDGE]),
+    ("a tree an edge commit compiled again is not recorded", "cuda_bench/keep.py",
+     "    asvrun.keep_compiles(folder, [build_record(measured.envs[c], env) for c in edges])\n", "", [EDGE]),
     ("a case a window lost stays empty in that commit's asv file", "cuda_bench/keep.py",
      "        if side.samples:\n            results.save_asv(",
      "        if side.samples and commit not in before:\n            results.save_asv(", [EDGE]),
