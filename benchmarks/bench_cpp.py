@@ -207,6 +207,7 @@ class FirstContext:
 
     params = [["cpp"]]  # as the Python forms' api: bench_cpp.FirstContext.time_first_context('cpp')
     param_names = ["api"]
+    gpu_free = ()  # its program makes a context: it skips without a GPU (suite.needs_gpu reads this)
     processes = 1
     unroll = 1
     number = 1
