@@ -8,6 +8,9 @@ and a Python form can be timed alternately, sample by sample, in one process (``
 the same compiler. Operation IDs are the Python class names in snake case, with the case in brackets:
 ``Launch('core', '16 ptr')`` <-> ``launch[16 ptr]`` (``cuda_bench.names.cpp_id``).
 
+``FirstContext`` is the C++ twin of a cold start (``bench_coldstart.FirstContext``): a program of its own
+(``cpp/coldstart.cpp``, built with the machine's C++ compiler), started fresh for every sample.
+
 For asv, ``Cpp.track_latency`` records each twin's per-call median over 25 samples, in seconds, in the
 same results file as the Python numbers.
 """
@@ -23,6 +26,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from . import _coldstart as coldstart
 from . import _compat as compat
 from . import _kernels as kernels
 
@@ -194,3 +198,35 @@ Cpp.version = hashlib.sha256("".join([
     inspect.getsource(Cpp), inspect.getsource(measure_all), inspect.getsource(calls_for), SOURCE.read_text(),
     " ".join(FLAGS), f"samples={SAMPLES} target_ns={TARGET_NS}",
 ]).encode()).hexdigest()[:16]
+
+
+class FirstContext:
+    """The C++ twin of ``bench_coldstart.FirstContext``: a fresh process that loads the driver, initialises it and
+    makes device 0's primary context current (``cpp/coldstart.cpp``), net of the same program doing nothing. A
+    control, as every C++ twin: it runs no cuda-python code."""
+
+    params = [["cpp"]]  # as the Python forms' api: bench_cpp.FirstContext.time_first_context('cpp')
+    param_names = ["api"]
+    gpu_free = ()  # its program makes a context: it skips without a GPU (suite.needs_gpu reads this)
+    processes = 1
+    unroll = 1
+    number = 1
+    repeat = (3, 10, 20.0)
+    warmup_time = 0
+    timeout = 300
+    timer = staticmethod(coldstart.net_clock)
+    clock_ns = staticmethod(coldstart.net_clock_ns)
+
+    def setup(self, api):
+        compat.require_gpu()
+        program = str(coldstart.cpp_program())
+        argv, empty, env = [program], [program, "pass"], coldstart.child_env()
+        self.body = lambda: coldstart.net_sample(argv, empty, env)
+
+    def time_first_context(self, api):
+        self.body()
+
+
+FirstContext.version = hashlib.sha256(
+    (inspect.getsource(FirstContext) + inspect.getsource(coldstart) + coldstart.CPP_SOURCE.read_text()).encode()
+).hexdigest()[:16]

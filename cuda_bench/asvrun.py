@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from cuda_bench import machine, process, records, toolkit, trees
+from cuda_bench import buildtime, machine, process, records, toolkit, trees
 from cuda_bench.names import is_release_tag, release_version
 from cuda_bench.paths import (
     ASV_DRIVEN,
@@ -330,7 +330,8 @@ def stopped_builds(env_dir, since, limit):
 def keep_builds(folder, rows):
     """Put ``rows`` (build records) into ``folder``'s ``builds.jsonl``: one record per commit and
     environment, a newer one replacing the line of the one before; the lines of other records, and
-    lines that are no record, stay as they were."""
+    lines that are no record, stay as they were. Each package tree they compiled goes into
+    ``compiles.jsonl`` too (``buildtime.keep``), where a rebuild does not replace it."""
     path = Path(folder) / BUILDS
     # split as records.lines splits, so that a line number names the same line
     lines = (
@@ -371,6 +372,17 @@ def keep_builds(folder, rows):
         Path(folder).mkdir(parents=True, exist_ok=True)
         # whole or not at all
         process.write_whole(path, "".join(line + "\n" for line in lines if line.strip()))
+    keep_compiles(folder, rows)
+
+
+def keep_compiles(folder, rows):
+    """Put each package tree ``rows`` (build records) compiled into ``folder``'s
+    ``compiles.jsonl`` (``buildtime.keep``), or say why not."""
+    try:
+        buildtime.keep(folder, rows)
+    except (OSError, records.RecordError) as exc:
+        said = f"bench: build times not recorded in {records.FILES['compile']}: {exc}"
+        print(said, file=sys.stderr)
 
 
 def release_ladder(repo, branch="main"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from cuda_bench import budgets, calls, counts, counts_read, stats, trees
+from cuda_bench import budgets, calls, counts, counts_read, imports, stats, trees
 from cuda_bench.paired import counted, regressions
 from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, times, unchanged
 
@@ -63,6 +63,7 @@ def comment(data):
     out += changed(worse, better, same_code, data["settings"]["confidence"])
     out += budgets_section(data)
     out += work_section(data)
+    out += imports_section(data)
     out += rest(data, same, versions)
     return "\n".join(out) + "\n"
 
@@ -271,6 +272,25 @@ def timing_of(data, name):
     if name in data.get("only", {}):
         return f"timed on the {data['only'][name][0]} side only"
     return "skipped by both builds" if name in data["skipped"] else "not timed"
+
+
+def imports_section(data):
+    """What ``import cuda.core`` imports differently at the head (``data["imports"]``: {"base":
+    record, "head": record}, ``cuda_bench.imports``): the modules a change added or made slower,
+    beside the cold-start cases' paired verdicts; or why it was not measured."""
+    found = data.get("imports") or {}
+    base, head = found.get("base") or {}, found.get("head") or {}
+    if not found:
+        return []
+    errors = [
+        f"{side}: {part['error']}"
+        for side, part in (("base", base), ("head", head))
+        if "error" in part
+    ]
+    if errors:
+        heading = "#### What `import cuda.core` imports"
+        return ["", heading, "", "Not measured: " + "; ".join(errors)]
+    return imports.markdown(base, head)
 
 
 def work_section(data):

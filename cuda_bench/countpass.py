@@ -17,9 +17,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, counts, counts_read, machine, paired, steps
+from cuda_bench import asvrun, compare, counts, counts_read, imports, machine, paired, steps
 from cuda_bench.paths import BENCHMARKS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK
+from cuda_bench.status import INCOMPLETE, OK, worst
 
 WARMUP = (
     "the case's setup (its body once), then one uncounted run of the counted size: the first "
@@ -348,4 +348,25 @@ def record_commits(
             f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted in "
             f"{record['seconds']:g} s"
         )
+    imported = keep_imports(sides, Path(results_dir) / machine_name, out, command, info, progress)
+    return worst([status, imported])
+
+
+def keep_imports(sides, folder, out, command, info, progress):
+    """What ``import cuda.core`` imports at each side's commit (``cuda_bench.imports``), kept in
+    ``folder``'s imports.jsonl (and out/REV/imports.json): the exit status, INCOMPLETE where a
+    commit could not be measured or recorded."""
+    found = imports.measure_sides(sides, command=command, machine_info=info, progress=progress)
+    status = OK
+    for side in sides:
+        record = found[side.name]
+        if "error" in record:
+            progress(f"imports at {side.rev[:9]}: not measured ({record['error']})")
+            status = INCOMPLETE
+            continue
+        here = imports.record_path(out / label(side.rev[:12]))
+        here.parent.mkdir(parents=True, exist_ok=True)
+        here.write_text(json.dumps(record) + "\n")
+        if not steps.record_or_say(folder, "imports", record, here, f"imports at {side.rev[:9]}"):
+            status = INCOMPLETE
     return status

@@ -209,8 +209,8 @@ def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, 
     ``before`` (those the history has measured already: a window adds to their steps, not to their
     records) its asv results file, its build and what the pages say of it (commits.json); of a
     commit in ``before``, only the cases its asv results file lacks (a case an earlier window
-    lost). A block that lists a commit twice (an A/A) is never kept. Whether every record was
-    written."""
+    lost) and each package tree it compiled again (``compiles.jsonl``). A block that lists a
+    commit twice (an A/A) is never kept. Whether every record was written."""
     if len(set(measured.commits)) < len(measured.commits):
         raise ValueError(
             "a window that lists a commit twice is an A/A: the history does not keep it"
@@ -231,6 +231,10 @@ def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, 
     new = [c for c in dict.fromkeys(measured.commits) if c not in before]
     env = results.asv_environment(conf_path)
     asvrun.keep_builds(folder, [build_record(measured.envs[c], env) for c in new])
+    # an edge's builds.jsonl row stays; a tree it compiled again (an empty wheel cache) is a
+    # compile of its own, as every rebuild is
+    edges = [c for c in dict.fromkeys(measured.commits) if c in before]
+    asvrun.keep_compiles(folder, [build_record(measured.envs[c], env) for c in edges])
     described, _ = asvrun.describe_commits(repo, measured.commits)
     suite = results.asv_suite(conf_path)
     for commit, side in zip(measured.commits, measured.per_commit):

@@ -13,6 +13,9 @@ CPP = "bench_cpp.Cpp.track_latency"  # the C++ twins (a shared library, timing i
 HARNESS = "bench_harness.Floor.time_noop"  # the timing harness around a call that does nothing
 HARNESS_CASE = f"{HARNESS}('noop')"
 CONTROLS = ("bench_cpp.", "bench_harness.")
+# Cold starts: each sample starts fresh processes (benchmarks/_coldstart.py), so the paired engine
+# times them in fewer process pairs than the other cases (paired.Settings.cold_pairs)
+COLD_START = ("bench_coldstart.", "bench_cpp.FirstContext.")
 MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 # The library a form times is its first parameter; the distributions whose code its timed calls run,
 # named as the workers record their versions (cuda_bench.worker): cuda.core's calls go through
@@ -60,6 +63,18 @@ def is_control(name):
     """C++ twins and the harness floor: independent of cuda-python, so never a regression of a
     commit."""
     return name.startswith(CONTROLS)
+
+
+#: a cold start's C++ twin: a program started fresh for each sample (benchmarks/bench_cpp.py)
+COLD_TWINS = {
+    "bench_coldstart.FirstContext.time_first_context": "bench_cpp.FirstContext.time_first_context"
+}
+
+
+def is_cold_start(name):
+    """A case whose samples are fresh processes (an import, the driver's load, the first
+    context)."""
+    return name.startswith(COLD_START)
 
 
 def cpp_id(benchmark, combo):

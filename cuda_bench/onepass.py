@@ -144,8 +144,8 @@ def measure_built(
     build_seconds,
     make_worker=paired.Worker,
 ):
-    """The measuring of :func:`measure_parts` once each commit has its environment (``envs``: {commit: its
-    record, whose ``python`` runs it})."""
+    """The measuring of :func:`measure_parts` once each commit has its environment (``envs``:
+    {commit: its record, whose ``python`` runs it})."""
     begun = time.monotonic()
     commits = [trees.resolve(repo, rev) for rev in revs]
     runs = runs_of_builds(repo, commits, bindings)

@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cuda_bench import calls, counts_read, history, overcpp_read, results, summary
-from cuda_bench.names import CPP, HARNESS, case_name, cpp_id
+from cuda_bench.names import COLD_TWINS, CPP, HARNESS, case_name, cpp_id, is_cold_start
 from cuda_bench.text import number, standing
 
 APIS = ("cpp", "bindings", "core", "cupy")
 
 #: the library of operations that have none of the others' forms (no GPU, no C++ twin)
 LOOKUPS = "pathfinder"
+#: a cold start's columns: its C++ twin, then each library's fresh interpreter
+COLD_APIS = ("cpp", "pathfinder", "bindings", "core", "cupy")
 
 TITLES = {
     "cpp": "C++",
@@ -159,7 +161,9 @@ def overview_rows(
         for name, combo in at.current:
             params_of.setdefault(name, []).append(combo)
         for name in sorted(params_of):
-            if name in (CPP, HARNESS) or not name.split(".")[-1].startswith("time_"):
+            if name in (CPP, HARNESS, *COLD_TWINS.values()) or not name.split(".")[-1].startswith(
+                "time_"
+            ):
                 continue
             combos = params_of[name]
             for case in dict.fromkeys(c[1:] for c in combos):  # asv's parameter order
@@ -268,6 +272,17 @@ def row_of(at, name, case, combos, param_names, differs):
         row["cells"]["cpp"] = {"value": cpp_value, "benchmark": CPP, "params": {"op": f"'{twin}'"}}
         if cpp_value is None:
             row["cells"]["cpp"]["unreadable"] = True
+    cold = (COLD_TWINS.get(name), ("'cpp'",))
+    cold_twin = at.current.get(cold)
+    if number(cold_twin) or cold in unreadable:  # a cold start's twin: a program started fresh
+        row["cells"]["cpp"] = {
+            "value": cold_twin,
+            "benchmark": COLD_TWINS[name],
+            "params": {"api": "'cpp'"},
+            "case": case_name(*cold),
+        }
+        if cold_twin is None:
+            row["cells"]["cpp"]["unreadable"] = True
     for combo in combos:
         if combo[1:] == case:
             row["cells"][combo[0].strip("'")] = python_cell(at, name, combo, param_names, cpp_value)
@@ -326,7 +341,9 @@ def python_cell(at, name, combo, param_names, cpp_value):
     """The cell of one Python form (``combo``, its api first) of benchmark ``name`` at ``at``
     (:class:`Newest`), against its C++ twin's value ``cpp_value``."""
     value = at.current[(name, combo)]
-    net = value - at.floor if number(value) and number(at.floor) else None
+    # a cold start is net of `python -c pass` already, not of the harness's loop
+    timed = number(value) and number(at.floor) and not is_cold_start(name)
+    net = value - at.floor if timed else None
     full = case_name(name, combo)
     step = at.into_cases.get(full)
     cell = {

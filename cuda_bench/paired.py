@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench import machine, process, stats, suite
-from cuda_bench.names import is_control
+from cuda_bench.names import is_cold_start, is_control
 from cuda_bench.paths import BENCHMARKS, ROOT
 from cuda_bench.text import last_line
 from cuda_bench.worker import calls_for
@@ -78,6 +78,15 @@ class Settings:
     #: change to what else the process holds reads as a reproducible regression (docs/method.md,
     #: rule 6).
     layouts: str = "random"
+    #: process pairs that time a cold start (``names.is_cold_start``: each sample starts two fresh
+    #: processes, tens to hundreds of milliseconds): the first this many, one wave of 15 cores,
+    #: enough for a 95 % interval, within a budget of about 20 s of 16 cores per commit
+    cold_pairs: int = 15
+
+    def pairs_of(self, name):
+        """How many process pairs time the case ``name``: the first ``cold_pairs`` for a cold
+        start, every one for the others."""
+        return min(self.pairs, self.cold_pairs) if is_cold_start(name) else self.pairs
 
     @classmethod
     def over_cpp(cls, **given):
@@ -93,6 +102,7 @@ class Settings:
             "min_groups": self.min_groups,
             "confidence": self.confidence,
             "layouts": self.layouts,
+            "cold_pairs": self.cold_pairs,
         }
 
 
@@ -375,14 +385,26 @@ def default_cores():
     return found[1:] if len(found) > 2 else found
 
 
+def in_pair(pair, names, settings):
+    """The cases process pair (or group) number ``pair`` times, in its own shuffled order: those
+    whose process pairs it is one of (``Settings.pairs_of``)."""
+    order = list(names)
+    random.Random(pair).shuffle(order)
+    return [name for name in order if pair < settings.pairs_of(name)]
+
+
+def timed_in(outcomes, name, settings):
+    """The outcomes (one per process pair or group, in order) of the pairs that timed ``name``."""
+    return outcomes[: settings.pairs_of(name)]
+
+
 def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Worker):
     """Process pair number ``pair``: both workers on ``core``, every case in a shuffled order.
     {name: outcome of measure_case}; ``done(name)`` hears of every finished case."""
     if hasattr(os, "sched_setaffinity") and make_worker is Worker:
         # this driver takes turns with its two workers on their core
         os.sched_setaffinity(0, {core})
-    order = list(names)
-    random.Random(pair).shuffle(order)
+    order = in_pair(pair, names, settings)
     found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
     clock = Clock(spent["phases"])
     try:
@@ -435,13 +457,13 @@ def run(
     thresholds = thresholds or {}
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
-    total = len(names) * settings.pairs
+    total = sum(map(settings.pairs_of, names))
     here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
     progress(
         f"paired: {suite.counted(names, here)} x {settings.pairs} process pairs, {jobs} at a time "
         f"on cores {','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per "
         f"case and pair (about "
-        f"{len(here) * settings.pairs / jobs * (settings.seconds + 0.05) / 60:.1f} min)"
+        f"{sum(map(settings.pairs_of, here)) / jobs * (settings.seconds + 0.05) / 60:.1f} min)"
     )
     start = time.monotonic()
     task = (
@@ -468,7 +490,10 @@ def run(
             hello.setdefault(side, answer)
     spent = spent_in([pair_spent for _, _, pair_spent in outcomes])
     found = {
-        name: [pair_found.get(name) or ("error", "not measured") for pair_found, _, _ in outcomes]
+        name: [
+            pair_found.get(name) or ("error", "not measured")
+            for pair_found, _, _ in timed_in(outcomes, name, settings)
+        ]
         for name in names
     }
     results, skipped, only, errors, lost = judge(names, found, settings, thresholds)

@@ -40,6 +40,10 @@ COUNTS = "counts.jsonl"
 # results/commits.json: what the pages say of each measured commit (title, date, tags, main's
 # order), recorded when it is measured, so the dashboard publishes from results/ alone
 BISECTS = "bisects.jsonl"  # which commit between two made cases slower (cuda-bench bisect)
+# what `import cuda.core` imports, module by module (python -X importtime), per commit
+IMPORTS = "imports.jsonl"
+# each package tree compiled: its compilers' CPU seconds, the jobs, the Cython and compiler versions
+COMPILES = "compiles.jsonl"
 COMMITS = RESULTS / "commits.json"
 # set around the asv publish that cuda-bench publish runs: the project's asv plugin then leaves the
 # pages to it

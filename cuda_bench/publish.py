@@ -30,7 +30,16 @@ import tempfile
 from pathlib import Path
 
 from cuda_bench import read, results
-from cuda_bench.pages import asv_site, glossary, graph, landing, regressions, releases, steps
+from cuda_bench.pages import (
+    asv_site,
+    builds,
+    glossary,
+    graph,
+    landing,
+    regressions,
+    releases,
+    steps,
+)
 from cuda_bench.pages.asv_site import DashboardError
 from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, WORK
 
@@ -41,6 +50,7 @@ PAGES = {
     "regressions.html": regressions,
     "steps.html": steps,
     "graph.html": graph,
+    "builds.html": builds,
     "glossary.html": glossary,
 }
 

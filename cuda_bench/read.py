@@ -14,7 +14,7 @@ operation table (``overview.rows_of``) and every file or line that could not be 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench import budgets, history, overview, records, results, summary
@@ -53,6 +53,8 @@ class Machine:
     #: [(file, line, the commits it names)]: its step record lines that could not be read, with
     #: what could be read of them (``results.touched``)
     damaged: list[tuple]
+    #: each package tree it compiled, oldest first (``buildtime``: compiles.jsonl)
+    compiles: list[dict] = field(default_factory=list)
 
     @property
     def params(self):
@@ -61,7 +63,7 @@ class Machine:
 
 
 #: the records each machine's folder holds, read once each (``records.FILES``)
-KINDS = ("step", "counts", "over-cpp", "calibration", "bisect")
+KINDS = ("step", "counts", "over-cpp", "calibration", "bisect", "compile")
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,7 @@ def load(results_dir, runs=None):
                 for path, line, _ in results.noted(results_dir / name)
                 if path.name == records.FILES["step"]
             ],
+            compiles=kept[name]["compile"],
         )
     rows = overview.rows_of(
         described,

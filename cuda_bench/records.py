@@ -19,7 +19,16 @@ import sys
 from pathlib import Path
 
 from cuda_bench import results
-from cuda_bench.paths import BISECTS, BUILDS, CALIBRATION, COUNTS, OVER_CPP, STEPS
+from cuda_bench.paths import (
+    BISECTS,
+    BUILDS,
+    CALIBRATION,
+    COMPILES,
+    COUNTS,
+    IMPORTS,
+    OVER_CPP,
+    STEPS,
+)
 from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD
 
 SCHEMA = 2  # 1: the records written before records named their type and schema
@@ -30,6 +39,8 @@ FILES = {
     "over-cpp": OVER_CPP,
     "counts": COUNTS,
     "bisect": BISECTS,
+    "imports": IMPORTS,
+    "compile": COMPILES,
 }
 
 
@@ -215,6 +226,30 @@ SHAPES = {
         "cases": [COUNTS_CASE],
         "skipped": MAPPING,
         "errors": MAPPING,
+    },
+    # what `import cuda.core` imports at a commit (cuda_bench.imports): each module as [name,
+    # depth, self µs, cumulative µs], the fastest of ``runs`` fresh interpreters
+    "imports": {
+        **ONE_COMMIT,
+        "versions": MAPPING,
+        "statement": TEXT,
+        "runs": NUMBER,
+        "modules": LIST,
+        "count": NUMBER,
+        "total_us": NUMBER,
+    },
+    # one package tree compiled (cuda_bench.buildtime): not paired, one build's own CPU seconds
+    "compile": {
+        "package": TEXT,
+        "tree": TEXT,
+        "commit": TEXT,
+        "built": TEXT,
+        "wall_seconds": NUMBER,
+        "cpu_seconds": NUMBER,
+        "jobs": NUMBER,
+        "ccache": FLAG,
+        "versions": MAPPING,
+        "host": HOST,
     },
 }
 
@@ -484,4 +519,6 @@ UPGRADES = {
     "calibration": _upgrade_calibration,
     "over-cpp": _upgrade_over_cpp,
     "counts": dict,
+    "imports": dict,
+    "compile": dict,
 }

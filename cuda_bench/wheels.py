@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.metadata
 import json
 import os
 import re
+import resource
 import shutil
 import sys
 import sysconfig
@@ -145,7 +147,7 @@ def build_one(src, package, out, bindings_spec, record):
         if wheels:
             action = "reused, built beside this one" if waited else "reused"
         else:
-            build_into(src, package, key, cached, bindings_spec)
+            compiled = build_into(src, package, key, cached, bindings_spec)
             wheels = sorted(cached.glob("*.whl"))
             action = "built"
     for wheel in wheels:
@@ -160,6 +162,8 @@ def build_one(src, package, out, bindings_spec, record):
         "key": key,
         "wheels": [w.name for w in wheels],
     }
+    if action == "built":
+        record["packages"][package]["compile"] = compiled
 
 
 @contextlib.contextmanager
@@ -180,8 +184,48 @@ def one_build_of(cached, package):
         yield waited
 
 
+def compile_record(env, before, began):
+    """What one ``pip wheel`` of a package cost (``before``: this process's children's rusage as it
+    started, ``began`` its monotonic start): its wall seconds and the CPU seconds (user + system) of
+    everything it ran and waited for, the compilers first, which do not depend on how many builds
+    ran beside it; the compile jobs, whether ccache compiled (its hits cost next to nothing), the
+    Cython, setuptools, compiler and Python versions, and when it was built. This process runs one
+    build at a time, so its children's rusage grew by that build's alone."""
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_seconds": round(time.monotonic() - began, 1),
+        "cpu_seconds": round(cpu, 1),
+        "jobs": int(env.get("CUDA_PYTHON_PARALLEL_LEVEL") or 1),
+        "ccache": env.get("CC", "").split()[:1] == ["ccache"],
+        "versions": build_versions(env),
+    }
+
+
+def build_versions(env):
+    """The versions a build's CPU seconds depend on: Cython's, setuptools', the C compiler's (the
+    first line of ``CC --version``: the compiler setuptools runs, through ccache or not) and
+    Python's; None for one that is not there."""
+    versions = {"python": sys.version.split()[0]}
+    for dist in ("Cython", "setuptools"):
+        try:
+            versions[dist.lower()] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            versions[dist.lower()] = None
+    words = (env.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    compiler = words[1:2] if words[:1] == ["ccache"] else words[:1]
+    try:
+        said = run([*compiler, "--version"]).splitlines() if compiler else []
+    except (BuildError, OSError):
+        said = []
+    versions["compiler"] = said[0].strip() if said else None
+    return versions
+
+
 def build_into(src, package, key, cached, bindings_spec):
-    """Build ``package`` of the checkout ``src`` into the cache entry ``cached`` (named ``key``)."""
+    """Build ``package`` of the checkout ``src`` into the cache entry ``cached`` (named ``key``):
+    :func:`compile_record`'s record of it."""
     progress(f"{package}: building ({key[:12]})" + COLD.get(package, ""))
     # one hidden folder beside the cache entry (the same file system) holds the wheel being made
     # and every temporary folder of pip, the build backend and the compilers (their TMPDIR): it
@@ -192,6 +236,7 @@ def build_into(src, package, key, cached, bindings_spec):
     scratch.mkdir()
     try:
         env = build_env(src, package, bindings_spec) | {"TMPDIR": str(scratch)}
+        before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
         pip(
             "wheel",
             "--verbose",  # the backend's output as it comes: a compile that goes on says so
@@ -203,10 +248,12 @@ def build_into(src, package, key, cached, bindings_spec):
             env=env,
             own_group=True,
         )  # an interrupt ends pip and all it runs before this folder goes
+        compiled = compile_record(env, before, began)
         if not list(made.glob("*.whl")):
             raise BuildError(f"{package}: pip wheel produced no wheel")
         # published in one rename, under the lock: a reader never sees half an entry
         made.rename(cached)
+        return compiled
     finally:
         # built, failed or interrupted (Ctrl-C, SIGTERM): no half-made entry, no temporary
         # folder stays

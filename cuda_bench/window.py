@@ -187,8 +187,7 @@ def one_group(group, sides, names, settings, log_dir, core, done, make_worker=pa
     order. ({name: outcome of :func:`measure_case`}, {side name: hello}, where the time went)."""
     if hasattr(os, "sched_setaffinity") and make_worker is paired.Worker:
         os.sched_setaffinity(0, {core})  # this driver takes turns with its workers on their core
-    order = list(names)
-    random.Random(group).shuffle(order)
+    order = paired.in_pair(group, names, settings)
     rng = random.Random(1_000_003 * (group + 1))
     found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
     clock = paired.Clock(spent["phases"])
@@ -252,12 +251,13 @@ def pair_outcome(outcome, i, j):
     return ("ok", calls, [(r[i][0], r[j][0], r[j][1], r[i][1]) for r in rounds])
 
 
-def side_result(outcomes, names, k):
-    """What side ``k`` measured, pooled over the process groups (:class:`SideResult`)."""
+def side_result(outcomes, names, k, settings=None):
+    """What side ``k`` measured, pooled over the process groups that timed each case
+    (:class:`SideResult`; every group, without ``settings``)."""
     out = SideResult()
     for name in names:
         samples, calls, reasons, errors = [], [], [], []
-        for found in outcomes:
+        for found in paired.timed_in(outcomes, name, settings) if settings else outcomes:
             outcome = found.get(name) or ("error", "not measured")
             if outcome[0] == "error":
                 errors.append(outcome[1])
@@ -301,14 +301,14 @@ def run(
     thresholds = thresholds or {}
     cores = list(cores or paired.default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
-    total = len(names) * settings.pairs
+    total = sum(map(settings.pairs_of, names))
     per_case = settings.seconds * max(1.0, len(sides) / 2)
     here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
     progress(
         f"window: {len(sides)} builds x {suite.counted(names, here)} x {settings.pairs} process "
         f"groups, {jobs} at a time on cores {','.join(map(str, cores[:jobs]))}; {per_case:g} s of "
         f"rounds per case and group (about "
-        f"{len(here) * settings.pairs / jobs * (per_case + 0.03 * len(sides)) / 60:.1f} min)"
+        f"{sum(map(settings.pairs_of, here)) / jobs * (per_case + 0.03 * len(sides)) / 60:.1f} min)"
     )
     start = time.monotonic()
     task = (
@@ -342,7 +342,7 @@ def run(
         step_of(found, sides, i, names, settings, thresholds, seconds, hello, cores[:jobs], spent)
         for i in range(len(sides) - 1)
     ]
-    per_side = [side_result(found, names, k) for k in range(len(sides))]
+    per_side = [side_result(found, names, k, settings) for k in range(len(sides))]
     progress(f"window: {seconds:g} s on {jobs} cores; {paired.time_spent(spent['phases'])}")
     return WindowReport(sides, settings, steps, per_side, seconds, hello, cores[:jobs], spent)
 
@@ -352,7 +352,10 @@ def step_of(found, sides, i, names, settings, thresholds, seconds, hello, cores,
     judged as the paired engine judges one (``paired.judge``): a ``paired.Report`` whose sides are
     named "base" and "head"."""
     pairs = {
-        name: [pair_outcome(g.get(name) or ("error", "not measured"), i, i + 1) for g in found]
+        name: [
+            pair_outcome(g.get(name) or ("error", "not measured"), i, i + 1)
+            for g in paired.timed_in(found, name, settings)
+        ]
         for name in names
     }
     results, skipped, only, errors, lost = paired.judge(names, pairs, settings, thresholds)

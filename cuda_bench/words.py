@@ -145,6 +145,16 @@ WORDS = {
         "each release measured with the cuda-bindings wheel it supports: 13.3.1 where its "
         "cuda_core declares a `cu13` extra, else 12.9.10."
     ),
+    "Cold start": (
+        "a fresh interpreter's import, load of the CUDA driver or first context, timed from the "
+        "process's start to its end, less the same interpreter's `python -c pass` timed right "
+        "after it; paired as every case is (rule 18)."
+    ),
+    "Build time": (
+        "the CPU seconds of one package tree's build (the compilers' user and system time); a "
+        "change between adjacent built trees is flagged only beyond what one tree's rebuilds "
+        "spread by, and is unpaired (rule 19)."
+    ),
 }
 
 #: how the pages say each entry's word (a regular expression, matched whole-word and in any case):
@@ -177,6 +187,7 @@ SAID = {
     "Release ladder": r"release ladder|ladder",
     "Built from the commit, wheel": r"built from the commit|built from each commit",
     "Put down to a cuda-bindings change": r"put down to (?:a|that|the) cuda-bindings change",
+    "Cold start": r"cold starts?",
 }
 
 SECTION = "## Words\n\n"  # docs/method.md's section of these entries, up to the next "## "

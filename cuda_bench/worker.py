@@ -40,7 +40,10 @@ about ``sample_ns`` long, for ``seconds``; the group values are nanoseconds per 
 
 A sample is N calls of the operation: N / U runs of the class's body, which makes U calls
 (``unroll``; ``number`` is the fixed sample of a queued operation, in calls). The garbage collector
-is off while a sample runs, as in ``timeit``.
+is off while a sample runs, as in ``timeit``. A class with a clock of its own (``clock_ns``, a
+function of no arguments in nanoseconds: the cold starts of ``benchmarks._coldstart``, whose clock
+advances by what each body measured in the processes it started) is timed on that clock instead of
+``time.perf_counter_ns``, with a fixed ``number`` of bodies a sample, and not counted.
 """
 
 from __future__ import annotations
@@ -53,6 +56,13 @@ import os
 import sys
 import time
 import traceback
+
+#: why the counting pass leaves out a case on its own clock (a cold start:
+#: ``benchmarks._coldstart``)
+COLD_COUNT = (
+    "a cold start: its work is a fresh process's, which the counting pass's imports record "
+    "(python -X importtime)"
+)
 
 
 def run_bodies(k, body):
@@ -114,6 +124,7 @@ class Worker:
         self.cases = suite.cases(benchmark_dir)
         self.cpp = suite.cpp_module(benchmark_dir)  # the C++ twins, if the suite has them
         self.current = None  # (instance, case, drain, unroll)
+        self.clock = time.perf_counter_ns  # the current case's clock
 
     def hello(self, _request):
         # the C++ twins' version (asv's, too)
@@ -146,11 +157,13 @@ class Worker:
         unroll = int(getattr(case.cls, "unroll", 1))
         queued = bool(getattr(case.cls, "queued", False))
         drain = getattr(instance, "drain", None) if queued else None
+        clock = getattr(case.cls, "clock_ns", None)
         self.current = (instance, case, drain, unroll)
+        self.clock = clock or time.perf_counter_ns
         return {
             "ok": True,
             "unroll": unroll,
-            "number": getattr(case.cls, "number", 1) * unroll if queued else None,
+            "number": getattr(case.cls, "number", 1) * unroll if queued or clock else None,
         }
 
     def sample(self, request):
@@ -161,13 +174,13 @@ class Worker:
                 "error": f"{case.name}: a sample of {n} calls is not whole runs of its "
                 f"{unroll}-call body"
             }
-        body = instance.body
+        body, clock = instance.body, self.clock
         enabled = gc.isenabled()
         gc.disable()
         try:
-            start = time.perf_counter_ns()
+            start = clock()
             run_bodies(n // unroll, body)
-            elapsed = time.perf_counter_ns() - start
+            elapsed = clock() - start
         finally:
             if enabled:
                 gc.enable()
@@ -178,6 +191,9 @@ class Worker:
     def count(self, request):
         from cuda_bench import counts
 
+        case = self.cases.get(request["case"])
+        if case is not None and getattr(case.cls, "clock_ns", None):
+            return {"skip": COLD_COUNT}
         answer = self.setup(request)
         if "ok" not in answer:
             return answer

@@ -40,6 +40,9 @@ CUT_WINDOW = ("tests/test_window.py::test_a_window_cut_between_blocks_keeps_the_
               "the_rest_when_run_again")
 EDGE = "tests/test_window.py::test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_lacks"
 CRASH = "tests/test_window.py::test_a_build_whose_worker_dies_loses_the_case_at_its_own_steps_alone"
+COLD = "tests/test_coldstart.py::"
+BUILDTIME = "tests/test_buildtime.py::"
+COLD_PAGES = "tests/test_coldstart_pages.py::"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 BUDGET_VERDICT = BUDGETS + "test_a_verdict_needs_the_whole_interval_on_one_side_of_the_budget_at_the_coverage_it_says"
 BUDGET_REPEATS = BUDGETS + "test_a_budget_verdict_stands_once_runs_on_two_machine_starts_read_it"
@@ -577,6 +580,8 @@ MUTATIONS = [
     ("a window writes an edge commit's build again", "cuda_bench/keep.py",
      "    new = [c for c in dict.fromkeys(measured.commits) if c not in before]",
      "    new = list(dict.fromkeys(measured.commits))", [EDGE]),
+    ("a tree an edge commit compiled again is not recorded", "cuda_bench/keep.py",
+     "    asvrun.keep_compiles(folder, [build_record(measured.envs[c], env) for c in edges])\n", "", [EDGE]),
     ("a case a window lost stays empty in that commit's asv file", "cuda_bench/keep.py",
      "        if side.samples:\n            results.save_asv(",
      "        if side.samples and commit not in before:\n            results.save_asv(", [EDGE]),
@@ -693,7 +698,7 @@ MUTATIONS = [
     ("the comment names a cached wheel's commit as the side's", "cuda_bench/comment.py",
      "    if found and commit and not commit.startswith(found.group(1)):", "    if False:",
      [NO_GPU + "test_the_comment_says_which_wheel_a_build_took_from_the_cache"]),
-    ("README's case count is not the suite's", "README.md", "The suite holds 165 cases", "The suite holds 164 cases",
+    ("README's case count is not the suite's", "README.md", "The suite holds 174 cases", "The suite holds 173 cases",
      [README + "test_readme_has_one_case_count_and_it_is_the_suites"]),
     ("--help's exit statuses and README's table say different things", "cuda_bench/status.py",
      '    ERROR: "could not start, or stopped on an error",', '    ERROR: "could not start",',
@@ -701,6 +706,42 @@ MUTATIONS = [
     ("a copied checkout's .venv is used as it is", "scripts/_venv.sh",
      'if [ -e "$venv" ] && ! grep', 'if false && ! grep',
      ["tests/test_copied_checkout.py"]),
+    # cold starts (benchmarks/_coldstart.py) and what import cuda.core imports (cuda_bench.imports)
+    ("a cold start is not net of the empty process", "benchmarks/_coldstart.py",
+     "    net = full - run(empty, env)\n", "    net = full\n",
+     [COLD + "test_a_cold_start_is_its_process_less_the_empty_one_on_the_clock_asv_and_the_worker_read"]),
+    ("the worker times a cold start on the wall clock, not its own", "cuda_bench/worker.py",
+     "        self.clock = clock or time.perf_counter_ns\n", "        self.clock = time.perf_counter_ns\n",
+     [COLD + "test_the_worker_times_a_case_on_its_own_clock_one_body_a_sample_and_does_not_count_it"]),
+    ("cold starts are timed in every process pair", "cuda_bench/paired.py",
+     "return min(self.pairs, self.cold_pairs) if is_cold_start(name) else self.pairs", "return self.pairs",
+     [COLD + "test_a_cold_start_is_paired_in_the_first_cold_pairs_and_a_ten_percent_change_is_flagged"]),
+    ("importtime keeps what python -c pass imports", "cuda_bench/imports.py",
+     "for _ in range(runs)], startup)", "for _ in range(runs)])",
+     [COLD + "test_an_eager_import_added_to_a_package_is_named_by_a_real_importtime"]),
+    ("an added subtree is named by each of its modules", "cuda_bench/imports.py",
+     "        while parent.get(top) in names:", "        while False:",
+     [COLD + "test_the_diff_names_each_added_subtree_by_its_first_module_and_the_modules_that_got_slower"]),
+    ("the cold starts are drawn among the calls, not as a group of their own", "cuda_bench/pages/landing.py",
+     '        cold = [r for r in mrows if is_cold_start(r["benchmark"])]\n', "        cold = []\n",
+     [COLD_PAGES + "test_the_front_page_has_a_cold_start_group_with_the_first_contexts_cpp_twin_and_a_graph_per_case"]),
+    ("the first context's C++ twin has no cell in its row", "cuda_bench/overview.py",
+     "    if number(cold_twin) or cold in unreadable:", "    if False:",
+     [COLD_PAGES + "test_the_front_page_has_a_cold_start_group_with_the_first_contexts_cpp_twin_and_a_graph_per_case"]),
+    # build time per package tree (cuda_bench.buildtime, wheels.compile_record)
+    ("a build's CPU seconds are this process's, not what pip ran", "cuda_bench/wheels.py",
+     "    after = resource.getrusage(resource.RUSAGE_CHILDREN)\n", "    after = before\n",
+     ["tests/test_build.py::test_a_build_records_the_cpu_seconds_of_what_pip_ran_and_each_tree_it_compiled_once"]),
+    ("a build-time change is flagged within the spread of a rebuild", "cuda_bench/buildtime.py",
+     "        bar = max(factor, spread_[0])\n", "        bar = factor\n",
+     [BUILDTIME + "test_a_change_within_the_rebuild_spread_or_through_ccache_is_not_flagged"]),
+    ("a build-time change is judged with no tree built twice", "cuda_bench/buildtime.py",
+     "        spread_ = spread(compiles, package)\n",
+     "        spread_ = spread(compiles, package) or (1.0, None, [])\n",
+     [BUILDTIME + "test_a_doubling_with_a_cython_change_is_flagged_by_name_once_one_tree_was_built_twice"]),
+    ("builds through ccache count", "cuda_bench/buildtime.py",
+     '    return [c for c in compiles if not c["ccache"]]', "    return list(compiles)",
+     [BUILDTIME + "test_a_change_within_the_rebuild_spread_or_through_ccache_is_not_flagged"]),
 ]
 
 

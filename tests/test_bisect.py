@@ -475,6 +475,7 @@ def test_the_command_exits_2_on_a_flag_that_does_not_hold_and_says_it(
 
     passes_of(monkeypatch, measure)
     with_a_gpu(monkeypatch)
+    monkeypatch.setattr("cuda_bench.commands.bisect.RESULTS", tmp_path / "results")
     monkeypatch.setenv("HOME", str(tmp_path))
     out = tmp_path / "out"
     status = cli.main(["bisect", shas[0], shas[5], "-b", "SetCurrent", "--block", "3", "--repo", str(repo),

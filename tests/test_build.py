@@ -724,3 +724,40 @@ def test_an_interrupted_prebuild_says_one_line_keeps_the_log_it_names_and_leaves
     (kept,) = re.findall(r"a failed build's log is kept in (\S+)", err)
     assert [p.name for p in Path(kept).iterdir()] == [f"prebuild-0-{sha}.log"], err[-3000:]
     assert sorted(p.name for p in system_tmp.iterdir()) == [], err[-3000:]
+
+
+SPINNING_SETUP = """import subprocess, sys
+from setuptools import setup
+# a compiler's work: a child that spends CUDA_BENCH_TEST_CPU seconds of CPU (its own clock), which pip waits for
+subprocess.run([sys.executable, "-c", "import os, time\\n"
+                "while time.process_time() < float(os.environ['CUDA_BENCH_TEST_CPU']): pass"], check=True)
+setup()
+"""
+
+
+@pytest.mark.slow
+def test_a_build_records_the_cpu_seconds_of_what_pip_ran_and_each_tree_it_compiled_once(repo, builder, tmp_path):
+    write_package(repo, "cuda_pathfinder")
+    write_package(repo, "cuda_core")
+    (repo / "cuda_core" / "setup.py").write_text(SPINNING_SETUP)
+    sha = commit(repo, "a cuda_core whose build spends a CPU second")
+    env = dict(os.environ, CUDA_BENCH_CACHE=str(tmp_path / "cache"), CUDA_BENCH_BINDINGS="source",
+               CUDA_BENCH_CUDA_HOME=str(tmp_path), PYTHONPATH=str(ROOT), CUDA_BENCH_TEST_CPU="1.0",
+               CUDA_BENCH_JOBS="3")
+    made = []
+    for out in ("first", "again"):
+        proc = subprocess.run([str(builder), *MODULE, "build", str(repo), str(tmp_path / out)], env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        made.append(json.loads((tmp_path / out / "build.json").read_text()))
+    core = made[0]["packages"]["cuda_core"]["compile"]
+    assert core["cpu_seconds"] >= 1.0 and core["jobs"] == 3 and core["ccache"] == bool(shutil.which("ccache"))
+    assert core["versions"]["setuptools"] and core["versions"]["python"] and "cython" in core["versions"]
+    assert made[0]["packages"]["cuda_pathfinder"]["compile"]["cpu_seconds"] < 1.0  # its own build alone
+    assert "compile" not in made[1]["packages"]["cuda_core"]  # from the wheel cache: nothing compiled
+    from cuda_bench import buildtime, records
+
+    history = tmp_path / "history"
+    buildtime.keep(history, [dict(made[0], commit=sha), dict(made[1], commit=sha)])
+    compiles = records.read(history, "compile")
+    assert sorted(c["package"] for c in compiles) == ["cuda_core", "cuda_pathfinder"]

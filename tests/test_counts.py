@@ -588,11 +588,16 @@ def test_the_counts_command_writes_each_commits_table_and_prints_the_diff_and_ke
         record = json.loads((tmp_path / "out" / rev / "counts.json").read_text())
         assert [c["name"] for c in record["cases"]] == [FLOOR, OPTIONS] and record["rev"] == rev
         assert "| `ProgramOptionsCreate('core')` |" in (tmp_path / "out" / rev / "counts.md").read_text()
+        imported = json.loads((tmp_path / "out" / rev / "imports.json").read_text())  # python -X importtime
+        assert imported["count"] == len(imported["modules"]) > 0 and imported["rev"] == rev
+    # what a user of each release imports, and the modules the second added, under the first of each subtree
+    assert "`import cuda.core.experimental` → `import cuda.core`:" in out and "- Added: `" in out
     assert not (tmp_path / "results").exists()  # no GPU here: not the history
     monkeypatch.setattr(common.machine, "has_gpu", lambda info: True)
     assert machine.has_gpu({}) and cli.main(argv) == 0
     written = records.read(tmp_path / "results" / "m", "counts")
     assert [r["rev"] for r in written] == ["v0.3.2", "v1.2.2"] and written[0]["commit"] == "3" * 40
+    assert [r["rev"] for r in records.read(tmp_path / "results" / "m", "imports")] == ["v0.3.2", "v1.2.2"]
 
 
 def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_changed(
@@ -622,6 +627,8 @@ def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_chan
     assert [c["name"] for c in data["counts"]["head"]["cases"]] == names_of("Known", "Injected")
     comment = (tmp_path / "with" / "summary.md").read_text()
     assert "- `Injected('py')`: +1 Python calls (×1.013 [1.004, 1.020] same)" in comment
+    # the stand-in builds have no cuda.core: what it imports is said not measured, and why
+    assert "#### What `import cuda.core` imports\n\nNot measured: base: " in comment
     assert cli.main([*argv, "--out", str(tmp_path / "without"), "--no-counts"]) == 0
     assert "counts" not in json.loads((tmp_path / "without" / "summary.json").read_text())
 

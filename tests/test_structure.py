@@ -154,11 +154,12 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
         "toolkit", "trees", "wheels", "build", "carry",
-        "results", "records", "history", "overcpp_read", "budgets", "counts_read",
-        "asvrun", "worker", "paired",
+        "results", "records", "history", "overcpp_read", "budgets", "counts_read", "buildtime",
+        "asvrun", "worker", "imports", "paired",
         "comment", "compare", "steps", "countpass", "window", "onepass", "keep", "bisect", "costs", "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html", "pages.budget_table", "pages.glance",
-        "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.glossary",
+        "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.builds",
+        "pages.glossary",
         "readme", "pages.asv_site", "publish", "asv_kept", "asv_plugin", "apis", "commands", "cli"]
 PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own
 

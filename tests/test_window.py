@@ -453,7 +453,8 @@ def test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_
 def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_lacks(tmp_path, git_repo):
     """A window over b, c after one over a, b that lost a case at b: b is an edge the history holds. Its asv
     numbers stay as measured first, its builds.jsonl row is not written again, and only the case its asv file
-    lacks takes the new window's samples, so that a lost case is measurable again."""
+    lacks takes the new window's samples, so that a lost case is measurable again; a tree it compiled again is
+    a compile record of its own."""
     import sys
     from types import SimpleNamespace
 
@@ -498,6 +499,10 @@ def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_la
                                  bindings: [250.0] * 5}, {floor: [12.0] * 5}])
     for env in second.envs.values():
         env["build"]["first"] = False
+    compiled = {"built": "2026-12-06T00:00:00Z", "wall_seconds": 60.0, "cpu_seconds": 100.0, "jobs": 2,
+                "ccache": False, "versions": {"python": "3.12.3", "cython": "3.2.1"}}
+    second.envs[b]["build"]["packages"] = {"cuda_core": {"action": "built", "seconds": 60.0, "key": "k",
+                                                         "wheels": [], "compile": compiled}}
     assert keep.record(second, [], git_repo, conf_path=conf, machine_name=name, results_dir=results_dir,
                        out=tmp_path / "w2", before={a, b})
     now = asv_results(b_file)
@@ -506,6 +511,8 @@ def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_la
     assert (now[(set_current, ("core",))], now[(set_current, ("bindings",))]) == pytest.approx((300e-9, 250e-9))
     builds = [json.loads(line) for line in (results_dir / name / "builds.jsonl").read_text().splitlines()]
     assert [(r["commit"], r["first"]) for r in builds] == [(a, True), (b, True), (c, False)]
+    compiles = [json.loads(line) for line in (results_dir / name / "compiles.jsonl").read_text().splitlines()]
+    assert [(r["commit"], r["cpu_seconds"]) for r in compiles] == [(b, 100.0)]  # the edge built its tree again
     assert set(json.loads((results_dir / "commits.json").read_text())) == {a, b, c}
 
 

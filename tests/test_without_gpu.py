@@ -38,6 +38,8 @@ def test_the_suite_says_which_cases_need_a_gpu_as_its_benchmarks_skip_them():
     assert not suite.needs_gpu(found[FLOOR]) and suite.needs_gpu(found[SET_CURRENT])
     assert not suite.needs_gpu(found["bench_program.Compile.time_compile('bindings', 'ptx')"])
     assert suite.needs_gpu(found["bench_program.GetKernel.time_get_kernel('core')"])
+    assert not suite.needs_gpu(found["bench_coldstart.Import.time_import('core')"])
+    assert suite.needs_gpu(found["bench_cpp.FirstContext.time_first_context('cpp')"])
     need, total = needing()
     assert 0 < need < total
     free = [name for name, case in found.items() if not suite.needs_gpu(case)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, countpass, keep, machine, paired, records, stats
+from cuda_bench import asvrun, compare, countpass, imports, keep, machine, paired, records, stats
 from cuda_bench.commands.common import (
     SKIPS,
     asv_options,
@@ -168,6 +168,7 @@ def main(args, argv):
     built = data.get("build_seconds") or 0.0  # optional in a record
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
+        data["imports"] = imports.measure_sides(report.sides, progress=log)
         text = compare.write(out, data)
     print(text)
     if args.output:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, counts, counts_read, paired, records
+from cuda_bench import asvrun, compare, counts, counts_read, imports, paired, records
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -21,7 +21,7 @@ from cuda_bench.commands.common import (
 )
 from cuda_bench.countpass import measure, with_cupti, write
 from cuda_bench.paths import BENCHMARKS, RESULTS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK
+from cuda_bench.status import INCOMPLETE, OK, worst
 
 
 def add(sub):
@@ -129,8 +129,39 @@ def main(args, argv):
                     f"{out / label(side.rev) / 'counts.json'}"
                 )
                 status = INCOMPLETE
+    status = worst([status, keep_imports(sides, name, out, args, argv, info)])
     if len(sides) == 2:
         text = counts_read.diff_markdown(found[sides[0].name], found[sides[1].name])
+        said = [imports.record_path(out / label(s.rev)) for s in sides]
+        if all(p.exists() for p in said):
+            base, head = (records.json.loads(p.read_text()) for p in said)
+            text += "\n".join(imports.markdown(base, head)) + "\n"
         (out / f"{label(revs[0])}-{label(revs[1])}.md").write_text(text)
         print(text)
+    return status
+
+
+def keep_imports(sides, name, out, args, argv, info):
+    """What ``import cuda.core`` imports at each revision (``cuda_bench.imports``), written beside
+    its counts (REV/imports.json) and, unless --no-write, appended to
+    results/<machine>/imports.jsonl: the exit status, INCOMPLETE where a revision could not be
+    measured or recorded."""
+    status = OK
+    found = imports.measure_sides(
+        sides, command=command_line(argv), machine_info=info, progress=log
+    )
+    for side in sides:
+        record = found[side.name]
+        if "error" in record:
+            log(f"imports at {side.rev}: not measured ({record['error']})")
+            status = INCOMPLETE
+            continue
+        path = imports.record_path(out / label(side.rev))
+        path.write_text(records.json.dumps(record) + "\n")
+        if not args.no_write:
+            try:
+                records.append(RESULTS / name, "imports", record)
+            except (OSError, records.RecordError) as exc:
+                log(f"imports at {side.rev}: not recorded ({exc}); its record is {path}")
+                status = INCOMPLETE
     return status

@@ -7,7 +7,7 @@ import itertools
 import json
 
 from cuda_bench import history, results, summary
-from cuda_bench.names import CPP, HARNESS, case_name, cpp_id, short_name
+from cuda_bench.names import COLD_TWINS, CPP, HARNESS, case_name, cpp_id, short_name
 from cuda_bench.pages.html import banner, page
 from cuda_bench.stats import CONFIDENCE
 from cuda_bench.text import number
@@ -65,7 +65,7 @@ def graph_data(machine, runs_of, steps, suite, known):
     out = {}
     for benchmark, info in suite.items():
         if (
-            benchmark in (CPP, HARNESS)
+            benchmark in (CPP, HARNESS, *COLD_TWINS.values())
             or not benchmark.split(".")[-1].startswith("time_")
             or not info.get("params")
         ):
@@ -84,7 +84,10 @@ def graph_data(machine, runs_of, steps, suite, known):
                 if found:
                     per[api] = found
             twin = cpp_id(benchmark, ("'x'", *case))
-            cpp = [[at[c], values[c].get((CPP, (f"'{twin}'",)))] for c in commits]
+            key = (CPP, (f"'{twin}'",))
+            if benchmark in COLD_TWINS:  # a cold start's twin: a program of its own
+                key, twin = (COLD_TWINS[benchmark], ("'cpp'",)), short_name(COLD_TWINS[benchmark])
+            cpp = [[at[c], values[c].get(key)] for c in commits]
             cpp = [p for p in cpp if number(p[1])]
             if cpp:
                 per["cpp"] = {"chain": [], "median": cpp, "flags": [], "twin": twin}

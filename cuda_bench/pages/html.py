@@ -30,6 +30,7 @@ NAV = [
     ("regressions.html", "Regressions"),
     ("graph.html", "Graphs"),
     ("steps.html", "Steps"),
+    ("builds.html", "Build time"),
     ("asv.html", "asv's pages"),
     ("glossary.html", "Glossary"),
 ]

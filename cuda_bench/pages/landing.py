@@ -6,8 +6,8 @@ flagged the case, the rest on hover."""
 from __future__ import annotations
 
 from cuda_bench import calls, overcpp_read, summary
-from cuda_bench.names import short_name
-from cuda_bench.overview import APIS, LOOKUPS, TITLES
+from cuda_bench.names import is_cold_start, short_name
+from cuda_bench.overview import APIS, COLD_APIS, LOOKUPS, TITLES
 from cuda_bench.pages.budget_table import budgets_html
 from cuda_bench.pages.glance import glance_html, machine_id
 from cuda_bench.pages.html import (
@@ -56,6 +56,13 @@ under it; where no such run timed the form, asv's median, marked asv (one unpair
 it moves with the machine's state, up to 2×). A cell's hover says every other number of its case, \
 each with the run it comes from. The rules and the evidence:
 <a href="{METHOD}">docs/method.md</a>.</p></details>"""
+
+
+COLD_TITLE = (
+    "Cold start <small>(a fresh interpreter's import, the driver's load, the first context: each "
+    "net of the same interpreter's <code>python -c pass</code>; asv's medians, the paired step's "
+    "badge)</small>"
+)
 
 
 def verdict_row(key, heading, part, missing):
@@ -408,15 +415,19 @@ def render(rows):
         usual = overcpp_read.usual_runs(mrows)
         out += legend_html(mrows)
         reasons = {}
+        cold = [r for r in mrows if is_cold_start(r["benchmark"])]
         lookups = [r for r in mrows if LOOKUPS in r["cells"]]
-        out.append(
-            table_html(machine, [r for r in mrows if r not in lookups], APIS, usual, reasons)
-        )
+        lookups = [r for r in lookups if r not in cold]
+        calls_ = [r for r in mrows if r not in lookups and r not in cold]
+        out.append(table_html(machine, calls_, APIS, usual, reasons))
         if lookups:
             out.append(
                 f"<h4>{TITLES[LOOKUPS]}'s lookups <small>(no GPU; asv's medians)</small></h4>"
             )
             out.append(table_html(machine, lookups, (LOOKUPS,), usual, reasons))
+        if cold:
+            out.append(f"<h4>{COLD_TITLE}</h4>")
+            out.append(table_html(machine, cold, COLD_APIS, usual, reasons))
         if reasons:
             out.append(
                 '<ul class="differs-notes">'
