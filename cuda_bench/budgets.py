@@ -369,19 +369,22 @@ def at_commit(folder, commit, budgets):
             f"{Path(folder) / records.FILES['over-cpp']} (`cuda-bench over-cpp {commit[:9]}` "
             "measures one there)"
         }
-    judged = judge_runs(mine, every, budgets)
+    versions = {name: b.get("version") for name, b in results.suite(Path(folder).parent).items()}
+    judged = judge_runs(mine, every, budgets, versions)
     return found | {"runs": len(mine), "newest": mine[-1]["date"], "judged": judged}
 
 
-def judge_runs(runs, every, budgets):
+def judge_runs(runs, every, budgets, versions=None):
     """:func:`judge` of one commit's over-C++ ``runs`` (oldest first; ``every``: the machine's
-    records, for the fast state), read as the front page reads them: per case the run nearest the
-    fast state shown, every run of its kind that is not in the slow state repeating it."""
+    records, for the fast state; ``versions``: the suite's benchmark versions, which a measurement
+    must have been made with), read as the front page reads them (``overview``): per case the run
+    nearest the fast state shown, every run of its kind that is not in the slow state repeating it,
+    and cuda.core over cuda.bindings from that same run (``overcpp_read.forms_in_runs``)."""
+    picked = overcpp_read.over_cpp_cases(runs, every, versions)
     paired = {
-        name: case | ({"runs": spread} if spread else {})
-        for name, (case, spread) in overcpp_read.over_cpp_cases(runs, every).items()
+        name: case | ({"runs": spread} if spread else {}) for name, (case, spread) in picked.items()
     }
-    return judge(paired, overcpp_read.forms_compared(runs), budgets)
+    return judge(paired, overcpp_read.forms_in_runs(runs, picked), budgets)
 
 
 # --- in words -------------------------------------------------------------------------------------

@@ -96,15 +96,17 @@ def into_folder(
     def folder(part):
         return out / "blocks" / f"{part[0] + 1:02d}-{commits[part[0]][:9]}-{commits[part[-1]][:9]}"
 
+    asked = what_was_asked(bench, settings)
+
     def keep_part(part, measured, found):
-        write(folder(part), measured, found)
+        write(folder(part), measured, found, asked)
         progress(f"window: block of {len(part)} commits kept in {folder(part)}")
 
     parts, reused, build_seconds, seconds = measure_kept(
         conf,
         repo,
         commits,
-        lambda part: written(folder(part), [commits[i] for i in part]),
+        lambda part: written(folder(part), [commits[i] for i in part], asked),
         keep_part,
         calibrated=calibrated,
         settings=settings,
@@ -119,11 +121,25 @@ def into_folder(
     return Kept(commits, found, seconds, build_seconds, len(parts), reused)
 
 
-def written(folder, commits):
+#: the settings that decide what a block measured: a block measured with others is measured again
+ASKED = ("pairs", "seconds", "sample_ns", "min_groups", "max_groups", "layouts", "confidence")
+
+
+def what_was_asked(bench, settings):
+    """What a block was measured for: the cases asked (``--bench``) and the settings of
+    :data:`ASKED`."""
+    return {
+        "bench": sorted(bench or []),
+        "settings": {key: getattr(settings, key, None) for key in ASKED},
+    }
+
+
+def written(folder, commits, asked):
     """Whether ``folder`` holds a block of ``commits`` written whole (its ``window.json`` comes
-    last)."""
+    last) for the same cases and settings (``asked``: :func:`what_was_asked`)."""
     try:
-        return json.loads((Path(folder) / "window.json").read_text())["commits"] == commits
+        block = json.loads((Path(folder) / "window.json").read_text())
+        return block["commits"] == commits and block.get("asked") == asked
     except (OSError, ValueError, KeyError):
         return False
 
@@ -153,10 +169,11 @@ def write_whole_window(out, commits, folders):
     return found
 
 
-def write(out, measured, found):
+def write(out, measured, found, asked=None):
     """A block (a :class:`onepass.Pass`) kept in ``out`` alone: each step's summary.json and
     summary.md under ``steps/``, and ``window.json``, written last: the commits, the step records,
-    and per commit the median time per call of each case, with its samples' count."""
+    per commit the median time per call of each case, with its samples' count, and what it was
+    measured for (``asked``: :func:`what_was_asked`)."""
     out = Path(out)
     for i, data in enumerate(found):
         compare.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
@@ -181,6 +198,7 @@ def write(out, measured, found):
                 "blocks": [commits for commits, _ in measured.blocks],
                 "steps": found,
                 "per_commit": per_commit,
+                "asked": asked,
             },
             indent=1,
         )
@@ -254,13 +272,18 @@ def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, 
     return ok
 
 
-def stepped(results_dir, machine_name, bindings):
-    """{(base, head)} of the history's step records in ``bindings``' environment."""
-    return {
-        (s["base"], s["head"])
-        for s in history.steps(results_dir, machine_name)
-        if s.get("bindings", bindings) == bindings
-    }
+def stepped(results_dir, machine_name, bindings, names):
+    """{(base, head)} of the history's steps in ``bindings``' environment that measured every case
+    of ``names`` (or paired identical builds): a step of a few cases (``-b``), or one that could not
+    measure some, is measured again."""
+    out = set()
+    for step in history.steps(results_dir, machine_name):
+        if step.get("bindings", bindings) != bindings:
+            continue
+        said = {c["name"] for c in step["cases"]} | set(step["skipped"]) | set(step["only"])
+        if step.get("identical") or (not step["errors"] and set(names) <= said):
+            out.add((step["base"], step["head"]))
+    return out
 
 
 def into_history(
@@ -297,7 +320,8 @@ def into_history(
     progress(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
     out = WORK / "windows" / time.strftime("%Y%m%dT%H%M%S")
     into = Into(repo, commits, config, Path(results_dir) / machine_name, before, out, progress)
-    into.have = stepped(results_dir, machine_name, asvrun.bindings_of(conf))
+    names = compare.case_names(bench, settings.benchmark_dir)
+    into.have = stepped(results_dir, machine_name, asvrun.bindings_of(conf), names)
     parts, reused, build_seconds, seconds = measure_kept(
         conf,
         repo,

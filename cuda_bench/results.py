@@ -15,6 +15,7 @@ reports name each file and line (:func:`noted`).
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import json
 import math
@@ -514,10 +515,14 @@ def save_asv(
             continue
         found = [[ns * 1e-9 for ns in samples[n]] if n in samples else None for n in names]
         numbers = [calls.get(n) if n in samples else None for n in names]
+        kept = {}
         if only_missing:
-            found, numbers = kept_unless_missing(run, described, found, numbers)
-            if found is None:
+            kept = only_the_missing(run, described, found)
+            if kept is None:
                 continue
+            # a case kept as it was: no number, so asv keeps its statistics instead of recomputing
+            chosen = kept.get("selected_idx", range(len(numbers)))
+            numbers = [n if k in chosen else None for k, n in enumerate(numbers)]
         run.add_result(
             described,
             BenchmarkResult(
@@ -530,32 +535,33 @@ def save_asv(
                 stderr="",
                 profile=None,
             ),
+            **kept,
         )
     run.save(conf.results_dir)
     return Path(conf.results_dir) / asv_results.get_filename(machine_name, commit, env.name)
 
 
-def kept_unless_missing(run, described, found, numbers):
-    """The samples and calls per sample of the benchmark ``described`` (an asv suite entry) per
-    case: asv's results ``run``'s own where it holds a value for the case (of this benchmark
-    version), the new ones (``found``, ``numbers``) where it holds none; (None, None) when nothing
-    new fills a case."""
+def only_the_missing(run, described, found):
+    """How asv's ``add_result`` adds the new samples ``found`` of the benchmark ``described`` to
+    asv's results ``run`` that hold some of its cases already: only to the cases ``run`` holds no
+    value of (``selected_idx``), every other case keeping its value and asv's statistics, and the
+    benchmark its start and duration; None where no new sample fills a case; {} where ``run`` holds
+    nothing of this benchmark version (every new sample goes in)."""
     name = described["name"]
     if name not in run.get_result_keys({name: described}):
-        return found, numbers
-    params = described["params"] or None
-    values = run.get_result_value(name, params)
-    had = run.get_result_samples(name, params)
-    stats = run.get_result_stats(name, params)
-    if not described["params"]:
-        values, had, stats = [values], [had], [stats]
-    filled, out_found, out_numbers = False, [], []
-    for k, value in enumerate(values):
-        if value is not None:
-            out_found.append(had[k] if had and had[k] else [value])
-            out_numbers.append((stats[k] or {}).get("number") if stats else None)
-        else:
-            filled |= found[k] is not None
-            out_found.append(found[k])
-            out_numbers.append(numbers[k])
-    return (out_found, out_numbers) if filled else (None, None)
+        return {}
+    values = run.get_result_value(name, described["params"] or None)
+    values = values if described["params"] else [values]
+    selected = {k for k, value in enumerate(values) if value is None and found[k] is not None}
+    if not selected:
+        return None
+    started = run.started_at.get(name)
+    return {
+        "selected_idx": selected,
+        "started_at": (
+            datetime.datetime.fromtimestamp(started / 1000, datetime.timezone.utc)
+            if started is not None
+            else None
+        ),
+        "duration": run.duration.get(name),
+    }

@@ -200,14 +200,14 @@ def one_group(group, sides, names, settings, log_dir, core, done, make_worker=pa
                     for side in sides:
                         log = Path(log_dir) / f"group{group:02d}-{side.name}.log"
                         workers.append(started(make_worker, side, core, settings, log))
-                    for worker in workers:
-                        hello.setdefault(worker.side.name, worker.hello)
+                    said(hello, workers)
                     clock("start")
                 found[name] = measure_case(workers, name, settings, rng, clock=clock)
                 for k, worker in enumerate(workers):  # a build whose worker died starts a new one
                     if isinstance(worker, Lost) and worker.again:
                         log = Path(log_dir) / f"group{group:02d}-{worker.side.name}.log"
                         workers[k] = started(make_worker, worker.side, core, settings, log)
+                said(hello, workers)
             except paired.WorkerError as exc:
                 found[name] = ("error", str(exc))
                 for worker in workers or []:
@@ -220,6 +220,14 @@ def one_group(group, sides, names, settings, log_dir, core, done, make_worker=pa
         for worker in workers or []:
             worker.close()
     return found, hello, spent
+
+
+def said(hello, workers):
+    """Each build's first hello (its versions, its layout) from a worker that started: a
+    :class:`Lost` one says nothing, so that a later worker of its build says it."""
+    for worker in workers:
+        if not isinstance(worker, Lost):
+            hello.setdefault(worker.side.name, worker.hello)
 
 
 def started(make_worker, side, core, settings, log):

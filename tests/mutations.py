@@ -43,6 +43,9 @@ CRASH = "tests/test_window.py::test_a_build_whose_worker_dies_loses_the_case_at_
 COLD = "tests/test_coldstart.py::"
 BUILDTIME = "tests/test_buildtime.py::"
 COLD_PAGES = "tests/test_coldstart_pages.py::"
+GATE_PAGE = "tests/test_budgets.py::test_the_gate_judges_the_head_from_the_runs_the_front_page_shows"
+BISECT_CMD = ("tests/test_bisect.py::test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_and_the_"
+              "answer")
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
 BUDGET_VERDICT = BUDGETS + "test_a_verdict_needs_the_whole_interval_on_one_side_of_the_budget_at_the_coverage_it_says"
 BUDGET_REPEATS = BUDGETS + "test_a_budget_verdict_stands_once_runs_on_two_machine_starts_read_it"
@@ -611,6 +614,28 @@ MUTATIONS = [
      '        if record.get("engine", "paired") not in ("paired", engine):\n            continue\n', "",
      ["tests/test_window.py::test_a_windows_steps_are_judged_by_the_window_a_a_runs_thresholds_where_the_machine_"
       "has_them"]),
+    ("filling an edge commit's lost case resets the statistics of the cases it held", "cuda_bench/results.py",
+     "            numbers = [n if k in chosen else None for k, n in enumerate(numbers)]\n", "", [EDGE]),
+    ("filling an edge commit's lost case moves its benchmark's start", "cuda_bench/results.py",
+     '        "started_at": (', '        "started_at_was": (', [EDGE]),
+    ("a build whose worker failed to start in one group says no versions", "cuda_bench/window.py",
+     "        if not isinstance(worker, Lost):\n            hello.setdefault", "        if True:\n            hello.setdefault",
+     ["tests/test_window.py::test_a_build_whose_worker_fails_to_start_in_one_group_says_its_versions_from_another"]),
+    ("a kept block answers a window asked for other settings", "cuda_bench/keep.py",
+     '        return block["commits"] == commits and block.get("asked") == asked',
+     '        return block["commits"] == commits', [CUT_WINDOW]),
+    ("a step of a few cases counts as a kept block", "cuda_bench/keep.py",
+     '        if step.get("identical") or (not step["errors"] and set(names) <= said):',
+     '        if True:',
+     ["tests/test_window.py::test_a_block_counts_as_kept_in_the_history_only_where_its_steps_measured_every_case"]),
+    ("the gate judges cuda.core over cuda.bindings from another run than the front page", "cuda_bench/budgets.py",
+     "    return judge(paired, overcpp_read.forms_in_runs(runs, picked), budgets)",
+     "    return judge(paired, overcpp_read.forms_compared(runs), budgets)", [GATE_PAGE]),
+    ("the gate judges over-C++ runs of an older benchmark version", "cuda_bench/budgets.py",
+     "    picked = overcpp_read.over_cpp_cases(runs, every, versions)",
+     "    picked = overcpp_read.over_cpp_cases(runs, every)", [GATE_PAGE]),
+    ("a bisect run again records its answer again", "cuda_bench/commands/bisect.py",
+     "    if all(reused for _, _, reused in rounds):", "    if False:", [BISECT_CMD]),
     ("prebuild starts the commits in the order given", "cuda_bench/build.py",
      "    return first + later, words", "    return sorted(first + later), words",
      ["tests/test_build.py::test_prebuild_starts_the_commits_that_wait_for_nothing_first"]),

@@ -451,6 +451,11 @@ def test_the_command_answers_with_the_commit_its_title_and_keeps_its_rounds_and_
     assert kept["answers"][SET_CORE]["answer"] == "found"
     (answer,) = records.read(tmp_path / "results" / MACHINE, "bisect")  # the flag's page and the issue name it
     assert answer["found"][0]["head"] == shas[3]
+    # the same bisect again: every round is kept in --out, nothing is measured, and the history gets no second answer
+    assert cli.main(["bisect", shas[0], shas[5], "-b", "SetCurrent", "--repo", str(repo), "--machine", MACHINE,
+                     "--out", str(out)]) == 1
+    assert measured == [[0, 5], [0, 1, 2, 3, 4, 5]] and "nothing measured now" in capsys.readouterr().err
+    assert len(records.read(tmp_path / "results" / MACHINE, "bisect")) == 1
 
 
 def test_the_command_exits_2_on_a_flag_that_does_not_hold_and_says_it(

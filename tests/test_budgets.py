@@ -364,3 +364,42 @@ def test_a_budget_verdict_stands_once_runs_on_two_machine_starts_read_it():
         if len(seen) == 2:
             break
     assert seen == {"confirmed", "not reproduced"}
+
+
+def test_the_gate_judges_the_head_from_the_runs_the_front_page_shows(tmp_path):
+    """On the committed history, each machine's main head as the pull-request gate judges it
+    (``budgets.at_commit``: the over-C++ records, the suite's benchmark versions) and as the front page's budget
+    table judges it (from the cells of its operation table): the same calls, the same values, the same verdicts;
+    with a cuda.core-over-cuda.bindings budget on every operation, so that both kinds are compared."""
+    import json
+    import shutil
+
+    from conftest import ROOT
+
+    from cuda_bench import read
+    from cuda_bench.pages.budget_table import measured
+
+    results = tmp_path / "results"  # one benchmark's version changed since its over-C++ runs: neither judges them
+    shutil.copytree(ROOT / "results", results)
+    suite = json.loads((results / "benchmarks.json").read_text())
+    suite["bench_device.SetCurrent.time_set_current"]["version"] = "changed"
+    (results / "benchmarks.json").write_text(json.dumps(suite))
+    history = read.load(results)
+    cores = {row["benchmark"] for row in history.rows if "core" in row["cells"]}
+    (tmp_path / "budgets.json5").write_text(json.dumps({
+        "python_over_cpp": {"default_ns": 1000, "operations": {}},
+        "core_over_bindings": {"operations": dict.fromkeys(sorted(cores), 1.0)}}))
+    found = budgets.read(tmp_path / "budgets.json5")
+    compared = 0
+    for name in history.machines:
+        rows = [r for r in history.rows if r["machine"] == name]
+        if not rows:
+            continue
+        page = budgets.judge(*measured(rows), found)
+        gate = budgets.at_commit(results / name, rows[0]["commit"], found)["judged"]
+        assert not any("SetCurrent" in j["case"] for j in gate)
+        key = lambda j: (j["case"], j["kind"])  # noqa: E731
+        assert sorted((key(j), j["value"], j["verdict"]) for j in gate) == \
+            sorted((key(j), j["value"], j["verdict"]) for j in page), name
+        compared += len(gate)
+    assert compared > 50 and any(j["kind"] == budgets.CORE_OVER_BINDINGS for j in gate)

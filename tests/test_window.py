@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import statistics
+from pathlib import Path
 
 import pytest
 from test_paired import CASES, HARD, HARD_INJECTED, INJECTED, Core, Sawtooth, ScriptedWorker
@@ -197,6 +198,26 @@ def test_a_build_whose_worker_dies_loses_the_case_at_its_own_steps_alone(tmp_pat
     assert INJECTED in report.per_side[3].errors
     if not at_start:
         assert other in report.per_side[3].samples  # started again after it died
+
+
+def test_a_build_whose_worker_fails_to_start_in_one_group_says_its_versions_from_another(tmp_path):
+    """commit1's worker cannot start in process group 0 alone: the steps still carry commit1's versions (what
+    the pages read its cuda-bindings from), said by the worker that started in another group."""
+    costs_of = {f"commit{k}": CASES for k in range(3)}
+    sides = [paired.Side(n, n, n[-1] * 40, "python") for n in costs_of]
+    make = scripted_maker(costs_of, {})
+
+    def maker(side, core, settings, log):
+        if side.name == "commit1" and Path(log).name.startswith("group00"):
+            raise paired.WorkerError("the commit1 worker could not start: exit 1")
+        return make(side, core, settings, log)
+
+    report = window.run(sides, [INJECTED], paired.Settings(pairs=4, seconds=0.02), tmp_path, {},
+                        progress=lambda m: None, cores=[0], make_worker=maker)
+    assert report.workers["commit1"] == {"versions": {"python": "3.12"}, "aslr_off": False}
+    assert [step.workers for step in report.steps] == [
+        {"base": report.workers["commit0"], "head": report.workers["commit1"]},
+        {"base": report.workers["commit1"], "head": report.workers["commit2"]}]
 
 
 @pytest.mark.parametrize("count, size, expected", [
@@ -389,7 +410,7 @@ process.stop_on_sigterm()  # as the command line does: SIGTERM stops as Ctrl-C d
 compare.environments = lambda repo, revs, *a, **k: {rev: args["envs"][rev] for rev in revs}
 try:
     conf = {"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}}}
-    settings = paired.Settings(pairs=4, seconds=0.05, jobs=1)
+    settings = paired.Settings(pairs=args.get("pairs", 4), seconds=0.05, jobs=1)
     kept = keep.into_folder(conf, args["repo"], args["commits"], args["out"], calibrated=args["out"],
                             settings=settings, bench=args["bench"], block=2, command="test", info={},
                             progress=lambda m: print(m, file=sys.stderr, flush=True))
@@ -447,6 +468,11 @@ def test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_
     whole = json.loads((out / "window.json").read_text())
     assert [(s["base"], s["head"]) for s in whole["steps"]] == list(zip(commits, commits[1:]))
     assert [e["commit"] for e in whole["per_commit"]] == commits
+    # asked with other settings, the same window measures both blocks again: what was kept answers another question
+    other = json.dumps(json.loads(args) | {"pairs": 3})
+    third = subprocess.run([sys.executable, "-c", CUT_WINDOW, other], env=env, capture_output=True, text=True)
+    assert third.returncode == 0 and json.loads(third.stdout)["reused"] == 0, third.stderr[-3000:]
+    assert first.stat().st_mtime_ns != written
 
 
 @pytest.mark.slow
@@ -490,7 +516,7 @@ def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_la
     assert keep.record(first, [], git_repo, conf_path=conf, machine_name=name, results_dir=results_dir,
                        out=tmp_path / "w1")
     (b_file,) = [p for p in (results_dir / name).glob(f"{b[:8]}-*.json")]
-    kept = asv_results(b_file)
+    kept, raw = asv_results(b_file), json.loads(b_file.read_text())
     floor_key, config_key = ("bench_harness.Floor.time_noop", ("noop",)), (
         "bench_launch.LaunchConfigCreate.time_launch_config_create", ("core",))
     assert kept[floor_key] == pytest.approx(11e-9) and kept.get(config_key) is None
@@ -509,6 +535,15 @@ def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_la
     assert now[floor_key] == pytest.approx(11e-9)  # measured first, kept
     assert now[config_key] == pytest.approx(520e-9)  # lost first, filled by the window that measured it
     assert (now[(set_current, ("core",))], now[(set_current, ("bindings",))]) == pytest.approx((300e-9, 250e-9))
+    # and every statistic of what it held stays: asv's interval, quartiles, repeats, start and duration
+    columns, rows = raw["result_columns"], json.loads(b_file.read_text())["results"]
+    before = dict(zip(columns, raw["results"][set_current]))
+    after = dict(zip(columns, rows[set_current]))
+    for column in columns:
+        if column.startswith("stats_") or column in ("started_at", "duration"):
+            assert (after[column] or [None])[0] == (before[column] or [None])[0] if isinstance(
+                before[column], list) else after[column] == before[column], column
+    assert rows["bench_harness.Floor.time_noop"] == raw["results"]["bench_harness.Floor.time_noop"]
     builds = [json.loads(line) for line in (results_dir / name / "builds.jsonl").read_text().splitlines()]
     assert [(r["commit"], r["first"]) for r in builds] == [(a, True), (b, True), (c, False)]
     compiles = [json.loads(line) for line in (results_dir / name / "compiles.jsonl").read_text().splitlines()]
@@ -582,3 +617,21 @@ def test_a_window_judges_its_steps_by_the_window_engines_thresholds(tmp_path, gi
                           kept=lambda k, measured: found.append(measured))
     (link,) = found[0].links
     assert [c.threshold for c in link.report.cases] == [0.05]
+
+
+def test_a_block_counts_as_kept_in_the_history_only_where_its_steps_measured_every_case(tmp_path):
+    """``keep.stepped``: a step of every case the window asks for, or of identical builds, is kept; one of a few
+    cases (a ``-b`` step) or one that could not measure a case is measured again."""
+    from conftest import step_case, step_record
+
+    names = ["bench_x.A.time_a('core')", "bench_x.B.time_b('core')"]
+    full = [step_case(n) for n in names]
+    kinds = {"ab": step_record(base="a" * 40, head="b" * 40, cases=full),
+             "bc": step_record(base="b" * 40, head="c" * 40, cases=full[:1]),
+             "cd": step_record(base="c" * 40, head="d" * 40, cases=full[:1], errors={names[1]: "died"}),
+             "de": step_record(base="d" * 40, head="e" * 40, identical=True),
+             "ef": step_record(base="e" * 40, head="f" * 40, cases=full[:1], skipped={names[1]: "no GPU"})}
+    for record in kinds.values():
+        records.append(tmp_path / "m", "step", record)
+    assert keep.stepped(tmp_path, "m", "13.3.1", names) == {("a" * 40, "b" * 40), ("d" * 40, "e" * 40),
+                                                             ("e" * 40, "f" * 40)}

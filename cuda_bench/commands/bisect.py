@@ -89,7 +89,7 @@ def main(args, argv):
             info=info,
             progress=log,
         )
-        rounds.append((kept.seconds + kept.build_seconds, kept.found))
+        rounds.append((kept.seconds + kept.build_seconds, kept.found, kept.reused == kept.blocks))
         return kept.found
 
     answer = bisect.bisect(span, measure, cases, fits=args.block, progress=log)
@@ -97,7 +97,7 @@ def main(args, argv):
     described, _ = asvrun.describe_commits(repo, named)
     titles = {c: d["title"] for c, d in described.items()}
     said = bisect.answer_lines(answer, cases, titles)
-    seconds = round(sum(s for s, _ in rounds), 1)
+    seconds = round(sum(s for s, _, _ in rounds), 1)
     said.append(
         f"BASE against HEAD and {len(rounds) - 1} rounds, {answer.timed} commit timings, "
         f"{seconds:g} s on {name}; each in {out}"
@@ -112,8 +112,11 @@ def main(args, argv):
     }
     out.mkdir(parents=True, exist_ok=True)
     process.write_whole(out / "bisect.json", json.dumps(record | {"said": said}, indent=1) + "\n")
-    records.append(RESULTS / name, "bisect", record)  # the flag's page and the issue name it
-    lost = any(d["errors"] or d.get("lost") for _, found in rounds for d in found)
+    if all(reused for _, _, reused in rounds):
+        log(f"bisect: nothing measured now ({out} holds every round): its answer is recorded")
+    else:
+        records.append(RESULTS / name, "bisect", record)  # the flag's page and the issue name it
+    lost = any(d["errors"] or d.get("lost") for _, found, _ in rounds for d in found)
     return worst([bisect.status_of(answer), INCOMPLETE if lost else OK])
 
 

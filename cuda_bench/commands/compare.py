@@ -219,6 +219,9 @@ def window_aa(args, argv, conf, repo, settings, name, info):
     for line in compare.window_aa_lines(kept.found, records.calibration(RESULTS / name)):
         log(line)
     status = INCOMPLETE if any(compare.incomplete(d) for d in kept.found) else OK
+    if kept.reused == kept.blocks:
+        log(f"calibration: nothing measured now ({out} holds this window): recorded when measured")
+        return status
     if args.no_write:
         return status
     try:
