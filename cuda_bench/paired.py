@@ -78,6 +78,8 @@ class Settings:
     #: change to what else the process holds reads as a reproducible regression (docs/method.md,
     #: rule 6).
     layouts: str = "random"
+    #: a command the workers run under (the instruction pass's valgrind), before their Python
+    wrapper: tuple = ()
 
     @classmethod
     def over_cpp(cls, **given):
@@ -109,6 +111,7 @@ class Worker:
         fixed = machine.no_aslr_prefix() if settings.layouts == "fixed" else []
         cmd = [
             *fixed,
+            *settings.wrapper,
             side.python,
             "-m",
             "cuda_bench.worker",
