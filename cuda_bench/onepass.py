@@ -19,6 +19,7 @@ from cuda_bench import (
     compare,
     countpass,
     history,
+    instrpass,
     paired,
     process,
     records,
@@ -478,12 +479,13 @@ def into_history(
     counts=True,
     cupti=(),
     edges=True,
+    instructions=True,
     progress,
 ):
     """``commits`` (oldest first) measured in one pass and kept in the history of
     ``results_dir/machine_name`` (:func:`record`), with the measured commits of ``line`` around
-    them (:func:`with_edges`) unless ``edges`` is False; then the work per call of each commit not
-    yet counted (``countpass.record_commits``). (exit status, the :class:`Pass`)."""
+    them (:func:`with_edges`) unless ``edges`` is False; then each commit's work and instructions
+    per call not yet counted (:func:`count_new`, :func:`instructions_new`). (status, the Pass)."""
     bindings = asvrun.bindings_of(conf)
     before = history.measured_in(results_dir, machine_name, conf)
     if edges:
@@ -519,18 +521,19 @@ def into_history(
         before=before,
     )
     statuses = [status_of(found), OK if kept else INCOMPLETE]
-    if counts:
+    passes = [(count_new, {"cupti": cupti})] * counts + [(instructions_new, {})] * instructions
+    for counted, options in passes:
         statuses.append(
-            count_new(
+            counted(
                 repo,
                 measured.commits,
                 conf=conf,
                 machine_name=machine_name,
                 info=info,
                 results_dir=results_dir,
-                cupti=cupti,
                 command=command,
                 progress=progress,
+                **options,
             )
         )
     progress(
@@ -549,6 +552,23 @@ def count_new(repo, commits, *, results_dir, machine_name, progress, **options):
     if not new:
         return OK
     return countpass.record_commits(
+        repo,
+        new,
+        results_dir=results_dir,
+        machine_name=machine_name,
+        progress=progress,
+        **options,
+    )
+
+
+def instructions_new(repo, commits, *, results_dir, machine_name, progress, **options):
+    """The instructions per call of each of ``commits`` the history of ``results_dir/machine_name``
+    has not counted (``instrpass.record_commits``): its exit status."""
+    counted = history.instructions(results_dir, machine_name)
+    new = [c for c in dict.fromkeys(commits) if c not in counted]
+    if not new:
+        return OK
+    return instrpass.record_commits(
         repo,
         new,
         results_dir=results_dir,

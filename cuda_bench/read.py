@@ -4,9 +4,9 @@ and every page (``cuda_bench.pages``), the Markdown report and the nightly issue
 
 Each file is read once, and everything else is derived from what was read. What it holds, per
 machine: asv's results files, the paired steps (``history.merged_steps``: one per pair and
-cuda-bindings), the counts records (``history.work_of``), the over-C++ records, the pairs of
-measured commits the history has no step between (``history.missing_of``), and what the front
-page, the Releases page and the Regressions page say of them (``summary.landing``,
+cuda-bindings), the counts and instruction records (``history.work_of``), the over-C++ records,
+the pairs of measured commits the history has no step between (``history.missing_of``), and what
+the front page, the Releases page and the Regressions page say of them (``summary.landing``,
 ``summary.releases``, ``summary.regressions``);
 for the whole history, the commits (``results/commits.json``), asv's description of the suite, the
 operation table (``overview.rows_of``) and every file or line that could not be read.
@@ -14,7 +14,7 @@ operation table (``overview.rows_of``) and every file or line that could not be 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench import budgets, history, overview, records, results, summary
@@ -53,6 +53,8 @@ class Machine:
     #: [(file, line, the commits it names)]: its step record lines that could not be read, with
     #: what could be read of them (``results.touched``)
     damaged: list[tuple]
+    #: {commit: its instruction records, oldest first} (``history.work_of``)
+    instructions: dict = field(default_factory=dict)
 
     @property
     def params(self):
@@ -61,7 +63,7 @@ class Machine:
 
 
 #: the records each machine's folder holds, read once each (``records.FILES``)
-KINDS = ("step", "counts", "over-cpp", "calibration", "bisect")
+KINDS = ("step", "counts", "over-cpp", "calibration", "bisect", "instructions")
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,11 @@ class History:
     def work(self):
         """{machine: {commit: counts record}}."""
         return {name: machine.work for name, machine in self.machines.items()}
+
+    @property
+    def instructions(self):
+        """{machine: {commit: instruction records}}."""
+        return {name: machine.instructions for name, machine in self.machines.items()}
 
     def rows_at(self, prefix):
         """The operation table at the commits whose hash starts with ``prefix`` (``rows`` holds it
@@ -165,6 +172,7 @@ def load(results_dir, runs=None):
                 for path, line, _ in results.noted(results_dir / name)
                 if path.name == records.FILES["step"]
             ],
+            instructions=history.work_of(kept[name]["instructions"]),
         )
     rows = overview.rows_of(
         described,

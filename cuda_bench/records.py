@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from cuda_bench import results
-from cuda_bench.paths import BISECTS, BUILDS, CALIBRATION, COUNTS, OVER_CPP, STEPS
+from cuda_bench.paths import BISECTS, BUILDS, CALIBRATION, COUNTS, INSTRUCTIONS, OVER_CPP, STEPS
 from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD
 
 SCHEMA = 2  # 1: the records written before records named their type and schema
@@ -30,6 +30,7 @@ FILES = {
     "over-cpp": OVER_CPP,
     "counts": COUNTS,
     "bisect": BISECTS,
+    "instructions": INSTRUCTIONS,
 }
 
 
@@ -108,6 +109,16 @@ COUNTS_CASE = {
     "c_calls": NUMBER,
     "net_blocks": NUMBER,
     "unsteady": LIST,
+}
+#: one case's instructions per call (cuda_bench.instrpass): the median of its layouts' values
+#: (``layouts``), their range over it (``spread``), the calls between the two counted runs
+INSTRUCTIONS_CASE = {
+    "name": TEXT,
+    "per_call": NUMBER,
+    "spread": NUMBER,
+    "layouts": [NUMBER],
+    "calls": NUMBER,
+    "warmup": NUMBER,
 }
 
 #: what every record of one commit's run starts with (over C++, counts): the commit, when, how
@@ -204,6 +215,15 @@ SHAPES = {
         "cuda_why": TEXT,
         "nvrtc_why": TEXT,
         "cases": [COUNTS_CASE],
+        "skipped": MAPPING,
+        "errors": MAPPING,
+    },
+    "instructions": {
+        **ONE_COMMIT,
+        "versions": MAPPING,
+        "valgrind": TEXT,
+        "settings": {"fast": LIST, "slow": LIST, "layouts": NUMBER, "processes": NUMBER},
+        "cases": [INSTRUCTIONS_CASE],
         "skipped": MAPPING,
         "errors": MAPPING,
     },
@@ -469,4 +489,5 @@ UPGRADES = {
     "calibration": _upgrade_calibration,
     "over-cpp": _upgrade_over_cpp,
     "counts": dict,
+    "instructions": dict,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import compare, countpass, paired, records, stats
+from cuda_bench import compare, countpass, instrpass, instructions_read, paired, records, stats
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
@@ -14,6 +14,7 @@ from cuda_bench.commands.common import (
     key_value,
     log,
     no_counts_option,
+    no_instructions_option,
     paired_context,
     paired_options,
     settings_of,
@@ -62,6 +63,7 @@ def add(sub):
                 "it changed",
             )
             cupti_option(p)
+            no_instructions_option(p)
             for side in ("base", "head"):
                 p.add_argument(
                     f"--{side}-env",
@@ -149,6 +151,9 @@ def main(args, argv):
     if not aa and not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
         text = compare.write(out, data)
+    if not aa and not args.no_instructions:
+        data["instructions"] = instructions_both(report, settings, args.bench, out)
+        text = compare.write(out, data)
     print(text)
     if args.output:
         Path(args.output).write_text(text)
@@ -188,3 +193,21 @@ def count_both(report, settings, bench, out, cupti=()):
     except (paired.WorkerError, OSError, compare.CompareError) as exc:
         log(f"counts: not counted ({exc})")
         return {"error": str(exc)}
+
+
+def instructions_both(report, settings, bench, out):
+    """The instruction pass after the timing: {"base": record, "head": record, "functions": {case:
+    {"base": rows, "head": rows}}} of both builds, the functions of the cases whose count moved; or
+    {"error": why} where it could not run (the timing stands either way)."""
+    names = compare.case_names(bench, settings.benchmark_dir)
+    try:
+        found = instrpass.measure(
+            report.sides, names, out=out / "instructions", progress=log, settings=settings
+        )
+    except (instrpass.InstructionsError, paired.WorkerError, OSError) as exc:
+        log(f"instructions: not counted ({exc})")
+        return {"error": str(exc)}
+    (base, base_rows), (head, head_rows) = (found[side.name] for side in report.sides)
+    moved = instructions_read.moved(base, head)
+    functions = {name: {"base": base_rows.get(name), "head": head_rows.get(name)} for name in moved}
+    return {"base": base, "head": head, "functions": functions}

@@ -16,6 +16,7 @@ from cuda_bench.commands.common import (
     cupti_option,
     log,
     no_counts_option,
+    no_instructions_option,
     paired_options,
     settings_of,
     this_machine,
@@ -54,6 +55,7 @@ def add(sub):
         help="measure the REVs alone, without the measured commits of main around them",
     )
     no_counts_option(p)
+    no_instructions_option(p)
     cupti_option(p)
 
 
@@ -101,6 +103,7 @@ def main(args, argv):
             counts=gpu and not args.no_counts,
             cupti=args.cupti,
             edges=not args.no_edges,
+            instructions=gpu and not args.no_instructions,
             progress=log,
         )
         return status
