@@ -35,6 +35,7 @@ ASV_INTERRUPTED = "tests/test_environments.py::test_asv_run_interrupted_in_a_bui
 BUDGETS = "tests/test_budgets.py::"
 BISECT = "tests/test_bisect.py"
 GATE_BUDGET = BUDGETS + "test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_other"
+INSTRUCTIONS = "tests/test_instructions.py::"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -510,6 +511,40 @@ MUTATIONS = [
     ("the plan looks for the wheels of the Python it runs, not the machine's", "cuda_bench/plan.py",
      "        self.python = machine_python(self.results_dir / machine_name)", "        self.python = None",
      ["tests/test_plan.py::test_the_plan_looks_for_the_wheels_of_the_python_the_machine_runs"]),
+    # instructions per call
+    ("a case's instructions move by less than half a percent", "cuda_bench/instructions_read.py",
+     'return max(base_case["spread"], head_case["spread"], SAME_WITHIN)',
+     'return max(base_case["spread"], head_case["spread"])',
+     [INSTRUCTIONS + "test_a_case_moves_only_beyond_its_spread_and_half_a_percent"]),
+    ("instructions of two valgrind versions are compared", "cuda_bench/instructions_read.py",
+     '    if base.get("valgrind") != head.get("valgrind"):', "    if False:",
+     [INSTRUCTIONS + "test_a_case_moves_only_beyond_its_spread_and_half_a_percent"]),
+    ("the harness's own loop is left in the instructions per call", "cuda_bench/instructions.py",
+     "out[repeat] = (work - harness) / (calls[long] - calls[short])",
+     "out[repeat] = work / (calls[long] - calls[short])",
+     [INSTRUCTIONS + "test_per_call_is_the_long_run_less_the_short_one_less_the_harness"]),
+    ("the instructions per call are the long run alone, not less the short one", "cuda_bench/instructions.py",
+     'work = mine[(True, long)] - mine[(True, short)]', 'work = mine[(True, long)]',
+     [INSTRUCTIONS + "test_per_call_is_the_long_run_less_the_short_one_less_the_harness"]),
+    ("the mean of the repeats, which a retried specialisation moves", "cuda_bench/instructions.py",
+     "value = statistics.median(values.values())", "value = statistics.mean(values.values())",
+     [INSTRUCTIONS + "test_a_retry_that_lands_in_one_run_moves_neither_the_value_nor_the_spread"]),
+    ("the spread over all five repeats, a retried specialisation's included", "cuda_bench/instructions.py",
+     "kept = [values[r] for r in (ordered[1:-1] if len(ordered) > 3 else ordered)]",
+     "kept = list(values.values())",
+     [INSTRUCTIONS + "test_a_retry_that_lands_in_one_run_moves_neither_the_value_nor_the_spread"]),
+    ("a case's instructions are one layout's, not the median of five", "cuda_bench/instrpass.py",
+     "    value = statistics.median(values)", "    value = values[0]",
+     [INSTRUCTIONS + "test_a_case_is_the_median_of_its_layouts_and_its_spread_their_range"]),
+    ("a stripped module's functions stay addresses", "cuda_bench/instrpass.py",
+     "[names.get(obj, {}).get(function) or function, obj, own, inclusive]", "[function, obj, own, inclusive]",
+     [INSTRUCTIONS + "test_an_unnamed_function_takes_the_python_name_of_its_address"]),
+    ("the comment leaves out a flag whose instructions did not move", "cuda_bench/comment.py",
+     'if entry["moved"] or verdicts.get(name) in ("regression", "improvement")', 'if entry["moved"]',
+     [INSTRUCTIONS + "test_the_comment_says_plus_n_instructions_per_call_beside_each_flag_with_the_functions"]),
+    ("every case's callgrind files are kept, not the median layout's", "cuda_bench/instrpass.py",
+     "            else:\n                path.unlink(missing_ok=True)", "            else:\n                pass",
+     [INSTRUCTIONS + "test_one_build_counted_twice_reads_the_same_and_nothing_moves"]),
 ]
 
 
