@@ -138,7 +138,11 @@ def find():
 
 def version(valgrind):
     """``3.19.0`` of ``valgrind-3.19.0``: counts are compared only between runs of one version."""
-    done = subprocess.run([valgrind, "--version"], capture_output=True, text=True, timeout=60)
+    # with its tool named: a carried valgrind holds callgrind alone, and the launcher starts the
+    # default tool (memcheck) even for --version
+    done = subprocess.run(
+        [valgrind, "--tool=callgrind", "--version"], capture_output=True, text=True, timeout=60
+    )
     return done.stdout.strip().removeprefix("valgrind-")
 
 

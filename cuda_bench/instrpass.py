@@ -132,7 +132,10 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
                 found["errors"][name] = answer.get("error") or str(answer)
             else:
                 stem = f"{file_stem(name)}.layout{layout}"
-                found["cases"][name] = _one_layout(answer, keep, stem)
+                try:
+                    found["cases"][name] = _one_layout(answer, keep, stem)
+                except (OSError, ValueError, KeyError) as exc:
+                    found["errors"][name] = f"its callgrind files could not be read: {exc}"
         if name_functions and worker is not None and not STOP.is_set():
             found["names"] = worker.ask(op="names").get("names") or {}
     finally:

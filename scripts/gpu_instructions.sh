@@ -15,6 +15,8 @@
 #
 #   OUT=... scripts/gpu_instructions.sh [SITE]    # SITE: the site-packages with CuPy and numpy
 #
+# BENCH (environment): a -b regex for the instruction passes instead of the whole suite (a machine without a GPU,
+# where a compile under callgrind takes minutes).
 # Each step has what is left of DEADLINE seconds (default 570); $OUT/instructions.tar.gz is written after every
 # step, so a call cut short still hands back what the steps before made.
 set -uo pipefail
@@ -36,9 +38,16 @@ run() {  # a cuda-bench command through offline_run.sh, with what is left of the
     echo "$* -> exit $status in $(( $(date +%s) - start )) s" | tee -a "$proof/steps.txt"
     return $status
 }
-pack() {  # the records, the tables and the kept callgrind files: one file back
-    tar -czf "$out/.instructions.tar.gz" --exclude=logs "$proof" && mv -f "$out/.instructions.tar.gz" \
-        "$out/instructions.tar.gz"
+pack() {  # the records, the tables and LaunchConfigCreate's callgrind files (not every case's: 30 MB a commit)
+    mkdir -p "$proof/kept"
+    for dir in "$proof"/*/*/callgrind; do
+        [ -d "$dir" ] || continue
+        for f in "$dir"/LaunchConfigCreate_core.*; do
+            [ -f "$f" ] && cp "$f" "$proof/kept/$(basename "$(dirname "$(dirname "$dir")")")-$(basename "$(dirname "$dir")")-$(basename "$f")"
+        done
+    done
+    tar -czf "$out/.instructions.tar.gz" --exclude=logs --exclude=callgrind "$proof" &&
+        mv -f "$out/.instructions.tar.gz" "$out/instructions.tar.gz"
 }
 [ -f .carry/valgrind.tar.xz ] || { echo "gpu_instructions: no .carry/valgrind.tar.xz (scripts/offline_carry.sh)" >&2; exit 3; }
 scripts/inject_check.sh "$repo" main | tee -a "$proof/steps.txt"
@@ -47,9 +56,9 @@ config="bench_launch.LaunchConfigCreate.time_launch_config_create('core')"
 run compare "$base" "$head" --bindings 13.3.1 --kind injected --no-counts --no-instructions \
     -b '^bench_launch\.LaunchConfigCreate' -b '^bench_harness\.Floor' --expected "$config" --out "$proof/timing"
 pack
-run counts "$base" "$head" --bindings 13.3.1 --no-counts --no-write --out "$proof/both"
+run counts "$base" "$head" --bindings 13.3.1 --no-counts --no-write --out "$proof/both" ${BENCH:+-b "$BENCH"}
 pack
-run counts "$base" --bindings 13.3.1 --no-counts --no-write --out "$proof/again"
+run counts "$base" --bindings 13.3.1 --no-counts --no-write --out "$proof/again" ${BENCH:+-b "$BENCH"}
 /tmp/cuda-bench-venv/bin/python - "$proof" <<'EOF' | tee "$proof/summary.txt"
 import json, sys
 from pathlib import Path

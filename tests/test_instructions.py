@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -503,6 +506,23 @@ def test_a_worker_outside_valgrind_says_it_cannot_count_instructions(stand_in):
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     answer = json.loads(proc.stdout.splitlines()[0])
     assert "not running under valgrind" in answer["error"]
+
+
+@valgrind_here
+def test_a_valgrind_carried_with_callgrind_alone_runs_and_says_its_version(tmp_path, monkeypatch):
+    """The carry holds valgrind's launcher and its callgrind tool alone (scripts/offline_carry.sh): found, and its
+    version read, which the record keeps."""
+    valgrind, _ = callgrind.find()
+    lib = Path(valgrind).resolve().parent.parent / "libexec" / "valgrind"  # where a package puts its tools
+    if not (lib / "callgrind-amd64-linux").is_file():
+        pytest.skip(f"this valgrind's tools are not in {lib}")
+    carried = tmp_path / "usr" / "libexec" / "valgrind"
+    carried.mkdir(parents=True)
+    for name in ("callgrind-amd64-linux", "vgpreload_core-amd64-linux.so", "default.supp"):
+        shutil.copy(lib / name, carried / name)
+    monkeypatch.setenv("VALGRIND_LIB", str(carried))
+    found, why = callgrind.find()
+    assert why is None and re.fullmatch(r"\d+\.\d+\.\d+", callgrind.version(found))
 
 
 def test_without_valgrind_the_pass_says_why(monkeypatch, tmp_path):
