@@ -327,7 +327,7 @@ def instructions_section(data):
             else f"the same instructions per call (within ±{entry['bound']:.1%})"
         )
         out.append(
-            f"- `{instructions_read.case_label(name)}`: {text} beside {timing_of(data, name)}"
+            f"- `{counts_read.case_label(name)}`: {text} beside {timing_of(data, name)}"
             + (f": {said}" if said else "")
         )
         rows = (found.get("functions") or {}).get(name) or {}

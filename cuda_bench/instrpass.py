@@ -27,6 +27,7 @@ from cuda_bench import (
     asvrun,
     callgrind,
     compare,
+    counts_read,
     instructions,
     instructions_read,
     machine,
@@ -58,7 +59,7 @@ def parts_of(names, parts):
 
 def file_stem(name):
     """A case's callgrind files' name: ``LaunchConfigCreate_core``."""
-    return label(instructions_read.case_label(name))
+    return label(counts_read.case_label(name))
 
 
 def _one_layout(answer, keep, stem):

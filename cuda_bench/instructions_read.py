@@ -6,7 +6,7 @@ The pages, the comment and ``cuda-bench counts`` read instruction counts through
 
 from __future__ import annotations
 
-from cuda_bench.names import split_case
+from cuda_bench.counts_read import case_label
 from cuda_bench.text import code
 
 #: what an instruction count is and what it is not, said wherever one is shown
@@ -21,14 +21,6 @@ WHAT = (
 #: a case's count moves only beyond this fraction, whatever its spread: one commit counted twice,
 #: in fresh processes, repeats within it (docs/method.md, instructions per call)
 SAME_WITHIN = 0.005
-
-
-def case_label(name):
-    """``bench_launch.LaunchConfigCreate.time_launch_config_create('core')`` ->
-    ``LaunchConfigCreate('core')``."""
-    benchmark, combo = split_case(name)
-    cls = benchmark.split(".")[1] if benchmark.count(".") >= 2 else benchmark
-    return f"{cls}({', '.join(combo)})" if combo else cls
 
 
 def number(value):
@@ -56,7 +48,9 @@ def comparable(base, head):
             f"instructions were counted by valgrind {base.get('valgrind')} on one side and "
             f"{head.get('valgrind')} on the other: not compared"
         )
-    python = [r.get("versions", {}).get("python", "")[:4] for r in (base, head)]
+    python = [
+        ".".join(r.get("versions", {}).get("python", "").split(".")[:2]) for r in (base, head)
+    ]
     if python[0] != python[1]:
         return f"instructions were counted on Python {python[0]} and {python[1]}: not compared"
     return None
