@@ -297,7 +297,11 @@ def record_commits(repo, commits, *, conf, machine_name, results_dir, command=No
     """The instruction pass of ``cuda-bench run`` and ``window``: each of ``commits`` counted in its
     own environment and recorded in ``results_dir/<machine>/instructions.jsonl``. Its exit status:
     INCOMPLETE when a commit could not be counted or recorded, OK otherwise and where valgrind is
-    not here (said)."""
+    not here (said, before anything is built)."""
+    valgrind, why = callgrind.find()
+    if valgrind is None:
+        progress(f"instructions not counted: {why}")
+        return OK
     out = WORK / "instructions"
     try:
         envs = compare.environments(

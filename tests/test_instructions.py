@@ -529,3 +529,14 @@ def test_without_valgrind_the_pass_says_why(monkeypatch, tmp_path):
     monkeypatch.setenv(callgrind.VALGRIND_VARIABLE, str(tmp_path / "nowhere"))
     with pytest.raises(instrpass.InstructionsError, match="no valgrind at"):
         instrpass.measure([], [STEADY], out=tmp_path, progress=lambda m: None)
+
+
+def test_without_valgrind_a_commits_pass_says_why_and_builds_nothing(monkeypatch, tmp_path):
+    """run's and a window's pass over the commits they measured: where valgrind is not here it says so and exits 0
+    before it builds an environment (here one would fail: the repository is no clone)."""
+    monkeypatch.setenv(callgrind.VALGRIND_VARIABLE, str(tmp_path / "nowhere"))
+    said = []
+    status = instrpass.record_commits(tmp_path, ["a" * 40], conf={}, machine_name="m", results_dir=tmp_path,
+                                      progress=said.append)
+    assert status == 0 and said == [f"instructions not counted: no valgrind at {tmp_path / 'nowhere'} "
+                                    f"({callgrind.VALGRIND_VARIABLE})"]
