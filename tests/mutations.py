@@ -781,6 +781,12 @@ MUTATIONS = [
     ("every case's callgrind files are kept, not the median layout's", "cuda_bench/instrpass.py",
      "            else:\n                path.unlink(missing_ok=True)", "            else:\n                pass",
      [INSTRUCTIONS + "test_one_build_counted_twice_reads_the_same_and_nothing_moves"]),
+    ("a window counts again the instructions of a commit the history counted", "cuda_bench/keep.py",
+     "    counted = history.instructions(results_dir, machine_name)", "    counted = set()",
+     [INSTRUCTIONS + "test_a_window_counts_the_instructions_of_each_commit_the_history_has_not_counted_once"]),
+    ("the instruction pass counts a cold start's wait for its fresh processes", "cuda_bench/worker.py",
+     '            return {"skip": f"instructions not counted: {COLD_INSTRUCTIONS}"}', "            pass",
+     [INSTRUCTIONS + "test_a_cold_start_is_left_out_of_the_instruction_pass_with_why"]),
 ]
 
 

@@ -540,3 +540,50 @@ def test_without_valgrind_a_commits_pass_says_why_and_builds_nothing(monkeypatch
                                       progress=said.append)
     assert status == 0 and said == [f"instructions not counted: no valgrind at {tmp_path / 'nowhere'} "
                                     f"({callgrind.VALGRIND_VARIABLE})"]
+
+
+def test_a_window_counts_the_instructions_of_each_commit_the_history_has_not_counted_once(monkeypatch, tmp_path):
+    """After a window (keep.into_history), as after its work counts: each of its commits the machine's
+    instructions.jsonl lacks is counted once, an edge the history counted already never again; none left, no pass."""
+    from cuda_bench import keep
+
+    counted = json.loads((FIXTURES / "records.json").read_text())["base"]
+    records.append(tmp_path / "m", "instructions", counted)
+    asked = []
+    monkeypatch.setattr(instrpass, "record_commits", lambda repo, commits, **kw: asked.append(commits) or 0)
+    new = ["b" * 40, "c" * 40]
+    commits = [counted["commit"], new[0], new[0], new[1]]
+    assert keep.instructions_new(tmp_path, commits, results_dir=tmp_path, machine_name="m", progress=print) == 0
+    assert asked == [new]
+    assert keep.instructions_new(tmp_path, [counted["commit"]], results_dir=tmp_path, machine_name="m",
+                                 progress=print) == 0
+    assert asked == [new]
+
+
+COLD = '''
+class Cold:
+    """Times fresh processes on a clock of its own, as benchmarks/_coldstart.py's cases do."""
+    params = [["py"]]
+    param_names = ["api"]
+    clock_ns = staticmethod(lambda: 0)
+
+    def setup(self, api):
+        raise AssertionError("set up")
+
+    def time_cold(self, api):
+        pass
+'''
+
+
+def test_a_cold_start_is_left_out_of_the_instruction_pass_with_why(stand_in):
+    """A case on its own clock (a cold start) runs its work in fresh processes, which callgrind does not follow: the
+    worker skips it before it sets it up, and says why."""
+    (stand_in / "bench_cold.py").write_text(COLD)
+    request = {"op": "instructions", "case": "bench_cold.Cold.time_cold('py')"}
+    proc = subprocess.run([sys.executable, "-m", "cuda_bench.worker", "--benchmark-dir", str(stand_in)],
+                          input=json.dumps(request) + "\n", capture_output=True, text=True, cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    answer = json.loads(proc.stdout.splitlines()[0])
+    assert answer == {"skip": "instructions not counted: a cold start: its work runs in the fresh processes it "
+                              "starts, which callgrind does not follow (the worker's own instructions would be its "
+                              "wait for them)"}
