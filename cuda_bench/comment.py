@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import re
 
-from cuda_bench import budgets, calls, counts, counts_read, imports, stats, trees
+from cuda_bench import (
+    budgets,
+    calls,
+    counts,
+    counts_read,
+    imports,
+    instructions_read,
+    stats,
+    trees,
+)
 from cuda_bench.paired import counted, regressions
 from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, times, unchanged
 
@@ -64,6 +73,7 @@ def comment(data):
     out += budgets_section(data)
     out += work_section(data)
     out += imports_section(data)
+    out += instructions_section(data)
     out += rest(data, same, versions)
     return "\n".join(out) + "\n"
 
@@ -329,3 +339,52 @@ def work_section(data):
             f"{len(errors)} cases could not be counted (e.g. `{errors[0]}`; summary.json has why)."
         )
     return out + (["", " ".join(notes)] if notes else [])
+
+
+def instructions_section(data):
+    """The comment's lines on instructions per call, where ``data`` carries both builds' counts
+    (``data["instructions"]``: {"base": record, "head": record, "functions": {case: {"base": rows,
+    "head": rows}}}, ``cuda_bench.instrpass``): each case whose count moved beyond its spread or
+    whose time was flagged, "+N instructions per call (+x %)" beside its timing verdict and what
+    the two say together, with the functions whose counts changed most."""
+    found = data.get("instructions") or {}
+    base, head = found.get("base"), found.get("head")
+    title = ["", "#### Instructions per call"]
+    if not base or not head:
+        return [*title, "", f"Not counted: {found['error']}"] if found.get("error") else []
+    out = [*title, ""]
+    why = instructions_read.comparable(base, head)
+    if why:
+        return [*out, why[0].upper() + why[1:] + "."]
+    compared = instructions_read.compared(base, head)
+    verdicts = {c["name"]: c["verdict"] for c in counted(data)}
+    shown = [
+        name
+        for name, entry in compared.items()
+        if entry["moved"] or verdicts.get(name) in ("regression", "improvement")
+    ]
+    for name in shown:
+        entry = compared[name]
+        said = instructions_read.agreement(verdicts.get(name), entry)
+        text = (
+            instructions_read.change_text(entry)
+            if entry["moved"]
+            else f"the same instructions per call (within ±{entry['bound']:.1%})"
+        )
+        out.append(
+            f"- `{counts_read.case_label(name)}`: {text} beside {timing_of(data, name)}"
+            + (f": {said}" if said else "")
+        )
+        rows = (found.get("functions") or {}).get(name) or {}
+        if entry["moved"] and rows.get("base") is not None and rows.get("head") is not None:
+            into = instructions_read.went_into_text(rows["base"], rows["head"])
+            out += [f"  {into}." if into else "", ""]
+            out += [
+                f"  {line}" for line in instructions_read.function_table(rows["base"], rows["head"])
+            ]
+    if not any(compared[name]["moved"] for name in shown):
+        out.append(
+            f"No case's instructions per call moved beyond its spread ({len(compared)} cases "
+            "counted in both builds)."
+        )
+    return [*out, "", instructions_read.WHAT]

@@ -122,6 +122,12 @@ def work(results_dir, machine_name):
     return work_of(records.read(Path(results_dir) / machine_name, "counts"))
 
 
+def instructions(results_dir, machine_name):
+    """{commit: its instruction records, oldest first} of one machine (``cuda-bench counts``;
+    ``run`` and ``window`` count each newly measured commit where valgrind is found)."""
+    return work_of(records.read(Path(results_dir) / machine_name, "instructions"))
+
+
 def work_of(counts_records):
     """:func:`work` of counts records already read."""
     out = {}

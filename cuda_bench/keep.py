@@ -1,9 +1,9 @@
 """Stage 4, compare: a one-pass window (``cuda_bench.onepass``) kept as it is measured, block by
 block: into the history of a machine (:func:`into_history`: each step's record, each new commit's
-asv results file, its build, what the pages say of it, then its work per call) or into a folder
-(:func:`into_folder`: a proof, an A/A, a bisect's round). A block is written as soon as it is
-measured, so a call cut at its time limit keeps every block it finished; the same command run
-again measures only the blocks not kept yet, and says how many were.
+asv results file, its build, what the pages say of it, then its work and instructions per call) or
+into a folder (:func:`into_folder`: a proof, an A/A, a bisect's round). A block is written as soon
+as it is measured, so a call cut at its time limit keeps every block it finished; the same command
+run again measures only the blocks not kept yet, and says how many were.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from cuda_bench import (
     compare,
     countpass,
     history,
+    instrpass,
     onepass,
     paired,
     process,
@@ -303,13 +304,15 @@ def into_history(
     counts=True,
     cupti=(),
     edges=True,
+    instructions=True,
     progress,
 ):
     """``commits`` (oldest first) measured in one pass and kept in the history of
     ``results_dir/machine_name``, block by block as each ends (:func:`record`), with the measured
     commits of ``line`` around them (:func:`onepass.with_edges`) unless ``edges`` is False; a
     block whose steps and commits the history holds already is not measured again. Then the work
-    per call of each commit not yet counted (``countpass.record_commits``). (exit status, a
+    and the instructions per call of each commit not yet counted (:func:`count_new`,
+    :func:`instructions_new`) unless ``counts`` or ``instructions`` is False. (exit status, a
     :class:`Kept`)."""
     before = set(history.measured_in(results_dir, machine_name, conf))
     if edges:
@@ -338,18 +341,19 @@ def into_history(
         progress=progress,
     )
     statuses = into.statuses
-    if counts:
+    passes = [(count_new, {"cupti": cupti})] * counts + [(instructions_new, {})] * instructions
+    for counted, options in passes:
         statuses.append(
-            count_new(
+            counted(
                 repo,
                 commits,
                 conf=conf,
                 machine_name=machine_name,
                 info=info,
                 results_dir=results_dir,
-                cupti=cupti,
                 command=command,
                 progress=progress,
+                **options,
             )
         )
     progress(
@@ -404,6 +408,23 @@ def count_new(repo, commits, *, results_dir, machine_name, progress, **options):
     if not new:
         return OK
     return countpass.record_commits(
+        repo,
+        new,
+        results_dir=results_dir,
+        machine_name=machine_name,
+        progress=progress,
+        **options,
+    )
+
+
+def instructions_new(repo, commits, *, results_dir, machine_name, progress, **options):
+    """The instructions per call of each of ``commits`` the history of ``results_dir/machine_name``
+    has not counted (``instrpass.record_commits``): its exit status."""
+    counted = history.instructions(results_dir, machine_name)
+    new = [c for c in dict.fromkeys(commits) if c not in counted]
+    if not new:
+        return OK
+    return instrpass.record_commits(
         repo,
         new,
         results_dir=results_dir,

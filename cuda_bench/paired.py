@@ -82,6 +82,8 @@ class Settings:
     #: processes, tens to hundreds of milliseconds): the first this many, one wave of 15 cores,
     #: enough for a 95 % interval, within a budget of about 20 s of 16 cores per commit
     cold_pairs: int = 15
+    #: a command the workers run under (the instruction pass's valgrind), before their Python
+    wrapper: tuple = ()
 
     def pairs_of(self, name):
         """How many process pairs time the case ``name``: the first ``cold_pairs`` for a cold
@@ -119,6 +121,7 @@ class Worker:
         fixed = machine.no_aslr_prefix() if settings.layouts == "fixed" else []
         cmd = [
             *fixed,
+            *settings.wrapper,
             side.python,
             "-m",
             "cuda_bench.worker",

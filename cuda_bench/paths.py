@@ -37,6 +37,8 @@ CALIBRATION = "calibration.jsonl"  # per-case thresholds from paired A/A runs on
 OVER_CPP = "over-cpp.jsonl"
 # the work each call does (CUDA API calls, Python calls, allocations), per commit
 COUNTS = "counts.jsonl"
+# instructions per call (valgrind's callgrind), per commit
+INSTRUCTIONS = "instructions.jsonl"
 # results/commits.json: what the pages say of each measured commit (title, date, tags, main's
 # order), recorded when it is measured, so the dashboard publishes from results/ alone
 BISECTS = "bisects.jsonl"  # which commit between two made cases slower (cuda-bench bisect)

@@ -4,9 +4,9 @@ and every page (``cuda_bench.pages``), the Markdown report and the nightly issue
 
 Each file is read once, and everything else is derived from what was read. What it holds, per
 machine: asv's results files, the paired steps (``history.merged_steps``: one per pair and
-cuda-bindings), the counts records (``history.work_of``), the over-C++ records, the pairs of
-measured commits the history has no step between (``history.missing_of``), and what the front
-page, the Releases page and the Regressions page say of them (``summary.landing``,
+cuda-bindings), the counts and instruction records (``history.work_of``), the over-C++ records,
+the pairs of measured commits the history has no step between (``history.missing_of``), and what
+the front page, the Releases page and the Regressions page say of them (``summary.landing``,
 ``summary.releases``, ``summary.regressions``);
 for the whole history, the commits (``results/commits.json``), asv's description of the suite, the
 operation table (``overview.rows_of``) and every file or line that could not be read.
@@ -55,6 +55,8 @@ class Machine:
     damaged: list[tuple]
     #: each package tree it compiled, oldest first (``buildtime``: compiles.jsonl)
     compiles: list[dict] = field(default_factory=list)
+    #: {commit: its instruction records, oldest first} (``history.work_of``)
+    instructions: dict = field(default_factory=dict)
 
     @property
     def params(self):
@@ -63,7 +65,7 @@ class Machine:
 
 
 #: the records each machine's folder holds, read once each (``records.FILES``)
-KINDS = ("step", "counts", "over-cpp", "calibration", "bisect", "compile")
+KINDS = ("step", "counts", "over-cpp", "calibration", "bisect", "compile", "instructions")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,11 @@ class History:
     def work(self):
         """{machine: {commit: counts record}}."""
         return {name: machine.work for name, machine in self.machines.items()}
+
+    @property
+    def instructions(self):
+        """{machine: {commit: instruction records}}."""
+        return {name: machine.instructions for name, machine in self.machines.items()}
 
     def noted(self):
         """What could not be read, as noted now: ``unreadable``, and what a command read after
@@ -189,6 +196,7 @@ def load(results_dir, runs=None):
                 if path.name == records.FILES["step"]
             ],
             compiles=kept[name]["compile"],
+            instructions=history.work_of(kept[name]["instructions"]),
         )
     rows = overview.rows_of(
         described,

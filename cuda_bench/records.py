@@ -26,6 +26,7 @@ from cuda_bench.paths import (
     COMPILES,
     COUNTS,
     IMPORTS,
+    INSTRUCTIONS,
     OVER_CPP,
     STEPS,
 )
@@ -41,6 +42,7 @@ FILES = {
     "bisect": BISECTS,
     "imports": IMPORTS,
     "compile": COMPILES,
+    "instructions": INSTRUCTIONS,
 }
 
 
@@ -126,6 +128,16 @@ COUNTS_CASE = {
     "c_calls": NUMBER,
     "net_blocks": NUMBER,
     "unsteady": LIST,
+}
+#: one case's instructions per call (cuda_bench.instrpass): the median of its layouts' values
+#: (``layouts``), their range over it (``spread``), the calls between the two counted runs
+INSTRUCTIONS_CASE = {
+    "name": TEXT,
+    "per_call": NUMBER,
+    "spread": NUMBER,
+    "layouts": [NUMBER],
+    "calls": NUMBER,
+    "warmup": NUMBER,
 }
 
 #: what every record of one commit's run starts with (over C++, counts): the commit, when, how
@@ -250,6 +262,15 @@ SHAPES = {
         "ccache": FLAG,
         "versions": MAPPING,
         "host": HOST,
+    },
+    "instructions": {
+        **ONE_COMMIT,
+        "versions": MAPPING,
+        "valgrind": TEXT,
+        "settings": {"fast": LIST, "slow": LIST, "layouts": NUMBER, "processes": NUMBER},
+        "cases": [INSTRUCTIONS_CASE],
+        "skipped": MAPPING,
+        "errors": MAPPING,
     },
 }
 
@@ -521,4 +542,5 @@ UPGRADES = {
     "counts": dict,
     "imports": dict,
     "compile": dict,
+    "instructions": dict,
 }

@@ -116,6 +116,13 @@ WORDS = {
         "calls, net blocks: memory blocks allocated and not freed): exact, so any difference "
         "between two commits is a change."
     ),
+    "Instructions per call": (
+        "what the calling thread executes per call, counted by valgrind's callgrind inside "
+        "compiled code too (Cython, CPython, the driver's user-space code): the median of five "
+        "memory layouts, each a long run less a short one; a case moved where it changed by more "
+        "than its spread and 0.5 % (rule 20). Not the driver's kernel side, other threads and "
+        "processes or the GPU, and an instruction is not a cycle."
+    ),
     "Release ladder": (
         "every cuda-core release measured on one machine, then main's head, each paired with the "
         "one before it (`cuda-bench ladder`)."
@@ -184,6 +191,7 @@ SAID = {
     "Over C++": r"over (?:its )?C\+\+",
     "In one process": r"in one process",
     "Work per call": r"work per call",
+    "Instructions per call": r"instructions per call",
     "Release ladder": r"release ladder|ladder",
     "Built from the commit, wheel": r"built from the commit|built from each commit",
     "Put down to a cuda-bindings change": r"put down to (?:a|that|the) cuda-bindings change",

@@ -23,6 +23,11 @@ the protocol)::
                                        "cuda_why", "nvrtc": {name: per call}, "nvrtc_why",
                                        "python_calls", "c_calls", "mechanism", "net_blocks",
                                        "unsteady"} | {"skip": reason} | {"error": text}
+    {"op": "instructions", "case": NAME}
+                                   -> {"ok": true, "runs": [{"body", "repeat", "bodies", "calls",
+                                       "file"}], "warmup", "unroll"} | {"skip": reason}
+                                      | {"error": text}          (under callgrind only)
+    {"op": "names"}                -> {"ok": true, "names": {object: {address: Python name}}}
     {"op": "over_cpp", "case": NAME, "twin": ID, "seconds": S, "sample_ns": T, "min_groups": G}
                                    -> {"ok": true, "groups": [[c1, p1, p2, c2], ...],
                                        "calls": [py, cpp]}
@@ -33,6 +38,10 @@ the protocol)::
 (``cuda_bench.counts``): N calls (M for an operation the suite times one call per body), after a
 warm-up; then the case is set up a second time with cuda.bindings' NVRTC functions wrapped, to count
 the NVRTC calls seen from Python. It sets the case up and tears it down itself.
+
+``instructions`` counts the instructions of a case's calls in a worker run under callgrind
+(``cuda_bench.instructions``): the dump file of each counted run, which the pass reads; ``names``
+gives the Python names of the C functions callgrind finds no symbol for (``cuda_bench.callgrind``).
 
 ``over_cpp`` times a Python case against its C++ twin in this one process (the suite's
 ``bench_cpp.twins()``, a shared library): ABBA groups of C++, Python, Python, C++ samples, each
@@ -62,6 +71,12 @@ import traceback
 COLD_COUNT = (
     "a cold start: its work is a fresh process's, which the counting pass's imports record "
     "(python -X importtime)"
+)
+#: why the instruction pass leaves out a case on its own clock: callgrind counts the calling
+#: thread of the worker, and a cold start's work runs in the fresh processes it starts
+COLD_INSTRUCTIONS = (
+    "a cold start: its work runs in the fresh processes it starts, which callgrind does not "
+    "follow (the worker's own instructions would be its wait for them)"
 )
 
 
@@ -243,6 +258,33 @@ class Worker:
             "unsteady": sorted(found["unsteady"] + unsteady),
         }
 
+    def instructions(self, request):
+        from cuda_bench import instructions
+
+        case = self.cases.get(request["case"])
+        if case is not None and getattr(case.cls, "clock_ns", None):
+            return {"skip": f"instructions not counted: {COLD_INSTRUCTIONS}"}
+        why = instructions.OTHER_THREADS.get(getattr(case, "cls", type).__name__)
+        if why:
+            return {"skip": f"instructions not counted: {why}"}
+        answer = self.setup(request)
+        if "ok" not in answer:
+            return answer
+        instance, case, drain, unroll = self.current
+        batch = int(getattr(case.cls, "number", 1)) if drain is not None else None
+        try:
+            found = instructions.count(
+                instance.body, unroll=unroll, batch=batch, drain=drain, label=case.name
+            )
+        finally:
+            self.teardown({})
+        return {"ok": True, **found}
+
+    def names(self, _request):
+        from cuda_bench import callgrind
+
+        return {"ok": True, "names": callgrind.unnamed_functions()}
+
     def over_cpp(self, request):
         if self.cpp is None:
             return {"skip": "this suite has no bench_cpp module (C++ twins)"}
@@ -300,6 +342,8 @@ def serve(worker, requests, reply):
         "teardown": worker.teardown,
         "over_cpp": worker.over_cpp,
         "count": worker.count,
+        "instructions": worker.instructions,
+        "names": worker.names,
     }
     for line in requests:
         request = json.loads(line)

@@ -12,6 +12,9 @@
 #   .carry/cuda-python.git            scripts/shallow_clone.sh of SOURCE: main's newest DEPTH commits, the tags
 #   .carry/cuda-headers-13.3.tar.xz   CUDA 13.3's headers (the cuda-toolkit wheels), for the cache the build
 #                                     looks in (~/.cache/cuda-python-bench/cuda-headers-13.3)
+#   .carry/valgrind.tar.xz            valgrind with its callgrind tool alone, from Debian's package (apt-get download
+#                                     valgrind, dpkg -x: 0.9 MiB of its 14), which counts instructions per call
+#                                     (offline_run.sh unpacks it and sets VALGRIND_LIB); needs a Debian or Ubuntu host
 #
 #   .carry/wheels                     with PREBUILT="REV ...": the wheel cache entries those commits' environments take
 #                                     (cuda-bindings from source: prebuild them here first, with the Python the GPU
@@ -66,6 +69,17 @@ fi
 tar -cJf .carry/cuda-headers-13.3.tar.xz -C "$tmp" nvidia/cu13/include \
     $(cd "$tmp" && ls nvidia/cu13/lib/libcudart_static.a 2>/dev/null)
 
+step "valgrind's callgrind (Debian's package) -> .carry/valgrind.tar.xz"
+vg=$(mktemp -d); trap 'rm -rf "$tmp" "$vg"' EXIT
+if (cd "$vg" && apt-get download -q valgrind >/dev/null) && dpkg -x "$vg"/valgrind_*.deb "$vg/root"; then
+    lib=usr/libexec/valgrind
+    tar -cJf .carry/valgrind.tar.xz -C "$vg/root" usr/bin/valgrind usr/bin/valgrind.bin \
+        "$lib/callgrind-amd64-linux" "$lib/vgpreload_core-amd64-linux.so" "$lib/default.supp"
+else
+    echo "offline_carry: no valgrind package (apt-get download valgrind, on a Debian or Ubuntu host): the box" \
+         "counts no instructions" >&2
+fi
+
 if [ -n "${PREBUILT:-}" ]; then
     step "prebuilt wheel cache entries of $PREBUILT -> .carry/wheels"
     PYTHONPATH="$root" CUDA_BENCH_BINDINGS=${CUDA_BENCH_BINDINGS:-source} "${PYTHON:-python3.12}" -m cuda_bench.build \
@@ -77,7 +91,7 @@ if [ "${CUDA12:-0}" = 1 ]; then
     "${pip[@]}" --platform manylinux_2_24_x86_64 --no-deps -d .whl/cu12 cuda-bindings==12.9.10 cuda-python==12.9.10 \
         "cuda-pathfinder>=1.5,<2"
     step "NVRTC 12.9 and CUDA 12.9's headers (cuda-toolkit wheels) -> .carry-cu12"
-    tmp12=$(mktemp -d); trap 'rm -rf "$tmp" "$tmp12"' EXIT
+    tmp12=$(mktemp -d); trap 'rm -rf "$tmp" "$vg" "$tmp12"' EXIT
     python3 -m pip install -q --disable-pip-version-check --target "$tmp12" \
         "cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]==12.9.*"
     # CUDA 12's wheels keep each component in its own tree: one CUDA_HOME-shaped tree, as the build makes it
@@ -95,5 +109,5 @@ root = Path(sys.argv[1]); merge_components(root, root / 'nvidia' / 'cu12')" "$tm
 fi
 
 du -sh .whl/common .whl/cu13 .whl/cupti .carry/cuda-python.git .carry/cuda-headers-13.3.tar.xz \
-    $([ -d .carry/wheels ] && echo .carry/wheels)
+    $([ -f .carry/valgrind.tar.xz ] && echo .carry/valgrind.tar.xz) $([ -d .carry/wheels ] && echo .carry/wheels)
 echo "offline_carry: in all $(du -scm .whl/common .whl/cu13 .whl/cupti .carry | tail -1 | cut -f1) MiB"

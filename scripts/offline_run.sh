@@ -20,7 +20,9 @@
 #              counts, window and plan count CUDA calls with (--cupti); default .whl/cupti where offline_carry.sh
 #              made it
 # CARRY        (environment) what offline_carry.sh made beside the wheels, default .carry: its wheels/ (prebuilt wheel
-#              cache entries) and cuda-headers-*.tar.xz go into the cache the build looks in, on every call
+#              cache entries) and cuda-headers-*.tar.xz go into the cache the build looks in, on every call; its
+#              valgrind.tar.xz is unpacked into /tmp/cuda-bench-valgrind, with which run, ladder, compare, counts,
+#              window and plan count instructions per call (VALGRIND_LIB and CUDA_BENCH_VALGRIND set for the command)
 #
 # It installs the tool (this checkout, with its dependencies) into a private venv from WHEELS, checks that
 # importing the suite does no CUDA work, tabulates what every benchmark resolves to in the system Python
@@ -116,6 +118,16 @@ for headers in "$carry"/cuda-headers-*.tar.xz; do
     step "CUDA headers $headers -> $dest"
     mkdir -p "$dest" && tar -xJf "$headers" -C "$dest"
 done
+
+if [ -f "$carry/valgrind.tar.xz" ]; then
+    valgrind=/tmp/cuda-bench-valgrind
+    if [ ! -x "$valgrind/usr/bin/valgrind" ]; then
+        step "valgrind $carry/valgrind.tar.xz -> $valgrind"
+        mkdir -p "$valgrind" && tar -xJf "$carry/valgrind.tar.xz" -C "$valgrind"
+    fi
+    export VALGRIND_LIB="$valgrind/usr/libexec/valgrind" CUDA_BENCH_VALGRIND="$valgrind/usr/bin/valgrind"
+    "$CUDA_BENCH_VALGRIND" --version
+fi
 
 step "cuda-bench ${exec_args[*]}"
 ( while sleep "${SAVE_EVERY:-30}" && kill -0 $$ 2>/dev/null; do save 2>/dev/null; done ) &  # ends with this script

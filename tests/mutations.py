@@ -54,6 +54,7 @@ IMPOSSIBLE = READ + "test_a_median_no_measurement_can_be_is_named_with_its_case_
 UNRECORDED = READ + "test_a_results_file_of_a_commit_commits_json_lacks_is_named_and_never_drawn_into_the_chain"
 NO_GPU = "tests/test_without_gpu.py::"
 README = "tests/test_readme.py::"
+INSTRUCTIONS = "tests/test_instructions.py::"
 
 #: (name, file, the code as it is, the code with the bug, the tests that must catch it: files or test ids)
 MUTATIONS = [
@@ -768,6 +769,50 @@ MUTATIONS = [
     ("builds through ccache count", "cuda_bench/buildtime.py",
      '    return [c for c in compiles if not c["ccache"]]', "    return list(compiles)",
      [BUILDTIME + "test_a_change_within_the_rebuild_spread_or_through_ccache_is_not_flagged"]),
+    # instructions per call
+    ("a case's instructions move by less than half a percent", "cuda_bench/instructions_read.py",
+     'return max(base_case["spread"], head_case["spread"], SAME_WITHIN)',
+     'return max(base_case["spread"], head_case["spread"])',
+     [INSTRUCTIONS + "test_a_case_moves_only_beyond_its_spread_and_half_a_percent"]),
+    ("instructions of two valgrind versions are compared", "cuda_bench/instructions_read.py",
+     '    if base.get("valgrind") != head.get("valgrind"):', "    if False:",
+     [INSTRUCTIONS + "test_a_case_moves_only_beyond_its_spread_and_half_a_percent"]),
+    ("the harness's own loop is left in the instructions per call", "cuda_bench/instructions.py",
+     "out[repeat] = (work - harness) / (calls[long] - calls[short])",
+     "out[repeat] = work / (calls[long] - calls[short])",
+     [INSTRUCTIONS + "test_per_call_is_the_long_run_less_the_short_one_less_the_harness"]),
+    ("the instructions per call are the long run alone, not less the short one", "cuda_bench/instructions.py",
+     'work = mine[(True, long)] - mine[(True, short)]', 'work = mine[(True, long)]',
+     [INSTRUCTIONS + "test_per_call_is_the_long_run_less_the_short_one_less_the_harness"]),
+    ("the mean of the repeats, which a retried specialisation moves", "cuda_bench/instructions.py",
+     "value = statistics.median(values.values())", "value = statistics.mean(values.values())",
+     [INSTRUCTIONS + "test_a_retry_that_lands_in_one_run_moves_neither_the_value_nor_the_spread"]),
+    ("the spread over all five repeats, a retried specialisation's included", "cuda_bench/instructions.py",
+     "kept = [values[r] for r in (ordered[1:-1] if len(ordered) > 3 else ordered)]",
+     "kept = list(values.values())",
+     [INSTRUCTIONS + "test_a_retry_that_lands_in_one_run_moves_neither_the_value_nor_the_spread"]),
+    ("a case's instructions are one layout's, not the median of five", "cuda_bench/instrpass.py",
+     "    value = statistics.median(values)", "    value = values[0]",
+     [INSTRUCTIONS + "test_a_case_is_the_median_of_its_layouts_and_its_spread_their_range"]),
+    ("a stripped module's functions stay addresses", "cuda_bench/instrpass.py",
+     "[names.get(obj, {}).get(function) or function, obj, own, inclusive]", "[function, obj, own, inclusive]",
+     [INSTRUCTIONS + "test_an_unnamed_function_takes_the_python_name_of_its_address"]),
+    ("the comment leaves out a flag whose instructions did not move", "cuda_bench/comment.py",
+     'if entry["moved"] or verdicts.get(name) in ("regression", "improvement")', 'if entry["moved"]',
+     [INSTRUCTIONS + "test_the_comment_says_plus_n_instructions_per_call_beside_each_flag_with_the_functions"]),
+    ("valgrind's version read without naming its tool", "cuda_bench/callgrind.py",
+     '        [valgrind, "--tool=callgrind", "--version"], capture_output=True, text=True, timeout=60',
+     '        [valgrind, "--version"], capture_output=True, text=True, timeout=60',
+     [INSTRUCTIONS + "test_a_valgrind_carried_with_callgrind_alone_runs_and_says_its_version"]),
+    ("every case's callgrind files are kept, not the median layout's", "cuda_bench/instrpass.py",
+     "            else:\n                path.unlink(missing_ok=True)", "            else:\n                pass",
+     [INSTRUCTIONS + "test_one_build_counted_twice_reads_the_same_and_nothing_moves"]),
+    ("a window counts again the instructions of a commit the history counted", "cuda_bench/keep.py",
+     "    counted = history.instructions(results_dir, machine_name)", "    counted = set()",
+     [INSTRUCTIONS + "test_a_window_counts_the_instructions_of_each_commit_the_history_has_not_counted_once"]),
+    ("the instruction pass counts a cold start's wait for its fresh processes", "cuda_bench/worker.py",
+     '            return {"skip": f"instructions not counted: {COLD_INSTRUCTIONS}"}', "            pass",
+     [INSTRUCTIONS + "test_a_cold_start_is_left_out_of_the_instruction_pass_with_why"]),
 ]
 
 

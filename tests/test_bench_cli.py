@@ -52,14 +52,15 @@ from cuda_bench.status import ERROR, INCOMPLETE, OK
 def a_gpu_here(monkeypatch):
     """This machine taken for one with a GPU: run and steps then read and write the --results-dir they are given
     (without one, asv's results go to .asv/results-no-gpu whatever --results-dir says). Run's counting pass is
-    recorded instead of made (it builds environments; tests/test_counts.py tests it): returns the commits it was
-    asked to count."""
-    from cuda_bench import countpass
+    recorded instead of made (it builds environments; tests/test_counts.py tests it), and its instruction pass is
+    not made (tests/test_instructions.py tests it): returns the commits it was asked to count."""
+    from cuda_bench import countpass, instrpass
 
     monkeypatch.setattr(machine, "has_gpu", lambda info: True)
     counted = []
     monkeypatch.setattr(countpass, "record_commits",
                         lambda repo, commits, **kw: counted.extend(commits) or 0)
+    monkeypatch.setattr(instrpass, "record_commits", lambda repo, commits, **kw: 0)
     return counted
 
 

@@ -621,7 +621,7 @@ def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_chan
     monkeypatch.setattr(compare, "summary", lambda *a: paired_data(timed))
     real = compare_command.settings_of
     monkeypatch.setattr(compare_command, "settings_of", lambda args: real(args).__class__(benchmark_dir=stand_in))
-    argv = ["compare", "a", "b", "--repo", str(git_repo), "--machine", "m", "-b", "Injected|Known"]
+    argv = ["compare", "a", "b", "--repo", str(git_repo), "--machine", "m", "-b", "Injected|Known", "--no-instructions"]
     assert cli.main([*argv, "--out", str(tmp_path / "with")]) == 0
     data = json.loads((tmp_path / "with" / "summary.json").read_text())
     assert [c["name"] for c in data["counts"]["head"]["cases"]] == names_of("Known", "Injected")

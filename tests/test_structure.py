@@ -153,10 +153,11 @@ def test_cpp_twins_compile(newest_env, tmp_path):
 # the counting pass, which drives those workers and keeps their records as the steps keep theirs,
 # after the steps); a module imports only modules before it
 FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
-        "toolkit", "trees", "wheels", "build", "carry",
-        "results", "records", "history", "overcpp_read", "budgets", "counts_read", "buildtime",
-        "asvrun", "worker", "imports", "paired",
-        "comment", "compare", "steps", "countpass", "window", "onepass", "keep", "bisect", "costs", "plan", "overcpp",
+        "callgrind", "instructions", "toolkit", "trees", "wheels", "build", "carry",
+        "results", "records", "history", "overcpp_read", "budgets", "counts_read", "instructions_read",
+        "buildtime", "asvrun", "worker", "imports", "paired",
+        "comment", "compare", "steps", "countpass", "instrpass", "window", "onepass", "keep", "bisect", "costs",
+        "plan", "overcpp",
         "summary", "overview", "read", "report", "pages.html", "pages.budget_table", "pages.glance",
         "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.builds",
         "pages.glossary",
@@ -290,7 +291,7 @@ def test_no_command_imports_another_command():
 def test_build_and_worker_need_only_the_standard_library():
     """They run inside benchmark environments, where nothing of the project is installed."""
     for name in ("status", "paths", "process", "names", "toolkit", "trees", "wheels", "build", "carry", "worker",
-                 "suite", "counts"):
+                 "suite", "counts", "callgrind", "instructions"):
         code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
         proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)

@@ -74,6 +74,18 @@ def no_counts_option(parser, help=None):
     )
 
 
+def no_instructions_option(parser):
+    """--no-instructions, for the commands that make an instruction pass (counts, compare, run,
+    window)."""
+    parser.add_argument(
+        "--no-instructions",
+        action="store_true",
+        help="skip the instruction pass (instructions per call, counted under valgrind's "
+        "callgrind: `cuda-bench counts --help`; made where valgrind is found, "
+        "$CUDA_BENCH_VALGRIND or PATH)",
+    )
+
+
 def block_option(parser):
     from cuda_bench import window
 

@@ -5,7 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, countpass, imports, keep, machine, paired, records, stats
+from cuda_bench import (
+    asvrun,
+    compare,
+    countpass,
+    imports,
+    instrpass,
+    instructions_read,
+    keep,
+    machine,
+    paired,
+    records,
+    stats,
+)
 from cuda_bench.commands.common import (
     SKIPS,
     asv_options,
@@ -17,6 +29,7 @@ from cuda_bench.commands.common import (
     key_value,
     log,
     no_counts_option,
+    no_instructions_option,
     paired_context,
     paired_options,
     settings_of,
@@ -65,6 +78,7 @@ def add(sub):
                 "it changed",
             )
             cupti_option(p)
+            no_instructions_option(p)
             for side in ("base", "head"):
                 p.add_argument(
                     f"--{side}-env",
@@ -166,10 +180,8 @@ def main(args, argv):
             Path(args.output).write_text(text)
         return compare.exit_status(data)
     built = data.get("build_seconds") or 0.0  # optional in a record
-    if not aa and not args.no_counts:
-        data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
-        data["imports"] = imports.measure_sides(report.sides, progress=log)
-        text = compare.write(out, data)
+    if not aa:
+        text = passes_after(args, data, report, settings, out) or text
     print(text)
     if args.output:
         Path(args.output).write_text(text)
@@ -236,6 +248,21 @@ def window_aa(args, argv, conf, repo, settings, name, info):
     return status
 
 
+def passes_after(args, data, report, settings, out):
+    """The counting pass (with what ``import cuda.core`` imports) and the instruction pass after
+    compare's timing, unless --no-counts or --no-instructions, each kept in ``data`` and its
+    summary.json and comment written again: the comment, or None where neither ran."""
+    text = None
+    if not args.no_counts:
+        data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
+        data["imports"] = imports.measure_sides(report.sides, progress=log)
+        text = compare.write(out, data)
+    if not args.no_instructions:
+        data["instructions"] = instructions_both(report, settings, args.bench, out)
+        text = compare.write(out, data)
+    return text
+
+
 def count_both(report, settings, bench, out, cupti=()):
     """The counting pass after the timing: {"base": record, "head": record} of both builds' work per
     call, or {"error": why} when it could not run (the timing stands either way)."""
@@ -249,3 +276,21 @@ def count_both(report, settings, bench, out, cupti=()):
     except (paired.WorkerError, OSError, compare.CompareError) as exc:
         log(f"counts: not counted ({exc})")
         return {"error": str(exc)}
+
+
+def instructions_both(report, settings, bench, out):
+    """The instruction pass after the timing: {"base": record, "head": record, "functions": {case:
+    {"base": rows, "head": rows}}} of both builds, the functions of the cases whose count moved; or
+    {"error": why} where it could not run (the timing stands either way)."""
+    names = compare.case_names(bench, settings.benchmark_dir)
+    try:
+        found = instrpass.measure(
+            report.sides, names, out=out / "instructions", progress=log, settings=settings
+        )
+    except (instrpass.InstructionsError, paired.WorkerError, OSError) as exc:
+        log(f"instructions: not counted ({exc})")
+        return {"error": str(exc)}
+    (base, base_rows), (head, head_rows) = (found[side.name] for side in report.sides)
+    moved = instructions_read.moved(base, head)
+    functions = {name: {"base": base_rows.get(name), "head": head_rows.get(name)} for name in moved}
+    return {"base": base, "head": head, "functions": functions}

@@ -7,7 +7,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, counts, counts_read, imports, paired, records
+from cuda_bench import (
+    asvrun,
+    compare,
+    counts,
+    counts_read,
+    imports,
+    instrpass,
+    instructions_read,
+    paired,
+    records,
+)
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -16,6 +26,8 @@ from cuda_bench.commands.common import (
     cupti_option,
     keep_out_of_the_history,
     log,
+    no_counts_option,
+    no_instructions_option,
     paired_context,
     this_machine,
 )
@@ -40,7 +52,14 @@ def add(sub):
         "Writes .asv/counts/REV/counts.json and counts.md, appends a record per commit to "
         "results/<machine>/counts.jsonl (not without a GPU), and with two revisions prints what "
         "changed, case by case (\"`EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls, +2 "
-        'net blocks"). Exit status 2 when a case could not be counted.',
+        'net blocks"). Then the instruction pass (where valgrind is found: $CUDA_BENCH_VALGRIND or '
+        "PATH): each case's instructions per call, counted by callgrind in the calling thread in "
+        "five memory layouts, a long run less a short one so that set-up and warm-up cancel: "
+        "REV/instructions.json, instructions.md and instructions-functions.json (each case's "
+        "functions per call), results/<machine>/instructions.jsonl; with two revisions each case "
+        "whose count moved beyond its spread, and the functions whose counts changed most. With "
+        "--out, each case's two counted runs are kept as callgrind files in REV/callgrind "
+        "(kcachegrind, callgrind_annotate). Exit status 2 when a case could not be counted.",
     )
     p.add_argument("rev", help="commit, tag or branch")
     p.add_argument("rev2", nargs="?", help="a second one: what changed from REV to REV2 is printed")
@@ -60,13 +79,19 @@ def add(sub):
         "compilation) (default %(default)s)",
     )
     cupti_option(p)
+    no_counts_option(p, help="skip the counting pass: the instructions alone")
+    no_instructions_option(p)
     p.add_argument(
-        "--no-write", action="store_true", help="do not append to results/<machine>/counts.jsonl"
+        "--no-write",
+        action="store_true",
+        help="do not append to results/<machine>/counts.jsonl, imports.jsonl and "
+        "instructions.jsonl",
     )
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="where REV/counts.json, REV/counts.md and the worker logs go (default .asv/counts)",
+        help="where REV/counts.json, REV/counts.md, the instructions and the worker logs go, and "
+        "the callgrind files are kept (default .asv/counts, without the callgrind files)",
     )
 
 
@@ -96,7 +121,17 @@ def main(args, argv):
         args.cupti,
         WORK / "cupti",
     )
-    log(f"counts: {len(names)} cases at {', '.join(revs)}, one worker process per commit")
+    status = OK
+    if not args.no_counts:
+        status = work_counts(args, argv, sides, names, out, built, info, name)
+    if not args.no_instructions:
+        status = worst([status, instruction_counts(args, argv, sides, names, out, info, name)])
+    return status
+
+
+def work_counts(args, argv, sides, names, out, built, info, name):
+    """The counting pass of ``cuda-bench counts``: each side's table and record, the diff of two."""
+    log(f"counts: {len(names)} cases at {', '.join(s.rev for s in sides)}, one worker per commit")
     found = measure(
         sides,
         names,
@@ -119,16 +154,8 @@ def main(args, argv):
         )
         if record["errors"]:
             status = INCOMPLETE
-        if not args.no_write:
-            try:
-                records.append(RESULTS / name, "counts", record)
-            except (OSError, records.RecordError) as exc:
-                log(
-                    f"counts at {side.rev}: not recorded in "
-                    f"results/{name}/{records.FILES['counts']} ({exc}); its record is in "
-                    f"{out / label(side.rev) / 'counts.json'}"
-                )
-                status = INCOMPLETE
+        if not args.no_write and not kept(name, "counts", record, out / label(side.rev)):
+            status = INCOMPLETE
     status = worst([status, keep_imports(sides, name, out, args, argv, info)])
     if len(sides) == 2:
         text = counts_read.diff_markdown(found[sides[0].name], found[sides[1].name])
@@ -136,7 +163,55 @@ def main(args, argv):
         if all(p.exists() for p in said):
             base, head = (records.json.loads(p.read_text()) for p in said)
             text += "\n".join(imports.markdown(base, head)) + "\n"
-        (out / f"{label(revs[0])}-{label(revs[1])}.md").write_text(text)
+        (out / f"{label(sides[0].rev)}-{label(sides[1].rev)}.md").write_text(text)
+        print(text)
+    return status
+
+
+def kept(name, kind, record, folder):
+    """``record`` appended to results/<machine>/, or a line saying where it is instead: whether it
+    was kept."""
+    try:
+        records.append(RESULTS / name, kind, record)
+        return True
+    except (OSError, records.RecordError) as exc:
+        log(
+            f"{kind} at {record['rev']}: not recorded in results/{name}/{records.FILES[kind]} "
+            f"({exc}); its record is in {folder / f'{kind}.json'}"
+        )
+        return False
+
+
+def instruction_counts(args, argv, sides, names, out, info, name):
+    """The instruction pass of ``cuda-bench counts``: each side's table, functions and record, the
+    diff of two with the functions whose counts changed most; where valgrind is not found, a line
+    that says so (exit 0)."""
+    try:
+        found = instrpass.measure(
+            sides,
+            names,
+            out=out,
+            keep=bool(args.out),
+            progress=log,
+            command=command_line(argv),
+            machine_info=info,
+        )
+    except instrpass.InstructionsError as exc:
+        log(f"instructions not counted: {exc}")
+        return OK
+    status = OK
+    for side in sides:
+        record, functions = found[side.name]
+        print(instrpass.write(out / label(side.rev), record, functions))
+        log(instrpass.said(record) + f" -> {out / label(side.rev) / 'instructions.json'}")
+        if record["errors"]:
+            status = INCOMPLETE
+        if not args.no_write and not kept(name, "instructions", record, out / label(side.rev)):
+            status = INCOMPLETE
+    if len(sides) == 2:
+        (base, base_functions), (head, head_functions) = (found[s.name] for s in sides)
+        text = instructions_read.diff_markdown(base, head, base_functions, head_functions)
+        (out / f"{label(sides[0].rev)}-{label(sides[1].rev)}-instructions.md").write_text(text)
         print(text)
     return status
 

@@ -22,6 +22,7 @@ from cuda_bench import (
     asvrun,
     countpass,
     history,
+    instrpass,
     keep,
     machine,
     overcpp,
@@ -37,6 +38,7 @@ from cuda_bench.commands.common import (
     cupti_option,
     log,
     no_counts_option,
+    no_instructions_option,
     paired_options,
     regex,
     settings_of,
@@ -84,6 +86,7 @@ def add(sub):
             "newest measured commit after asv run (made only on a machine with a GPU)",
         )
         no_counts_option(p)
+        no_instructions_option(p)
         cupti_option(p)
         if name == "ladder":
             p.add_argument(
@@ -227,6 +230,7 @@ def in_one_pass(run, measuring):
         block=args.block,
         counts=not args.no_counts,
         cupti=args.cupti,
+        instructions=not args.no_instructions,
         progress=log,
     )
     return finish(run, [status], commits[-1])
@@ -282,6 +286,19 @@ def with_asv_pass(run, rest, commits, newest):
                 info=run.info,
                 results_dir=results_dir,
                 cupti=args.cupti,
+                command=run.command,
+                progress=log,
+            )
+        )
+    if not args.no_instructions and run.gpu and measured:
+        statuses.append(
+            instrpass.record_commits(
+                run.repo,
+                measured,
+                conf=run.conf,
+                machine_name=name,
+                info=run.info,
+                results_dir=results_dir,
                 command=run.command,
                 progress=log,
             )

@@ -1,7 +1,7 @@
 """``cuda-bench window REV ...``: commits measured in one pass (``cuda_bench.window``): every commit
 timed once, each adjacent pair judged as a paired step, each commit's asv numbers from the same
-samples, then its work per call counted; all of it kept in the history (with a GPU), or, with
-``--out``, in a folder alone (a proof, an A/A)."""
+samples, then its work and instructions per call counted; all of it kept in the history (with a
+GPU), or, with ``--out``, in a folder alone (a proof, an A/A)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from cuda_bench.commands.common import (
     cupti_option,
     log,
     no_counts_option,
+    no_instructions_option,
     paired_options,
     settings_of,
     this_machine,
@@ -29,10 +30,11 @@ def add(sub):
         description="measure commits in one pass: for each process group one worker per build on "
         "one core, the builds timed in turn (a shuffled order and its reverse, each round), each "
         "adjacent pair judged from those rounds as a paired step is, each commit's asv numbers "
-        "from the same samples; then each commit's work per call counted. REVs are commits, "
-        "tags, branches or ranges (A..B: main's first-parent commits after A up to B), oldest "
-        "first. With a GPU they go into the history: results/<machine>/steps.jsonl, each "
-        "commit's asv results file, builds.jsonl, counts.jsonl, commits.json; the measured commits "
+        "from the same samples; then each commit's work and instructions per call counted. REVs "
+        "are commits, tags, branches or ranges (A..B: main's first-parent commits after A up to "
+        "B), oldest first. With a GPU they go into the history: results/<machine>/steps.jsonl, "
+        "each commit's asv results file, builds.jsonl, counts.jsonl, instructions.jsonl, "
+        "commits.json; the measured commits "
         "of main just before and after them are added, so that the new commits are paired with "
         "their neighbours. A commit listed twice is measured twice (an A/A): with --out only. "
         "Exit status: 1 when a step flagged a regression, 2 when something could not be measured "
@@ -54,6 +56,7 @@ def add(sub):
         help="measure the REVs alone, without the measured commits of main around them",
     )
     no_counts_option(p)
+    no_instructions_option(p)
     cupti_option(p)
 
 
@@ -101,6 +104,7 @@ def main(args, argv):
             counts=gpu and not args.no_counts,
             cupti=args.cupti,
             edges=not args.no_edges,
+            instructions=gpu and not args.no_instructions,
             progress=log,
         )
         return status

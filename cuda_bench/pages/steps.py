@@ -3,7 +3,7 @@ paired."""
 
 from __future__ import annotations
 
-from cuda_bench import history, summary
+from cuda_bench import history, instructions_read, summary
 from cuda_bench.pages.html import (
     METHOD,
     banner,
@@ -47,16 +47,19 @@ def gaps_html(machine, gaps, known):
     )
 
 
-def render_steps(steps_by_machine, known=None, work=None, gaps=None):
+def render_steps(steps_by_machine, known=None, work=None, gaps=None, instructions=None):
     """The Steps page: each machine's paired steps, newest first, with the cases each judged and,
     where both commits were counted (``work``: {machine: {commit: counts record}}), the cases whose
-    work per call changed; the measured commits not yet paired (``gaps``: {machine: [(bindings,
-    base, head)]}) first."""
+    work per call changed, and (``instructions``: {machine: {commit: instruction records}}) each
+    flagged case's instructions per call and each case whose count moved; the measured commits not
+    yet paired (``gaps``: {machine: [(bindings, base, head)]}) first."""
     known, work, gaps = known or {}, work or {}, gaps or {}
+    instructions = instructions or {}
     out = []
     for machine, steps in steps_by_machine.items():
         if not steps and not gaps.get(machine):
             continue
+        said = False
         out.append(f"<h2>{esc(machine)}</h2>")
         out.append(gaps_html(machine, gaps.get(machine), known))
         out.append(
@@ -77,8 +80,12 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
             if group and title:
                 out.append(f'<tr class="group"><th {ALL}>{esc(title)}</th></tr>')
             for step in newest_first(group, known):
-                out += step_rows(machine, step, known, work)
+                found = instructions_read.step_compared(step, instructions.get(machine))
+                out += step_rows(machine, step, known, work, found)
+                said = said or bool(found)
         out.append("</tbody></table>")
+        if said:
+            out.append(f'<p class="instructions"><small>{esc(instructions_read.WHAT)}</small></p>')
     return (
         "\n".join(out)
         or "<p>No paired steps yet: <code>cuda-bench run</code> records one for every newly "
@@ -86,9 +93,10 @@ def render_steps(steps_by_machine, known=None, work=None, gaps=None):
     )
 
 
-def step_rows(machine, step, known, work):
+def step_rows(machine, step, known, work, instructions=None):
     """The Steps page's rows of one step: its counts, then each case that changed, was not
-    measured, changed its work per call, or lost process pairs."""
+    measured, changed its work per call or its instructions per call (``instructions``:
+    ``instructions_read.step_compared``), or lost process pairs."""
     out = []
     counted = summary.counted(step)
     count = {
@@ -134,14 +142,15 @@ def step_rows(machine, step, known, work):
             + "".join(f"<br><code>{esc(c['name'])}</code> {esc(interval(c))}" for c in changed)
             + "</td></tr>"
         )
-    out += case_rows(machine, step, count, work)
+    out += case_rows(machine, step, count, work, instructions or {})
     return out
 
 
-def case_rows(machine, step, count, work):
+def case_rows(machine, step, count, work, instructions):
     """A step's rows of its cases: each slower, not reproduced or faster (``count``: the cases of
-    each verdict), each not measured, each whose work per call changed, each measured from fewer
-    process pairs."""
+    each verdict) with its instructions per call where both commits were counted, each not
+    measured, each whose work per call changed, each whose instructions per call moved without a
+    flag, each measured from fewer process pairs."""
     out = []
     for verdict in ("regression", "not reproduced", "improvement"):
         for case in count[verdict]:
@@ -153,6 +162,10 @@ def case_rows(machine, step, count, work):
                 f"{word}{said}: {measurements(case)}, threshold "
                 f"{case['threshold']:.1%}; {PER_CALL}: {per_call(case)}"
             )
+            if case["name"] in instructions:
+                text += "; " + instructions_read.beside_timing(
+                    case["verdict"], instructions[case["name"]]
+                )
             out.append(
                 step_case_row(case["name"], f"{kind} case", f'data-verdict="{esc(verdict)}"', text)
             )
@@ -168,6 +181,11 @@ def case_rows(machine, step, count, work):
     changed = (summary.work_changed(step, work.get(machine)) or {}).get("changed", {})
     for name, text in changed.items():
         out.append(step_case_row(name, "case work", 'data-work="1"', f"work per call: {text}"))
+    flagged = {c["name"] for cases in count.values() for c in cases}
+    for name, entry in instructions.items():
+        if entry["moved"] and name not in flagged:
+            said = instructions_read.beside_timing("same", entry)
+            out.append(step_case_row(name, "case instructions", 'data-instructions="1"', said))
     for name, text in sorted((step.get("lost") or {}).items()):
         out.append(
             step_case_row(
@@ -236,7 +254,7 @@ def document(found):
     gaps = {name: machine.gaps for name, machine in found.machines.items()}
     return page(
         "Paired steps",
-        STEPS + render_steps(found.steps, found.known, found.work, gaps),
+        STEPS + render_steps(found.steps, found.known, found.work, gaps, found.instructions),
         "steps.html",
         banner(found),
     )

@@ -1,0 +1,355 @@
+"""The instruction pass: every case's instructions per call (``cuda_bench.instructions``) counted
+in worker processes run under valgrind's callgrind, many at once, and its record written
+(instructions.json, instructions.md, the functions of each case) and kept
+(``results/<machine>/instructions.jsonl``). ``cuda-bench counts`` runs it after the counting pass,
+``cuda-bench compare`` after the timing, ``cuda-bench run`` and ``window`` on each commit they
+measured; ``--no-instructions`` skips it, and a machine without valgrind says why and goes on.
+
+Each case is counted in :data:`LAYOUTS` processes, each started with an environment of another size
+(:data:`PADS`): that moves where the interpreter's objects lie, and with them how often its caches
+collide and whether a buffer grows in place, which moves some calls' counts by up to 2 % (valgrind
+places memory the same way in every run, ASLR or not, so one process would read one layout every
+time). The case's value is the median of the layouts', its spread their range."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from cuda_bench import (
+    asvrun,
+    callgrind,
+    compare,
+    counts_read,
+    instructions,
+    instructions_read,
+    machine,
+    paired,
+    steps,
+)
+from cuda_bench.paths import BENCHMARKS, WORK, label
+from cuda_bench.status import INCOMPLETE, OK
+
+LAYOUTS = 5
+#: the size of the environment variable that gives each layout's process its own layout
+PADS = (0, 1021, 2053, 3079, 4099)
+PAD_VARIABLE = "CUDA_BENCH_LAYOUT_PAD"
+#: set when the command is interrupted: every worker stops before its next case
+STOP = threading.Event()
+
+
+class InstructionsError(RuntimeError):
+    """The pass cannot run here (no valgrind): the line says why."""
+
+
+def parts_of(names, parts):
+    """``names`` dealt into ``parts`` lists in turn (0, k, 2k, ... to the first): each process gets
+    cases of every module, so the slow ones (compilation) do not wait in one; the same cases in the
+    same order at every commit."""
+    parts = max(1, min(parts, len(names)))
+    return [names[i::parts] for i in range(parts)]
+
+
+def file_stem(name):
+    """A case's callgrind files' name: ``LaunchConfigCreate_core``."""
+    return label(counts_read.case_label(name))
+
+
+def _one_layout(answer, keep, stem):
+    """One layout's count of a case from the worker's ``answer``: {"value", "spread", "functions",
+    "calls", "warmup", "kept"}; its dumps read and removed, the median repeat's two runs of the body
+    kept as ``keep/stem.{short,long}.callgrind.out`` (``keep``: a folder, or None; ``kept``: their
+    paths)."""
+    runs, kept = answer["runs"], {}
+    try:
+        dumps = {r["file"]: callgrind.read(r["file"]) for r in runs}
+        value, spread, _, middle = instructions.per_call(
+            runs, {f: d.total for f, d in dumps.items()}
+        )
+        pick = instructions.median_runs(runs, middle)
+        # the functions of more than a ten-thousandth of the call (a compile runs thousands)
+        functions = instructions.functions_per_call(pick, dumps, max(0.5, abs(value) * 1e-4))
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            for which, run in pick.items():
+                kept[which] = keep / f"{stem}.{which}.callgrind.out"
+                shutil.copyfile(run["file"], kept[which])
+    finally:
+        for run in runs:
+            Path(run["file"]).unlink(missing_ok=True)
+    calls = [r["calls"] for r in runs if r["body"]]
+    return {
+        "value": value,
+        "spread": spread,
+        "functions": functions,
+        "calls": max(calls) - min(calls),
+        "warmup": answer["warmup"] * answer["unroll"],
+        "kept": kept,
+    }
+
+
+def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions=False,
+               settings=None):  # fmt: skip
+    """The cases ``names`` counted in worker processes of ``side`` under callgrind, in layout
+    ``layout`` (a worker that dies is replaced for the cases after it): {"cases": {name: one
+    layout's count}, "skipped", "errors", "hello", "names"}. ``keep``: where each case's two runs
+    are kept (``<case>.<layout>``)."""
+    dumps = Path(tempfile.mkdtemp(prefix="callgrind-"))  # one length for every side and run
+    template = str(dumps / "callgrind.out.%p")
+    settings = dataclasses.replace(
+        settings or paired.Settings(benchmark_dir=BENCHMARKS),
+        layouts="fixed",
+        wrapper=tuple(callgrind.command(valgrind, template)),
+    )
+    env = {callgrind.OUT_VARIABLE: template, PAD_VARIABLE: "x" * PADS[layout]}
+    side = dataclasses.replace(side, env={**side.env, **env})
+    found = {"cases": {}, "skipped": {}, "errors": {}, "hello": {}, "names": {}}
+    worker = None
+    try:
+        for name in names:
+            if STOP.is_set():
+                break
+            try:
+                if worker is None:
+                    worker = paired.Worker(side, None, settings, logs)
+                    found["hello"] = found["hello"] or worker.hello
+                answer = worker.ask(op="instructions", case=name)
+            except paired.WorkerError as exc:
+                found["errors"][name] = str(exc)
+                if worker is not None:
+                    worker.close()
+                worker = None
+                continue
+            if "skip" in answer:
+                found["skipped"][name] = answer["skip"]
+            elif "runs" not in answer:
+                found["errors"][name] = answer.get("error") or str(answer)
+            else:
+                stem = f"{file_stem(name)}.layout{layout}"
+                try:
+                    found["cases"][name] = _one_layout(answer, keep, stem)
+                except (OSError, ValueError, KeyError) as exc:
+                    found["errors"][name] = f"its callgrind files could not be read: {exc}"
+        if name_functions and worker is not None and not STOP.is_set():
+            found["names"] = worker.ask(op="names").get("names") or {}
+    finally:
+        if worker is not None:
+            worker.close()
+        shutil.rmtree(dumps, ignore_errors=True)
+    return found
+
+
+def named(functions, names):
+    """A case's ``functions`` ({(function, object): [self, inclusive]}) as rows [function, object,
+    self, inclusive], the largest inclusive first: a function callgrind found no symbol for takes
+    its Python name from ``names`` ({object: {address: Python name}},
+    ``callgrind.unnamed_functions``) where Python reaches it, so that two builds, whose addresses
+    differ, name it alike."""
+    rows = [
+        [names.get(obj, {}).get(function) or function, obj, own, inclusive]
+        for (function, obj), (own, inclusive) in functions.items()
+    ]
+    return sorted(rows, key=lambda row: (-abs(row[3]), row[0]))
+
+
+def merged(name, layouts, names):
+    """A case's entry of the record and its function rows from its layouts' counts (``layouts``:
+    [one layout's count]): the median of their values, their range as the spread (within one
+    layout where there is one), the functions of the median layout; of the callgrind files kept,
+    the median layout's, named after the case, and no other."""
+    values = [c["value"] for c in layouts]
+    value = statistics.median(values)
+    middle = min(layouts, key=lambda c: (abs(c["value"] - value), c["value"]))
+    spread = (
+        (max(values) - min(values)) / abs(value) if len(values) > 1 and value else middle["spread"]
+    )
+    for layout in layouts:
+        for which, path in layout["kept"].items():
+            if layout is middle:
+                path.rename(path.with_name(f"{file_stem(name)}.{which}.callgrind.out"))
+            else:
+                path.unlink(missing_ok=True)
+    entry = {
+        "name": name,
+        "per_call": round(value, 2),
+        "spread": round(spread, 6),
+        "layouts": [round(v, 2) for v in values],
+        "calls": middle["calls"],
+        "warmup": middle["warmup"],
+    }
+    return entry, named(middle["functions"], names)
+
+
+def measure(sides, names, *, out, jobs=None, keep=False, progress, settings=None, command=None,
+            machine_info=None):  # fmt: skip
+    """Each side (paired.Side) counted under callgrind in :data:`LAYOUTS` layouts, ``jobs`` worker
+    processes at once (default: every core but one, shared between the sides): {side name:
+    (record, {case: function rows})}. ``keep``: each case's two counted runs of its median layout
+    kept in ``out/<rev>/callgrind`` (``<case>.short.callgrind.out``, ``.long``). Raises
+    :class:`InstructionsError` where valgrind cannot run."""
+    valgrind, why = callgrind.find()
+    if valgrind is None:
+        raise InstructionsError(why)
+    version = callgrind.version(valgrind)
+    jobs = jobs or max(1, len(machine.cores()) - 1)
+    # about two processes per core over the pass, so that one with the slow cases holds none up
+    parts = max(1, -(-2 * jobs // max(1, len(sides) * LAYOUTS)))
+    tasks = [
+        (side, layout, i, part)
+        for side in sides
+        for i, part in enumerate(parts_of(names, parts))
+        for layout in range(LAYOUTS)
+    ]
+    progress(
+        f"instructions: {len(sides)} commit(s) x {len(names)} cases x {LAYOUTS} layouts under "
+        f"valgrind {version}, {min(jobs, len(tasks))} processes at once"
+    )
+    start = time.monotonic()
+    ended = {}
+
+    def one(task):
+        side, layout, i, part = task
+        where = Path(out) / label(side.rev)
+        found = count_part(
+            side,
+            part,
+            valgrind=valgrind,
+            layout=layout,
+            logs=where / "logs" / f"part{i:02d}-layout{layout}.log",
+            keep=where / "callgrind" if keep else None,
+            name_functions=i == 0 and layout == 0,
+            settings=settings,
+        )
+        ended[(side.name, i, layout)] = time.monotonic()
+        return found
+
+    pool = ThreadPoolExecutor(max(1, min(jobs, len(tasks))))
+    try:
+        found = list(pool.map(one, tasks))
+    except BaseException:
+        STOP.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        STOP.clear()
+    result = {}
+    for side in sides:
+        mine = [p for (s, *_), p in zip(tasks, found) if s is side]
+        seconds = max(t for (s, *_), t in ended.items() if s == side.name) - start
+        record, table = record_of(side, mine, names, version, seconds)
+        result[side.name] = (record | {"command": command, "machine": machine_info or {}}, table)
+    return result
+
+
+def record_of(side, parts, names, version, seconds):
+    """The record of type "instructions" of one side and its function rows ({case: rows}) from its
+    processes' counts (:func:`count_part`)."""
+    names_of = next((p["names"] for p in parts if p["names"]), {})
+    hello = next((p["hello"] for p in parts if p["hello"]), {})
+    errors = {k: v for p in parts for k, v in p["errors"].items()}
+    cases, table = [], {}
+    for name in names:
+        layouts = [p["cases"][name] for p in parts if name in p["cases"]]
+        if layouts and name not in errors:
+            entry, table[name] = merged(name, layouts, names_of)
+            cases.append(entry)
+    record = {
+        "commit": side.commit,
+        "rev": side.rev,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "seconds": round(seconds, 1),
+        "build_seconds": None,
+        "command": None,
+        "machine": {},
+        "host": machine.host(),
+        "versions": hello.get("versions") or {},
+        "valgrind": version,
+        "settings": {
+            "fast": list(instructions.FAST),
+            "slow": list(instructions.SLOW),
+            "layouts": LAYOUTS,
+            "processes": len(parts),
+        },
+        "cases": cases,
+        "skipped": {k: v for p in parts for k, v in p["skipped"].items()},
+        "errors": errors,
+    }
+    return record, table
+
+
+def write(out_dir, record, functions):
+    """instructions.json, instructions.md (the table) and instructions-functions.json (each case's
+    functions per call) into ``out_dir``; the table."""
+    text = compare.write_files(out_dir, record, "instructions", instructions_read.markdown)
+    (Path(out_dir) / "instructions-functions.json").write_text(json.dumps(functions) + "\n")
+    return text
+
+
+def record_commits(repo, commits, *, conf, machine_name, results_dir, command=None, info=None,
+                   progress, jobs=None):  # fmt: skip
+    """The instruction pass of ``cuda-bench run`` and ``window``: each of ``commits`` counted in its
+    own environment and recorded in ``results_dir/<machine>/instructions.jsonl``. Its exit status:
+    INCOMPLETE when a commit could not be counted or recorded, OK otherwise and where valgrind is
+    not here (said, before anything is built)."""
+    valgrind, why = callgrind.find()
+    if valgrind is None:
+        progress(f"instructions not counted: {why}")
+        return OK
+    out = WORK / "instructions"
+    try:
+        envs = compare.environments(
+            repo,
+            list(commits),
+            asvrun.bindings_of(conf),
+            asvrun.requirements(conf),
+            asvrun.system_site_of(conf),
+            out / "logs",
+            progress,
+        )
+        sides = [
+            paired.Side(f"rev{i}", c, envs[c]["commit"], envs[c]["python"], record=envs[c])
+            for i, c in enumerate(commits)
+        ]
+        names = compare.case_names([], BENCHMARKS)
+        found = measure(
+            sides, names, out=out, jobs=jobs, progress=progress, command=command,
+            machine_info=info,
+        )  # fmt: skip
+    except InstructionsError as exc:
+        progress(f"instructions not counted: {exc}")
+        return OK
+    except steps.MEASURE_ERRORS as exc:
+        progress(f"instructions not counted: {exc}")
+        return INCOMPLETE
+    status = OK
+    for side in sides:
+        record, functions = found[side.name]
+        here = out / label(side.rev[:12])
+        write(here, record, functions)
+        kept = steps.record_or_say(
+            Path(results_dir) / machine_name,
+            "instructions",
+            record,
+            here / "instructions.json",
+            f"instructions at {side.rev[:9]}",
+        )
+        if not kept or record["errors"]:
+            status = INCOMPLETE
+        progress(said(record))
+    return status
+
+
+def said(record):
+    """The pass's line for one commit."""
+    return (
+        f"instructions at {record['rev'][:9]}: {len(record['cases'])} counted, "
+        f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted in "
+        f"{record['seconds']:g} s"
+    )
