@@ -493,3 +493,17 @@ def test_a_part_faster_than_estimated_does_not_make_the_next_one_expected_faster
     fill(cache, repo, shas)
     plan.execute(planner(repo, res, cache), 300, run_one, progress=lambda m: None, clock=lambda: now[0])
     assert ran == [["steps", "--pair", shas[1], shas[3]]]
+
+
+def test_the_plans_windows_make_no_instruction_pass_its_estimates_do_not_hold():
+    """A part the plan runs is priced without the instruction pass (`cuda-bench counts` makes it), so the windows,
+    runs and ladders it starts are told to leave it out, and to leave out the counting pass with --no-counts."""
+    from types import SimpleNamespace
+
+    from cuda_bench.commands import plan as command
+
+    args = SimpleNamespace(repo=None, machine="m", system_site=None, results_dir=None, bindings=None, cupti=[],
+                           no_counts=True)
+    for name in ("window", "run", "ladder"):
+        assert {"--no-instructions", "--no-counts"} <= set(command.shared(args, name))
+    assert "--no-instructions" not in command.shared(args, "counts")

@@ -96,6 +96,8 @@ def shared(args, command):
         out += ["--no-publish", "--no-over-cpp"]
     if args.no_counts and command in ("run", "ladder", "window"):
         out += ["--no-counts"]
+    if command in ("run", "ladder", "window"):  # the plan's estimates hold no instruction pass
+        out += ["--no-instructions"]
     return out
 
 
