@@ -133,6 +133,50 @@ def test_the_window_and_a_paired_step_agree_on_the_same_pair_within_their_interv
     assert in_window[HARD_INJECTED].verdict == stepped[HARD_INJECTED].verdict == "regression"
 
 
+def test_a_window_of_two_times_in_another_order_than_the_paired_engine_and_reaches_the_same_verdicts(tmp_path):
+    """Would ``compare`` and the history's steps measure the same as a window of two builds? The same two builds
+    (one call 3% slower), the same process pairs, seeds and cores, through ``paired.run`` and ``window.run`` on the
+    scripted machine: both size the sample on the base, warm each build once and judge a step alike
+    (``paired.judge``), and they reach the same verdicts. But the paired engine times every group A B B A, and a
+    window of two draws each round's order, A B B A or B A A B: the samples are taken in another order, so one
+    engine for both is a change of method (docs/method.md), which a GPU run decides, not a refactor."""
+    names = [INJECTED, "bench_sim.Op0.time_op0('core')", "bench_sim.Op9.time_op9('core')"]
+    costs_of = {"base": CASES, "head": slowed(CASES, INJECTED, 1.03)}
+    sides = [paired.Side(n, n, n[0] * 40, "python") for n in costs_of]
+    settings = paired.Settings(pairs=8, seconds=0.05)
+
+    def through(engine):
+        log = {}
+
+        def make(side, core, settings, path):
+            group = int(Path(path).name[-len("00-base.log"):][:2])  # pairNN-side.log, groupNN-side.log
+            shared = log.setdefault(group, {"core": Core(group)})  # the group's workers share its core
+            worker = ScriptedWorker(side.name, shared["core"], costs_of[side.name], 1 + 0.001 * group)
+            worker.side, worker.close = side, lambda: None
+            worker.hello = {"versions": {"python": "3.12"}, "aslr_off": False}
+            sample = worker.sample
+            worker.sample = lambda calls: shared.setdefault(worker.case, []).append(side.name) or sample(calls)
+            return worker
+
+        report = engine.run(sides, names, settings, tmp_path / engine.__name__, {}, progress=lambda m: None,
+                            cores=[0, 1], make_worker=make)
+        step = report if engine is paired else report.steps[0]
+        orders = set()
+        for shared in log.values():
+            for name in names:
+                taken = shared[name]
+                first = taken.index("head")  # the base alone sizes the sample, then each build's warm sample
+                assert taken[first - 1:first + 1] == ["base", "head"]
+                orders |= {tuple(taken[i:i + 4]) for i in range(first + 1, len(taken), 4)}
+        return {c.name: c.verdict for c in step.cases}, orders
+
+    by_pairs, paired_orders = through(paired)
+    by_window, window_orders = through(window)
+    assert by_pairs == by_window == {name: "regression" if name == INJECTED else "same" for name in names}
+    assert paired_orders == {("base", "head", "head", "base")}
+    assert window_orders == {("base", "head", "head", "base"), ("head", "base", "base", "head")}
+
+
 def test_a_case_one_build_lacks_is_listed_at_its_steps_and_measured_at_the_others():
     """Commit 2 adds a call the two before it lack (their setup skips it): the steps 0 -> 1 say both skip it, 1 -> 2
     that only the head has it, 2 -> 3 measures it; each commit's own numbers say the same."""
