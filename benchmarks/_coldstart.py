@@ -9,7 +9,7 @@ cost again at exit, stays. The two runs are milliseconds apart on one core, so t
 difference as it does in an ABBA group.
 
 The case times itself on that clock, under asv and in the paired engine alike: the class's ``timer`` (asv's) and
-``clock_ns`` (``cuda_bench.worker``'s) both read it, so a sample is the net time of the bodies it ran, one body
+``clock_ns`` (``cuda_bench.run.worker``'s) both read it, so a sample is the net time of the bodies it ran, one body
 a sample (``number = 1``).
 
 asv's ``timeraw_`` benchmarks also time a statement in a fresh interpreter, but inside it (``timeit`` around the
@@ -43,7 +43,7 @@ TAIL = 6
 
 
 def net_clock_ns():
-    """The cold-start cases' clock: advances by each body's net time (``cuda_bench.worker``'s ``clock_ns``)."""
+    """The cold-start cases' clock: advances by each body's net time (``cuda_bench.run.worker``'s ``clock_ns``)."""
     return _NET[0]
 
 

@@ -99,7 +99,7 @@ _VERSIONS = {"core": CORE_VERSION, "bindings": BINDINGS_VERSION, "cupy": CUPY_VE
 
 
 # --- what this environment's build installed -------------------------------------------------------
-# cuda_bench.build writes {distribution: version} into the environment's site-packages when it installs a
+# cuda_bench.build.environment writes {distribution: version} into the environment's site-packages when it installs a
 # build (asv's install step, a reinstall from asv's cache, the paired engine's environments). A library listed
 # there that is missing or another version is a broken environment: its cases fail instead of skipping.
 _DISTRIBUTIONS = {"core": "cuda-core", "bindings": "cuda-bindings", "pathfinder": "cuda-pathfinder"}

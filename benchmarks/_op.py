@@ -15,9 +15,9 @@ library's own function and what it is called with, bound before timing starts. T
 that call written out ``unroll`` times as straight-line code with the function and its arguments in locals
 (:func:`unrolled`), and the class's ``timer`` divides the clock by ``unroll``: asv records the time of one call,
 and its own loop (120-300 ns around each body on the H200) is spread over ``unroll`` calls (at 100, 1-3 ns per
-call). The paired engine (``cuda_bench.worker``) times the same ``self.body``. Names that this version of the
+call). The paired engine (``cuda_bench.run.worker``) times the same ``self.body``. Names that this version of the
 library lacks, a missing GPU, or a GPU too old for the operation skip the benchmark with the reason (asv prints it
-with ``--show-stderr``; ``python -m cuda_bench.apis`` tabulates it).
+with ``--show-stderr``; ``python -m cuda_bench.run.apis`` tabulates it).
 
 Operations that queue GPU work (launches, event records, async allocations) set ``queued = True``: each
 asv sample is then a fixed ``number`` of calls and the queue is drained between samples (in teardown),
@@ -89,9 +89,9 @@ class Op:
     differs = ""
 
     timeout = 120
-    #: one asv process per case: asv starts it under ``setarch -R`` pinned to one core (cuda_bench.run), so a
+    #: one asv process per case: asv starts it under ``setarch -R`` pinned to one core (cuda_bench.run.asvrun), so a
     #: second process has the same address-space layout and adds only a CUDA start-up; per-process variance is
-    #: the paired engine's to measure (cuda_bench.paired)
+    #: the paired engine's to measure (cuda_bench.compare.paired)
     processes = 1
 
     def __init_subclass__(cls, **kwargs):

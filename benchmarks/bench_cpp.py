@@ -3,10 +3,10 @@
 ``cpp/twins.cpp`` makes the same driver/runtime/NVRTC calls as the ``bindings`` forms of the operations in
 the other modules. It is compiled with nvcc on the benchmark machine into a shared library (no binaries
 in git; cached by the source's hash) and loaded with ctypes into the Python process, so that a C++ twin
-and a Python form can be timed alternately, sample by sample, in one process (``cuda_bench.worker``'s
+and a Python form can be timed alternately, sample by sample, in one process (``cuda_bench.run.worker``'s
 ``overhead`` request). NVRTC is the one cuda.bindings loaded in that process, so both sides compile with
 the same compiler. Operation IDs are the Python class names in snake case, with the case in brackets:
-``Launch('core', '16 ptr')`` <-> ``launch[16 ptr]`` (``cuda_bench.names.cpp_id``).
+``Launch('core', '16 ptr')`` <-> ``launch[16 ptr]`` (``cuda_bench.foundations.names.cpp_id``).
 
 ``FirstContext`` is the C++ twin of a cold start (``bench_coldstart.FirstContext``): a program of its own
 (``cpp/coldstart.cpp``, built with the machine's C++ compiler), started fresh for every sample.

@@ -18,9 +18,13 @@ import textwrap
 import time
 import traceback
 
-from cuda_bench import asvrun, process, publish, records, results, steps
 from cuda_bench.commands import COMMANDS
-from cuda_bench.status import ERROR, INCOMPLETE, INTERRUPTED, described, worst
+from cuda_bench.compare import steps
+from cuda_bench.foundations import process
+from cuda_bench.foundations.status import ERROR, INCOMPLETE, INTERRUPTED, described, worst
+from cuda_bench.publish import dashboard
+from cuda_bench.results import asv_files, records
+from cuda_bench.run import asvrun
 
 DESCRIPTION = (
     """\
@@ -96,7 +100,7 @@ def parser():
 
 
 # what a command can stop on that the user can act on: one line and exit status 3
-ERRORS = (asvrun.RunError, publish.DashboardError, records.RecordError, *steps.MEASURE_ERRORS)
+ERRORS = (asvrun.RunError, dashboard.DashboardError, records.RecordError, *steps.MEASURE_ERRORS)
 
 
 def main(argv=None):
@@ -109,7 +113,7 @@ def main(argv=None):
     start = time.monotonic()
     # SIGTERM stops a command as Ctrl-C does: its children stopped, its files removed
     process.stop_on_sigterm()
-    results.forget()  # what this command could not read, noted as it reads
+    asv_files.forget()  # what this command could not read, noted as it reads
     try:
         # every temporary folder of the command and of what it runs, removed when it ends
         with process.temporary_folder():
@@ -137,7 +141,7 @@ def with_unreadable(status):
     """A command's exit status, and what it could not read: each file and line named once, where it
     was read, a line at the end counting them, and INCOMPLETE (2) unless the status says more (a
     regression, 1, still outranks it: ``status.worst``)."""
-    return worst([status, INCOMPLETE]) if results.say_unreadable("bench") else status
+    return worst([status, INCOMPLETE]) if asv_files.say_unreadable("bench") else status
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cold starts' evidence on a GPU box, in one call of at most ten minutes (docs/method.md, rules 18 and 19):
 
-1. An A/A and a change, in one window of the paired engine (``cuda_bench.window``, as ``cuda-bench window`` runs
+1. An A/A and a change, in one window of the paired engine (``cuda_bench.compare.window``, as ``cuda-bench window`` runs
    it): three builds of the box's cuda-core, A, A again and B, where B is A with one eager import added to
    ``cuda/core/__init__.py`` (``asyncio``, or the first of ``EAGER`` that cuda.core does not import already). Each
    build is a virtual environment that sees the box's site-packages (CuPy, cuda-bindings) through a ``.pth`` file
@@ -9,10 +9,10 @@
    nothing; A -> B must flag the imports of cuda.core and its first context. Every cold-start case and the
    harness floor, with the engine's settings (45 process pairs, the cold starts in the first 15). What the window
    took is the cold starts' cost per commit.
-2. What ``import cuda.core`` imports in A and in B (``cuda_bench.imports``): the diff must name the eager import.
+2. What ``import cuda.core`` imports in A and in B (``cuda_bench.run.imports``): the diff must name the eager import.
 3. One tree built twice: ``cuda_core`` of the carried clone's main (and its ``cuda_pathfinder``), each time into an
-   empty wheel cache (``cuda_bench.build.prebuild``, cuda-bindings from the carried 13.3.1 wheel): the CPU seconds
-   of each build and their spread (``cuda_bench.buildtime``). Skipped, with why, where the carry is missing or
+   empty wheel cache (``cuda_bench.build.environment.prebuild``, cuda-bindings from the carried 13.3.1 wheel): the CPU seconds
+   of each build and their spread (``cuda_bench.results.buildtime``). Skipped, with why, where the carry is missing or
    too little of the ten minutes is left.
 
     python3 scripts/coldstart_evidence.py OUT [--python PYTHON] [--no-build] [--carry DIR] [--wheels DIR:DIR]
@@ -40,8 +40,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cuda_bench import buildtime, imports, paired, stats, window  # noqa: E402
-from cuda_bench.text import interval  # noqa: E402
+from cuda_bench.compare import paired, window  # noqa: E402
+from cuda_bench.foundations import stats  # noqa: E402
+from cuda_bench.foundations.text import interval  # noqa: E402
+from cuda_bench.results import buildtime  # noqa: E402
+from cuda_bench.run import imports  # noqa: E402
 
 LIMIT = 560  # seconds this script may take of the call's ten minutes
 BUILD_NEEDS = 220  # seconds two cuda_core builds on 16 cores need, at least
@@ -153,7 +156,7 @@ def measure_window(python, site, work, out, lines):
 
 def built_twice(carry, wheels, work, out, lines):
     """Part 3: cuda_core of the carried clone's main built twice, each into an empty wheel cache."""
-    from cuda_bench import build
+    from cuda_bench.build import environment
 
     repo = carry / "cuda-python.git"
     headers = carry / "cuda-headers-13.3.tar.xz"
@@ -176,7 +179,7 @@ def built_twice(carry, wheels, work, out, lines):
     for k in (1, 2):
         os.environ["CUDA_BENCH_CACHE"] = str(work / f"cache{k}" / "wheels")
         say(f"build {k} of {rev[:9]} into an empty wheel cache")
-        (record,) = build.prebuild(repo, [rev], 1, out / f"build{k}-logs", "13.3.1")
+        (record,) = environment.prebuild(repo, [rev], 1, out / f"build{k}-logs", "13.3.1")
         made.append(record)
         if not record.get("ok"):
             lines += ["## 3. One tree built twice", "", f"Build {k} failed: {record.get('error')}", ""]

@@ -63,7 +63,7 @@ run counts "$base" --bindings 13.3.1 --no-counts --no-write --out "$proof/again"
 import json, sys
 from pathlib import Path
 
-from cuda_bench import instructions_read as read
+from cuda_bench.results import instructions_read as read
 
 proof = Path(sys.argv[1])
 def load(path):

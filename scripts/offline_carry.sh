@@ -95,7 +95,7 @@ if [ "${CUDA12:-0}" = 1 ]; then
     python3 -m pip install -q --disable-pip-version-check --target "$tmp12" \
         "cuda-toolkit[cudart,crt,profiler,nvrtc,cufile]==12.9.*"
     # CUDA 12's wheels keep each component in its own tree: one CUDA_HOME-shaped tree, as the build makes it
-    PYTHONPATH="$root" python3 -c "import sys; from pathlib import Path; from cuda_bench.toolkit import merge_components
+    PYTHONPATH="$root" python3 -c "import sys; from pathlib import Path; from cuda_bench.build.toolkit import merge_components
 root = Path(sys.argv[1]); merge_components(root, root / 'nvidia' / 'cu12')" "$tmp12"
     mkdir -p .carry-cu12
     tar -cJf .carry-cu12/cuda-headers-12.9.tar.xz -C "$tmp12" nvidia/cu12/include \

@@ -26,7 +26,7 @@
 #
 # It installs the tool (this checkout, with its dependencies) into a private venv from WHEELS, checks that
 # importing the suite does no CUDA work, tabulates what every benchmark resolves to in the system Python
-# (python -m cuda_bench.apis), then runs cuda-bench's command with pip pointed at WHEELS only. results/ is saved to
+# (python -m cuda_bench.run.apis), then runs cuda-bench's command with pip pointed at WHEELS only. results/ is saved to
 # OUT when it ends, also when a step fails, and every 30 s while the command runs (SAVE_EVERY seconds), so a
 # box that kills a command at its time limit still leaves what asv had written. Several calls on one
 # machine set up once.
@@ -92,7 +92,7 @@ python3 -m venv "$venv" && "$venv/bin/pip" install -q "$here" "importlib-metadat
 
 step "importing the suite does no CUDA work"
 python3 - <<'EOF' || exit 1
-from cuda_bench.suite import cases
+from cuda_bench.foundations.suite import cases
 found = cases()
 from cuda.bindings import driver
 err, _ = driver.cuCtxGetCurrent()
@@ -102,7 +102,7 @@ print(f"ok: {len(found)} cases imported; CUDA driver not initialised")
 EOF
 
 step "what every benchmark resolves to (system Python)"
-python3 -m cuda_bench.apis --json "$out/apis.json" > "$out/apis.txt" 2>&1; tail -3 "$out/apis.txt"
+python3 -m cuda_bench.run.apis --json "$out/apis.json" > "$out/apis.txt" 2>&1; tail -3 "$out/apis.txt"
 touch "$venv/.offline-run-ready"
 fi
 

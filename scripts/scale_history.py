@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cuda_bench.paths import COUNTS, STEPS, machine_dirs, result_files  # noqa: E402
+from cuda_bench.foundations.paths import COUNTS, STEPS, machine_dirs, result_files  # noqa: E402
 
 
 def sha(n, machine=""):
@@ -101,7 +101,7 @@ def timed(n, where, source):
     publish = time.monotonic() - begun
     if proc.returncode not in (0, 2):
         raise SystemExit(f"publish of {n} commits exited {proc.returncode}: {proc.stderr[-2000:]}")
-    probe = ("import time, sys; from cuda_bench import read; t = time.monotonic(); read.load(sys.argv[1]); "
+    probe = ("import time, sys; from cuda_bench.publish import read; t = time.monotonic(); read.load(sys.argv[1]); "
              "print(time.monotonic() - t)")
     read = float(subprocess.run([sys.executable, "-c", probe, str(results_dir)], capture_output=True, text=True,
                                 cwd=ROOT, check=True).stdout)

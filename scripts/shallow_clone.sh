@@ -10,7 +10,7 @@ git init -q --bare "$dest"
 git -C "$dest" symbolic-ref HEAD refs/heads/main  # HEAD^! (offline_run's default) is main's head
 git -C "$dest" fetch -q --depth "$depth" "$source" "refs/heads/main:refs/heads/main"
 for tag in $(git ls-remote --tags --refs "$source" 'cuda-core-v*' | awk '{print $2}'); do
-    case "$tag" in *rc*) continue ;; esac  # releases only, as cuda_bench.layout.is_release_tag
+    case "$tag" in *rc*) continue ;; esac  # releases only, as cuda_bench.foundations.names.is_release_tag
     git -C "$dest" fetch -q --depth 1 "$source" "$tag:$tag"
 done
 git -C "$dest" gc -q --aggressive --prune=now  # one pack: 15 MB -> 5 MB for main (depth 8) and every tag

@@ -28,7 +28,7 @@ ENVS = Path(os.environ.get("CUDA_BENCH_TEST_ENVS", ROOT / ".asv" / "test-envs"))
 
 def own_home():
     """(the home folder the tests were started with, a new one for them): set before anything reads ``HOME``
-    (``cuda_bench.paths`` reads it on import), for this process and every one it starts."""
+    (``cuda_bench.foundations.paths`` reads it on import), for this process and every one it starts."""
     real = Path.home()
     home = Path(tempfile.mkdtemp(prefix="cuda-bench-tests-home-"))
     os.environ.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
@@ -43,7 +43,7 @@ def own_home():
 
 REAL_HOME, TEST_HOME = own_home()
 sys.path.insert(0, str(ROOT))  # the cuda_bench package
-from cuda_bench.paths import OVER_CPP, STEPS, machine_dirs, result_files  # noqa: E402
+from cuda_bench.foundations.paths import OVER_CPP, STEPS, machine_dirs, result_files  # noqa: E402
 
 #: what every benchmark environment needs besides cuda-core (asv_runner pinned as in asv.conf.json)
 RUNNER = ["asv_runner==0.2.5", "pympler", "numpy"]
@@ -67,7 +67,7 @@ NEWEST_WITH_NVRTC = [f"cuda-core[cu13]=={NEWEST}"]
 
 def aslr_can_be_switched_off():
     """Whether this kernel lets a process start with address-space randomisation off, probed here with
-    util-linux's setarch itself (not through cuda_bench.machine, whose probe the tests check)."""
+    util-linux's setarch itself (not through cuda_bench.foundations.machine, whose probe the tests check)."""
     import platform
     import shutil
 
@@ -133,7 +133,7 @@ def ctrl_c_when(marker, cmd, wait=300, **popen):
 def with_a_gpu(monkeypatch):
     """This machine as nvidia-smi would describe one with a GPU, for a command whose measurement a test has
     replaced: without one, window and bisect stop before anything is built."""
-    from cuda_bench import machine
+    from cuda_bench.foundations import machine
 
     monkeypatch.setattr(machine, "gpu_info", lambda: {"gpu": "NVIDIA H200", "gpu_count": "1", "gpu_cc": "9.0",
                                                       "driver": "575.57.08", "cuda_driver": "12.9"})
@@ -267,7 +267,7 @@ def run_asv(conf, *args, check=True):
 
 def read_lines(path):
     """The parsed lines of a ``.jsonl`` file (records.lines, without the line numbers)."""
-    from cuda_bench import records
+    from cuda_bench.results import records
 
     return [found for _, found in records.lines(path)]
 
@@ -281,7 +281,7 @@ def paired_run(name):
 def step_case(name, ratio=1.0, verdict="same", **overrides):
     """One case of a step record (``records.STEP_CASE``): ``ratio`` with the interval 0.01 either side of it, a 1%
     threshold, 100 ns on the base side; ``overrides`` replace fields."""
-    from cuda_bench.names import is_control
+    from cuda_bench.foundations.names import is_control
 
     return {"name": name, "ratio": ratio, "low": ratio - 0.01, "high": ratio + 0.01, "verdict": verdict,
             "threshold": 0.01, "coverage": 0.95, "pairs": [], "base_ns": 100.0, "head_ns": 100.0 * ratio,
@@ -325,7 +325,7 @@ def over_cpp_record(**overrides):
 def write_records(folder, kind, found):
     """``found`` (records of type ``kind``) as the lines of their file in ``folder``, stamped (``records.stamped``)
     and checked as ``records.append`` checks them; the file is written anew."""
-    from cuda_bench import records
+    from cuda_bench.results import records
 
     path = Path(folder) / records.FILES[kind]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -47,9 +47,10 @@ def main(out):
     (suite / "__init__.py").write_text("")
     (suite / "bench_probe.py").write_text(SUITE)
 
-    from cuda_bench import cli, compare
+    from cuda_bench import cli
     from cuda_bench.commands import common
     from cuda_bench.commands import compare as command
+    from cuda_bench.compare import gate
 
     def settings_of(args):
         settings = common.settings_of(args)
@@ -58,7 +59,7 @@ def main(out):
 
     command.settings_of = settings_of
     command.paired_context = lambda args: ({"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["13.3.1"]}, "req": {}}}, "repo")
-    compare.environments = lambda repo, revs, *a, **kw: {rev: {"commit": rev * 40, "python": sys.executable}
+    gate.environments = lambda repo, revs, *a, **kw: {rev: {"commit": rev * 40, "python": sys.executable}
                                                           for rev in revs}
     return cli.main(["compare", "a", "b", "--pairs", "8", "--seconds", "0.3", "--jobs", "2",
                      "--out", str(out / "compare"), "--machine", "probe"])

@@ -13,8 +13,8 @@ import subprocess
 import pytest
 from conftest import ROOT, asv_conf, asv_results, git, run_asv
 
-from cuda_bench.names import is_cold_start
-from cuda_bench.paths import result_files
+from cuda_bench.foundations.names import is_cold_start
+from cuda_bench.foundations.paths import result_files
 
 #: real asv on an environment with cuda-core from PyPI: the full suite's lane
 pytestmark = pytest.mark.slow
@@ -87,18 +87,18 @@ def test_the_build_step_brings_nvrtc_so_compilation_runs_without_a_gpu(tmp_path)
     python = tmp_path / "env" / "bin" / "python"
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "cuda-bindings==13.3.1",
                     "numpy"], check=True)
-    before = run_module("cuda_bench.apis", "--json", tmp_path / "before.json", python=python, check=False)
+    before = run_module("cuda_bench.run.apis", "--json", tmp_path / "before.json", python=python, check=False)
     status = {r["benchmark"]: r["status"] for r in json.loads((tmp_path / "before.json").read_text())["rows"]}
     nvrtc = "bench_program.NvrtcCreateProgram100Headers.time_nvrtc_create_program_100_headers('bindings')"
     assert status[nvrtc].startswith("skip"), before.stdout  # what the plain wheel gives
-    probe = ("import json, sys; from cuda_bench.wheels import install_nvrtc; r = {}; "
+    probe = ("import json, sys; from cuda_bench.build.wheels import install_nvrtc; r = {}; "
              "install_nvrtc(None, '13.3.1', r); print(json.dumps(r))")
-    # cuda_bench.build runs inside benchmark environments: it needs nothing but the standard library there
+    # cuda_bench.build.environment runs inside benchmark environments: it needs nothing but the standard library there
     assert "usage" in run_module("cuda_bench.build", python=python, check=False).stderr
     record = json.loads(subprocess.run([str(python), "-c", probe], capture_output=True, text=True, check=True,
                                        env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.splitlines()[-1])
     assert record["nvrtc"] == "cuda-toolkit[nvrtc]==13.*"
-    run_module("cuda_bench.apis", "--json", tmp_path / "after.json", python=python)
+    run_module("cuda_bench.run.apis", "--json", tmp_path / "after.json", python=python)
     status = {r["benchmark"]: r["status"] for r in json.loads((tmp_path / "after.json").read_text())["rows"]}
     assert status[nvrtc] == "ok"
     assert status["bench_program.Compile.time_compile('bindings', 'cubin')"] == "ok"

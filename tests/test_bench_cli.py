@@ -31,22 +31,16 @@ from conftest import (
     step_record,
 )
 
-from cuda_bench import (
-    asv_plugin,
-    asvrun,
-    cli,
-    compare,
-    history,
-    machine,
-    overcpp,
-    overcpp_read,
-    paired,
-    records,
-    toolkit,
-)
+from cuda_bench import cli
+from cuda_bench.build import toolkit
 from cuda_bench.commands import common
-from cuda_bench.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_files
-from cuda_bench.status import ERROR, INCOMPLETE, OK
+from cuda_bench.compare import gate, overcpp, paired
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_files
+from cuda_bench.foundations.status import ERROR, INCOMPLETE, OK
+from cuda_bench.publish import asv_plugin
+from cuda_bench.results import history, overcpp_read, records
+from cuda_bench.run import asvrun
 
 
 def a_gpu_here(monkeypatch):
@@ -54,7 +48,7 @@ def a_gpu_here(monkeypatch):
     (without one, asv's results go to .asv/results-no-gpu whatever --results-dir says). Run's counting pass is
     recorded instead of made (it builds environments; tests/test_counts.py tests it), and its instruction pass is
     not made (tests/test_instructions.py tests it): returns the commits it was asked to count."""
-    from cuda_bench import countpass, instrpass
+    from cuda_bench.compare import countpass, instrpass
 
     monkeypatch.setattr(machine, "has_gpu", lambda info: True)
     counted = []
@@ -90,7 +84,7 @@ def test_two_commands_at_once_each_read_their_own_derived_config(tmp_path, git_r
     removes it when it ends."""
     mine = asvrun.derived_conf(git_repo, "source")
     other = subprocess.run([sys.executable, "-c",
-                            "from cuda_bench import asvrun; print(asvrun.derived_conf(None, '12.9.10'))"],
+                            "from cuda_bench.run import asvrun; print(asvrun.derived_conf(None, '12.9.10'))"],
                            cwd=ROOT, capture_output=True, text=True, check=True)
     theirs = Path(other.stdout.strip())
     assert theirs != mine and theirs.parent == mine.parent and not theirs.exists()  # gone with its command
@@ -151,7 +145,7 @@ def test_one_exit_status_for_several_and_each_named_in_the_help():
     """``status.worst``: a regression outranks every other status (a pull-request check fails on
     it alone), the rest go by their number; ``cuda-bench --help`` lists each status with its
     meaning."""
-    from cuda_bench.status import INTERRUPTED, MEANINGS, REGRESSION, worst
+    from cuda_bench.foundations.status import INTERRUPTED, MEANINGS, REGRESSION, worst
 
     assert worst([]) == OK
     assert worst([INCOMPLETE, REGRESSION, OK]) == REGRESSION
@@ -258,7 +252,7 @@ def test_build_progress_reaches_the_console_while_asv_builds(capfd):
     with asvrun.build_progress() as env:
         child = subprocess.Popen([sys.executable, "-c", (
             "import os, time\n"
-            "from cuda_bench.toolkit import progress\n"
+            "from cuda_bench.build.toolkit import progress\n"
             "progress('')\n"
             "progress('cuda_core: building (abc); a cold cuda_core build takes minutes')\n"
             "time.sleep(3)\n"
@@ -320,7 +314,7 @@ def test_run_on_a_gpu_measures_its_range_in_one_pass_with_the_commits_in_mains_o
     the window finds the measured neighbours) to the one pass; asv never runs; -b reaches the window."""
     from conftest import git
 
-    from cuda_bench import keep, window
+    from cuda_bench.compare import keep, window
 
     shas = []
     for i in range(3):
@@ -391,12 +385,12 @@ def test_ladder_new_runs_and_pairs_only_the_releases_newer_than_the_newest_measu
 
     def measure(repo, base, head, **kw):
         paired_steps.append((base, head))
-        raise compare.CompareError("not built here")
+        raise gate.CompareError("not built here")
 
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", asv)
-    monkeypatch.setattr(compare, "measure", measure)
+    monkeypatch.setattr(gate, "measure", measure)
     argv = ["ladder", "--asv-pass", "--new", "--repo", str(git_repo), "--machine", "m", "--results-dir",
             str(results_dir), "--no-publish", "--no-over-cpp"]
     assert cli.main(argv) == 0 and not ran  # no ladder yet: nothing to pair a new release with
@@ -433,12 +427,12 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
         measured.append((base[0], head[0]))
         if base[0] == "b":
             raise OSError(28, "No space left on device")
-        raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
+        raise gate.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
     counted = a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", asv)
-    monkeypatch.setattr(compare, "measure", measure)
+    monkeypatch.setattr(gate, "measure", measure)
     history_commits = COMMITS.read_text() if COMMITS.exists() else None
     status = cli.main(["run", "--asv-pass", "--repo", str(git_repo), "--machine", "m", "--results-dir",
                        str(results_dir), "--no-publish", "--no-over-cpp"])
@@ -458,14 +452,14 @@ def test_a_failed_benchmark_or_step_costs_no_other_step(tmp_path, git_repo, monk
 def test_a_run_with_no_step_to_make_still_publishes(tmp_path, git_repo, monkeypatch, capsys):
     """Nothing newly measured has a neighbour: no step is made, that is said, and the run still publishes and
     exits 0."""
-    from cuda_bench import publish
+    from cuda_bench.publish import dashboard
 
     published = []
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: 0)
-    monkeypatch.setattr(compare, "measure", lambda *a, **k: pytest.fail("a step made of nothing"))
-    monkeypatch.setattr(publish, "publish", published.append)
+    monkeypatch.setattr(gate, "measure", lambda *a, **k: pytest.fail("a step made of nothing"))
+    monkeypatch.setattr(dashboard, "publish", published.append)
     assert cli.main(["run", "--asv-pass", "--repo", str(git_repo), "--machine", "m", "--results-dir",
                      str(tmp_path / "res"), "--no-over-cpp"]) == 0
     assert len(published) == 1 and "steps: no newly measured commit" in capsys.readouterr().err
@@ -476,7 +470,7 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
     """On a GPU machine, run ends with the newest commit's over-C++ run. When that cannot be made (a build
     that fails), the run says so in one line, exits 2 and still publishes; the record would have named the
     command that made it."""
-    from cuda_bench import publish
+    from cuda_bench.publish import dashboard
 
     results_dir = tmp_path / "res"
 
@@ -496,7 +490,7 @@ def test_an_over_cpp_run_that_cannot_be_made_still_leaves_the_run_published(tmp_
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(asvrun, "asv", asv)
     monkeypatch.setattr(overcpp, "measure", over_cpp)
-    monkeypatch.setattr(publish, "publish", published.append)
+    monkeypatch.setattr(dashboard, "publish", published.append)
     argv = ["run", "--asv-pass", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(results_dir),
             "--no-steps"]
     assert cli.main(argv) == 2
@@ -509,7 +503,7 @@ def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path,
     """Without a GPU, run's results stay out of the history (results-no-gpu beside asv's environments, for the
     project's configuration .asv/results-no-gpu), and so does the record of what each commit was built from;
     html/ then shows the history (results/), not a page of skipped cases in place of it."""
-    from cuda_bench import publish
+    from cuda_bench.publish import dashboard
 
     monkeypatch.setenv("HOME", str(tmp_path))
     if machine.has_gpu(machine.record("probe")[1]):
@@ -525,7 +519,7 @@ def test_a_run_without_a_gpu_publishes_the_history_not_its_own_results(tmp_path,
     name = f"no-gpu-run-{os.getpid()}"
     published = []
     monkeypatch.setattr(asvrun, "asv", lambda *args, **kw: 0)
-    monkeypatch.setattr(publish, "publish", lambda config: published.append(json.loads(Path(config).read_text())))
+    monkeypatch.setattr(dashboard, "publish", lambda config: published.append(json.loads(Path(config).read_text())))
     assert cli.main(["run", "--repo", str(git_repo), "--machine", name, "--no-steps"]) == 0
     (published_conf,) = published
     assert Path(published_conf["results_dir"]).resolve() == RESULTS.resolve()
@@ -618,11 +612,11 @@ def test_steps_makes_the_steps_the_history_lacks_in_the_environments_of_its_bind
 
     def measure(repo, base, head, **kw):
         measured.append((base[0], head[0], kw["bindings"]))
-        raise compare.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
+        raise gate.CompareError(f"{base[0]} -> {head[0]}: the base build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)
-    monkeypatch.setattr(compare, "measure", measure)
+    monkeypatch.setattr(gate, "measure", measure)
     argv = ["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
             "--bindings", "13.3.1"]
     assert cli.main([*argv, "--list"]) == 0 and measured == []
@@ -637,10 +631,10 @@ def test_prebuild_fills_the_cache_for_the_bindings_run_and_compare_take(tmp_path
     """A wheel of cuda_core is cached per cuda-bindings it was compiled against: `cuda-bench prebuild` builds with
     what run and compare take by default (asv.conf.json's: cuda_bindings from source), not another (the paired
     engine would then build every commit again); --bindings, or CUDA_BENCH_BINDINGS, names another."""
-    from cuda_bench import build
+    from cuda_bench.build import environment
 
     asked = []
-    monkeypatch.setattr(build, "prebuild", lambda repo, revs, parallel, logs, bindings:
+    monkeypatch.setattr(environment, "prebuild", lambda repo, revs, parallel, logs, bindings:
                         asked.append(bindings) or [{"ok": True}])
     monkeypatch.delenv("CUDA_BENCH_BINDINGS", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -687,7 +681,7 @@ def test_over_cpp_of_only_the_controls_is_one_line_and_records_nothing(tmp_path,
     one line (exit 3) before it builds anything, instead of starting 60 workers with nothing to do and recording
     an empty run."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(compare, "environments", lambda *a, **k: pytest.fail("built for nothing"))
+    monkeypatch.setattr(gate, "environments", lambda *a, **k: pytest.fail("built for nothing"))
     for pattern in ("Floor", "^bench_harness", "DeviceArch", "CompileOptions"):  # controls; no twin
         assert cli.main(["over-cpp", "main", "--repo", str(git_repo), "-b", pattern, "--machine", "probe",
                          "--out", str(tmp_path / "o")]) == 3
@@ -821,11 +815,11 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
     def failing(repo, base, head, **kw):
         assert kw["settings"].layouts == "random"
         measured.append((base[0], head[0], kw["bindings"], kw["bench"]))
-        raise compare.CompareError("the build failed")
+        raise gate.CompareError("the build failed")
 
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)
-    monkeypatch.setattr(compare, "measure", failing)
+    monkeypatch.setattr(gate, "measure", failing)
     argv = ["steps", "--recheck", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res")]
     monkeypatch.setattr(machine, "host", lambda: {"start": "1", "boot": "2026-12-01T00:00:00Z", "boot_id": "1"})
     bench = [f"^{re.escape(slow)}$", r"^bench_harness\.Floor\.time_noop\("]
@@ -874,9 +868,9 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
         last.append((base, head))
         return None, 60.0
 
-    monkeypatch.setattr(compare, "summary", summary)
-    monkeypatch.setattr(compare, "write", lambda out, data: None)
-    monkeypatch.setattr(compare, "measure", measure)
+    monkeypatch.setattr(gate, "summary", summary)
+    monkeypatch.setattr(gate, "write", lambda out, data: None)
+    monkeypatch.setattr(gate, "measure", measure)
     assert cli.main(argv) == 1  # g -> h confirmed: a regression outranks the four that still fail to build
     err = capsys.readouterr().err
     assert (f"aaaaaaaaa -> bbbbbbbbb {slow}: not reproduced: ×1.050 [1.040, 1.060] regression (start "
@@ -910,9 +904,9 @@ def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_rep
              "env_vars": {"CUDA_BENCH_BINDINGS": "auto"}}))
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)
-    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: ((base, head), 1.0))
-    monkeypatch.setattr(compare, "summary", lambda report, *args: step_record(base=report[0], head=report[1]))
-    monkeypatch.setattr(compare, "write", lambda out, data: None)
+    monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: ((base, head), 1.0))
+    monkeypatch.setattr(gate, "summary", lambda report, *args: step_record(base=report[0], head=report[1]))
+    monkeypatch.setattr(gate, "write", lambda out, data: None)
     assert cli.main(["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
                      "--bindings", "auto"]) == 0
     first, second = records.read(folder, "step")
@@ -940,12 +934,12 @@ def test_a_step_measured_but_not_recorded_is_kept_and_said(tmp_path, git_repo, m
     """A step measured while results/ cannot take its record (read-only, full) is not lost: its summary is
     written to the step's folder first, the command says "measured, not recorded" and where the record is, and
     the exit status is 2 (incomplete), not 0."""
-    from cuda_bench import steps
+    from cuda_bench.compare import steps
 
     monkeypatch.setattr(steps, "WORK", tmp_path / "work")
     data = paired_run("release-v0.3.1-v0.3.2")  # a step measured on the H200
-    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: ((base, head), 60.0))
-    monkeypatch.setattr(compare, "summary", lambda report, *args: data)
+    monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: ((base, head), 60.0))
+    monkeypatch.setattr(gate, "summary", lambda report, *args: data)
     folder = tmp_path / "res" / "m"
     (folder / records.FILES["step"]).mkdir(parents=True)  # a steps.jsonl that cannot be appended to
     status = steps.make([steps.Step("a" * 40, "b" * 40, "13.3.1")], conf={"repo": str(git_repo)}, machine_name="m",

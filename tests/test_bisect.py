@@ -1,5 +1,5 @@
-"""The bisect's order of measurement and its stop rule (cuda_bench.bisect), on recorded steps: the H100's one-pass
-window with a spin injected into ``Device.set_current`` (docs/evidence/one-pass-window): its flagged step
+"""The bisect's order of measurement and its stop rule (cuda_bench.compare.bisect), on recorded steps: the H100's
+one-pass window with a spin injected into ``Device.set_current`` (docs/evidence/one-pass-window): its flagged step
 (``SetCurrent('core')`` ×1.042 [1.034, 1.063]) stands for a pair of commits with the slowdown between them, its
 other steps (156 cases, none flagged) for a pair without. A pair is measured as the window measured them. BASE
 against HEAD is measured first, as a pair of its own (the total), then the rounds."""
@@ -14,9 +14,11 @@ import pytest
 from conftest import ROOT, step_case, step_record
 from test_plan import monorepo  # noqa: F401  (a fixture)
 
-from cuda_bench import bisect, records, stats
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION
-from cuda_bench.text import interval
+from cuda_bench.compare import bisect
+from cuda_bench.foundations import stats
+from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION
+from cuda_bench.foundations.text import interval
+from cuda_bench.results import records
 
 RECORDS = ROOT / "docs" / "evidence" / "one-pass-window" / "records"
 WINDOW = json.loads(gzip.open(RECORDS / "injected-window.json.gz").read())
@@ -295,7 +297,7 @@ def test_on_the_scripted_machine_the_window_engine_leads_the_bisect_to_the_commi
     from test_paired import CASES, INJECTED
     from test_window import scripted_maker, slowed
 
-    from cuda_bench import compare, paired, window
+    from cuda_bench.compare import gate, paired, window
 
     span = commits(13)
     costs_of = {f"commit{i}": slowed(CASES, INJECTED, 1.10) if i >= 9 else CASES for i in range(13)}
@@ -307,7 +309,7 @@ def test_on_the_scripted_machine_the_window_engine_leads_the_bisect_to_the_commi
         sides = [paired.Side(f"commit{span.index(c)}", c[:9], c, "python") for c in commits_]
         report = window.run(sides, names, paired.Settings(pairs=8, seconds=0.02), tmp_path / str(len(measured)),
                             {}, progress=lambda m: None, cores=[0, 1], make_worker=scripted_maker(costs_of, {}))
-        return [compare.summary(step, "step") for step in report.steps]
+        return [gate.summary(step, "step") for step in report.steps]
 
     answer = bisect.bisect(span, measure, cases={INJECTED})
     assert measured == [[0, 12], [0, 6, 12], [6, 9, 12], [6, 7, 8, 9]]
@@ -325,7 +327,7 @@ def test_on_the_scripted_machine_a_slowdown_spread_over_commits_is_found_by_its_
     from test_paired import CASES, INJECTED
     from test_window import scripted_maker, slowed
 
-    from cuda_bench import compare, paired, window
+    from cuda_bench.compare import gate, paired, window
 
     span = commits(6)
     costs_of = {f"commit{i}": slowed(CASES, INJECTED, 1.008 ** i) for i in range(6)}
@@ -337,7 +339,7 @@ def test_on_the_scripted_machine_a_slowdown_spread_over_commits_is_found_by_its_
         sides = [paired.Side(f"commit{span.index(c)}", c[:9], c, "python") for c in commits_]
         report = window.run(sides, names, paired.Settings(pairs=8, seconds=0.02), tmp_path / str(len(measured)),
                             {}, progress=lambda m: None, cores=[0, 1], make_worker=scripted_maker(costs_of, {}))
-        return [compare.summary(step, "step") for step in report.steps]
+        return [gate.summary(step, "step") for step in report.steps]
 
     answer = bisect.bisect(span, measure, cases=set(names))
     assert measured == [[0, 5], [0, 1, 2, 3, 4, 5]] and answer.found == []
@@ -356,8 +358,9 @@ def test_a_flag_over_several_commits_names_the_command_that_finds_the_commit_and
 
     from conftest import step_case as case_of
 
-    from cuda_bench import records, report, summary
-    from cuda_bench.pages import regressions as regressions_page
+    from cuda_bench.publish import report, summary
+    from cuda_bench.publish.pages import regressions as regressions_page
+    from cuda_bench.results import records
 
     def sha(n):
         return (n * 40)[:40]
@@ -410,7 +413,7 @@ def passes_of(monkeypatch, measure):
     builds, kept in its folder as a window keeps it."""
     from types import SimpleNamespace
 
-    from cuda_bench import onepass
+    from cuda_bench.compare import onepass
 
     def measure_parts(conf, repo_, commits_, parts, *, kept, **kw):
         for k, part in enumerate(parts):
@@ -497,7 +500,8 @@ def test_a_base_off_heads_first_parent_line_is_refused_with_the_commit_to_start_
     commit where the release's branch leaves main, and measures nothing."""
     from conftest import git, with_a_gpu
 
-    from cuda_bench import cli, onepass
+    from cuda_bench import cli
+    from cuda_bench.compare import onepass
 
     repo = tmp_path / "repo"
     repo.mkdir()

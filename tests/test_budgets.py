@@ -1,4 +1,4 @@
-"""Budgets (budgets.json5, cuda_bench.budgets): the file read or refused with its line, verdicts only on whole
+"""Budgets (budgets.json5, cuda_bench.results.budgets): the file read or refused with its line, verdicts only on whole
 intervals, the gate's exit status 1 on a call over its budget, and the front page's table."""
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ import pytest
 from conftest import ROOT, over_cpp_case, over_cpp_record, with_a_gpu, write_records
 from test_plan import MACHINE, monorepo  # noqa: F401  (a fixture)
 
-from cuda_bench import budgets, cli, comment, compare, overcpp_read, read, results
-from cuda_bench.pages import landing
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION
+from cuda_bench import cli
+from cuda_bench.compare import comment, gate
+from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION
+from cuda_bench.publish import read
+from cuda_bench.publish.pages import landing
+from cuda_bench.results import asv_files, budgets, overcpp_read
 
 LAUNCH = "bench_launch.Launch.time_launch"
 LAUNCH_16 = f"{LAUNCH}('core', '16 ptr')"
@@ -63,15 +66,15 @@ def test_a_bad_file_is_one_line_naming_the_file_its_line_and_why_and_the_command
         tmp_path, capsys, text, line, said):
     path = tmp_path / "budgets.json5"
     path.write_text(text)
-    results.forget()
+    asv_files.forget()
     found = budgets.read(path)
     err = capsys.readouterr().err.strip()
     assert found.error is not None and found.over_cpp == {} and said in found.error
     assert err.count("\n") == 0 and err.startswith(f"budgets: {path}:{line}: ") and said in err, err
     assert found.budget(budgets.PYTHON_OVER_CPP, SET_CORE) == (None, None)  # nothing judged against it
-    assert [(p, n) for p, n, _ in results.noted()] == [(path.resolve(), line)]  # cuda_bench.cli: exit 2
+    assert [(p, n) for p, n, _ in asv_files.noted()] == [(path.resolve(), line)]  # cuda_bench.cli: exit 2
     assert cli.with_unreadable(OK) == INCOMPLETE and cli.with_unreadable(REGRESSION) == REGRESSION
-    results.forget()
+    asv_files.forget()
 
 
 def test_no_file_is_cuda_pythons_target_alone(tmp_path):
@@ -137,22 +140,22 @@ def test_the_gate_on_identical_builds_judges_the_heads_budgets_and_fails_on_none
     within it, the comment names the call, its budget and its overhead with its interval, and the gate passes: the
     builds are identical, so the change took nothing over (a verdict that moved is the two runs' noise)."""
     repo, shas = monorepo
-    monkeypatch.setattr(compare, "measure", lambda *a, **k: pytest.fail("identical builds were measured"))
+    monkeypatch.setattr(gate, "measure", lambda *a, **k: pytest.fail("identical builds were measured"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr("cuda_bench.commands.compare.RESULTS", tmp_path / "res")
     monkeypatch.setattr(budgets, "BUDGETS", tmp_path / "budgets.json5")  # absent: the default alone
     with_a_gpu(monkeypatch)  # over-C++ records, which the budgets are judged from, are a GPU machine's
     out, folder = tmp_path / "out", tmp_path / "res" / MACHINE
 
-    def gate():
+    def run_gate():
         return cli.main(["compare", shas[1], shas[2], "--repo", str(repo), "--machine", MACHINE, "--out", str(out)])
 
-    assert gate() == OK  # no over-C++ record of the head: nothing judged, and the comment says so
+    assert run_gate() == OK  # no over-C++ record of the head: nothing judged, and the comment says so
     assert "Not judged: no over-C++ record of" in (out / "summary.md").read_text()
     write_records(folder, "over-cpp", [over_record(shas[1], WITHIN_AT_BASE), over_record(shas[2])])
-    assert gate() == OK
+    assert run_gate() == OK
     data = json.loads((out / "summary.json").read_text())
-    assert data["identical"] and data["cases"] == [] and compare.exit_status(data) == OK
+    assert data["identical"] and data["cases"] == [] and gate.exit_status(data) == OK
     text = (out / "summary.md").read_text()
     assert "The two builds are identical: the change took no call over its budget." in text
     assert "1 over (1 not yet confirmed), 0 undecided, 1 within (1 not yet confirmed)" in text
@@ -161,7 +164,7 @@ def test_the_gate_on_identical_builds_judges_the_heads_budgets_and_fails_on_none
             "(default): **over**, not yet confirmed") in text
     # a budget of 1.3 µs for that operation: the interval reaches it, undecided
     (tmp_path / "budgets.json5").write_text(json.dumps({"python_over_cpp": {"operations": {LAUNCH: 1300}}}))
-    assert gate() == OK
+    assert run_gate() == OK
     assert "0 over, 1 undecided, 1 within (1 not yet confirmed)" in (out / "summary.md").read_text()
 
 
@@ -178,7 +181,7 @@ def gate_record(slower=()):
 
 
 def gated(folder, data, head, base, found=None):
-    """``data`` (a paired record) with its budgets judged as ``compare.gate`` judges them: the over-C++ records
+    """``data`` (a paired record) with its budgets judged as ``gate.gate`` judges them: the over-C++ records
     ``head`` and ``base`` (None: no record) of its two commits, written into ``folder``."""
     found = found or budgets.parse("{}")
     write_records(folder, "over-cpp", [head, *([base] if base else [])])
@@ -195,14 +198,14 @@ def test_the_gate_fails_on_a_call_the_change_took_over_its_budget_and_on_no_othe
     the base over too, or not measured, the call is listed and nothing is taken over."""
     head = over_record("h" * 40)
     taken = gated(tmp_path, gate_record(slower={LAUNCH_16}), head, over_record("b" * 40, WITHIN_AT_BASE))
-    assert compare.exit_status(taken) == REGRESSION
+    assert gate.exit_status(taken) == REGRESSION
     (call,) = budgets.taken_over(taken["budgets"]["judged"])
     said = comment.comment(taken)
     assert call["case"] == LAUNCH_16 and "**1 taken over budget by this change.**" in said
     assert (f"`{LAUNCH_16}`: over C++ +1.20 µs [+1.10 µs, +1.30 µs] (95% over one run's processes), budget 1.00 µs "
             "(default): **over**, not yet confirmed (taken over by this change: within at the base)") in said
     noise = gated(tmp_path, gate_record(), head, over_record("b" * 40, WITHIN_AT_BASE))
-    assert compare.exit_status(noise) == OK and budgets.taken_over(noise["budgets"]["judged"]) == []
+    assert gate.exit_status(noise) == OK and budgets.taken_over(noise["budgets"]["judged"]) == []
     assert "**over**, not yet confirmed (within at the base; the paired step does not flag the case slower)" in (
         comment.comment(noise))
     assert "taken over budget by this change" not in comment.comment(noise)
@@ -292,7 +295,7 @@ SAME_CODE = ROOT / "docs" / "evidence" / "aa-runs" / "records" / "2026-12-04T212
 
 def same_code_runs():
     """The H200's over-C++ records, and those of cb56ab9f9: one commit, 61 runs on 27 machine starts."""
-    from cuda_bench import records
+    from cuda_bench.results import records
 
     every = records.read(H200, "over-cpp")
     return every, [r for r in every if r["commit"].startswith("cb56ab9f9")]
@@ -310,22 +313,22 @@ def test_over_cpp_runs_of_the_same_code_never_fail_the_gate():
 
     every, runs = same_code_runs()
     step = json.loads(gzip.open(SAME_CODE).read()) | {"kind": "pr"}
-    assert step["base"] == step["head"] == runs[0]["commit"] and not compare.regressions(step)
-    slower = {c["name"] for c in compare.regressions(step)}
+    assert step["base"] == step["head"] == runs[0]["commit"] and not gate.regressions(step)
+    slower = {c["name"] for c in gate.regressions(step)}
     found = budgets.read(ROOT / "budgets.json5")
     alone = [{"commit": r["commit"], "judged": budgets.judge_runs([r], every, found)} for r in runs]
     moved = 0
     for i, j in itertools.permutations(range(len(runs)), 2):
-        gate = step | {"budgets": budgets.against_base(copy.deepcopy(alone[j]), alone[i], slower)}
-        judged = gate["budgets"]["judged"]
-        assert budgets.taken_over(judged) == [] and compare.exit_status(gate) == OK, (i, j)
+        gated = step | {"budgets": budgets.against_base(copy.deepcopy(alone[j]), alone[i], slower)}
+        judged = gated["budgets"]["judged"]
+        assert budgets.taken_over(judged) == [] and gate.exit_status(gated) == OK, (i, j)
         moved += any(c["verdict"] == "over" and c["base_verdict"] in ("within", "undecided") for c in judged)
     assert moved > 0  # what the gate once failed on: a call over at the head and not at the base
     for j, run in enumerate(runs[::6]):
         others = {"commit": run["commit"],
                   "judged": budgets.judge_runs([r for r in runs if r is not run], every, found)}
-        gate = step | {"budgets": budgets.against_base(copy.deepcopy(alone[6 * j]), others, slower)}
-        assert budgets.taken_over(gate["budgets"]["judged"]) == [], j
+        gated = step | {"budgets": budgets.against_base(copy.deepcopy(alone[6 * j]), others, slower)}
+        assert budgets.taken_over(gated["budgets"]["judged"]) == [], j
 
 
 def test_a_budget_verdict_stands_once_runs_on_two_machine_starts_read_it():
@@ -376,8 +379,8 @@ def test_the_gate_judges_the_head_from_the_runs_the_front_page_shows(tmp_path):
 
     from conftest import ROOT
 
-    from cuda_bench import read
-    from cuda_bench.pages.budget_table import measured
+    from cuda_bench.publish import read
+    from cuda_bench.publish.pages.budget_table import measured
 
     results = tmp_path / "results"  # one benchmark's version changed since its over-C++ runs: neither judges them
     shutil.copytree(ROOT / "results", results)

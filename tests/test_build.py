@@ -1,5 +1,5 @@
-"""The build stage (cuda_bench.build: asv's build step, prebuild, the paired engine's environments) on real git
-repositories with cuda-python's layout.
+"""The build stage (cuda_bench.build.environment: asv's build step, prebuild, the paired engine's environments) on real
+git repositories with cuda-python's layout.
 
 The repositories hold small stand-ins for cuda_pathfinder/, cuda_bindings/ and cuda_core/: real
 setuptools + setuptools-scm packages with the real distribution names and tag patterns, built by pip as
@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, as_a_terminal_starts_it, ctrl_c_when, git, make_env
 
-from cuda_bench import build as build_module
-from cuda_bench import process, toolkit, trees, wheels
+from cuda_bench.build import environment as build_module
+from cuda_bench.build import toolkit, trees, wheels
+from cuda_bench.foundations import process
 
 MODULE = ["-m", "cuda_bench.build"]
 TAGS = {"cuda_pathfinder": "cuda-pathfinder-v", "cuda_bindings": "v", "cuda_core": "cuda-core-v"}
@@ -196,7 +197,7 @@ def test_not_a_cuda_python_checkout(repo, build):
 
 
 def test_release_ladder_lists_release_tags_in_order_then_main(repo):
-    from cuda_bench.asvrun import release_ladder
+    from cuda_bench.run.asvrun import release_ladder
 
     shas = {}
     for tag, annotated in [("cuda-core-v0.10.0", True), ("cuda-core-v0.2.0", False),
@@ -417,7 +418,7 @@ def test_revisions_resolve_as_asv_resolves_them(repo, tmp_path):
 
 @pytest.mark.slow
 def test_an_environment_per_commit_for_the_paired_engine(repo, tmp_path, monkeypatch):
-    """build.environment: a virtual environment with the commit's packages installed, built through the
+    """environment.environment: a virtual environment with the commit's packages installed, built through the
     wheel cache, reused the second time; its record says what was built and installed."""
     monkeypatch.setenv("CUDA_BENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CUDA_BENCH_CUDA_HOME", str(tmp_path))
@@ -514,7 +515,7 @@ def test_places_on_main_from_a_shallow_clone_join_the_recorded_scale_or_are_left
     """results/commits.json places each measured commit on main's first-parent line (the dashboard orders by it).
     A GPU box often has a shallow clone, whose count starts at its own oldest commit: a commit both know puts its
     places on the recorded scale; with none in common they are left out, never mixed in."""
-    from cuda_bench import asvrun
+    from cuda_bench.run import asvrun
 
     shas = []
     for i in range(5):
@@ -661,7 +662,7 @@ def test_a_build_longer_than_asvs_limit_goes_on_while_it_compiles_and_one_that_h
 
     from asv import util
 
-    from cuda_bench import asvrun
+    from cuda_bench.run import asvrun
 
     write_package(repo, "cuda_pathfinder")
     write_package(repo, "cuda_core")
@@ -755,7 +756,7 @@ def test_a_build_records_the_cpu_seconds_of_what_pip_ran_and_each_tree_it_compil
     assert core["versions"]["setuptools"] and core["versions"]["python"] and "cython" in core["versions"]
     assert made[0]["packages"]["cuda_pathfinder"]["compile"]["cpu_seconds"] < 1.0  # its own build alone
     assert "compile" not in made[1]["packages"]["cuda_core"]  # from the wheel cache: nothing compiled
-    from cuda_bench import buildtime, records
+    from cuda_bench.results import buildtime, records
 
     history = tmp_path / "history"
     buildtime.keep(history, [dict(made[0], commit=sha), dict(made[1], commit=sha)])

@@ -1,10 +1,10 @@
-"""Build time per package tree (cuda_bench.buildtime, wheels.compile_record): what a real pip wheel's children
+"""Build time per package tree (cuda_bench.results.buildtime, wheels.compile_record): what a real pip wheel's children
 cost in CPU seconds, one record per tree compiled, and the flag between adjacent built trees that needs to clear
 what one tree's rebuilds spread by."""
 
 from __future__ import annotations
 
-from cuda_bench import buildtime, records
+from cuda_bench.results import buildtime, records
 
 HOST = {"start": "boot-1", "boot": "1"}
 

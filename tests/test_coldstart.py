@@ -1,6 +1,6 @@
 """Cold starts (benchmarks/_coldstart.py): a fresh process net of the empty one, on the clock asv and the paired
 worker both read; paired in the first ``cold_pairs`` process pairs; what ``import cuda.core`` imports, and how two
-builds' imports differ (cuda_bench.imports). Real processes, real cuda-core releases from PyPI, no GPU."""
+builds' imports differ (cuda_bench.run.imports). Real processes, real cuda-core releases from PyPI, no GPU."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from conftest import RELEASES, RUNNER, make_env  # also puts the project on sys.path
 
 from benchmarks import _coldstart as cold
-from cuda_bench import comment, imports, paired, window, worker
+from cuda_bench.compare import comment, paired, window
+from cuda_bench.run import imports, worker
 
 IMPORT = "bench_coldstart.Import.time_import('{}')"
 FIRST_CONTEXT = "bench_coldstart.FirstContext.time_first_context('{}')"

@@ -10,8 +10,9 @@ import shutil
 
 from conftest import ROOT  # also puts the project on sys.path
 
-from cuda_bench import buildtime, read, results
-from cuda_bench.pages import builds, graph, landing
+from cuda_bench.publish import read
+from cuda_bench.publish.pages import builds, graph, landing
+from cuda_bench.results import asv_files, buildtime
 
 SITE = ROOT / "tests" / "fixtures" / "site" / "results"
 COLD = {  # seconds, net of `python -c pass`
@@ -26,7 +27,7 @@ def with_cold_starts(tmp_path):
     """The site's history, main's head (its newest results file) holding the cold starts."""
     out = tmp_path / "results"
     shutil.copytree(SITE, out)
-    files = sorted(results.result_files(out / "gpu-a"), key=lambda p: json.loads(p.read_text())["date"])
+    files = sorted(asv_files.result_files(out / "gpu-a"), key=lambda p: json.loads(p.read_text())["date"])
     newest = files[-1]
     data = json.loads(newest.read_text())
     for name, (apis, values) in COLD.items():
@@ -77,7 +78,7 @@ def build_row(commit, tree, cpu, when, cython="3.0.12"):
 
 def test_the_build_time_page_draws_each_package_and_flags_a_doubling_beyond_the_rebuild_spread(tmp_path):
     out = with_cold_starts(tmp_path)
-    known = results.commits(out)
+    known = asv_files.commits(out)
     main = sorted((c for c, info in known.items() if info["position"]), key=lambda c: known[c]["position"])
     rows = [build_row(main[0], "t1", 400.0, "2026-01-01T00:00:00Z"),
             build_row(main[0], "t1", 412.0, "2026-01-02T00:00:00Z"),

@@ -1,5 +1,5 @@
-"""The work per call (``cuda_bench.counts``, the worker's ``count`` request, ``cuda-bench counts``): exact counts
-after the warm-up, divided by the calls actually counted, the same in two processes, a change of one Python call
+"""The work per call (``cuda_bench.foundations.counts``, the worker's ``count`` request, ``cuda-bench counts``): exact
+counts after the warm-up, divided by the calls actually counted, the same in two processes, a change of one Python call
 read as exactly +1 in that case alone, and the known difference between two real cuda-core releases.
 
 There is no GPU here (no libcuda): CUPTI cannot start, so CUDA calls are None with the reason; what CUPTI's
@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import NEWEST_WITH_NVRTC, ROOT, RUNNER, make_env
 
-from cuda_bench import comment, compare, countpass, counts, counts_read, paired, records
 from cuda_bench.commands import counts as counts_command
+from cuda_bench.compare import comment, countpass, gate, paired
+from cuda_bench.foundations import counts
+from cuda_bench.results import counts_read, records
 
 STAND_IN = '''
 import os
@@ -363,7 +365,7 @@ def test_a_step_diffs_the_counts_made_in_its_own_environment_merged_per_case():
     """The pages' diff of a step (summary.work_changed) takes each side's counts made with that side's package
     versions, never a count of the same commit in another cuda-bindings; and a later pass of a few cases, or one
     without CUPTI, hides nothing of an earlier whole one."""
-    from cuda_bench import summary
+    from cuda_bench.publish import summary
 
     event = "bench_event.EventCreate.time_event_create('core')"
     query = "bench_event.EventQuery.time_event_query('core')"
@@ -388,7 +390,7 @@ def test_a_case_whose_cuda_calls_were_not_counted_at_both_commits_is_named_in_th
     """A case whose CUDA calls one side, or both, did not count (a pass without CUPTI merged with one of a few
     cases with it) is not compared on them, and the caveats say so: its work is never read as unchanged. With no
     case counted at both commits, a step says nothing of work."""
-    from cuda_bench import summary
+    from cuda_bench.publish import summary
 
     event = "bench_event.EventCreate.time_event_create('core')"
     query = "bench_event.EventQuery.time_event_query('core')"
@@ -556,7 +558,7 @@ def test_with_cupti_carried_as_wheels_and_no_driver_cuda_calls_are_none_with_the
 def test_the_worker_answers_a_count_request(stand_in):
     """The protocol: {"op": "count", "case", "calls"} -> one JSON line with every count and how it was taken."""
     request = {"op": "count", "case": names_of("Known")[0], "calls": 14}
-    proc = subprocess.run([sys.executable, "-m", "cuda_bench.worker", "--benchmark-dir", str(stand_in)],
+    proc = subprocess.run([sys.executable, "-m", "cuda_bench.run.worker", "--benchmark-dir", str(stand_in)],
                           input=json.dumps(request) + "\n", capture_output=True, text=True, cwd=ROOT,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     answer = json.loads(proc.stdout.splitlines()[0])
@@ -571,13 +573,14 @@ def test_the_counts_command_writes_each_commits_table_and_prints_the_diff_and_ke
     """``cuda-bench counts REV REV2`` in the environments compare builds (here the two releases' environments):
     .asv/counts/REV/counts.json and counts.md for each, the diff printed; without a GPU nothing goes into
     results/, with one a record per commit is appended to results/<machine>/counts.jsonl."""
-    from cuda_bench import cli, machine
+    from cuda_bench import cli
     from cuda_bench.commands import common
+    from cuda_bench.foundations import machine
 
     envs = {"v0.3.2": {"commit": "3" * 40, "python": str(make_env(OLD + RUNNER))},
             "v1.2.2": {"commit": "4" * 40, "python": str(make_env(NEWEST_WITH_NVRTC + RUNNER))}}
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
+    monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
     monkeypatch.setattr(counts_command, "RESULTS", tmp_path / "results")
     argv = ["counts", "v0.3.2", "v1.2.2", "--repo", str(git_repo), "--machine", "m", "--out", str(tmp_path / "out"),
             "-b", "ProgramOptionsCreate|Floor"]
@@ -617,8 +620,8 @@ def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_chan
               "coverage": 0.96, "base_ns": 50, "head_ns": 51, "control": False}]
     monkeypatch.setenv("HOME", str(tmp_path))
     report = SimpleNamespace(sides=sides, seconds=1.0)
-    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (report, 0.0))
-    monkeypatch.setattr(compare, "summary", lambda *a: paired_data(timed))
+    monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: (report, 0.0))
+    monkeypatch.setattr(gate, "summary", lambda *a: paired_data(timed))
     real = compare_command.settings_of
     monkeypatch.setattr(compare_command, "settings_of", lambda args: real(args).__class__(benchmark_dir=stand_in))
     argv = ["compare", "a", "b", "--repo", str(git_repo), "--machine", "m", "-b", "Injected|Known", "--no-instructions"]

@@ -28,13 +28,15 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, asv_conf, run_asv, run_module
 
-from cuda_bench import calls, counts, counts_read, history, read, report, results, stats, summary, text
-from cuda_bench.pages import graph as graph_page
-from cuda_bench.pages import html as pages_html
-from cuda_bench.pages import landing as landing_page
-from cuda_bench.pages import regressions as regressions_page
-from cuda_bench.pages import releases as releases_page
-from cuda_bench.text import fmt, per_call
+from cuda_bench.foundations import calls, counts, stats, text
+from cuda_bench.foundations.text import fmt, per_call
+from cuda_bench.publish import read, report, summary
+from cuda_bench.publish.pages import graph as graph_page
+from cuda_bench.publish.pages import html as pages_html
+from cuda_bench.publish.pages import landing as landing_page
+from cuda_bench.publish.pages import regressions as regressions_page
+from cuda_bench.publish.pages import releases as releases_page
+from cuda_bench.results import asv_files, counts_read, history
 
 #: asv publish and a real browser: the full suite's lane
 pytestmark = pytest.mark.slow
@@ -125,8 +127,8 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def publish_history(tmp, source, **overrides):
-    """``source`` (a results folder) copied into ``tmp`` and published by ``cuda_bench.publish`` with a repository
-    that does not exist: results/ alone must do."""
+    """``source`` (a results folder) copied into ``tmp`` and published by ``cuda_bench.publish.dashboard`` with a
+    repository that does not exist: results/ alone must do."""
     results_dir = tmp / "results"
     shutil.copytree(source, results_dir)
     conf = asv_conf(tmp, tmp / "no-clone-here", sys.executable, results_dir=str(results_dir), **overrides)
@@ -155,7 +157,7 @@ def steps(site):
 
 @pytest.fixture(scope="module")
 def known(site):
-    return results.commits(site[1])
+    return asv_files.commits(site[1])
 
 
 @pytest.fixture
@@ -269,10 +271,10 @@ def test_the_front_page_answers_is_main_fine_from_the_paired_records(site, steps
 def test_a_badge_marks_exactly_the_cases_the_step_to_the_head_judged(site, steps, known):
     """Where the step to the head flags cases, the operations table badges those, slower or faster, and no other."""
     html, results_dir, origin = site
-    runs = [(m, d) for m, d in results.load_all(results_dir) if d["commit_hash"] != SHA["m4"]]  # m3 is the head
-    from cuda_bench import overview
+    runs = [(m, d) for m, d in asv_files.load_all(results_dir) if d["commit_hash"] != SHA["m4"]]  # m3 is the head
+    from cuda_bench.publish import overview
 
-    names = {n: b.get("param_names", []) for n, b in results.suite(results_dir).items()}
+    names = {n: b.get("param_names", []) for n, b in asv_files.suite(results_dir).items()}
     rows = overview.overview_rows(runs, {MACHINE: steps}, known, names)
     page_html = landing_page.render(rows)
     marked = re.findall(r'<tr data-benchmark="([^"]+)" data-case="([^"]*)">|<td class="(\w+)[^"]*" data-value="[^"]*"'
@@ -283,7 +285,7 @@ def test_a_badge_marks_exactly_the_cases_the_step_to_the_head_judged(site, steps
             current = (benchmark, case)
         elif verdict:
             found.add((current[0], current[1], api, verdict))
-    from cuda_bench.names import split_case
+    from cuda_bench.foundations.names import split_case
 
     expected = set()
     for name, verdict in changed_in(step_of(steps, "m2", "m3")).items():
@@ -301,9 +303,9 @@ def test_the_newest_release_to_mains_head_is_said_missing_where_the_history_lack
     records = [json.loads(line) for line in (copy / MACHINE / "steps.jsonl").read_text().splitlines()]
     (copy / MACHINE / "steps.jsonl").write_text("".join(
         json.dumps(r) + "\n" for r in records if (r["base"], r["head"]) != (SHA["v020"], SHA["m4"])))
-    known = results.commits(copy)
+    known = asv_files.commits(copy)
     steps = history.steps(copy, MACHINE)
-    told = summary.landing(MACHINE, [d for _, d in results.load_all(copy)], steps, known)
+    told = summary.landing(MACHINE, [d for _, d in asv_files.load_all(copy)], steps, known)
     assert told["release"]["commit"] == SHA["v020"] and told["release"]["step"] is None
     text = landing_page.render_landing(told, [], known)
     assert 'data-against="release" class="missing"' in text and "not measured yet" in text
@@ -437,13 +439,13 @@ def test_each_step_says_what_changed_in_the_work_per_call_as_the_counts_records_
                                          f"{text.split(': ', 1)[1]}"]
                                   for name, text in expected("v010", "v020") + expected("v020", "m4"))
     text = report.releases_markdown(MACHINE, summary.releases(history.steps(results_dir, MACHINE),
-                                                              results.commits(results_dir), SHA["m4"], work),
-                                    results.commits(results_dir))
+                                                              asv_files.commits(results_dir), SHA["m4"], work),
+                                    asv_files.commits(results_dir))
     assert "- `SetCurrent('core')`: -1 cuCtxGetCurrent, -9 Python calls" in text
     assert "- `EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls" in text
-    told = summary.landing(MACHINE, [d for m, d in results.load_all(results_dir) if m == MACHINE],
-                           history.steps(results_dir, MACHINE), results.commits(results_dir), work)
-    front = report.landing_markdown(told, [], results.commits(results_dir))
+    told = summary.landing(MACHINE, [d for m, d in asv_files.load_all(results_dir) if m == MACHINE],
+                           history.steps(results_dir, MACHINE), asv_files.commits(results_dir), work)
+    front = report.landing_markdown(told, [], asv_files.commits(results_dir))
     assert f"Work per call since the previous measured commit: the same in all {cases} cases counted" in front
     assert "- `EventCreate('core')`: +1 cuCtxGetCurrent, +14 Python calls" in front  # since the newest release
 
@@ -452,7 +454,7 @@ def test_a_step_whose_commits_were_not_both_counted_says_nothing_of_their_work(s
     """m1 -> m2 (neither commit counted) and m2 -> m3 (only m3): the step is described without any work (None),
     not as unchanged, and the Steps page lists no work for it."""
     html, results_dir, origin = site
-    steps, known = history.steps(results_dir, MACHINE), results.commits(results_dir)
+    steps, known = history.steps(results_dir, MACHINE), asv_files.commits(results_dir)
     work = history.work(results_dir, MACHINE)
     for base, head in (("m1", "m2"), ("m2", "m3")):
         assert summary.described(step_of(steps, base, head), known, work)["work"] is None
@@ -494,7 +496,7 @@ ASV_GRAPH_DRAWN = ("() => !!($('#main-graph').data('plot') "
 def test_a_commit_measured_in_two_builds_is_one_build_on_every_graph_and_page(site, page):
     """m3 is measured with the 13.3.1 wheel and later with cuda_bindings built from m3 (medians a quarter higher):
     asv's graph, asv's Benchmark list's source, the graph page and the operations table at m3 show the from-source
-    build's medians, never the mean of the two (``results.one_per_commit``)."""
+    build's medians, never the mean of the two (``asv_files.one_per_commit``)."""
     html, results_dir, origin = site
     key = ("bench_device.SetCurrent.time_set_current", ("'core'",))
     (scale,) = [scale for commit, _, scale, _ in known_answers.BUILDS if commit == "m3"]
@@ -1387,8 +1389,8 @@ def test_readmes_numbers_are_what_the_pages_of_the_committed_history_show(h200):
     browser: each machine's head and its counts against the previous measured commit (front page); the example
     operation's number per library (front page's table); the largest open slowdown with its interval (Regressions);
     the newest release step's geometric mean per library (Releases)."""
-    from cuda_bench import read, readme
-    from cuda_bench.overview import APIS, TITLES
+    from cuda_bench.publish import read, readme
+    from cuda_bench.publish.overview import APIS, TITLES
 
     html, results_dir, origin = h200
     text = (ROOT / "README.md").read_text()
@@ -1420,7 +1422,7 @@ def test_readmes_numbers_are_what_the_pages_of_the_committed_history_show(h200):
 def test_screenshots_of_the_h200_history(h200):
     """With CUDA_BENCH_SCREENSHOTS=DIR: the landing page, a release step, the graph of README's example and the
     Regressions page of the committed history, 1400 px wide (docs/*.png, which README.md links)."""
-    from cuda_bench import read, readme
+    from cuda_bench.publish import read, readme
 
     folder = os.environ.get("CUDA_BENCH_SCREENSHOTS")
     if not folder:
@@ -1438,7 +1440,7 @@ def test_screenshots_of_the_h200_history(h200):
         tab.goto(f"{origin}/releases.html")
         tab.evaluate("() => window.scrollTo(0, document.querySelectorAll('section.release-step')[1].offsetTop - 60)")
         tab.screenshot(path=str(Path(folder) / "release-step.png"))
-        # README's example operation on the machine it names (cuda_bench.readme)
+        # README's example operation on the machine it names (cuda_bench.publish.readme)
         tab.goto(f"{origin}/{pages_html.graph_href(readme.focus(read.load(results_dir))[0], readme.EXAMPLE)}")
         tab.wait_for_function("window.cudaBenchGraph && window.cudaBenchGraph.ready", timeout=20000)
         tab.screenshot(path=str(Path(folder) / "graph.png"))

@@ -27,12 +27,13 @@ from pathlib import Path
 import pytest
 from conftest import asv_conf, over_cpp_case, over_cpp_record, run_module, step_case, step_record
 
-from cuda_bench import asv_kept, history, overcpp_read, records, report, results, summary
-from cuda_bench.names import split_case
-from cuda_bench.pages import html as pages_html
-from cuda_bench.pages import landing as landing_page
-from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD, verdict
-from cuda_bench.text import fmt, number
+from cuda_bench.foundations.names import split_case
+from cuda_bench.foundations.stats import MAX_THRESHOLD, MIN_THRESHOLD, verdict
+from cuda_bench.foundations.text import fmt, number
+from cuda_bench.publish import asv_kept, report, summary
+from cuda_bench.publish.pages import html as pages_html
+from cuda_bench.publish.pages import landing as landing_page
+from cuda_bench.results import asv_files, history, overcpp_read, records
 
 SITE = Path(__file__).parent / "fixtures" / "site" / "results"
 EVENT = "bench_event.EventCreate.time_event_create('core')"
@@ -45,13 +46,13 @@ def sha(name):
 
 
 def commit(tags=(), date=0, position=None, title=""):
-    """A commit as ``results.commits`` reads it from commits.json."""
+    """A commit as ``asv_files.commits`` reads it from commits.json."""
     return {"title": title, "date": date, "tags": list(tags), "position": position,
             "recorded": True}
 
 
 def run_of(name, started=0):
-    """An asv results file of commit ``name`` as ``results.load`` reads it: nothing measured but
+    """An asv results file of commit ``name`` as ``asv_files.load`` reads it: nothing measured but
     when."""
     return {"commit_hash": sha(name), "params": {}, "date": 0,
             "result_columns": ["result", "started_at"],
@@ -145,10 +146,10 @@ def test_a_commit_with_several_release_tags_is_named_by_the_highest_version():
     """Tags as git lists them (by name): v0.10.0 comes before v0.9.0, and the commit is
     cuda-core-v0.10.0."""
     info = commit(tags=["cuda-core-v0.10.0", "cuda-core-v0.9.0", "nightly", "cuda-core-v0.9.1rc1"])
-    assert results.release_name(info) == "cuda-core-v0.10.0"
-    assert results.commit_name(sha("r"), {sha("r"): info}) == "cuda-core-v0.10.0"
+    assert asv_files.release_name(info) == "cuda-core-v0.10.0"
+    assert asv_files.commit_name(sha("r"), {sha("r"): info}) == "cuda-core-v0.10.0"
     two = commit(tags=["cuda-core-v0.3.2", "cuda-core-v0.3.10"])
-    assert results.release_name(two) == "cuda-core-v0.3.10"
+    assert asv_files.release_name(two) == "cuda-core-v0.3.10"
 
 
 def releases_out_of_order():
@@ -412,8 +413,8 @@ def test_asvs_list_holds_medians_alone_and_regressions_json_the_paired_revisions
     value before, no commits of a change: asv's step detection on unpaired medians never shows);
     regressions.json names each open regression's step by its base's revision, then its head's."""
     html, results_dir, _ = edges
-    head = results.load_all(results_dir)[-1][1]
-    medians = results.values(head)
+    head = asv_files.load_all(results_dir)[-1][1]
+    medians = asv_files.values(head)
     rows = [row for path in (html / "graphs").rglob("summary.json")
             for row in json.loads(path.read_text())]
     assert len(rows) >= 3 and any(row["last_value"] is not None for row in rows)
@@ -442,7 +443,8 @@ def test_a_bad_or_missing_commits_json_leaves_commits_named_by_hash_and_releases
 
     from conftest import ROOT
 
-    from cuda_bench import cli, read
+    from cuda_bench import cli
+    from cuda_bench.publish import read
 
     results_dir = tmp_path / "results"
     shutil.copytree(ROOT / "results", results_dir)
@@ -472,7 +474,8 @@ def test_text_from_git_in_the_markdown_is_shown_as_it_is_never_as_markup(tmp_pat
 
     from conftest import ROOT, paired_run
 
-    from cuda_bench import cli, comment
+    from cuda_bench import cli
+    from cuda_bench.compare import comment
 
     results_dir = tmp_path / "results"
     shutil.copytree(ROOT / "results", results_dir)
@@ -498,7 +501,7 @@ def test_python_over_cpp_is_the_mean_of_a_groups_two_samples_over_its_twins():
 
 
 def over_cpp_stats(groups):
-    from cuda_bench import stats
+    from cuda_bench.foundations import stats
 
     return stats.over_cpp("bench_device.SetCurrent.time_set_current('core')", "set_current", groups)
 
@@ -520,8 +523,8 @@ def test_a_commits_date_is_recorded_in_ms_as_asv_dates_it(git_repo):
     the day git itself gives the commit (not 1970)."""
     from conftest import git
 
-    from cuda_bench import asvrun
-    from cuda_bench.text import date_text
+    from cuda_bench.foundations.text import date_text
+    from cuda_bench.run import asvrun
 
     head = git(git_repo, "rev-parse", "HEAD")
     (found, _) = asvrun.describe_commits(git_repo, [head])
@@ -533,7 +536,7 @@ def test_a_commits_date_is_recorded_in_ms_as_asv_dates_it(git_repo):
 def test_a_cuda_core_wheel_is_cached_per_cuda_bindings_it_was_built_against():
     """cuda_core compiles against cuda.bindings' declarations: its wheel built against 12.9.10 is never reused
     with 13.3.1, nor one built against one bindings tree with another; cuda_pathfinder's does not depend on it."""
-    from cuda_bench.trees import cache_key
+    from cuda_bench.build.trees import cache_key
 
     keys = {b: cache_key("cuda_core", "tree", b) for b in ("cuda-bindings==12.9.10", "cuda-bindings==13.3.1",
                                                            "a" * 40, "b" * 40)}
@@ -557,8 +560,8 @@ def test_a_damaged_step_record_is_named_with_the_step_it_is_about(tmp_path):
     off halfway the step is rebuilt from the recheck: the banner names the line and the step it is about (its base
     can be read off the cut line), and the Releases page says above that step that a record of it could not be
     read, so its counts are not taken for the whole step's."""
-    from cuda_bench import read
-    from cuda_bench.pages import releases as releases_page
+    from cuda_bench.publish import read
+    from cuda_bench.publish.pages import releases as releases_page
 
     root = Path(__file__).parent.parent / "results"
     for name in ("benchmarks.json", "commits.json"):

@@ -18,8 +18,8 @@ import sys
 import pytest
 from conftest import ROOT, ctrl_c_when, git
 
-from cuda_bench import trees
-from cuda_bench.paths import result_files
+from cuda_bench.build import trees
+from cuda_bench.foundations.paths import result_files
 
 #: real asv on real environments: the full suite's lane
 pytestmark = pytest.mark.slow

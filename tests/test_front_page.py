@@ -18,8 +18,8 @@ import pytest
 from conftest import ROOT
 from test_dashboard import browser_tab, served
 
-from cuda_bench import stats
-from cuda_bench.text import fmt
+from cuda_bench.foundations import stats
+from cuda_bench.foundations.text import fmt
 
 #: asv publish and a real browser: the full suite's lane
 pytestmark = pytest.mark.slow

@@ -1,7 +1,7 @@
-"""What the read layer (``cuda_bench.read``) leaves out of a history, and how it says so: a median no measurement
-can be, a results file of a commit ``results/commits.json`` lacks, a file the parser stops in, a budgets file that
-cannot be read. Each is named (file, and its line or case) with what to do, the command exits 2, and the pages and
-the Markdown carry a banner; the rest of the history is shown as it is.
+"""What the read layer (``cuda_bench.publish.read``) leaves out of a history, and how it says so: a median no
+measurement can be, a results file of a commit ``results/commits.json`` lacks, a file the parser stops in, a budgets
+file that cannot be read. Each is named (file, and its line or case) with what to do, the command exits 2, and the pages
+and the Markdown carry a banner; the rest of the history is shown as it is.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from cuda_bench import asv_plugin, budgets, cli, read, results
-from cuda_bench.pages import landing as landing_page
-from cuda_bench.pages import steps as steps_page
+from cuda_bench import cli
+from cuda_bench.publish import asv_plugin, read
+from cuda_bench.publish.pages import landing as landing_page
+from cuda_bench.publish.pages import steps as steps_page
+from cuda_bench.results import asv_files, budgets
 
 MACHINE = "nvidia-h200"
 HEAD = "cb56ab9f9ae3b4a0ef19666697336945925589a5"  # main's head in the committed history
@@ -28,9 +30,9 @@ def history(tmp_path):
     results_dir = tmp_path / "results"
     shutil.copytree(ROOT / "results", results_dir)
     (head_file,) = (results_dir / MACHINE).glob(f"{HEAD[:8]}-*BINDINGSsource*.json")
-    results.forget()
+    asv_files.forget()
     yield results_dir, head_file
-    results.forget()
+    asv_files.forget()
 
 
 def set_medians(path, benchmark, medians):

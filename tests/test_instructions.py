@@ -1,9 +1,9 @@
-"""Instructions per call (``cuda_bench.callgrind``, ``cuda_bench.instructions``, ``cuda_bench.instrpass``,
-``cuda_bench.instructions_read``): callgrind's files read into counts per function, the difference of two run
-lengths less the harness, the median over repeats and layouts, a case named only where it moved beyond its spread,
-the timing and the count said together, where the instructions went, the comment and the Steps page; and under real
-valgrind, one build counted twice reads the same, and a change inside compiled code is counted at its case alone
-with the function it went into named.
+"""Instructions per call (``cuda_bench.foundations.callgrind``, ``cuda_bench.foundations.instructions``,
+``cuda_bench.compare.instrpass``, ``cuda_bench.results.instructions_read``): callgrind's files read into counts per
+function, the difference of two run lengths less the harness, the median over repeats and layouts, a case named only
+where it moved beyond its spread, the timing and the count said together, where the instructions went, the comment and
+the Steps page; and under real valgrind, one build counted twice reads the same, and a change inside compiled code is
+counted at its case alone with the function it went into named.
 
 The recorded files (``tests/fixtures/instructions``) come from the CPU evidence (docs/evidence/instructions): the
 GPU-free cases of cuda_core built from cb56ab9f9 and from the same commit with one extra validation in
@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from cuda_bench import callgrind, comment, instrpass, instructions, instructions_read, paired, records
+from cuda_bench.compare import comment, instrpass, paired
+from cuda_bench.foundations import callgrind, instructions
+from cuda_bench.results import instructions_read, records
 
 FIXTURES = ROOT / "tests" / "fixtures" / "instructions"
 CONFIG = "bench_launch.LaunchConfigCreate.time_launch_config_create('core')"
@@ -286,7 +288,7 @@ def test_the_comment_says_plus_n_instructions_per_call_beside_each_flag_with_the
 
 
 def test_the_steps_page_says_the_instructions_beside_a_flag_and_names_a_count_that_moved_alone():
-    from cuda_bench.pages import steps as steps_page
+    from cuda_bench.publish.pages import steps as steps_page
 
     base, head, _, _ = recorded()
     flagged = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
@@ -437,14 +439,15 @@ def test_the_counts_command_counts_the_instructions_keeps_the_callgrind_files_an
     printed with its functions; no work counts; with a GPU, a record per commit in instructions.jsonl."""
     from conftest import NEWEST_WITH_NVRTC, RUNNER, make_env
 
-    from cuda_bench import cli, compare
+    from cuda_bench import cli
     from cuda_bench.commands import common
     from cuda_bench.commands import counts as counts_command
+    from cuda_bench.compare import gate
 
     envs = {"v0.3.2": {"commit": "3" * 40, "python": str(make_env(["cuda-core[cu13]==0.3.2", *RUNNER]))},
             "v1.2.2": {"commit": "4" * 40, "python": str(make_env(NEWEST_WITH_NVRTC + RUNNER))}}
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
+    monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
     monkeypatch.setattr(counts_command, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(common.machine, "has_gpu", lambda info: True)
     options = "bench_program.ProgramOptionsCreate.time_program_options_create('core')"
@@ -475,16 +478,17 @@ def test_compare_counts_the_instructions_after_the_timing_and_its_comment_says_t
     says "+N instructions per call (+x %)" beside its timing verdict; ``--no-instructions`` skips the pass."""
     from types import SimpleNamespace
 
-    from cuda_bench import cli, compare
+    from cuda_bench import cli
     from cuda_bench.commands import compare as compare_command
+    from cuda_bench.compare import gate
 
     sides = [paired.Side("base", "a", "a" * 40, sys.executable, {"INJECT": "0"}),
              paired.Side("head", "b", "b" * 40, sys.executable, {"INJECT": "1"})]
     timed = [timed_case(CHECKSUM, 1.09, 1.07, 1.11, "regression"), timed_case(STEADY, 1.0, 0.99, 1.01, "same")]
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setattr(compare, "measure", lambda repo, base, head, **kw: (SimpleNamespace(sides=sides,
+    monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: (SimpleNamespace(sides=sides,
                                                                                              seconds=1.0), 0.0))
-    monkeypatch.setattr(compare, "summary", lambda *a: paired_data(timed, None) | {"instructions": None})
+    monkeypatch.setattr(gate, "summary", lambda *a: paired_data(timed, None) | {"instructions": None})
     real = compare_command.settings_of
     monkeypatch.setattr(compare_command, "settings_of", lambda args: real(args).__class__(benchmark_dir=stand_in))
     argv = ["compare", "a", "b", "--repo", str(git_repo), "--machine", "m", "-b", "Checksum|Steady", "--no-counts"]
@@ -501,7 +505,7 @@ def test_compare_counts_the_instructions_after_the_timing_and_its_comment_says_t
 
 def test_a_worker_outside_valgrind_says_it_cannot_count_instructions(stand_in):
     request = {"op": "instructions", "case": STEADY}
-    proc = subprocess.run([sys.executable, "-m", "cuda_bench.worker", "--benchmark-dir", str(stand_in)],
+    proc = subprocess.run([sys.executable, "-m", "cuda_bench.run.worker", "--benchmark-dir", str(stand_in)],
                           input=json.dumps(request) + "\n", capture_output=True, text=True, cwd=ROOT,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     answer = json.loads(proc.stdout.splitlines()[0])
@@ -545,7 +549,7 @@ def test_without_valgrind_a_commits_pass_says_why_and_builds_nothing(monkeypatch
 def test_a_window_counts_the_instructions_of_each_commit_the_history_has_not_counted_once(monkeypatch, tmp_path):
     """After a window (keep.into_history), as after its work counts: each of its commits the machine's
     instructions.jsonl lacks is counted once, an edge the history counted already never again; none left, no pass."""
-    from cuda_bench import keep
+    from cuda_bench.compare import keep
 
     counted = json.loads((FIXTURES / "records.json").read_text())["base"]
     records.append(tmp_path / "m", "instructions", counted)
@@ -580,7 +584,7 @@ def test_a_cold_start_is_left_out_of_the_instruction_pass_with_why(stand_in):
     worker skips it before it sets it up, and says why."""
     (stand_in / "bench_cold.py").write_text(COLD)
     request = {"op": "instructions", "case": "bench_cold.Cold.time_cold('py')"}
-    proc = subprocess.run([sys.executable, "-m", "cuda_bench.worker", "--benchmark-dir", str(stand_in)],
+    proc = subprocess.run([sys.executable, "-m", "cuda_bench.run.worker", "--benchmark-dir", str(stand_in)],
                           input=json.dumps(request) + "\n", capture_output=True, text=True, cwd=ROOT,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     answer = json.loads(proc.stdout.splitlines()[0])

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import aslr_can_be_switched_off, paired_run  # also puts the project on sys.path
 
-from cuda_bench import comment, compare, overcpp, overcpp_read, paired, records, stats
+from cuda_bench.compare import comment, gate, overcpp, paired
+from cuda_bench.foundations import stats
+from cuda_bench.results import overcpp_read, records
 
 
 class Core:
@@ -416,7 +418,7 @@ def probe(tmp_path):
 def test_a_suite_is_read_from_its_own_folder_where_another_of_the_same_name_was_read_before(tmp_path):
     """Two suites in folders of one name (as two tests' probe suites, the first since removed): the second read
     lists its own cases, not the first's."""
-    from cuda_bench import suite
+    from cuda_bench.foundations import suite
 
     for k, method in enumerate(["time_first", "time_second"]):
         folder = tmp_path / str(k) / "samename"
@@ -490,8 +492,8 @@ def test_a_case_one_process_pair_lost_is_measured_from_the_others_and_the_loss_i
     assert report.lost[once].startswith("1 of 8 process pairs lost, measured from the other 7; the first: ")
     assert "head worker (b) died (exit 7) during setup" in report.lost[once]
     assert report.lost[once].endswith(" (empty)")  # it wrote nothing: its log is named, not quoted (as on the H200)
-    data = compare.summary(report, "pr")  # the record keeps the loss, and the run is not a pass
-    assert data["lost"] == report.lost and compare.exit_status(data) == 2
+    data = gate.summary(report, "pr")  # the record keeps the loss, and the run is not a pass
+    assert data["lost"] == report.lost and gate.exit_status(data) == 2
     assert "#### Measured without some process pairs" in comment.comment(data)
     (tmp_path / "crashed").unlink()
     report, _ = probe_run(probe, tmp_path, 200, [once], pairs=6)
@@ -771,18 +773,18 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
 
     from cuda_bench import cli
 
-    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **kw: {
+    monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **kw: {
         rev: {"commit": "c" * 40, "python": _sys.executable} for rev in revs})
     spin = "bench_probe.Spin.time_spin('py')"
     args = cli.parser().parse_args(["compare", "main", "main", "--head-env", "SPIN=400", "--base-env", "SPIN=200"])
     env = {side: dict(getattr(args, f"{side}_env")) for side in ("base", "head")}
     assert env == {"base": {"SPIN": "200"}, "head": {"SPIN": "400"}}
-    report, _ = compare.measure("repo", "main", "main", bindings="13.3.1", bench=[re.escape(spin)], log_dir=tmp_path,
+    report, _ = gate.measure("repo", "main", "main", bindings="13.3.1", bench=[re.escape(spin)], log_dir=tmp_path,
                                 settings=paired.Settings(pairs=6, seconds=0.05, benchmark_dir=probe),
                                 progress=lambda m: None, env=env)
     (case,) = report.cases
     assert DOUBLED[0] < case.ratio < DOUBLED[1] and case.verdict == "regression"
-    data = compare.summary(report, "aa")
+    data = gate.summary(report, "aa")
     assert data["env"] == env
     assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in comment.comment(data)
     with pytest.raises(SystemExit):
@@ -800,7 +802,7 @@ def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(
     from cuda_bench import cli
     from cuda_bench.commands import common
 
-    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **kw: {
+    monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **kw: {
         rev: {"commit": "c" * 40, "python": _sys.executable} for rev in revs})
     spin = "bench_probe.Spin.time_spin('py')"
     said = {}
@@ -808,10 +810,10 @@ def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(
         args = cli.parser().parse_args(["compare", "main", "main", "--pairs", "6", "--seconds", "0.02", *extra])
         settings = common.settings_of(args)
         settings.benchmark_dir = probe
-        report, _ = compare.measure("repo", "main", "main", bindings="13.3.1", bench=[re.escape(spin)],
+        report, _ = gate.measure("repo", "main", "main", bindings="13.3.1", bench=[re.escape(spin)],
                                     log_dir=tmp_path / settings.layouts, settings=settings,
                                     progress=lambda m: None)
-        data = compare.summary(report, "aa")
+        data = gate.summary(report, "aa")
         said[settings.layouts] = (data["settings"]["layouts"], data["settings"]["aslr_off"],
                                   "each process its own memory layout (ASLR on)" in comment.comment(data))
     assert said == {"random": ("random", False, True), "fixed": ("fixed", aslr_can_be_switched_off(), False)}
@@ -926,9 +928,9 @@ def test_a_threshold_read_from_calibration_decides_the_comparison_end_to_end(tmp
             INJECTED: threshold}, "settings": {"layouts": "random", "confidence": 0.95, "cores": [0]}})
         report = paired.run(sides, [INJECTED], paired.Settings(pairs=8, seconds=0.05), tmp_path / "logs",
                             records.calibration(folder), progress=lambda m: None, cores=[0, 1], make_worker=scripted)
-        data = compare.summary(report, "pr")
+        data = gate.summary(report, "pr")
         (case,) = data["cases"]
-        said[threshold] = (case["verdict"], case["threshold"], compare.exit_status(data),
+        said[threshold] = (case["verdict"], case["threshold"], gate.exit_status(data),
                            "#### Regressions" in comment.comment(data))
         assert 1.04 < case["ratio"] < 1.06
     assert said == {0.02: ("regression", 0.02, 1, True), 0.10: ("same", 0.10, 0, False)}
@@ -952,7 +954,7 @@ def test_a_case_some_pairs_skip_and_others_measure_is_an_error_not_a_skip(tmp_pa
                         progress=lambda m: None, cores=[0, 1], make_worker=scripted)
     assert report.skipped == {} and report.cases == []
     assert "process pairs disagree whether it runs" in report.errors[INJECTED]
-    assert compare.exit_status(compare.summary(report, "pr")) == 2
+    assert gate.exit_status(gate.summary(report, "pr")) == 2
 
 
 def test_a_pair_whose_driver_fails_is_made_up_for_by_the_others(tmp_path):

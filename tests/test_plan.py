@@ -1,7 +1,8 @@
-"""What a GPU machine is asked to spend its time on: identical builds are never measured (cuda_bench.trees.identity,
-cuda_bench.steps, cuda-bench compare), and the plan (cuda_bench.plan, cuda-bench plan) lists what the history lacks,
-most valuable first, each part with an estimate, and runs what fits a budget. On real git repositories shaped like
-cuda-python (its three package folders), with asv results files and step records written as the tool writes them."""
+"""What a GPU machine is asked to spend its time on: identical builds are never measured
+(cuda_bench.build.trees.identity, cuda_bench.compare.steps, cuda-bench compare), and the plan (cuda_bench.compare.plan,
+cuda-bench plan) lists what the history lacks, most valuable first, each part with an estimate, and runs what fits a
+budget. On real git repositories shaped like cuda-python (its three package folders), with asv results files and step
+records written as the tool writes them."""
 
 from __future__ import annotations
 
@@ -13,9 +14,14 @@ from pathlib import Path
 import pytest
 from conftest import git, step_case, step_record
 
-from cuda_bench import carry, cli, compare, history, machine, plan, records, steps, summary, trees
-from cuda_bench.paths import result_files
-from cuda_bench.status import ERROR, INCOMPLETE, OK
+from cuda_bench import cli
+from cuda_bench.build import carry, trees
+from cuda_bench.compare import gate, plan, steps
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.paths import result_files
+from cuda_bench.foundations.status import ERROR, INCOMPLETE, OK
+from cuda_bench.publish import summary
+from cuda_bench.results import history, records
 
 MACHINE = "m"
 
@@ -94,9 +100,9 @@ def test_a_step_between_identical_builds_is_recorded_without_measuring(monorepo,
 
     def measure(repo_, base, head, **kw):
         asked.append((base, head))
-        raise compare.CompareError("measured")
+        raise gate.CompareError("measured")
 
-    monkeypatch.setattr(compare, "measure", measure)
+    monkeypatch.setattr(gate, "measure", measure)
     monkeypatch.setattr(steps, "WORK", tmp_path / "work")
     status = steps.make([steps.Step(shas[1], shas[2], "source"), steps.Step(shas[2], shas[3], "source")],
                         conf={"repo": str(repo)}, machine_name=MACHINE, info={}, results_dir=tmp_path / "res",
@@ -119,7 +125,7 @@ def test_a_step_between_identical_builds_is_recorded_without_measuring(monorepo,
 
 def test_the_pull_request_gate_says_identical_builds_and_measures_nothing(monorepo, tmp_path, monkeypatch, capsys):
     repo, shas = monorepo
-    monkeypatch.setattr(compare, "measure", lambda *a, **k: pytest.fail("identical builds were measured"))
+    monkeypatch.setattr(gate, "measure", lambda *a, **k: pytest.fail("identical builds were measured"))
     monkeypatch.setenv("HOME", str(tmp_path))
     out = tmp_path / "out"
     status = cli.main(["compare", shas[1], shas[2], "--repo", str(repo), "--machine", MACHINE, "--out", str(out)])

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from cuda_bench import publish
-from cuda_bench.pages import asv_site
-from cuda_bench.paths import WORK
+from cuda_bench.foundations.paths import WORK
+from cuda_bench.publish import dashboard
+from cuda_bench.publish.pages import asv_site
 
 
-def dashboard(folder, text):
+def site_in(folder, text):
     folder.mkdir(parents=True)
     (folder / "index.html").write_text(text)
     (folder / "README.md").write_text("the dashboard\n")
@@ -21,18 +21,18 @@ def dashboard(folder, text):
 
 
 def test_a_complete_new_dashboard_takes_the_place_of_the_old(tmp_path):
-    html = dashboard(tmp_path / "html", "old")
-    new = dashboard(tmp_path / "work" / "html", "new")
-    publish.swap_in(new, html, tmp_path / "work" / "old")
+    html = site_in(tmp_path / "html", "old")
+    new = site_in(tmp_path / "work" / "html", "new")
+    dashboard.swap_in(new, html, tmp_path / "work" / "old")
     assert (html / "index.html").read_text() == "new" and not new.exists()
 
 
 def test_when_the_new_one_cannot_take_its_place_the_old_one_is_put_back(tmp_path):
-    html = dashboard(tmp_path / "html", "old")
+    html = site_in(tmp_path / "html", "old")
     missing = tmp_path / "work" / "html"  # the rename of the new one fails: it is not there
     (tmp_path / "work").mkdir()
     with pytest.raises(FileNotFoundError):
-        publish.swap_in(missing, html, tmp_path / "work" / "old")
+        dashboard.swap_in(missing, html, tmp_path / "work" / "old")
     assert (html / "index.html").read_text() == "old" and (html / "README.md").exists()
 
 
@@ -41,7 +41,7 @@ def test_a_failed_publish_leaves_html_as_it_was_and_no_folder_behind(tmp_path):
     untouched, nothing left in .asv/ or beside html/."""
     from conftest import ROOT
 
-    html = dashboard(tmp_path / "html", "old")
+    html = site_in(tmp_path / "html", "old")
     results = tmp_path / "results" / "m"
     results.mkdir(parents=True)
     (results / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
@@ -52,8 +52,8 @@ def test_a_failed_publish_leaves_html_as_it_was_and_no_folder_behind(tmp_path):
                                 "branches": ["main"], "dvcs": "git", "env_dir": "env", "results_dir": "results",
                                 "html_dir": "html", "benchmark_dir": str(ROOT / "benchmarks")}))
     before = set(WORK.glob("publish-*")) if WORK.exists() else set()
-    with pytest.raises(publish.DashboardError, match="is as it was"):
-        publish.publish(conf)
+    with pytest.raises(dashboard.DashboardError, match="is as it was"):
+        dashboard.publish(conf)
     assert (html / "index.html").read_text() == "old" and (html / "README.md").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["asv.conf.json", "html", "results"]
     assert (set(WORK.glob("publish-*")) if WORK.exists() else set()) == before
@@ -66,7 +66,8 @@ def test_asv_reads_the_history_from_results_alone(tmp_path):
     from asv.repo import NoSuchNameError
     from conftest import ROOT
 
-    from cuda_bench import asv_plugin, results
+    from cuda_bench.publish import asv_plugin
+    from cuda_bench.results import asv_files
 
     results_dir = tmp_path / "results"
     (results_dir / "m").mkdir(parents=True)
@@ -89,7 +90,7 @@ def test_asv_reads_the_history_from_results_alone(tmp_path):
     assert repo.get_hash_from_name("cuda-core-v0.1.0") == a and repo.get_hash_from_name("main") == c
     assert repo.get_hash_from_name("bbbb") == b and repo.get_date_from_name(c) == 3000
     assert repo.get_hashes_from_range(f"{b}..{c}") == [c] and repo.get_hashes_from_range(c) == [c, b]
-    assert [(p.name, why) for p, _, why in results.noted(results_dir)] == [
+    assert [(p.name, why) for p, _, why in asv_files.noted(results_dir)] == [
         ("dddddddd-env.json", f"its commit {d[:9]} is not in commits.json; `cuda-bench publish --repo CLONE` records "
                               "it there from a clone of cuda-python that has it")]
     assert repo.get_name_from_hash(a) == "cuda-core-v0.1.0" and repo.get_name_from_hash(b) is None
@@ -102,8 +103,8 @@ def test_publish_with_a_clone_records_the_commits_results_lack(tmp_path, git_rep
     before it existed), from the clone; without --repo nothing is written and the pages name them by hash."""
     from conftest import ROOT, git
 
-    from cuda_bench import results
     from cuda_bench.commands import publish as command
+    from cuda_bench.results import asv_files
 
     git(git_repo, "tag", "cuda-core-v0.9.0")
     head = git(git_repo, "rev-parse", "HEAD")
@@ -112,18 +113,18 @@ def test_publish_with_a_clone_records_the_commits_results_lack(tmp_path, git_rep
     (results_dir / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
     data = json.loads(next((ROOT / "results" / "nvidia-h200").glob("cb56ab9f*.json")).read_text())
     (results_dir / "m" / f"{head[:8]}-env.json").write_text(json.dumps(data | {"commit_hash": head}))
-    assert results.commits(results_dir)[head]["recorded"] is False
-    assert results.commit_name(head, results.commits(results_dir)) == head[:9]
+    assert asv_files.commits(results_dir)[head]["recorded"] is False
+    assert asv_files.commit_name(head, asv_files.commits(results_dir)) == head[:9]
     command.record_missing(git_repo, results_dir)
-    known = results.commits(results_dir)
+    known = asv_files.commits(results_dir)
     assert known[head]["recorded"] and known[head]["title"] == "init" and known[head]["tags"] == ["cuda-core-v0.9.0"]
-    assert results.commit_name(head, known) == "cuda-core-v0.9.0"
+    assert asv_files.commit_name(head, known) == "cuda-core-v0.9.0"
 
 
 def test_publish_needs_no_clone_when_the_one_init_recorded_is_gone(tmp_path, monkeypatch):
     """The pages come from results/ alone: a clone that `cuda-bench init` recorded and that was removed since stops
     the commands that build (one line naming it and the fix), not publish."""
-    from cuda_bench import asvrun
+    from cuda_bench.run import asvrun
 
     monkeypatch.setattr(asvrun, "local_settings", lambda: {"repo": str(tmp_path / "gone")})
     try:
@@ -149,7 +150,7 @@ def test_publish_needs_no_network_and_no_npm(tmp_path):
 
     from conftest import ROOT, asv_conf
 
-    from cuda_bench.paths import VENDOR
+    from cuda_bench.foundations.paths import VENDOR
 
     results_dir = tmp_path / "results"
     shutil.copytree(ROOT / "tests" / "fixtures" / "site" / "results", results_dir)
@@ -185,6 +186,6 @@ def test_every_published_file_is_as_the_manifest_says():
 
 def test_publishing_leaves_the_checkouts_html_readme_as_committed():
     """publish writes dashboard/html-README.md as html/README.md, which git tracks: the two are one text."""
-    from cuda_bench.paths import DASHBOARD, ROOT
+    from cuda_bench.foundations.paths import DASHBOARD, ROOT
 
     assert (ROOT / "html" / "README.md").read_text() == (DASHBOARD / "html-README.md").read_text()

@@ -1,4 +1,4 @@
-"""README.md's section "What the dashboard says today" (``cuda_bench.readme``): written from the history by
+"""README.md's section "What the dashboard says today" (``cuda_bench.publish.readme``): written from the history by
 ``cuda-bench report --readme`` with the functions the pages are drawn with, never typed by hand. On the committed
 history it is what README.md holds; on the dashboard tests' history (tests/fixtures/site) it says the known answers
 ``make.py`` put there. That its numbers are the pages' own, in a browser: ``test_dashboard.py``."""
@@ -12,7 +12,8 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from cuda_bench import cli, read, readme
+from cuda_bench import cli
+from cuda_bench.publish import read, readme
 
 FIXTURE = Path(__file__).parent / "fixtures" / "site"
 _spec = importlib.util.spec_from_file_location("site_fixture", FIXTURE / "make.py")
@@ -105,7 +106,7 @@ def test_readme_says_what_is_needed_then_a_command_to_run_within_its_first_25_li
 def test_readme_has_one_case_count_and_it_is_the_suites():
     """Every "N cases" README.md says (outside the generated section, whose counts are a step's) is the suite's
     count of cases, as asv and the paired engine find them: a case added to the suite and not to README fails."""
-    from cuda_bench import suite
+    from cuda_bench.foundations import suite
 
     said = re.findall(r"\b(\d+) cases\b", outside_the_section((ROOT / "README.md").read_text()))
     assert said and set(said) == {str(len(suite.cases()))}
@@ -114,7 +115,7 @@ def test_readme_has_one_case_count_and_it_is_the_suites():
 def test_readmes_exit_status_table_is_the_one_cuda_bench_help_lists():
     """README.md's exit-status table and `cuda-bench --help` say the same statuses in the same words
     (``status.MEANINGS``, the one place they are written)."""
-    from cuda_bench import status
+    from cuda_bench.foundations import status
 
     text = (ROOT / "README.md").read_text()
     table = text[text.index("| status | meaning |"):]

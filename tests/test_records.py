@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from cuda_bench import history, overcpp_read, overview, records, results, summary
+from cuda_bench.publish import overview, summary
+from cuda_bench.results import asv_files, history, overcpp_read, records
 
 FIXTURE = Path(__file__).parent / "fixtures" / "history"
 MACHINE = "nvidia-h200"
@@ -47,7 +48,7 @@ def figures_of(results_dir):
         for c in s["cases"]} for s in steps},
            "thresholds": records.calibration(folder)}
     runs = records.read(folder, "over-cpp")
-    described = results.suite(results_dir)
+    described = asv_files.suite(results_dir)
     versions = {n: b.get("version") for n, b in described.items()}
     out["over_cpp"] = {}
     for commit in dict.fromkeys(r["commit"] for r in runs):
@@ -55,13 +56,13 @@ def figures_of(results_dir):
         out["over_cpp"][commit] = {n: [c["ratio"], c["low"], c["high"], c["over_ns"],
                                        spread and {k: v for k, v in spread.items() if k != "each"}]
                                    for n, (c, spread) in found.items()}
-    loaded = [(m, d) for m, d in results.load_all(results_dir) if d["commit_hash"].startswith("cb56ab9f9")]
+    loaded = [(m, d) for m, d in asv_files.load_all(results_dir) if d["commit_hash"].startswith("cb56ab9f9")]
     param_names = {n: b.get("param_names", []) for n, b in described.items()}
     rows = overview.overview_rows(loaded, {MACHINE: steps}, {}, param_names, {MACHINE: runs}, overview.suite_differs(),
                                   versions)
     # each case's paired chain to cb56ab9f9 along the steps of its one build, the 13.3.1 wheel, as the fixture's
     # figures hold it: (product, the commit it starts from, steps)
-    commits = summary.order({c for s in steps for c in (s["base"], s["head"])}, results.commits(ROOT / "results"))
+    commits = summary.order({c for s in steps for c in (s["base"], s["head"])}, asv_files.commits(ROOT / "results"))
     chains = history.chains(steps, commits)
 
     def index(name):
@@ -121,11 +122,11 @@ def test_a_record_of_the_wrong_shape_is_left_out_with_a_line_and_a_good_one_is_r
     assert "'sideways', not one of 'random', 'fixed'" in said[1] and "has no 'date'" in said[2]
     assert "cuda-bench upgrade" in said[3] and ":7: does not parse" in said[5]
     path = (tmp_path / records.FILES["calibration"]).resolve()
-    noted = results.noted(tmp_path)  # each line left out is noted: the commands exit 2 on it, the pages name it
+    noted = asv_files.noted(tmp_path)  # each line left out is noted: the commands exit 2 on it, the pages name it
     assert [(p, line) for p, line, _ in noted] == [(path, n) for n in (1, 2, 3, 4, 5, 7)]
     assert "does not parse" in noted[-1][2] and "not a mapping" in noted[0][2]
-    results.forget(tmp_path)
-    assert results.noted(tmp_path) == []
+    asv_files.forget(tmp_path)
+    assert asv_files.noted(tmp_path) == []
 
 
 @pytest.mark.parametrize("threshold", [float("nan"), float("inf"), -0.5, 0, 0.004, "2%", None])
@@ -143,7 +144,7 @@ def test_a_threshold_that_is_not_a_sane_number_is_left_out_and_the_others_taken(
 def test_a_case_noisier_than_any_threshold_keeps_the_widest_not_the_default(tmp_path, capsys):
     """An A/A interval that reaches past 50% calibrates to the 50% cap, and a threshold above it (written by hand)
     reads as the cap: the noisiest case never falls back to the 2% every uncalibrated case gets."""
-    from cuda_bench import stats
+    from cuda_bench.foundations import stats
 
     wide = {"name": "y", "ratio": 1.1, "low": 0.7, "high": 1.6, "control": False}
     assert stats.calibrate([wide]) == {"y": stats.MAX_THRESHOLD}
@@ -199,15 +200,15 @@ def test_a_results_file_that_does_not_parse_is_left_out_with_a_line_naming_it(tm
     good = next(folder.glob("cb56ab9f*.json"))
     (folder / "deadbeef-cut.json").write_text(good.read_text()[:500])  # a write cut off
     (folder / "feedface-shape.json").write_text(json.dumps({"commit_hash": "f" * 40, "results": []}))
-    loaded = results.load_all(tmp_path)
+    loaded = asv_files.load_all(tmp_path)
     assert [d["commit_hash"][:9] for _, d in loaded] == ["cb56ab9f9"]
     said = capsys.readouterr().err
     assert f"skipping {folder / 'deadbeef-cut.json'}" in said and f"skipping {folder / 'feedface-shape.json'}" in said
-    noted = {(p.name, line): why for p, line, why in results.noted(tmp_path)}
+    noted = {(p.name, line): why for p, line, why in asv_files.noted(tmp_path)}
     assert noted.keys() == {("deadbeef-cut.json", 1), ("feedface-shape.json", None)}
     assert noted[("deadbeef-cut.json", 1)].startswith("does not parse (")
-    assert results.shown(folder / "deadbeef-cut.json", tmp_path) == f"{tmp_path.name}/{MACHINE}/deadbeef-cut.json"
+    assert asv_files.shown(folder / "deadbeef-cut.json", tmp_path) == f"{tmp_path.name}/{MACHINE}/deadbeef-cut.json"
     # each results file that could not be read, by the commit commits.json names for its first 8 hex digits
-    assert set(results.unreadable_results(tmp_path, MACHINE, {"deadbeef" + "0" * 32: {}})) == {"deadbeef" + "0" * 32,
+    assert set(asv_files.unreadable_results(tmp_path, MACHINE, {"deadbeef" + "0" * 32: {}})) == {"deadbeef" + "0" * 32,
                                                                                                "f" * 40}
-    results.forget(tmp_path)
+    asv_files.forget(tmp_path)

@@ -1,4 +1,4 @@
-"""cuda_bench.report and the overview rows behind it, on the recorded H200 results: every Python number shown
+"""cuda_bench.publish.report and the overview rows behind it, on the recorded H200 results: every Python number shown
 raw and net of the same run's harness floor (``bench_harness.Floor``), the C++ twins as measured, cuda.core's
 overhead over C++ on the net number, and the history's paired steps (chained index, flagged steps). No
 browser needed."""
@@ -27,27 +27,26 @@ from conftest import (
     write_records,
 )
 
-from cuda_bench import (
-    comment,
-    compare,
-    history,
-    overcpp,
-    overcpp_read,
-    overview,
-    paired,
-    read,
-    records,
-    report,
-    results,
-    stats,
-    summary,
+from cuda_bench.compare import comment, gate, overcpp, paired
+from cuda_bench.foundations import stats
+from cuda_bench.foundations.paths import machine_dirs, result_files
+from cuda_bench.foundations.status import INCOMPLETE
+from cuda_bench.foundations.text import (
+    TARGET_NS,
+    fmt,
+    fmt_net,
+    interval,
+    measurements,
+    number,
+    signed,
+    standing,
+    unchanged,
 )
-from cuda_bench.pages import html as pages_html
-from cuda_bench.pages import landing as landing_page
-from cuda_bench.pages import steps as steps_page
-from cuda_bench.paths import machine_dirs, result_files
-from cuda_bench.status import INCOMPLETE
-from cuda_bench.text import TARGET_NS, fmt, fmt_net, interval, measurements, number, signed, standing, unchanged
+from cuda_bench.publish import overview, read, report, summary
+from cuda_bench.publish.pages import html as pages_html
+from cuda_bench.publish.pages import landing as landing_page
+from cuda_bench.publish.pages import steps as steps_page
+from cuda_bench.results import asv_files, history, overcpp_read, records
 
 RESULTS = ROOT / "results"
 FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
@@ -55,8 +54,8 @@ FLOOR = ("bench_harness.Floor.time_noop", ("noop",))
 
 def newest(machine):
     """The results file of the machine's newest commit; of one commit measured in several builds, the one the pages
-    show (``results.one_per_commit``)."""
-    shown = results.one_per_commit(results.load_machine(RESULTS / machine))[-1]
+    show (``asv_files.one_per_commit``)."""
+    shown = asv_files.one_per_commit(asv_files.load_machine(RESULTS / machine))[-1]
     return next(p for p in result_files(RESULTS / machine) if json.loads(p.read_text()) == shown)
 
 
@@ -68,11 +67,11 @@ def machine():
 
 
 def suite_names():
-    return {n: b.get("param_names", []) for n, b in results.suite(RESULTS).items()}
+    return {n: b.get("param_names", []) for n, b in asv_files.suite(RESULTS).items()}
 
 
 def test_overview_rows_have_the_net_of_every_python_number(machine):
-    rows = overview.overview_rows(results.load_all(RESULTS), {}, {}, suite_names())
+    rows = overview.overview_rows(asv_files.load_all(RESULTS), {}, {}, suite_names())
     assert len(rows) > 10
     measured = asv_results(newest(machine))
     floor = measured[FLOOR]
@@ -135,12 +134,12 @@ def test_report_shows_one_number_per_cell_and_cuda_core_over_cpp_on_the_net(mach
     commit = json.loads(newest(machine).read_text())["commit_hash"]
     runs = [r for r in records.read(RESULTS / machine, "over-cpp") if r["commit"] == commit]
     every = records.read(RESULTS / machine, "over-cpp")
-    versions = {name: b.get("version") for name, b in results.suite(RESULTS).items()}
+    versions = {name: b.get("version") for name, b in asv_files.suite(RESULTS).items()}
     forms = overcpp_read.forms_in_runs(runs, overcpp_read.over_cpp_cases(runs, every, versions))
     core = forms.get("bench_event.EventCreate.time_event_create('core')")
     twin = forms.get("bench_event.EventCreate.time_event_create('bindings')")
-    cpp_version = results.suite(RESULTS)["bench_cpp.Cpp.track_latency"]["version"]
-    if results.versions(json.loads(newest(machine).read_text()))["bench_cpp.Cpp.track_latency"] == cpp_version:
+    cpp_version = asv_files.suite(RESULTS)["bench_cpp.Cpp.track_latency"]["version"]
+    if asv_files.versions(json.loads(newest(machine).read_text()))["bench_cpp.Cpp.track_latency"] == cpp_version:
         # C++: no harness, no net; timed in one process beside cuda.bindings' form where an over-C++ run did
         assert cells[1] == (fmt(twin["cpp_ns"] * 1e-9) if twin else f"asv {fmt(cpp)}")  # one time per cell
     else:  # the twins changed after this commit's asv run: their numbers there are left out, and said so
@@ -230,9 +229,9 @@ def test_every_number_a_cell_shows_is_the_one_its_hover_explains():
     C++ in that line is of the same run (its Python time is the cell's); asv's median is not in the cell but in
     the hover, named by asv's run and build and said to be unpaired context. In the Markdown, the same time."""
     machine = "nvidia-h200"
-    runs = results.load_all(RESULTS)
+    runs = asv_files.load_all(RESULTS)
     names = suite_names()
-    rows = overview.overview_rows(runs, {}, results.commits(RESULTS), names,
+    rows = overview.overview_rows(runs, {}, asv_files.commits(RESULTS), names,
                                   {machine: records.read(RESULTS / machine, "over-cpp")})
     row = next(r for r in rows if r["machine"] == machine
                and r["benchmark"] == "bench_launch.Launch.time_launch" and r["case"] == ["512 int"])
@@ -349,12 +348,12 @@ def in_auto_env(path, hours=0.0, scale=1.0):
 
 def test_a_commit_measured_in_several_builds_shows_its_own_build_else_the_one_measured_last(machine, tmp_path):
     """A ladder (cuda-bindings auto) and a run (13.3.1) of the same main head give that commit several results
-    files: the pages show one of them (``read.load``: ``results.one_per_commit``), whatever asv's file names: the
+    files: the pages show one of them (``read.load``: ``asv_files.one_per_commit``), whatever asv's file names: the
     build of the commit's own cuda_bindings where there is one, however old, else the one measured last."""
     folder = tmp_path / machine
     shutil.copytree(RESULTS / machine, folder)
     head = newest(machine)
-    assert results.bindings_of(json.loads(head.read_text())) == "source"
+    assert asv_files.bindings_of(json.loads(head.read_text())) == "source"
     expected = [r for r in read.load(RESULTS).rows if r["machine"] == machine]
 
     def values(rows):
@@ -386,7 +385,7 @@ def test_numbers_of_an_earlier_benchmark_version_are_left_out_and_named(machine)
     benchmarks.json) measured something else there: the overview leaves its numbers out and says which."""
     data = json.loads(newest(machine).read_text())
     names = suite_names()
-    measured_as = results.versions(data)
+    measured_as = asv_files.versions(data)
     same = overview.overview_rows([(machine, data)], {}, {}, names, versions=measured_as)
     assert same[0]["older"] == [] and any("cpp" in r["cells"] for r in same)
     changed = dict(measured_as, **{"bench_cpp.Cpp.track_latency": "changed",
@@ -532,7 +531,7 @@ def test_a_run_is_judged_slow_on_every_twin_whatever_the_python_versions():
 
 def test_an_over_cpp_record_names_the_version_of_each_case():
     from benchmarks import bench_launch
-    from cuda_bench.paths import BENCHMARKS
+    from cuda_bench.foundations.paths import BENCHMARKS
 
     cases = [{"name": "bench_launch.Launch.time_launch('core', '2 ptr')"}, {"name": "bench_gone.X.time_x('core')"}]
     assert [c["version"] for c in overcpp.stamp_versions(cases, BENCHMARKS)] == [bench_launch.Launch.version, None]
@@ -1258,7 +1257,7 @@ def test_workers_killed_on_the_gpu_lose_two_pairs_and_nothing_else():
         assert text.startswith("1 of 45 process pairs lost, measured from the other 44; the first: the head "
                                "worker (main) died (exit -9) during ")
     assert not data["errors"] and not paired.regressions(data)
-    assert compare.exit_status(data) == INCOMPLETE == 2
+    assert gate.exit_status(data) == INCOMPLETE == 2
     assert {c["name"]: len(c["pairs"]) for c in data["cases"] if len(c["pairs"]) != 45} == {
         name: 44 for name in data["lost"]}
     said = comment.comment(data)

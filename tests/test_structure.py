@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 from benchmarks._op import APIS
-from cuda_bench import apis  # the same discovery asv does
+from cuda_bench.run import apis
 
 
 def snake(name):
@@ -50,7 +50,7 @@ def test_each_api_has_a_builder_and_declared_needs():
 def test_every_library_names_the_distributions_its_forms_run():
     """Each api value is a library whose distributions ``layout.TIMED_CODE`` names (what the paired engine reads
     to say a case ran the same code on both sides), and every case's first parameter is one of them."""
-    from cuda_bench.names import TIMED_CODE, library_of
+    from cuda_bench.foundations.names import TIMED_CODE, library_of
 
     assert set(APIS) == set(TIMED_CODE)
     assert {library_of(name) for name in apis.operations()} == set(APIS)
@@ -116,7 +116,7 @@ def test_every_case_that_names_a_twin_has_it():
     case that shares another operation's twins (LaunchPrepacked, LaunchVoidPointer -> launch[...]) must use
     their cases, or over C++ leaves it out without a word (overcpp.items_of)."""
     from benchmarks import bench_cpp
-    from cuda_bench.names import cpp_id, split_case
+    from cuda_bench.foundations.names import cpp_id, split_case
 
     twinned = {op.split("[")[0] for op in bench_cpp.OPS}
     named = {name: cpp_id(*split_case(name)) for name in apis.operations()}
@@ -146,64 +146,81 @@ def test_cpp_twins_compile(newest_env, tmp_path):
     assert (tmp_path / "twins.o").stat().st_size > 0
 
 
-# the modules in dependency order (the stages build -> run -> compare -> publish, with the reader of what runs
-# leave, results, before the stages that read it, and the pure statistics before that reader, which combines
-# a history step's measurements by them; the counting of work per call, which the workers run and the comment
-# reads, before both; the exit statuses, which every stage and command returns, at the bottom;
-# the counting pass, which drives those workers and keeps their records as the steps keep theirs,
-# after the steps); a module imports only modules before it
-FLOW = ["status", "paths", "process", "names", "text", "words", "stats", "machine", "suite", "calls", "counts",
-        "callgrind", "instructions", "toolkit", "trees", "wheels", "build", "carry",
-        "results", "records", "history", "overcpp_read", "budgets", "counts_read", "instructions_read",
-        "buildtime", "asvrun", "worker", "imports", "paired",
-        "comment", "compare", "steps", "countpass", "instrpass", "window", "onepass", "keep", "bisect", "costs",
-        "plan", "overcpp",
-        "summary", "overview", "read", "report", "pages.html", "pages.budget_table", "pages.glance",
-        "pages.landing", "pages.releases", "pages.regressions", "pages.steps", "pages.graph", "pages.builds",
-        "pages.glossary",
-        "readme", "pages.asv_site", "publish", "asv_kept", "asv_plugin", "apis", "commands", "cli"]
-PACKAGES = ("commands", "pages")  # the subpackages: commands is one stage; each page module is its own
+#: the stages, each a folder of cuda_bench, in the order of their imports: a module imports only modules of its own
+#: stage and of the stages before it. The work goes build -> run -> results -> compare -> publish; results (the shapes
+#: of what a run writes, and their readers) sits under run, which writes through it. The commands come last, then the
+#: command line (cli.py, __main__.py), which dispatches to them.
+STAGES = ["foundations", "build", "results", "run", "compare", "publish", "commands"]
 
 
-def test_cuda_bench_modules_import_only_earlier_stages():
-    """build -> run -> results -> compare -> publish, visible in the imports: no circle, no stage reaching
-    forward (every module of the package is in FLOW, so a new one has to take its place; the commands, one module
-    each, come last but for the command line that dispatches to them)."""
+def stage_of(module):
+    """The stage of ``module`` (a dotted name under cuda_bench): its folder's, or the command line's (last)."""
+    top = module.split(".")[0]
+    return STAGES.index(top) if top in STAGES else len(STAGES)
+
+
+def package_imports():
+    """{module: the modules of the package it imports}, each a dotted name under cuda_bench ("compare.paired",
+    "publish.pages.html", "cli"), for every module of the package but the packages' faces (__init__.py)."""
     import ast
 
     package = ROOT / "cuda_bench"
-    modules = sorted([*(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")), "commands",
-                      *(f"pages.{p.stem}" for p in (package / "pages").glob("*.py") if p.stem != "__init__")])
-    assert sorted(FLOW) == modules
-    files = {name: [package / f"{name.replace('.', '/')}.py"] for name in FLOW if name != "commands"}
-    files["commands"] = sorted((package / "commands").glob("*.py"))
-    for name, paths in files.items():
+    dotted = {".".join(p.relative_to(package).with_suffix("").parts) for p in package.rglob("*.py")}
+    found = {}
+    for name in sorted(dotted):
+        if name.split(".")[-1] == "__init__":
+            continue
         imported = set()
-        for path in paths:
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and node.module:
-                    parts = node.module.split(".")
-                    if node.module == "cuda_bench":
-                        imported |= {alias.name for alias in node.names}
-                    elif node.module == "cuda_bench.pages":
-                        imported |= {f"pages.{alias.name}" for alias in node.names}
-                    elif parts[:2] == ["cuda_bench", "pages"]:
-                        imported.add(".".join(parts[1:3]))
-                    elif parts[0] == "cuda_bench":
-                        imported.add(parts[1])
-        own = {"commands"} if name == "commands" else set()
-        later = {m for m in imported if FLOW.index(m) >= FLOW.index(name)} - own
-        assert not later, f"cuda_bench.{name} imports {sorted(later)}, which come later in the flow"
+        for node in ast.walk(ast.parse((package / f"{name.replace('.', '/')}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "cuda_bench":
+                at = node.module.split(".")[1:]
+                for alias in node.names:  # a module of that package, or a name of that module
+                    whole = ".".join([*at, alias.name])
+                    imported.add(whole if whole in dotted else ".".join(at))
+            elif isinstance(node, ast.Import):
+                imported |= {a.name.split(".", 1)[1] for a in node.names if a.name.startswith("cuda_bench.")}
+        found[name] = {m for m in imported if m and m.split(".")[-1] != "__init__"}
+    return found
 
 
-#: what reads results/, or makes what a page says of it: only the read layer (cuda_bench.read) calls these for the
-#: pages and reports
-READERS = {("results", "load_all"), ("results", "load_machine"), ("results", "commits"), ("results", "suite"),
+def forward(imports):
+    """{module: the modules of later stages it imports}, of the modules that import any."""
+    found = {m: sorted(i for i in imported if stage_of(i) > stage_of(m)) for m, imported in imports.items()}
+    return {m: later for m, later in found.items() if later}
+
+
+def test_cuda_bench_modules_import_only_their_own_stage_and_earlier_ones():
+    """foundations -> build -> results -> run -> compare -> publish -> commands -> the command line, visible in the
+    folders: every module sits in the folder of its stage, no module imports one of a later stage (the check names a
+    forward import put in), and no modules import each other in a circle, within a stage either."""
+    imports = package_imports()
+    assert {m.split(".")[0] for m in imports} == {*STAGES, "cli", "__main__"}
+    assert forward(imports) == {}, "imports of a later stage"
+    reaching = dict(imports, **{"results.history": imports["results.history"] | {"compare.paired"}})
+    assert forward(reaching) == {"results.history": ["compare.paired"]}
+    done, path = set(), []
+
+    def visit(module):
+        assert module not in path, f"an import circle: {' -> '.join(path[path.index(module):] + [module])}"
+        if module not in done:
+            path.append(module)
+            for other in sorted(imports.get(module, ())):
+                visit(other)
+            path.pop()
+            done.add(module)
+
+    for module in imports:
+        visit(module)
+
+
+#: what reads results/, or makes what a page says of it: only the read layer (cuda_bench.publish.read) calls these for
+#: the pages and reports
+READERS = {("asv_files", "load_all"), ("asv_files", "load_machine"), ("asv_files", "commits"), ("asv_files", "suite"),
            ("history", "steps"), ("history", "work"), ("history", "missing_steps"), ("records", "read"),
            ("history", "merged_steps"), ("history", "work_of"), ("history", "missing_of"),
            ("overview", "rows_of"), ("summary", "landing"), ("summary", "releases"), ("summary", "regressions")}
 #: of READERS, what the read layer calls: each file read once, the rest derived from what was read
-READ_LAYER = {("results", "load_all"), ("results", "commits"), ("results", "suite"), ("records", "read"),
+READ_LAYER = {("asv_files", "load_all"), ("asv_files", "commits"), ("asv_files", "suite"), ("records", "read"),
               ("history", "merged_steps"), ("history", "work_of"), ("history", "missing_of"),
               ("overview", "rows_of"), ("summary", "landing"), ("summary", "releases"), ("summary", "regressions")}
 
@@ -214,7 +231,7 @@ def test_the_read_layer_reads_each_file_of_the_history_once(monkeypatch):
     import collections
     from pathlib import Path
 
-    from cuda_bench import read
+    from cuda_bench.publish import read
 
     opened = collections.Counter()
     for method in ("read_text", "read_bytes"):
@@ -232,14 +249,14 @@ def test_the_read_layer_reads_each_file_of_the_history_once(monkeypatch):
 
 
 def test_the_pages_and_reports_draw_from_the_read_layer_and_read_no_file():
-    """Every page (cuda_bench/pages/), the Markdown report, the nightly issue and README.md's section of what the
-    dashboard says (report.py, commands/report.py, readme.py) are drawn from ``read.load``'s History: none of them
+    """Every page (cuda_bench/publish/pages/), the Markdown report, the nightly issue and README.md's section of what
+    the dashboard says (report.py, commands/report.py, readme.py) are drawn from ``read.load``'s History: none of them
     calls what reads results/ or assembles what a page says of it (READERS), and none opens a file of it."""
     import ast
 
     package = ROOT / "cuda_bench"
-    drawers = [*sorted((package / "pages").glob("*.py")), package / "report.py", package / "commands" / "report.py",
-               package / "readme.py"]
+    drawers = [*sorted((package / "publish" / "pages").glob("*.py")), package / "publish" / "report.py",
+               package / "commands" / "report.py", package / "publish" / "readme.py"]
     for path in drawers:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -248,7 +265,7 @@ def test_the_pages_and_reports_draw_from_the_read_layer_and_read_no_file():
                 # asv_site reads asv's own published files, readme README.md: neither reads results/
                 assert node.func.attr not in ("read_text", "read_bytes") or path.name in ("asv_site.py", "readme.py"), \
                     f"{path.name} reads a file"
-    used = {(node.value.id, node.attr) for node in ast.walk(ast.parse((package / "read.py").read_text()))
+    used = {(node.value.id, node.attr) for node in ast.walk(ast.parse((package / "publish" / "read.py").read_text()))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)}
     assert READ_LAYER <= used and READ_LAYER <= READERS
 
@@ -288,37 +305,51 @@ def test_no_command_imports_another_command():
     assert command_imports(package / "__init__.py", commands) == commands
 
 
+#: the modules that run inside benchmark environments, where nothing of the project is installed
+STANDARD_LIBRARY_ONLY = ["foundations.status", "foundations.paths", "foundations.process", "foundations.names",
+                         "foundations.suite", "foundations.counts", "foundations.callgrind", "foundations.instructions",
+                         "build.toolkit", "build.trees", "build.wheels", "build.environment", "build.carry", "build",
+                         "run.worker", "run.apis"]
+
+
 def test_build_and_worker_need_only_the_standard_library():
-    """They run inside benchmark environments, where nothing of the project is installed."""
-    for name in ("status", "paths", "process", "names", "toolkit", "trees", "wheels", "build", "carry", "worker",
-                 "suite", "counts", "callgrind", "instructions"):
+    """They run inside benchmark environments, where nothing of the project is installed; so every package they pass
+    through (``__init__.py``) imports nothing."""
+    import ast
+
+    for name in STANDARD_LIBRARY_ONLY:
         code = f"import sys; sys.modules['json5'] = None; sys.modules['asv'] = None; import cuda_bench.{name}"
         proc = subprocess.run([sys.executable, "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, (name, proc.stderr)
+    faces = sorted((ROOT / "cuda_bench").rglob("__init__.py"))
+    assert len(faces) == 9
+    assert [f for f in faces if f.parent.name != "commands" and any(
+        isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(ast.parse(f.read_text())))] == []
 
 
 def test_one_rule_names_a_release():
     """names.is_release_tag: the ladder (asvrun.release_ladder) and the pages' names of a commit
-    (results.release_name) take the same tags: releases, not release candidates nor other tags."""
-    from cuda_bench import results
-    from cuda_bench.names import is_release_tag
+    (asv_files.release_name) take the same tags: releases, not release candidates nor other tags."""
+    from cuda_bench.foundations.names import is_release_tag
+    from cuda_bench.results import asv_files
 
     assert is_release_tag("cuda-core-v0.3.2") and is_release_tag("cuda-core-v1.10.0")
     assert not any(map(is_release_tag, ["cuda-core-v0.4.0rc1", "v13.0.0", "cuda-pathfinder-v1.3.0", "cuda-core-v0.3"]))
-    assert results.release_name({"tags": ["cuda-core-v0.4.0rc1", "cuda-core-v0.3.2", "v13.0.0"]}) == "cuda-core-v0.3.2"
-    assert results.release_name({"tags": ["cuda-core-v0.4.0rc1"]}) is None
-    assert results.commit_name("c" * 40, {"c" * 40: {"tags": ["cuda-core-v0.4.0rc1"]}}) == "c" * 9
+    tags = ["cuda-core-v0.4.0rc1", "cuda-core-v0.3.2", "v13.0.0"]
+    assert asv_files.release_name({"tags": tags}) == "cuda-core-v0.3.2"
+    assert asv_files.release_name({"tags": ["cuda-core-v0.4.0rc1"]}) is None
+    assert asv_files.commit_name("c" * 40, {"c" * 40: {"tags": ["cuda-core-v0.4.0rc1"]}}) == "c" * 9
 
 
 
 def test_the_method_lists_the_glossarys_words():
-    """docs/method.md's section Words is the glossary's entries (``cuda_bench.words``), as
-    ``python -m cuda_bench.words`` writes them: one list, one source."""
-    from cuda_bench import words
+    """docs/method.md's section Words is the glossary's entries (``cuda_bench.foundations.words``), as
+    ``python -m cuda_bench.foundations.words`` writes them: one list, one source."""
+    from cuda_bench.foundations import words
 
     text = (ROOT / "docs" / "method.md").read_text()
     start, end = words.method_section(text)
-    assert text[start:end] == words.markdown(), "docs/method.md: run python -m cuda_bench.words"
+    assert text[start:end] == words.markdown(), "docs/method.md: run python -m cuda_bench.foundations.words"
     assert text[:start].endswith("## Words\n\n") and text[end:].startswith("\n## ")
 
 
@@ -349,8 +380,8 @@ def test_the_product_says_what_it_does_not_how_it_was_made():
 
 
 def test_a_ratio_is_written_as_text_in_one_place():
-    """Every ratio the pages and reports print is written by cuda_bench.text (times, times_span, interval): no
-    f-string or concatenation of the package puts '×' before a number itself, and graph.js writes its ratios
+    """Every ratio the pages and reports print is written by cuda_bench.foundations.text (times, times_span, interval):
+    no f-string or concatenation of the package puts '×' before a number itself, and graph.js writes its ratios
     with one helper of its own that writes them the same way."""
     import ast
     import re
@@ -369,7 +400,7 @@ def test_a_ratio_is_written_as_text_in_one_place():
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)) and \
                     isinstance(node.left, ast.Constant) and re.search(r"×(%[.\d]*[sfd])?$", str(node.left.value)):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not found, f"a ratio written outside cuda_bench/text.py: {found}"
+    assert not found, f"a ratio written outside cuda_bench/foundations/text.py: {found}"
     script = (ROOT / "dashboard" / "site" / "graph.js").read_text()
     assert script.count("×") == 1 and "return '×' + value.toFixed(" in script
 

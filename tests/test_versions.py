@@ -1,7 +1,7 @@
 """Every benchmark resolves its API, or declares it absent with a reason, in every cuda-core release.
 
 Each release is installed from PyPI into its own virtual environment. In each, asv itself discovers and
-checks the suite (``asv check``), and ``python -m cuda_bench.apis --resolve-only`` lists what every benchmark
+checks the suite (``asv check``), and ``python -m cuda_bench.run.apis --resolve-only`` lists what every benchmark
 resolves to. The skips are compared with the API history of cuda.core (../shared/NOTES.md and the
 releases' own namespaces): a benchmark that stops resolving, or resolves where it should not, fails here.
 """
@@ -53,7 +53,7 @@ def test_asv_discovers_and_checks_the_suite(release, tmp_path, git_repo):
 def test_every_benchmark_resolves_or_says_why(release, tmp_path):
     version, python = release
     out = tmp_path / "apis.json"
-    proc = run_module("cuda_bench.apis", "--resolve-only", "--json", out, python=python, check=False)
+    proc = run_module("cuda_bench.run.apis", "--resolve-only", "--json", out, python=python, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     table = json.loads(out.read_text())
     assert table["versions"]["core"] == f"cuda.core {version}"
@@ -146,7 +146,7 @@ def test_a_library_left_out_is_never_imported_and_its_forms_say_so(tmp_path):
     tables = {}
     for left_out in ("", "core"):
         out = tmp_path / f"apis-{left_out or 'all'}.json"
-        run_module("cuda_bench.apis", "--resolve-only", "--json", out, python=python,
+        run_module("cuda_bench.run.apis", "--resolve-only", "--json", out, python=python,
                    env={**os.environ, "CUDA_BENCH_LEAVE_OUT": left_out})
         rows = json.loads(out.read_text())["rows"]
         tables[left_out] = {row["benchmark"]: (row["api"], row["status"]) for row in rows}
@@ -242,7 +242,7 @@ def test_pathfinder_lookups_run_or_say_why(version, tmp_path):
     with the name it lacks."""
     python = make_env([f"cuda-pathfinder=={version}", *RUNNER])
     out = tmp_path / "apis.json"
-    proc = run_module("cuda_bench.apis", "--json", out, python=python, check=False)
+    proc = run_module("cuda_bench.run.apis", "--json", out, python=python, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = [row for row in json.loads(out.read_text())["rows"] if row["api"] == "pathfinder"]
     assert {row["benchmark"].split(".")[1] for row in rows} == set(PATHFINDER_INTRODUCED)

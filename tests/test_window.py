@@ -1,4 +1,4 @@
-"""One pass over a window of commits (cuda_bench.window), on the scripted machine of test_paired (a core that
+"""One pass over a window of commits (cuda_bench.compare.window), on the scripted machine of test_paired (a core that
 runs at full or half speed for hundreds of milliseconds at a time, a process offset per worker) and on the
 sawtooth clock that drifts inside every round: every commit timed once, each adjacent pair judged as a paired step
 judges it, and what the window records read as the history reads steps."""
@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from test_paired import CASES, HARD, HARD_INJECTED, INJECTED, Core, Sawtooth, ScriptedWorker
 
-from cuda_bench import compare, keep, onepass, paired, records, stats, window
+from cuda_bench.compare import gate, keep, onepass, paired, window
+from cuda_bench.foundations import stats
+from cuda_bench.results import records
 
 
 class Logged(ScriptedWorker):
@@ -292,7 +294,7 @@ def scripted_maker(costs_of, clocks):
 
 def test_a_run_gives_each_adjacent_pair_a_step_record_of_the_steps_shape(tmp_path):
     """window.run on scripted workers (threads): one paired.Report per adjacent pair, its sides named base and
-    head, from which compare.summary makes a record that records.SHAPES takes as a step; each side's samples are
+    head, from which gate.summary makes a record that records.SHAPES takes as a step; each side's samples are
     its commit's per-call times."""
     names = [INJECTED, "bench_sim.Op0.time_op0('core')"]
     costs_of = {"commit0": CASES, "commit1": CASES, "commit2": slowed(CASES, INJECTED, 1.10)}
@@ -303,7 +305,7 @@ def test_a_run_gives_each_adjacent_pair_a_step_record_of_the_steps_shape(tmp_pat
     for step, (base, head) in zip(report.steps, [("0", "1"), ("1", "2")]):
         assert [s.name for s in step.sides] == ["base", "head"]
         assert (step.sides[0].commit[0], step.sides[1].commit[0]) == (base, head)
-        data = compare.summary(step, "step") | {"bindings": "source", "release_tags": None}
+        data = gate.summary(step, "step") | {"bindings": "source", "release_tags": None}
         records.check(records.stamped(data, "step"), "step")
     verdicts = [{c.name: c.verdict for c in step.cases} for step in report.steps]
     assert verdicts == [{n: "same" for n in names}, {INJECTED: "regression", names[1]: "same"}]
@@ -345,7 +347,8 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
 
     from conftest import NEWEST_WITH_NVRTC, RELEASES, RUNNER, asv_conf, git, make_env
 
-    from cuda_bench import machine, publish, read
+    from cuda_bench.foundations import machine
+    from cuda_bench.publish import dashboard, read
 
     older, newer = make_env(RELEASES["1.0.1"] + RUNNER), make_env(NEWEST_WITH_NVRTC + RUNNER)
     commits = []
@@ -395,7 +398,7 @@ def test_a_window_over_real_releases_records_steps_the_history_reads_and_asv_res
     builds = [json.loads(line) for line in (results_dir / name / "builds.jsonl").read_text().splitlines()]
     assert [b["commit"] for b in builds] == commits
     assert set(json.loads((results_dir / "commits.json").read_text())) == set(commits)
-    publish.publish(config)
+    dashboard.publish(config)
     (graph,) = [p for p in (tmp_path / "html" / "graphs").rglob("bench_harness.Floor.time_noop.json")
                 if f"machine-{name}" in p.parts]
     drawn = json.loads(graph.read_text())  # asv's graph: [revision, [value per parameter]] per commit
@@ -437,8 +440,8 @@ def test_a_windows_blocks_share_one_commit_and_hold_every_adjacent_pair_once(ide
     """``onepass.parts_of``: the commits each block measures, consecutive blocks sharing the last commit of the
     build they share, so that each adjacent pair of commits (a step, or identical builds) is kept by one block."""
     commits = list("abcd")
-    monkeypatch.setattr(compare, "built_from", lambda repo, a, b, bindings: (a, b))
-    monkeypatch.setattr(compare, "identical", lambda pair: commits.index(pair[0]) in identical_after)
+    monkeypatch.setattr(gate, "built_from", lambda repo, a, b, bindings: (a, b))
+    monkeypatch.setattr(gate, "identical", lambda pair: commits.index(pair[0]) in identical_after)
     parts = onepass.parts_of(None, commits, "wheel", block)
     assert parts == expected
     pairs = [(p[k], p[k + 1]) for p in parts for k in range(len(p) - 1)]
@@ -448,10 +451,11 @@ def test_a_windows_blocks_share_one_commit_and_hold_every_adjacent_pair_once(ide
 CUT_WINDOW = """
 import json, sys
 from pathlib import Path
-from cuda_bench import compare, keep, paired, process
+from cuda_bench.compare import gate, keep, paired
+from cuda_bench.foundations import process
 args = json.loads(sys.argv[1])
 process.stop_on_sigterm()  # as the command line does: SIGTERM stops as Ctrl-C does
-compare.environments = lambda repo, revs, *a, **k: {rev: args["envs"][rev] for rev in revs}
+gate.environments = lambda repo, revs, *a, **k: {rev: args["envs"][rev] for rev in revs}
 try:
     conf = {"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}}}
     settings = paired.Settings(pairs=args.get("pairs", 4), seconds=0.05, jobs=1)
@@ -530,7 +534,7 @@ def test_a_window_writes_nothing_of_an_edge_commit_but_the_cases_its_asv_file_la
 
     from conftest import asv_conf, asv_results, git
 
-    from cuda_bench import machine
+    from cuda_bench.foundations import machine
 
     commits = []
     for i in range(3):
@@ -600,7 +604,7 @@ def test_a_windows_exit_status_says_a_step_that_lost_process_pairs_or_a_case():
     measure one, exits 2 (something could not be measured); a flag outranks both."""
     from conftest import step_case, step_record
 
-    from cuda_bench.status import INCOMPLETE, OK, REGRESSION
+    from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION
 
     same = step_record(cases=[step_case("bench_x.A.time_a('core')")])
     assert keep.status_of([same, same]) == OK
@@ -619,7 +623,7 @@ def test_a_windows_steps_are_judged_by_the_window_a_a_runs_thresholds_where_the_
     name = "bench_x.A.time_a('core')"
     steps = [step_record(cases=[step_case(name, 1.002) | {"low": 0.996, "high": 1.012}]),
              step_record(cases=[step_case(name, 0.998) | {"low": 0.981, "high": 1.004}])]
-    record = compare.window_calibration_record(steps, 3)
+    record = gate.window_calibration_record(steps, 3)
     assert record["engine"] == "window" and record["builds"] == 3
     assert record["thresholds"][name] == pytest.approx(stats.calibrate(steps[1]["cases"])[name])
     records.append(tmp_path, "calibration", {"base": "a" * 40, "head": "a" * 40, "date": "2026-12-06T00:00:00Z",
@@ -653,7 +657,7 @@ def test_a_window_judges_its_steps_by_the_window_engines_thresholds(tmp_path, gi
                                                   "engine": engine})
     envs = {c: {"python": python, "commit": c, "installed": {}, "build": {"commit": c, "ok": True, "packages": {}}}
             for c in commits}
-    monkeypatch.setattr(compare, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
+    monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
     found = []
     onepass.measure_parts({"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}}}, git_repo, commits, [[0, 1]],
                           calibrated=tmp_path, settings=paired.Settings(pairs=3, seconds=0.02, jobs=1),

@@ -11,9 +11,13 @@ from types import SimpleNamespace
 import pytest
 from conftest import ROOT
 
-from cuda_bench import asv_plugin, asvrun, cli, comment, compare, machine, onepass, paired, suite, window
+from cuda_bench import cli
 from cuda_bench.commands import common
-from cuda_bench.paths import ASV_DRIVEN
+from cuda_bench.compare import comment, gate, onepass, paired, window
+from cuda_bench.foundations import machine, suite
+from cuda_bench.foundations.paths import ASV_DRIVEN
+from cuda_bench.publish import asv_plugin
+from cuda_bench.run import asvrun
 
 FLOOR = "bench_harness.Floor.time_noop('noop')"  # the harness's own cost: no GPU needed
 SET_CURRENT = "bench_device.SetCurrent.time_set_current('core')"  # needs one
@@ -53,7 +57,7 @@ def test_window_and_bisect_without_a_gpu_say_so_in_their_first_line_and_build_no
     """Nothing is built, installed or measured: the command stops at once (exit 3), its one line saying that
     there is no GPU, what it would need one for, and how to fill the wheel cache for a GPU machine instead."""
     monkeypatch.setenv("HOME", str(tmp_path))
-    for module, name in ((onepass, "measure_parts"), (compare, "environments"), (asvrun, "derived_conf")):
+    for module, name in ((onepass, "measure_parts"), (gate, "environments"), (asvrun, "derived_conf")):
         monkeypatch.setattr(module, name, lambda *a, **k: pytest.fail("built or measured without a GPU"))
     revs = ["HEAD~1", "HEAD"] if command == "window" else ["HEAD~1", "HEAD", "-b", "Floor"]
     assert cli.main([command, *revs, "--repo", str(git_repo), "--out", str(tmp_path / "o")]) == 3
@@ -80,7 +84,7 @@ def test_init_run_and_compare_say_first_that_there_is_no_gpu_and_what_they_do_wi
     assert capsys.readouterr().err.splitlines()[0] == f"bench: {suite.without_gpu(common.OUTSIDE)}"
     assert cli.main(["compare", "main", "b", "--repo", str(tmp_path / "nowhere"), "--machine", "probe"]) == 3
     first = capsys.readouterr().err.splitlines()[0]
-    assert first == f"bench: {suite.without_gpu(compare.WITHOUT_GPU)}"
+    assert first == f"bench: {suite.without_gpu(gate.WITHOUT_GPU)}"
     assert "no budget is judged (an over-C++ run needs one)" in first
 
 
@@ -99,7 +103,7 @@ def test_asv_run_and_continuous_say_it_in_the_same_words_and_not_again_under_a_c
     monkeypatch.delenv(asv_plugin.UNPAIRED, raising=False)
     said = applied("Run")
     assert said.startswith("cuda-bench: no GPU on this machine: results go to ") and "of the suite's" in said
-    assert applied("Continuous") == f"cuda-bench: {suite.without_gpu(compare.WITHOUT_GPU)}"
+    assert applied("Continuous") == f"cuda-bench: {suite.without_gpu(gate.WITHOUT_GPU)}"
     monkeypatch.setenv(ASV_DRIVEN, "1")
     assert applied("Run") == ""
 
@@ -151,11 +155,11 @@ def test_the_gate_without_a_gpu_looks_for_no_over_cpp_record_a_gpu_less_machine_
     monkeypatch.setenv("HOME", str(tmp_path))
     asked = []
 
-    def gate(*args, **kwargs):
+    def stopped(*args, **kwargs):
         asked.append(kwargs["over_cpp_dir"])
-        raise compare.CompareError("stopped here")
+        raise gate.CompareError("stopped here")
 
-    monkeypatch.setattr(compare, "gate", gate)
+    monkeypatch.setattr(gate, "gate", stopped)
     assert cli.main(["compare", "HEAD~1", "HEAD", "--repo", str(git_repo), "--machine", "probe"]) == 3
     conf = SimpleNamespace(repo=str(git_repo), project="p", matrix={}, env_dir=str(tmp_path / "env"))
     args = SimpleNamespace(branch="HEAD", base="HEAD~1", machine="probe", bench=[])

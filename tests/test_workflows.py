@@ -14,7 +14,9 @@ import pytest
 import yaml
 from conftest import ROOT, paired_run
 
-from cuda_bench import comment, compare, paired, records, stats
+from cuda_bench.compare import comment, gate, paired
+from cuda_bench.foundations import stats
+from cuda_bench.results import records
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent
@@ -182,7 +184,7 @@ def test_h200_paired_runs_read_to_their_own_intervals_verdicts_and_exit_status(p
         expected = "same" if case["control"] or case["coverage"] < data["settings"]["confidence"] else \
             stats.verdict(case["low"], case["high"], case["threshold"])
         assert case["verdict"] == expected, case["name"]
-    assert compare.exit_status(data) == (1 if paired.regressions(data) else 2 if data["errors"] or data["lost"] else 0)
+    assert gate.exit_status(data) == (1 if paired.regressions(data) else 2 if data["errors"] or data["lost"] else 0)
     assert comment.comment(data).startswith(comment.MARKER)
 
 
@@ -202,9 +204,9 @@ def test_the_pr_comment_names_a_case_measured_without_some_process_pairs():
     body = comment.comment(data)
     assert "#### Measured without some process pairs" in body and "1 measured without some process pairs" in body
     assert f"- `{SLOWED}`: 1 of 45 process pairs lost" in body and "died (exit 7)" in body
-    assert compare.exit_status(data) == 1  # the verdict stands on the 44 pairs
+    assert gate.exit_status(data) == 1  # the verdict stands on the 44 pairs
     data = paired_run("aa")
-    assert compare.exit_status(data) == 0 and compare.exit_status(data | {"lost": lost}) == 2  # shown, and not a pass
+    assert gate.exit_status(data) == 0 and gate.exit_status(data | {"lost": lost}) == 2  # shown, and not a pass
 
 
 def test_aa_of_the_whole_suite_flags_nothing_and_reads_one():
@@ -216,7 +218,7 @@ def test_aa_of_the_whole_suite_flags_nothing_and_reads_one():
         assert len(cases) >= 85 and not data["errors"]
         assert [c["name"] for c in cases if c["verdict"] != "same"] == []
         assert sum(abs(c["ratio"] - 1) <= 0.01 for c in cases) >= 0.95 * len(cases)
-        assert compare.exit_status(data) == 0
+        assert gate.exit_status(data) == 0
 
 
 def test_an_injected_slowdown_is_flagged_alone():
@@ -228,7 +230,7 @@ def test_an_injected_slowdown_is_flagged_alone():
     case = flagged[0]
     # small: at most 5 %, or a fixed ~30 ns in a ~400 ns call
     assert 1.0 < case["ratio"] <= 1.05 or (case["head_ns"] - case["base_ns"] <= 30 and case["base_ns"] >= 300)
-    assert compare.exit_status(data) == 1
+    assert gate.exit_status(data) == 1
 
 
 def test_calibration_covers_every_committed_aa_run():

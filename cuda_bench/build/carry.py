@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import toolkit, trees
+from cuda_bench.build import toolkit, trees
 
 
 def batches(items, repo, bindings, limit, cache=None, python=None):

@@ -72,9 +72,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from cuda_bench import process, toolkit, trees, wheels
-from cuda_bench.paths import ROOT
-from cuda_bench.toolkit import BuildError, log, progress, run
+from cuda_bench.build import toolkit, trees, wheels
+from cuda_bench.build.toolkit import BuildError, log, progress, run
+from cuda_bench.foundations import process
+from cuda_bench.foundations.paths import ROOT
 
 
 def checkout(repo, sha, dest):
@@ -276,7 +277,9 @@ def carry(repo, revs, dest, bindings):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser = argparse.ArgumentParser(
+        prog="python -m cuda_bench.build", description=" ".join(__doc__.split("\n\n")[0].split())
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build wheels of a checkout")
     b.add_argument("src")
@@ -331,7 +334,3 @@ def _interrupted(signum, frame):
     name = signal.Signals(signum).name
     wheels.stopped(name)  # the record first: asv kills the step a second later
     raise KeyboardInterrupt(name)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

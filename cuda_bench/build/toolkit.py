@@ -20,8 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from cuda_bench import process
-from cuda_bench.paths import CACHE
+from cuda_bench.foundations import process
+from cuda_bench.foundations.paths import CACHE
 
 
 class BuildError(Exception):

@@ -18,7 +18,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from cuda_bench.toolkit import BuildError, git
+from cuda_bench.build.toolkit import BuildError, git
 
 PACKAGES = ("cuda_pathfinder", "cuda_bindings", "cuda_core")  # build order
 DISTRIBUTIONS = {

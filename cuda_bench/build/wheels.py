@@ -26,8 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cuda_bench import process
-from cuda_bench.toolkit import (
+from cuda_bench.build.toolkit import (
     LAST_OUTPUT,
     BuildError,
     cache_root,
@@ -39,7 +38,8 @@ from cuda_bench.toolkit import (
     run,
     wanted_cuda,
 )
-from cuda_bench.trees import DISTRIBUTIONS, PACKAGES, auto_bindings, cache_key, tree_hash
+from cuda_bench.build.trees import DISTRIBUTIONS, PACKAGES, auto_bindings, cache_key, tree_hash
+from cuda_bench.foundations import process
 
 # cuda-bindings' wheels load NVRTC at run time but do not bring it (only their heavy [all] extra
 # does)

@@ -1,8 +1,8 @@
 """``cuda-bench bisect BASE HEAD [-b CASE ...]``: the first commit between BASE and HEAD at which
-cases got slower, found with paired measurement (``cuda_bench.bisect``): the span measured whole in
-one pass where it fits a block, else narrowed by halves, each round a one-pass window
-(``cuda_bench.onepass``). Each round is kept in a folder; with a GPU, the answer goes into the
-history (``results/<machine>/bisects.jsonl``), where the flag's page and the nightly issue name
+cases got slower, found with paired measurement (``cuda_bench.compare.bisect``): the span measured
+whole in one pass where it fits a block, else narrowed by halves, each round a one-pass window
+(``cuda_bench.compare.onepass``). Each round is kept in a folder; with a GPU, the answer goes into
+the history (``results/<machine>/bisects.jsonl``), where the flag's page and the nightly issue name
 it."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from cuda_bench import asvrun, bisect, compare, keep, process, records
 from cuda_bench.commands.common import (
     asv_options,
     block_option,
@@ -22,8 +21,12 @@ from cuda_bench.commands.common import (
     settings_of,
     this_machine,
 )
-from cuda_bench.paths import RESULTS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK, worst
+from cuda_bench.compare import bisect, gate, keep
+from cuda_bench.foundations import process
+from cuda_bench.foundations.paths import RESULTS, WORK, label
+from cuda_bench.foundations.status import INCOMPLETE, OK, worst
+from cuda_bench.results import records
+from cuda_bench.run import asvrun
 
 
 def add(sub):
@@ -66,7 +69,7 @@ def main(args, argv):
     base = asvrun.resolve_one(repo, args.base)
     span = [base, *reversed(asvrun.check_revisions(repo, f"{base}..{args.head}"))]
     on_line(repo, span, args.base)
-    cases = set(compare.case_names(args.bench, settings.benchmark_dir)) if args.bench else None
+    cases = set(gate.case_names(args.bench, settings.benchmark_dir)) if args.bench else None
     out = Path(args.out or WORK / "bisect" / f"{label(args.base)}-{label(args.head)}")
     log(
         f"bisect: {len(span) - 1} commits after {base[:9]} up to {span[-1][:9]}, "

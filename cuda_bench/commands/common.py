@@ -10,8 +10,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, paired, suite
-from cuda_bench.paths import RESULTS
+from cuda_bench.compare import paired
+from cuda_bench.foundations import machine, suite
+from cuda_bench.foundations.paths import RESULTS
+from cuda_bench.run import asvrun
 
 
 def log(message):
@@ -87,7 +89,7 @@ def no_instructions_option(parser):
 
 
 def block_option(parser):
-    from cuda_bench import window
+    from cuda_bench.compare import window
 
     parser.add_argument(
         "--block",
@@ -226,7 +228,7 @@ def settings_of(args):
 
 #: what a command that times cases does on a machine without a GPU, unless it says more
 SKIPS = "the cases that need one skip, and nothing is written to results/ (GPU runs only)"
-#: what asv's runs do there (``cuda_bench.asv_plugin``)
+#: what asv's runs do there (``cuda_bench.publish.asv_plugin``)
 OUTSIDE = "asv's results go to .asv/results-no-gpu, never results/ (the history of GPU runs)"
 #: the commands that build nothing without a GPU: every case they time needs one to mean anything
 NEEDS_GPU = ("window", "bisect")

@@ -5,19 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import (
-    asvrun,
-    compare,
-    countpass,
-    imports,
-    instrpass,
-    instructions_read,
-    keep,
-    machine,
-    paired,
-    records,
-    stats,
-)
 from cuda_bench.commands.common import (
     SKIPS,
     asv_options,
@@ -35,8 +22,12 @@ from cuda_bench.commands.common import (
     settings_of,
     this_machine,
 )
-from cuda_bench.paths import RESULTS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK
+from cuda_bench.compare import countpass, gate, instrpass, keep, paired
+from cuda_bench.foundations import machine, stats
+from cuda_bench.foundations.paths import RESULTS, WORK, label
+from cuda_bench.foundations.status import INCOMPLETE, OK
+from cuda_bench.results import instructions_read, records
+from cuda_bench.run import asvrun, imports
 
 
 def add(sub):
@@ -132,7 +123,7 @@ def aa_options(p):
 def main(args, argv):
     settings = settings_of(args)
     aa = args.command == "aa"
-    name, info = this_machine(args, SKIPS if aa else compare.WITHOUT_GPU)
+    name, info = this_machine(args, SKIPS if aa else gate.WITHOUT_GPU)
     if aa:
         keep_out_of_the_history(args, info, "the thresholds are")
     conf, repo = paired_context(args)
@@ -156,7 +147,7 @@ def main(args, argv):
         )
     )
     env = {side: dict(getattr(args, f"{side}_env", [])) for side in ("base", "head")}
-    data, text, report = compare.gate(
+    data, text, report = gate.gate(
         repo,
         base,
         head,
@@ -178,7 +169,7 @@ def main(args, argv):
         print(text)
         if args.output:
             Path(args.output).write_text(text)
-        return compare.exit_status(data)
+        return gate.exit_status(data)
     built = data.get("build_seconds") or 0.0  # optional in a record
     if not aa:
         text = passes_after(args, data, report, settings, out) or text
@@ -187,7 +178,7 @@ def main(args, argv):
         Path(args.output).write_text(text)
     log(f"{out}/summary.json: {report.seconds:.0f} s measuring, {built:.0f} s building")
     if aa and not args.no_write:
-        record = compare.calibration_record(data)
+        record = gate.calibration_record(data)
         try:
             records.append(RESULTS / name, "calibration", record)
         except (OSError, records.RecordError) as exc:
@@ -204,8 +195,8 @@ def main(args, argv):
     # an A/A calibrates thresholds: a case beyond the default is what it measures, never a
     # regression
     if aa:
-        return INCOMPLETE if compare.incomplete(data) else OK
-    return compare.exit_status(data)
+        return INCOMPLETE if gate.incomplete(data) else OK
+    return gate.exit_status(data)
 
 
 def window_aa(args, argv, conf, repo, settings, name, info):
@@ -227,10 +218,10 @@ def window_aa(args, argv, conf, repo, settings, name, info):
         info=info,
         progress=log,
     )
-    record = compare.window_calibration_record(kept.found, args.window)
-    for line in compare.window_aa_lines(kept.found, records.calibration(RESULTS / name)):
+    record = gate.window_calibration_record(kept.found, args.window)
+    for line in gate.window_aa_lines(kept.found, records.calibration(RESULTS / name)):
         log(line)
-    status = INCOMPLETE if any(compare.incomplete(d) for d in kept.found) else OK
+    status = INCOMPLETE if any(gate.incomplete(d) for d in kept.found) else OK
     if kept.reused == kept.blocks:
         log(f"calibration: nothing measured now ({out} holds this window): recorded when measured")
         return status
@@ -256,24 +247,24 @@ def passes_after(args, data, report, settings, out):
     if not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
         data["imports"] = imports.measure_sides(report.sides, progress=log)
-        text = compare.write(out, data)
+        text = gate.write(out, data)
     if not args.no_instructions:
         data["instructions"] = instructions_both(report, settings, args.bench, out)
-        text = compare.write(out, data)
+        text = gate.write(out, data)
     return text
 
 
 def count_both(report, settings, bench, out, cupti=()):
     """The counting pass after the timing: {"base": record, "head": record} of both builds' work per
     call, or {"error": why} when it could not run (the timing stands either way)."""
-    names = compare.case_names(bench, settings.benchmark_dir)
+    names = gate.case_names(bench, settings.benchmark_dir)
     log(f"counts: {len(names)} cases in both builds, one worker process each")
     try:
         sides = countpass.with_cupti(report.sides, cupti, WORK / "cupti", log)
         return countpass.measure(
             sides, names, log_dir=out / "logs", progress=log, benchmark_dir=settings.benchmark_dir
         )
-    except (paired.WorkerError, OSError, compare.CompareError) as exc:
+    except (paired.WorkerError, OSError, gate.CompareError) as exc:
         log(f"counts: not counted ({exc})")
         return {"error": str(exc)}
 
@@ -282,7 +273,7 @@ def instructions_both(report, settings, bench, out):
     """The instruction pass after the timing: {"base": record, "head": record, "functions": {case:
     {"base": rows, "head": rows}}} of both builds, the functions of the cases whose count moved; or
     {"error": why} where it could not run (the timing stands either way)."""
-    names = compare.case_names(bench, settings.benchmark_dir)
+    names = gate.case_names(bench, settings.benchmark_dir)
     try:
         found = instrpass.measure(
             report.sides, names, out=out / "instructions", progress=log, settings=settings

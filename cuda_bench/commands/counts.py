@@ -1,23 +1,12 @@
 """``cuda-bench counts REV [REV2]``: the work per call of every case (CUDA API calls by name, NVRTC
 calls, Python calls, C calls, net memory blocks) at one or two commits, counted in a pass of its own
-(``cuda_bench.countpass``); with two, what changed."""
+(``cuda_bench.compare.countpass``); with two, what changed."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-from cuda_bench import (
-    asvrun,
-    compare,
-    counts,
-    counts_read,
-    imports,
-    instrpass,
-    instructions_read,
-    paired,
-    records,
-)
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -31,9 +20,13 @@ from cuda_bench.commands.common import (
     paired_context,
     this_machine,
 )
-from cuda_bench.countpass import measure, with_cupti, write
-from cuda_bench.paths import BENCHMARKS, RESULTS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK, worst
+from cuda_bench.compare import gate, instrpass, paired
+from cuda_bench.compare.countpass import measure, with_cupti, write
+from cuda_bench.foundations import counts
+from cuda_bench.foundations.paths import BENCHMARKS, RESULTS, WORK, label
+from cuda_bench.foundations.status import INCOMPLETE, OK, worst
+from cuda_bench.results import counts_read, instructions_read, records
+from cuda_bench.run import asvrun, imports
 
 
 def add(sub):
@@ -99,11 +92,11 @@ def main(args, argv):
     name, info = this_machine(args)
     keep_out_of_the_history(args, info, "the counts are")
     conf, repo = paired_context(args)
-    names = compare.case_names(args.bench, BENCHMARKS)
+    names = gate.case_names(args.bench, BENCHMARKS)
     revs = [args.rev, *([args.rev2] if args.rev2 else [])]
     out = Path(args.out or WORK / "counts").resolve()
     start = time.monotonic()
-    envs = compare.environments(
+    envs = gate.environments(
         repo,
         revs,
         asvrun.bindings_of(conf),
@@ -217,8 +210,8 @@ def instruction_counts(args, argv, sides, names, out, info, name):
 
 
 def keep_imports(sides, name, out, args, argv, info):
-    """What ``import cuda.core`` imports at each revision (``cuda_bench.imports``), written beside
-    its counts (REV/imports.json) and, unless --no-write, appended to
+    """What ``import cuda.core`` imports at each revision (``cuda_bench.run.imports``), written
+    beside its counts (REV/imports.json) and, unless --no-write, appended to
     results/<machine>/imports.jsonl: the exit status, INCOMPLETE where a revision could not be
     measured or recorded."""
     status = OK

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import asvrun, machine
 from cuda_bench.commands.common import OUTSIDE, log, machine_option, repo_option, without_gpu
-from cuda_bench.paths import LOCAL_SETTINGS
-from cuda_bench.status import OK
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.paths import LOCAL_SETTINGS
+from cuda_bench.foundations.status import OK
+from cuda_bench.run import asvrun
 
 
 def add(sub):
@@ -18,7 +19,7 @@ def add(sub):
         description="record this machine (GPU name, driver, CUDA version, compute capability, CPU) "
         "in asv's machine file and write .asv/local.json: the local cuda-python clone and the "
         "machine name that every cuda-bench and asv command of this checkout then uses (through "
-        "the project's asv plugin, cuda_bench/asv_plugin.py)",
+        "the project's asv plugin, cuda_bench/publish/asv_plugin.py)",
     )
     repo_option(
         p,

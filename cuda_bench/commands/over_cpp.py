@@ -3,7 +3,6 @@ process."""
 
 from __future__ import annotations
 
-from cuda_bench import compare, overcpp, paired
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
@@ -13,7 +12,8 @@ from cuda_bench.commands.common import (
     settings_of,
     this_machine,
 )
-from cuda_bench.paths import RESULTS, WORK, label
+from cuda_bench.compare import gate, overcpp, paired
+from cuda_bench.foundations.paths import RESULTS, WORK, label
 
 
 def add(sub):
@@ -47,7 +47,7 @@ def main(args, argv):
     settings = settings_of(args)
     # said before anything is built or recorded
     if not overcpp.items_of(args.bench, settings.benchmark_dir):
-        raise compare.CompareError(
+        raise gate.CompareError(
             f"nothing to time over C++: {list(args.bench)} match no case with a C++ twin"
         )
     name, info = this_machine(args)

@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, carry, history, machine, plan
+from cuda_bench.build import carry
 from cuda_bench.commands.common import (
     asv_options,
     at_least,
@@ -20,8 +20,12 @@ from cuda_bench.commands.common import (
     positive,
     this_machine,
 )
-from cuda_bench.paths import WORK
-from cuda_bench.status import OK, worst
+from cuda_bench.compare import plan
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.paths import WORK
+from cuda_bench.foundations.status import OK, worst
+from cuda_bench.results import history
+from cuda_bench.run import asvrun
 
 
 def add(sub):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from cuda_bench import asvrun, build
+from cuda_bench.build import environment
 from cuda_bench.commands.common import at_least, bindings_option, repo_option
-from cuda_bench.status import INCOMPLETE, OK
+from cuda_bench.foundations.status import INCOMPLETE, OK
+from cuda_bench.run import asvrun
 
 
 def add(sub):
@@ -48,5 +49,5 @@ def main(args, argv):
         or os.environ.get("CUDA_BENCH_BINDINGS")
         or asvrun.bindings_of(asvrun.load_conf())
     )  # what run and compare take unless told
-    made = build.prebuild(Path(repo).resolve(), args.revs, args.parallel, args.logs, bindings)
+    made = environment.prebuild(Path(repo).resolve(), args.revs, args.parallel, args.logs, bindings)
     return OK if all(r.get("ok") for r in made) else INCOMPLETE

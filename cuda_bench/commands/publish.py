@@ -8,10 +8,12 @@ import http.server
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, publish, results
 from cuda_bench.commands.common import log, repo_option
-from cuda_bench.paths import COMMITS, ROOT
-from cuda_bench.status import OK
+from cuda_bench.foundations.paths import COMMITS, ROOT
+from cuda_bench.foundations.status import OK
+from cuda_bench.publish import dashboard
+from cuda_bench.results import asv_files
+from cuda_bench.run import asvrun
 
 
 def add(sub):
@@ -44,14 +46,14 @@ def main(args, argv):
     conf = asvrun.derived_conf(args.repo, None, args.results_dir, None, need_repo=False)
     if args.repo:
         record_missing(args.repo, Path(json.loads(conf.read_text())["results_dir"]))
-    publish.publish(conf)
+    dashboard.publish(conf)
     return OK
 
 
 def record_missing(repo, results_dir):
     """Add to ``results_dir/commits.json`` what the pages say of each measured commit it lacks, from
     ``repo``."""
-    known = results.commits(results_dir, results.load_all(results_dir))  # those it lacks too
+    known = asv_files.commits(results_dir, asv_files.load_all(results_dir))  # those it lacks too
     missing = sorted(commit for commit, info in known.items() if not info["recorded"])
     if missing:
         found = asvrun.record_commits(repo, missing, results_dir / COMMITS.name)

@@ -8,9 +8,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cuda_bench import asvrun, overcpp_read, overview, read, readme, report
-from cuda_bench.paths import RESULTS, machine_dirs
-from cuda_bench.status import OK, REGRESSION
+from cuda_bench.foundations.paths import RESULTS, machine_dirs
+from cuda_bench.foundations.status import OK, REGRESSION
+from cuda_bench.publish import overview, read, readme, report
+from cuda_bench.results import overcpp_read
+from cuda_bench.run import asvrun
 
 
 def add(sub):

@@ -1,13 +1,14 @@
 """``cuda-bench run [RANGE]``: the main job; ``cuda-bench ladder``: every cuda-core release, then
 main's head.
 
-With a GPU, the commits are measured in one pass (``cuda_bench.window``): each built from source
-through the wheel cache and timed once, each paired with the commit before it (with the measured
-commits around them), asv's results files written from the same samples, and each counted
-(``cuda_bench.countpass``); then the newest is timed against C++ (``cuda_bench.overcpp``) and the
-dashboard is published. ``--asv-pass``, and every run without a GPU, times with asv's own run
-instead (without a GPU, outside the history), then pairs each newly measured commit with the
-previous measured one (``cuda_bench.steps``). The revisions are checked before anything is built.
+With a GPU, the commits are measured in one pass (``cuda_bench.compare.window``): each built from
+source through the wheel cache and timed once, each paired with the commit before it (with the
+measured commits around them), asv's results files written from the same samples, and each counted
+(``cuda_bench.compare.countpass``); then the newest is timed against C++
+(``cuda_bench.compare.overcpp``) and the dashboard is published. ``--asv-pass``, and every run
+without a GPU, times with asv's own run instead (without a GPU, outside the history), then pairs
+each newly measured commit with the previous measured one (``cuda_bench.compare.steps``). The
+revisions are checked before anything is built.
 """
 
 from __future__ import annotations
@@ -18,18 +19,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench import (
-    asvrun,
-    countpass,
-    history,
-    instrpass,
-    keep,
-    machine,
-    overcpp,
-    paired,
-    publish,
-    steps,
-)
 from cuda_bench.commands.common import (
     OUTSIDE,
     asv_options,
@@ -45,8 +34,13 @@ from cuda_bench.commands.common import (
     steps_hint,
     this_machine,
 )
-from cuda_bench.paths import COMMITS, RESULTS, no_gpu_results
-from cuda_bench.status import INCOMPLETE, OK, worst
+from cuda_bench.compare import countpass, instrpass, keep, overcpp, paired, steps
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.paths import COMMITS, RESULTS, no_gpu_results
+from cuda_bench.foundations.status import INCOMPLETE, OK, worst
+from cuda_bench.publish import dashboard
+from cuda_bench.results import history
+from cuda_bench.run import asvrun
 
 
 def add(sub):
@@ -167,8 +161,8 @@ def main(args, rest, argv):
         args.system_site,
     )
     conf = json.loads(config.read_text())
-    # without a GPU asv writes beside its environments (cuda_bench.asv_plugin), never into the
-    # history
+    # without a GPU asv writes beside its environments (cuda_bench.publish.asv_plugin), never into
+    # the history
     results_dir = Path(conf["results_dir"]) if gpu else no_gpu_results(conf["env_dir"])
     run = Run(
         args,
@@ -358,7 +352,7 @@ def finish(run, statuses, newest_commit):
             )
         # the history this run added to (results/, or --results-dir); a machine without a GPU adds
         # to none
-        publish.publish(
+        dashboard.publish(
             asvrun.derived_conf(
                 args.repo, None, run.results_dir if run.gpu else RESULTS, args.system_site
             )

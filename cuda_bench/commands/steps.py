@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, steps
 from cuda_bench.commands.common import (
     asv_options,
     command_line,
@@ -16,8 +15,11 @@ from cuda_bench.commands.common import (
     steps_hint,
     this_machine,
 )
-from cuda_bench.paths import no_gpu_results
-from cuda_bench.status import OK
+from cuda_bench.compare import steps
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.paths import no_gpu_results
+from cuda_bench.foundations.status import OK
+from cuda_bench.run import asvrun
 
 
 def add(sub):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cuda_bench import records
 from cuda_bench.commands.common import log
-from cuda_bench.paths import RESULTS, machine_dirs
-from cuda_bench.status import OK
+from cuda_bench.foundations.paths import RESULTS, machine_dirs
+from cuda_bench.foundations.status import OK
+from cuda_bench.results import records
 
 
 def add(sub):

@@ -1,14 +1,13 @@
-"""``cuda-bench window REV ...``: commits measured in one pass (``cuda_bench.window``): every commit
-timed once, each adjacent pair judged as a paired step, each commit's asv numbers from the same
-samples, then its work and instructions per call counted; all of it kept in the history (with a
-GPU), or, with ``--out``, in a folder alone (a proof, an A/A)."""
+"""``cuda-bench window REV ...``: commits measured in one pass (``cuda_bench.compare.window``):
+every commit timed once, each adjacent pair judged as a paired step, each commit's asv numbers from
+the same samples, then its work and instructions per call counted; all of it kept in the history
+(with a GPU), or, with ``--out``, in a folder alone (a proof, an A/A)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from cuda_bench import asvrun, keep, machine
 from cuda_bench.commands.common import (
     asv_options,
     block_option,
@@ -21,7 +20,10 @@ from cuda_bench.commands.common import (
     settings_of,
     this_machine,
 )
-from cuda_bench.paths import no_gpu_results
+from cuda_bench.compare import keep
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.paths import no_gpu_results
+from cuda_bench.run import asvrun
 
 
 def add(sub):

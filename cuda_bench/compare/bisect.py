@@ -35,10 +35,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from cuda_bench import paired
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
-from cuda_bench.text import interval
-from cuda_bench.window import BLOCK
+from cuda_bench.compare import paired
+from cuda_bench.compare.window import BLOCK
+from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION, worst
+from cuda_bench.foundations.text import interval
 
 #: a commit title's pull request, as GitHub's squash merges name it: "... (#1234)"
 PR = re.compile(r"\(#(\d+)\)\s*$")
@@ -52,7 +52,8 @@ FOUND, SPREAD, UNCONFIRMED, UNMEASURED, NOTHING = (
 )
 #: every answer a case can get, the one that decides first
 ANSWERS = (FOUND, SPREAD, UNCONFIRMED, UNMEASURED, NOTHING)
-#: each answer's exit status (``cuda_bench.status``): the command's is the worst over the cases
+#: each answer's exit status (``cuda_bench.foundations.status``): the command's is the worst over
+#: the cases
 STATUS = {
     FOUND: REGRESSION,
     SPREAD: REGRESSION,
@@ -306,7 +307,7 @@ def answered_text(told):
 def command_for(step, name, known):
     """The ``cuda-bench bisect`` that finds which commit of a flagged ``step`` made case ``name``
     slower, where the step spans several commits of main (their places in ``known``,
-    ``results.commits``); None where it joins adjacent commits (the head did it) or a place is
+    ``asv_files.commits``); None where it joins adjacent commits (the head did it) or a place is
     not known."""
     places = [(known.get(step[side]) or {}).get("position") for side in ("base", "head")]
     if None in places or places[1] - places[0] < 2:

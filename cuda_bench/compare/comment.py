@@ -1,23 +1,25 @@
 """Stage 4, compare: the pull-request comment (``summary.md``) of a paired record: the cases that
 changed first, each with the interval it rests on, then what was left out and where the time went.
-``cuda_bench.compare`` writes it beside the record."""
+``cuda_bench.compare.gate`` writes it beside the record."""
 
 from __future__ import annotations
 
 import re
 
-from cuda_bench import (
-    budgets,
-    calls,
-    counts,
-    counts_read,
-    imports,
-    instructions_read,
-    stats,
-    trees,
+from cuda_bench.build import trees
+from cuda_bench.compare.paired import counted, regressions
+from cuda_bench.foundations import calls, counts, stats
+from cuda_bench.foundations.text import (
+    PER_CALL,
+    code,
+    interval,
+    last_line,
+    per_call,
+    times,
+    unchanged,
 )
-from cuda_bench.paired import counted, regressions
-from cuda_bench.text import PER_CALL, code, interval, last_line, per_call, times, unchanged
+from cuda_bench.results import budgets, counts_read, instructions_read
+from cuda_bench.run import imports
 
 MARKER = "<!-- cuda-python-bench:compare -->"
 
@@ -286,7 +288,7 @@ def timing_of(data, name):
 
 def imports_section(data):
     """What ``import cuda.core`` imports differently at the head (``data["imports"]``: {"base":
-    record, "head": record}, ``cuda_bench.imports``): the modules a change added or made slower,
+    record, "head": record}, ``cuda_bench.run.imports``): the modules a change added or made slower,
     beside the cold-start cases' paired verdicts; or why it was not measured."""
     found = data.get("imports") or {}
     base, head = found.get("base") or {}, found.get("head") or {}
@@ -305,8 +307,9 @@ def imports_section(data):
 
 def work_section(data):
     """The comment's lines on the work per call that changed, where ``data`` carries both commits'
-    counts (``data["counts"]``: {"base": record, "head": record}, ``cuda_bench.counts``): each case
-    whose counts differ, beside its timing verdict, flagged or not."""
+    counts (``data["counts"]``: {"base": record, "head": record},
+    ``cuda_bench.foundations.counts``): each case whose counts differ, beside its timing verdict,
+    flagged or not."""
     found = data.get("counts") or {}
     base, head = found.get("base"), found.get("head")
     if not base or not head:
@@ -344,9 +347,9 @@ def work_section(data):
 def instructions_section(data):
     """The comment's lines on instructions per call, where ``data`` carries both builds' counts
     (``data["instructions"]``: {"base": record, "head": record, "functions": {case: {"base": rows,
-    "head": rows}}}, ``cuda_bench.instrpass``): each case whose count moved beyond its spread or
-    whose time was flagged, "+N instructions per call (+x %)" beside its timing verdict and what
-    the two say together, with the functions whose counts changed most."""
+    "head": rows}}}, ``cuda_bench.compare.instrpass``): each case whose count moved beyond its
+    spread or whose time was flagged, "+N instructions per call (+x %)" beside its timing verdict
+    and what the two say together, with the functions whose counts changed most."""
     found = data.get("instructions") or {}
     base, head = found.get("base"), found.get("head")
     title = ["", "#### Instructions per call"]

@@ -1,4 +1,4 @@
-"""Stage 4, compare: what each part of a plan (``cuda_bench.plan``) costs on one machine, in
+"""Stage 4, compare: what each part of a plan (``cuda_bench.compare.plan``) costs on one machine, in
 seconds: a window's pass per case and build, asv's run and a paired step per case, the counting
 pass per case and commit, each from the machine's own records where it has some, else from
 :data:`DEFAULTS`; a package's build, scaled by the machine's cores.
@@ -11,8 +11,9 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench import records, results, suite
-from cuda_bench.paths import result_files
+from cuda_bench.foundations import suite
+from cuda_bench.foundations.paths import result_files
+from cuda_bench.results import asv_files, records
 
 #: seconds when this machine has no record to say: per case of the suite for asv's run (H200: 75-84
 #: s for 153 cases), a whole-suite paired step (H100: 116 s for 164 cases) and the counting pass;
@@ -67,13 +68,13 @@ def costs(results_dir, machine_name, cases=None, cores=None):
     folder = Path(results_dir) / machine_name
     asv = []
     for path in result_files(folder):
-        data = results.load(path)
+        data = asv_files.load(path)
         if data is None or "duration" not in data["result_columns"]:
             continue
         column = data["result_columns"].index("duration")
         spent = sum(row[column] or 0 for row in data["results"].values() if len(row) > column)
         spent += sum((data.get("durations") or {}).values())
-        measured = sum(1 for value in results.values(data).values() if value is not None)
+        measured = sum(1 for value in asv_files.values(data).values() if value is not None)
         if measured >= WHOLE:
             asv.append(spent / measured)
 

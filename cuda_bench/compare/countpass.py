@@ -1,8 +1,8 @@
-"""The counting pass: every case's work per call (``cuda_bench.counts``, what each worker runs)
-counted in worker processes of built environments, and its record written (counts.json, counts.md)
-and kept (``results/<machine>/counts.jsonl``). ``cuda-bench counts`` runs it on the commits it is
-given, ``cuda-bench compare`` on both builds after the timing, ``cuda-bench run`` on each commit it
-measured."""
+"""The counting pass: every case's work per call (``cuda_bench.foundations.counts``, what each
+worker runs) counted in worker processes of built environments, and its record written (counts.json,
+counts.md) and kept (``results/<machine>/counts.jsonl``). ``cuda-bench counts`` runs it on the
+commits it is given, ``cuda-bench compare`` on both builds after the timing, ``cuda-bench run`` on
+each commit it measured."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import asvrun, compare, counts, counts_read, imports, machine, paired, steps
-from cuda_bench.paths import BENCHMARKS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK, worst
+from cuda_bench.compare import gate, paired, steps
+from cuda_bench.foundations import counts, machine
+from cuda_bench.foundations.paths import BENCHMARKS, WORK, label
+from cuda_bench.foundations.status import INCOMPLETE, OK, worst
+from cuda_bench.results import counts_read
+from cuda_bench.run import asvrun, imports
 
 WARMUP = (
     "the case's setup (its body once), then one uncounted run of the counted size: the first "
@@ -40,7 +43,7 @@ def wheels_of(paths):
     missing = [str(p) for p in found if not p.is_file()]
     if missing or not found:
         named = ", ".join(missing) or ", ".join(map(str, paths))
-        raise compare.CompareError(f"--cupti: no wheel at {named}")
+        raise gate.CompareError(f"--cupti: no wheel at {named}")
     return found
 
 
@@ -78,7 +81,7 @@ def with_cupti(sides, wheels, folder, progress=say):
             )
             if done.returncode:
                 said = (done.stderr or done.stdout).strip().splitlines()[-1:]
-                raise compare.CompareError(
+                raise gate.CompareError(
                     f"--cupti: {side.python} could not install {', '.join(map(str, files))}: {said}"
                 )
             (target / ".installed").write_text(json.dumps([f.name for f in files]) + "\n")
@@ -275,7 +278,7 @@ def merged(parts, names):
 
 def write(out_dir, record):
     """counts.json and counts.md (the table) into ``out_dir``; the table."""
-    return compare.write_files(out_dir, record, "counts", counts_read.markdown)
+    return gate.write_files(out_dir, record, "counts", counts_read.markdown)
 
 
 def record_commits(
@@ -297,7 +300,7 @@ def record_commits(
     status: INCOMPLETE when a commit could not be counted or recorded, else OK."""
     out = WORK / "counts"
     try:
-        envs = compare.environments(
+        envs = gate.environments(
             repo,
             list(commits),
             asvrun.bindings_of(conf),
@@ -319,7 +322,7 @@ def record_commits(
         progress(f"counts not made: {exc}")
         return INCOMPLETE
     status = OK
-    names = compare.case_names([], BENCHMARKS)
+    names = gate.case_names([], BENCHMARKS)
     counted = count_parallel(
         sides,
         names,
@@ -353,7 +356,7 @@ def record_commits(
 
 
 def keep_imports(sides, folder, out, command, info, progress):
-    """What ``import cuda.core`` imports at each side's commit (``cuda_bench.imports``), kept in
+    """What ``import cuda.core`` imports at each side's commit (``cuda_bench.run.imports``), kept in
     ``folder``'s imports.jsonl (and out/REV/imports.json): the exit status, INCOMPLETE where a
     commit could not be measured or recorded."""
     found = imports.measure_sides(sides, command=command, machine_info=info, progress=progress)

@@ -1,6 +1,6 @@
 """Stage 4, compare: two commits measured by the paired engine, and what the tool says about them.
 
-Three uses of one engine (``cuda_bench.paired``):
+Three uses of one engine (``cuda_bench.compare.paired``):
 
 * the pull-request gate, ``cuda-bench compare BASE HEAD``: a comment that leads with the cases that
   changed, each with its ratio and interval; exit status 1 only for a regression, a case whose whole
@@ -8,13 +8,14 @@ Three uses of one engine (``cuda_bench.paired``):
 * calibration, ``cuda-bench aa COMMIT``: the same build on both sides; the farthest each case's
   interval strays from 1 sets that case's threshold on this machine
   (``results/<machine>/calibration.jsonl``);
-* the history (``cuda_bench.steps``): each newly measured commit paired with the previous measured
-  one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags from.
+* the history (``cuda_bench.compare.steps``): each newly measured commit paired with the previous
+  measured one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags
+  from.
 
 Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the
 ratio, the interval and the verdict; after a pull-request comparison, both commits' work per call
-(``counts``: counted in a pass of its own, ``cuda_bench.countpass``), and the comment names each
-case whose work changed.
+(``counts``: counted in a pass of its own, ``cuda_bench.compare.countpass``), and the comment names
+each case whose work changed.
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, budgets, build, comment, machine, paired, stats, toolkit, trees
-from cuda_bench.paired import regressions
-from cuda_bench.paths import PAIRED_ENVS, label
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION
-from cuda_bench.suite import cases as suite_cases
-from cuda_bench.text import interval
+from cuda_bench.build import environment, toolkit, trees
+from cuda_bench.compare import comment, paired
+from cuda_bench.compare.paired import regressions
+from cuda_bench.foundations import machine, stats
+from cuda_bench.foundations.paths import PAIRED_ENVS, label
+from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION
+from cuda_bench.foundations.suite import cases as suite_cases
+from cuda_bench.foundations.text import interval
+from cuda_bench.results import budgets
+from cuda_bench.run import asvrun
 
 #: what the gate does on a machine without a GPU (``suite.without_gpu``: the command's first line)
 WITHOUT_GPU = (
@@ -66,7 +71,7 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
         progress(
             f"compare: environment for {commit[:9]} ({'reused' if ready else 'building'}: {path})"
         )
-        record = build.environment(
+        record = environment.environment(
             repo,
             commit,
             path,
@@ -352,10 +357,11 @@ def incomplete(data):
 
 
 def exit_status(data):
-    """A paired record's exit status (``cuda_bench.status``): REGRESSION (1): a regression (a call
-    the change took over its budget is one: ``budgets.against_base`` takes a call over only where
-    the step flags its case slower); INCOMPLETE (2): a case failed (an error, a dead worker) or lost
-    some process pairs; OK (0): none of these (a case one build skips is listed, not failed)."""
+    """A paired record's exit status (``cuda_bench.foundations.status``): REGRESSION (1): a
+    regression (a call the change took over its budget is one: ``budgets.against_base`` takes a call
+    over only where the step flags its case slower); INCOMPLETE (2): a case failed (an error, a dead
+    worker) or lost some process pairs; OK (0): none of these (a case one build skips is listed, not
+    failed)."""
     if regressions(data):
         return REGRESSION
     return INCOMPLETE if incomplete(data) else OK

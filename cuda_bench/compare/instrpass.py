@@ -1,9 +1,10 @@
-"""The instruction pass: every case's instructions per call (``cuda_bench.instructions``) counted
-in worker processes run under valgrind's callgrind, many at once, and its record written
-(instructions.json, instructions.md, the functions of each case) and kept
-(``results/<machine>/instructions.jsonl``). ``cuda-bench counts`` runs it after the counting pass,
-``cuda-bench compare`` after the timing, ``cuda-bench run`` and ``window`` on each commit they
-measured; ``--no-instructions`` skips it, and a machine without valgrind says why and goes on.
+"""The instruction pass: every case's instructions per call
+(``cuda_bench.foundations.instructions``) counted in worker processes run under valgrind's
+callgrind, many at once, and its record written (instructions.json, instructions.md, the functions
+of each case) and kept (``results/<machine>/instructions.jsonl``). ``cuda-bench counts`` runs it
+after the counting pass, ``cuda-bench compare`` after the timing, ``cuda-bench run`` and ``window``
+on each commit they measured; ``--no-instructions`` skips it, and a machine without valgrind says
+why and goes on.
 
 Each case is counted in :data:`LAYOUTS` processes, each started with an environment of another size
 (:data:`PADS`): that moves where the interpreter's objects lie, and with them how often its caches
@@ -23,19 +24,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench import (
-    asvrun,
-    callgrind,
-    compare,
-    counts_read,
-    instructions,
-    instructions_read,
-    machine,
-    paired,
-    steps,
-)
-from cuda_bench.paths import BENCHMARKS, WORK, label
-from cuda_bench.status import INCOMPLETE, OK
+from cuda_bench.compare import gate, paired, steps
+from cuda_bench.foundations import callgrind, instructions, machine
+from cuda_bench.foundations.paths import BENCHMARKS, WORK, label
+from cuda_bench.foundations.status import INCOMPLETE, OK
+from cuda_bench.results import counts_read, instructions_read
+from cuda_bench.run import asvrun
 
 LAYOUTS = 5
 #: the size of the environment variable that gives each layout's process its own layout
@@ -287,7 +281,7 @@ def record_of(side, parts, names, version, seconds):
 def write(out_dir, record, functions):
     """instructions.json, instructions.md (the table) and instructions-functions.json (each case's
     functions per call) into ``out_dir``; the table."""
-    text = compare.write_files(out_dir, record, "instructions", instructions_read.markdown)
+    text = gate.write_files(out_dir, record, "instructions", instructions_read.markdown)
     (Path(out_dir) / "instructions-functions.json").write_text(json.dumps(functions) + "\n")
     return text
 
@@ -304,7 +298,7 @@ def record_commits(repo, commits, *, conf, machine_name, results_dir, command=No
         return OK
     out = WORK / "instructions"
     try:
-        envs = compare.environments(
+        envs = gate.environments(
             repo,
             list(commits),
             asvrun.bindings_of(conf),
@@ -317,7 +311,7 @@ def record_commits(repo, commits, *, conf, machine_name, results_dir, command=No
             paired.Side(f"rev{i}", c, envs[c]["commit"], envs[c]["python"], record=envs[c])
             for i, c in enumerate(commits)
         ]
-        names = compare.case_names([], BENCHMARKS)
+        names = gate.case_names([], BENCHMARKS)
         found = measure(
             sides, names, out=out, jobs=jobs, progress=progress, command=command,
             machine_info=info,

@@ -1,9 +1,9 @@
-"""Stage 4, compare: a one-pass window (``cuda_bench.onepass``) kept as it is measured, block by
-block: into the history of a machine (:func:`into_history`: each step's record, each new commit's
-asv results file, its build, what the pages say of it, then its work and instructions per call) or
-into a folder (:func:`into_folder`: a proof, an A/A, a bisect's round). A block is written as soon
-as it is measured, so a call cut at its time limit keeps every block it finished; the same command
-run again measures only the blocks not kept yet, and says how many were.
+"""Stage 4, compare: a one-pass window (``cuda_bench.compare.onepass``) kept as it is measured,
+block by block: into the history of a machine (:func:`into_history`: each step's record, each new
+commit's asv results file, its build, what the pages say of it, then its work and instructions per
+call) or into a folder (:func:`into_folder`: a proof, an A/A, a bisect's round). A block is written
+as soon as it is measured, so a call cut at its time limit keeps every block it finished; the same
+command run again measures only the blocks not kept yet, and says how many were.
 """
 
 from __future__ import annotations
@@ -14,23 +14,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench import (
-    asvrun,
-    compare,
-    countpass,
-    history,
-    instrpass,
-    onepass,
-    paired,
-    process,
-    records,
-    results,
-    steps,
-    trees,
-)
-from cuda_bench.paths import COMMITS, WORK
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
-from cuda_bench.text import interval
+from cuda_bench.build import trees
+from cuda_bench.compare import countpass, gate, instrpass, onepass, paired, steps
+from cuda_bench.foundations import process
+from cuda_bench.foundations.paths import COMMITS, WORK
+from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION, worst
+from cuda_bench.foundations.text import interval
+from cuda_bench.results import asv_files, history, records
+from cuda_bench.run import asvrun
 
 
 @dataclass
@@ -156,7 +147,7 @@ def write_whole_window(out, commits, folders):
         for entry in block["per_commit"]:
             per_commit.setdefault(entry["commit"], entry)
     for i, data in enumerate(found):
-        compare.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
+        gate.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
     whole = {
         "commits": commits,
         "revs": commits,
@@ -177,7 +168,7 @@ def write(out, measured, found, asked=None):
     measured for (``asked``: :func:`what_was_asked`)."""
     out = Path(out)
     for i, data in enumerate(found):
-        compare.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
+        gate.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
     per_commit = [
         {
             "commit": commit,
@@ -209,9 +200,10 @@ def write(out, measured, found, asked=None):
 
 # --- into the history -----------------------------------------------------------------------------
 def build_record(env_record, conf_env):
-    """``builds.jsonl``'s record of a commit from its environment's record (``build.environment``),
-    as ``asvrun.record_builds`` writes one for an asv environment: ``conf_env`` is asv's
-    environment of the results (its ``hashname``, ``env_vars``, ``python``)."""
+    """``builds.jsonl``'s record of a commit from its environment's record
+    (``environment.environment``), as ``asvrun.record_builds`` writes one for an asv environment:
+    ``conf_env`` is asv's environment of the results (its ``hashname``, ``env_vars``,
+    ``python``)."""
     row = dict(env_record["build"])
     row.update(
         installed=env_record.get("installed"),
@@ -239,7 +231,7 @@ def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, 
     for data in found:
         where = f"{data['base'][:12]}-{data['head'][:12]}"
         here = Path(out) / "steps" / where
-        compare.write(here, data)
+        gate.write(here, data)
         ok &= steps.record_or_say(
             folder,
             "step",
@@ -248,17 +240,17 @@ def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, 
             f"step {data['base'][:9]} -> {data['head'][:9]}",
         )
     new = [c for c in dict.fromkeys(measured.commits) if c not in before]
-    env = results.asv_environment(conf_path)
+    env = asv_files.asv_environment(conf_path)
     asvrun.keep_builds(folder, [build_record(measured.envs[c], env) for c in new])
     # an edge's builds.jsonl row stays; a tree it compiled again (an empty wheel cache) is a
     # compile of its own, as every rebuild is
     edges = [c for c in dict.fromkeys(measured.commits) if c in before]
     asvrun.keep_compiles(folder, [build_record(measured.envs[c], env) for c in edges])
     described, _ = asvrun.describe_commits(repo, measured.commits)
-    suite = results.asv_suite(conf_path)
+    suite = asv_files.asv_suite(conf_path)
     for commit, side in zip(measured.commits, measured.per_commit):
         if side.samples:
-            results.save_asv(
+            asv_files.save_asv(
                 conf_path,
                 suite,
                 machine_name,
@@ -323,7 +315,7 @@ def into_history(
     progress(f"window: {len(commits)} commits, oldest first: " + " ".join(c[:9] for c in commits))
     out = WORK / "windows" / time.strftime("%Y%m%dT%H%M%S")
     into = Into(repo, commits, config, Path(results_dir) / machine_name, before, out, progress)
-    names = compare.case_names(bench, settings.benchmark_dir)
+    names = gate.case_names(bench, settings.benchmark_dir)
     into.have = stepped(results_dir, machine_name, asvrun.bindings_of(conf), names)
     parts, reused, build_seconds, seconds = measure_kept(
         conf,

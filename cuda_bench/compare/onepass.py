@@ -1,8 +1,9 @@
-"""Stage 4, compare: commits measured in one pass (``cuda_bench.window``, the engine): each built
-into an environment of its own through the wheel cache, consecutive identical builds sharing one, a
-long window measured in blocks that share their edge commit (:func:`parts_of`), one pass a block;
-each adjacent pair's step record (:func:`step_records`), and the measured commits of main around a
-window (:func:`with_edges`). ``cuda_bench.keep`` writes each block as it is measured.
+"""Stage 4, compare: commits measured in one pass (``cuda_bench.compare.window``, the engine): each
+built into an environment of its own through the wheel cache, consecutive identical builds sharing
+one, a long window measured in blocks that share their edge commit (:func:`parts_of`), one pass a
+block; each adjacent pair's step record (:func:`step_records`), and the measured commits of main
+around a window (:func:`with_edges`). ``cuda_bench.compare.keep`` writes each block as it is
+measured.
 """
 
 from __future__ import annotations
@@ -12,14 +13,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import (
-    asvrun,
-    compare,
-    paired,
-    records,
-    trees,
-)
-from cuda_bench.window import BLOCK, SideResult, blocks, run
+from cuda_bench.build import trees
+from cuda_bench.compare import gate, paired
+from cuda_bench.compare.window import BLOCK, SideResult, blocks, run
+from cuda_bench.results import records
+from cuda_bench.run import asvrun
 
 
 @dataclass
@@ -55,13 +53,13 @@ class Pass:
 
 
 def runs_of_builds(repo, commits, bindings):
-    """The window's commits in runs of identical builds (``compare.identical``: consecutive
+    """The window's commits in runs of identical builds (``gate.identical``: consecutive
     different commits whose packages build the same wheels share one build and are never measured
     against each other); a commit listed twice in a row is two runs, an A/A. [[index, ...]]."""
     runs = [[0]]
     for k in range(1, len(commits)):
         a, b = commits[k - 1], commits[k]
-        if a != b and compare.identical(compare.built_from(repo, a, b, bindings)):
+        if a != b and gate.identical(gate.built_from(repo, a, b, bindings)):
             runs[-1].append(k)
         else:
             runs.append([k])
@@ -93,9 +91,9 @@ def measure_parts(
     if not needed:
         return 0.0
     bindings = asvrun.bindings_of(conf)
-    names = compare.case_names(bench, settings.benchmark_dir)
+    names = gate.case_names(bench, settings.benchmark_dir)
     begun = time.monotonic()
-    envs = compare.environments(
+    envs = gate.environments(
         repo,
         needed,
         bindings,
@@ -200,7 +198,7 @@ def links_of(repo, revs, commits, bindings, run_of, measured, sides):
         link = Link(
             commits[k],
             commits[k + 1],
-            compare.built_from(repo, commits[k], commits[k + 1], bindings),
+            gate.built_from(repo, commits[k], commits[k + 1], bindings),
         )
         ra, rb = run_of[k], run_of[k + 1]
         if ra != rb:
@@ -241,8 +239,8 @@ def pooled(measured, sides, side_of):
 
 
 def step_records(measured, repo, *, bindings, settings, command, info):
-    """The step record of each :class:`Link` of a :class:`Pass` (``compare.summary``'s, as a paired
-    step's): identical builds as ``compare.identical_summary`` has them, a measured one with
+    """The step record of each :class:`Link` of a :class:`Pass` (``gate.summary``'s, as a paired
+    step's): identical builds as ``gate.identical_summary`` has them, a measured one with
     ``window`` saying which pass and block measured it; its ``seconds`` are its share of its
     block's."""
     tags = asvrun.release_tags(repo)
@@ -252,7 +250,7 @@ def step_records(measured, repo, *, bindings, settings, command, info):
             [tags[link.base], tags[link.head]] if link.base in tags and link.head in tags else None
         )
         if link.report is None:
-            data = compare.identical_summary(
+            data = gate.identical_summary(
                 repo,
                 link.base,
                 link.head,
@@ -264,9 +262,7 @@ def step_records(measured, repo, *, bindings, settings, command, info):
                 info,
             )
         else:
-            data = compare.summary(
-                link.report, "step", (), None, command, info, link.built_from
-            ) | {
+            data = gate.summary(link.report, "step", (), None, command, info, link.built_from) | {
                 "bindings": bindings,
                 "window": {
                     "commits": measured.commits,

@@ -21,13 +21,15 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import comment, compare, machine, paired, process, records, stats
-from cuda_bench.names import cpp_id, is_control, split_case
-from cuda_bench.overcpp_read import repeat_note, slow_run_note
-from cuda_bench.status import INCOMPLETE, OK
-from cuda_bench.suite import cases as suite_cases
-from cuda_bench.suite import twin_ids
-from cuda_bench.text import TARGET_NS, fmt_ns, last_line, times
+from cuda_bench.compare import comment, gate, paired
+from cuda_bench.foundations import machine, process, stats
+from cuda_bench.foundations.names import cpp_id, is_control, split_case
+from cuda_bench.foundations.status import INCOMPLETE, OK
+from cuda_bench.foundations.suite import cases as suite_cases
+from cuda_bench.foundations.suite import twin_ids
+from cuda_bench.foundations.text import TARGET_NS, fmt_ns, last_line, times
+from cuda_bench.results import records
+from cuda_bench.results.overcpp_read import repeat_note, slow_run_note
 
 
 def log(message):
@@ -138,7 +140,7 @@ def items_of(bench, benchmark_dir):
     twins = twin_ids(benchmark_dir)
     items = [
         (name, cpp_id(*split_case(name)))
-        for name in compare.case_names(bench, benchmark_dir)
+        for name in gate.case_names(bench, benchmark_dir)
         if not is_control(name)
     ]
     return [(name, twin) for name, twin in items if twins is None or twin in twins]
@@ -177,11 +179,11 @@ def measure(
     settings = settings or paired.Settings.over_cpp()
     items = items_of(bench, settings.benchmark_dir)
     if not items:
-        raise compare.CompareError(
+        raise gate.CompareError(
             f"nothing to time over C++: {list(bench)} match no case with a C++ twin"
         )
     start = time.monotonic()
-    env = compare.environments(repo, [rev], bindings, requirements, system_site, log_dir, progress)[
+    env = gate.environments(repo, [rev], bindings, requirements, system_site, log_dir, progress)[
         rev
     ]
     built = round(time.monotonic() - start, 1)
@@ -238,7 +240,7 @@ def write_groups(path, record, groups, process_cores=None):
 
 def write_files(out_dir, data):
     """over-cpp.json and over-cpp.md into ``out_dir``; the Markdown."""
-    return compare.write_files(out_dir, data, "over-cpp", markdown)
+    return gate.write_files(out_dir, data, "over-cpp", markdown)
 
 
 def markdown(data, target_ns=TARGET_NS):
@@ -318,14 +320,15 @@ def measure_and_record(
     measurement is kept whatever happens next), then append the record to the history (``write``),
     then say how it reads against the machine's earlier runs (:func:`judge`). The exit status:
     INCOMPLETE when not measured, not recorded, or measured without some cases; else OK."""
-    from cuda_bench import asvrun, steps
+    from cuda_bench.compare import steps
+    from cuda_bench.run import asvrun
 
     out = Path(out or asvrun.WORK / "over-cpp" / commit[:12]).resolve()
     try:
         if not items_of(bench, settings.benchmark_dir):
             log(f"over C++: nothing to time ({list(bench)} match no case with a C++ twin)")
             return OK, None
-    except compare.CompareError:  # -b matches no case at all
+    except gate.CompareError:  # -b matches no case at all
         log(f"over C++: nothing to time ({list(bench)} match no case)")
         return OK, None
     try:
@@ -364,4 +367,4 @@ def measure_and_record(
         where = Path(results_dir) / machine_name / records.FILES["over-cpp"]
         log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {where}")
     judge(results_dir, machine_name, data, written=recorded)
-    return (INCOMPLETE if compare.incomplete(data) else OK), data
+    return (INCOMPLETE if gate.incomplete(data) else OK), data

@@ -1,15 +1,16 @@
 """Stage 4, compare: the paired engine. Two builds of cuda-python, every case, interleaved sample by
 sample.
 
-For each process pair, two workers (``cuda_bench.worker``), one per build, run on the same core with
-the same hash seed, each with a memory layout of its own (``Settings.layouts``: address-space
+For each process pair, two workers (``cuda_bench.run.worker``), one per build, run on the same core
+with the same hash seed, each with a memory layout of its own (``Settings.layouts``: address-space
 randomisation on, or off with "fixed", over C++'s default). For each case both set up the suite's
 own benchmark class, then take turns: A, B, B, A (one ABBA group), again and again for ``seconds``.
 A sample is ``calls`` calls of the operation (whole runs of the benchmark's unrolled body), sized so
 that a sample lasts about ``sample_ns`` (queued operations use their class's fixed batch and are
 drained after every sample, untimed). The machine's speed, which on the H200 VM changes by 2x for
-seconds at a time, is the same within a group and cancels in its ratio; ``cuda_bench.stats`` turns
-the groups into a ratio, an interval over process pairs and a verdict.
+seconds at a time, is the same within a group and cancels in its ratio;
+``cuda_bench.foundations.stats`` turns the groups into a ratio, an interval over process pairs and a
+verdict.
 
 Process pairs run concurrently, one per core (core 0 is left to the controller and the system where
 there are more than two). A pair is driven by its own process pinned to the pair's core, so the
@@ -33,11 +34,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import machine, process, stats, suite
-from cuda_bench.names import is_cold_start, is_control
-from cuda_bench.paths import BENCHMARKS, ROOT
-from cuda_bench.text import last_line
-from cuda_bench.worker import calls_for
+from cuda_bench.foundations import machine, process, stats, suite
+from cuda_bench.foundations.names import is_cold_start, is_control
+from cuda_bench.foundations.paths import BENCHMARKS, ROOT
+from cuda_bench.foundations.text import last_line
+from cuda_bench.run.worker import calls_for
 
 MAX_CALLS = 1 << 22
 # over C++: two runs of 60 processes agree within 5% on 89-100% of cases on one machine start
@@ -113,8 +114,8 @@ class WorkerError(RuntimeError):
 
 
 class Worker:
-    """A ``cuda_bench.worker`` process of one side, pinned to one core (``core`` None: not pinned);
-    its stderr goes to ``log``."""
+    """A ``cuda_bench.run.worker`` process of one side, pinned to one core (``core`` None: not
+    pinned); its stderr goes to ``log``."""
 
     def __init__(self, side, core, settings, log):
         self.side, self.core, self.log, self.timeout = side, core, Path(log), settings.timeout
@@ -124,7 +125,7 @@ class Worker:
             *settings.wrapper,
             side.python,
             "-m",
-            "cuda_bench.worker",
+            "cuda_bench.run.worker",
             *(["--core", str(core)] if core is not None else []),
             "--benchmark-dir",
             str(settings.benchmark_dir),
@@ -345,7 +346,7 @@ def kept(answers, failed, confidence=stats.CONFIDENCE):
     as a ``confidence`` interval needs (:func:`stats.fewest_pairs`) where the run had that many. The
     case is then measured from the rest, so one timeout on a busy machine does not throw away 44
     good pairs; the loss is reported next to it (``Report.lost``) and makes the run's exit status 2,
-    as an error does (``compare.exit_status``):
+    as an error does (``gate.exit_status``):
     a build that crashes now and then is a finding too."""
     good = [a for a in answers if not failed(a)]
     first = next((a for a in answers if failed(a)), None)

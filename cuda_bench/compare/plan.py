@@ -34,21 +34,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import (
-    asvrun,
-    compare,
-    history,
-    onepass,
-    process,
-    results,
-    toolkit,
-    trees,
-    window,
-)
-from cuda_bench.costs import DEFAULTS, OVERHEAD, Costs, costs  # noqa: F401 (the plan's costs)
-from cuda_bench.names import is_release_tag
-from cuda_bench.paths import result_files
-from cuda_bench.text import times
+from cuda_bench.build import toolkit, trees
+from cuda_bench.compare import gate, onepass, window
+from cuda_bench.compare.costs import DEFAULTS, OVERHEAD, Costs, costs  # noqa: F401 (the plan's costs)
+from cuda_bench.foundations import process
+from cuda_bench.foundations.names import is_release_tag
+from cuda_bench.foundations.paths import result_files
+from cuda_bench.foundations.text import times
+from cuda_bench.results import asv_files, history
+from cuda_bench.run import asvrun
 
 KINDS = ("head", "gap", "window", "counts", "release")
 #: seconds every item of a plan run within a call's time limit ends inside it
@@ -89,8 +83,8 @@ def machine_python(folder):
     (its cases' newest start, not its commit's date), or None (none yet: this interpreter's)."""
     newest, when = None, -1
     for path in result_files(folder):
-        data = results.load(path)
-        started = results.measured_at(data) if data is not None else None
+        data = asv_files.load(path)
+        started = asv_files.measured_at(data) if data is not None else None
         if started is not None and started > when:
             newest, when = data, started
     return (newest or {}).get("params", {}).get("python") or None
@@ -132,7 +126,7 @@ class Planner:
         wanted = self._env(bindings)
         found = set()
         for path in result_files(self.results_dir / self.machine_name):
-            data = results.load(path)
+            data = asv_files.load(path)
             if data is not None and (data.get("env_vars") or {}) == wanted:
                 found.add(data["commit_hash"])
         return found
@@ -149,7 +143,7 @@ class Planner:
 
     def _step(self, base, head, bindings):
         """(seconds, whether identical) of a paired step."""
-        if compare.identical(compare.built_from(self.repo, base, head, bindings)):
+        if gate.identical(gate.built_from(self.repo, base, head, bindings)):
             return 0.0, True
         return self.cost.part("step"), False
 

@@ -1,6 +1,6 @@
 """Stage 4, compare: the history's paired steps. Each newly measured commit against the previous
-measured one on the same machine (``cuda_bench.history`` finds them), a step the history lacks, and
-a flag measured again on another machine start (the recheck), each appended to
+measured one on the same machine (``cuda_bench.results.history`` finds them), a step the history
+lacks, and a flag measured again on another machine start (the recheck), each appended to
 ``results/<machine>/steps.jsonl``.
 
 What a step measured is never lost: its summary is written to the step's folder
@@ -15,15 +15,19 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import asvrun, comment, compare, history, machine, paired, records, suite, toolkit
-from cuda_bench.names import HARNESS
-from cuda_bench.paths import WORK
-from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
-from cuda_bench.text import interval, measurements, standing
+from cuda_bench.build import toolkit
+from cuda_bench.compare import comment, gate, paired
+from cuda_bench.foundations import machine, suite
+from cuda_bench.foundations.names import HARNESS
+from cuda_bench.foundations.paths import WORK
+from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION, worst
+from cuda_bench.foundations.text import interval, measurements, standing
+from cuda_bench.results import history, records
+from cuda_bench.run import asvrun
 
 # what measuring a step can raise that the user can act on (OSError: a full disk, a folder not
 # writable): the step is reported and the other steps still run
-MEASURE_ERRORS = (toolkit.BuildError, compare.CompareError, paired.WorkerError, OSError)
+MEASURE_ERRORS = (toolkit.BuildError, gate.CompareError, paired.WorkerError, OSError)
 
 
 def log(message):
@@ -80,7 +84,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             [tags[step.base], tags[step.head]] if step.base in tags and step.head in tags else None
         )
         try:
-            data, _ = compare.pair(
+            data, _ = gate.pair(
                 repo,
                 step.base,
                 step.head,
@@ -114,7 +118,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             continue
         try:
             # first: the measurement is kept whatever happens to the history
-            compare.write(out, data)
+            gate.write(out, data)
             kept_at = out / "summary.json"
         except OSError as exc:
             log(f"step {where}: its summary could not be written to {out} ({exc})")
@@ -130,7 +134,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             f"step {where}: {len(flagged)} regression(s)"
             + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged)
         )
-        incomplete = incomplete or compare.incomplete(data)
+        incomplete = incomplete or gate.incomplete(data)
     return worst([REGRESSION if flagged_any else OK, INCOMPLETE if incomplete else OK])
 
 

@@ -3,21 +3,23 @@ pair gets its ratio, interval and verdict from the same samples; each commit get
 from them too.
 
 A window is a list of builds, oldest first (``sides``). For each process group, one worker
-(``cuda_bench.worker``) per build runs on the same core, as a process pair's two do in the paired
-engine (``cuda_bench.paired``). Per case, every worker sets the case up once; then the group takes
-rounds: the builds in a shuffled order, then the same order reversed (a palindrome, A B C C B A),
-one sample each way. Within a round the two samples of every build sit at the same mean position, so
-a linear drift of the core's speed cancels between any two builds, as ABBA cancels it for two. A
-round of the adjacent builds i and i+1 is an ABBA group of theirs (``stats.group_ratio`` of their
-four samples), so every adjacent pair is judged exactly as a paired step is (``paired.judge``: the
-median over groups, the median over process groups with an order-statistic interval, the
-threshold), from rounds it shares with its neighbours. A group spends ``seconds`` times half the
-builds on a case, so an adjacent pair gets about as many groups as a paired step gives it.
+(``cuda_bench.run.worker``) per build runs on the same core, as a process pair's two do in the
+paired engine (``cuda_bench.compare.paired``). Per case, every worker sets the case up once; then
+the group takes rounds: the builds in a shuffled order, then the same order reversed (a palindrome,
+A B C C B A), one sample each way. Within a round the two samples of every build sit at the same
+mean position, so a linear drift of the core's speed cancels between any two builds, as ABBA cancels
+it for two. A round of the adjacent builds i and i+1 is an ABBA group of theirs
+(``stats.group_ratio`` of their four samples), so every adjacent pair is judged exactly as a paired
+step is (``paired.judge``: the median over groups, the median over process groups with an
+order-statistic interval, the threshold), from rounds it shares with its neighbours. A group spends
+``seconds`` times half the builds on a case, so an adjacent pair gets about as many groups as a
+paired step gives it.
 
 What a window saves over steps one by one: each build is started, set up and timed once per
 process group, instead of once per step it belongs to, and asv's own timing pass is not needed:
 every sample of a build is also a sample of its commit (:class:`WindowReport` ``per_side``), which
-``results.save_asv`` writes as asv's results file. ``cuda_bench.onepass`` measures commits with it.
+``asv_files.save_asv`` writes as asv's results file. ``cuda_bench.compare.onepass`` measures commits
+with it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import machine, paired, process, suite
+from cuda_bench.compare import paired
+from cuda_bench.foundations import machine, process, suite
 
 #: the builds one pass times at once, per core (a worker process each, all of them holding a CUDA
 #: context): a longer window is cut into blocks of this many consecutive builds, each block sharing

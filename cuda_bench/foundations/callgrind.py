@@ -1,6 +1,6 @@
-"""Valgrind's callgrind, as the instruction pass uses it (``cuda_bench.instructions``): the command
-a worker runs under, the client requests the worker makes, a dump file read into its counts per
-function, and names for the functions a stripped extension module leaves unnamed.
+"""Valgrind's callgrind, as the instruction pass uses it (``cuda_bench.foundations.instructions``):
+the command a worker runs under, the client requests the worker makes, a dump file read into its
+counts per function, and names for the functions a stripped extension module leaves unnamed.
 
 A worker runs under ``valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no``: nothing
 is instrumented while it imports, sets a case up and warms it up (the program runs about five times

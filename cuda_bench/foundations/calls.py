@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from cuda_bench import process
-from cuda_bench.paths import BENCHMARKS, WORK
+from cuda_bench.foundations import process
+from cuda_bench.foundations.paths import BENCHMARKS, WORK
 
 #: the parts of a ``needs`` name that say which module it is in, left out where a page names the
 #: call (the library column says it): ``core.Device.set_current`` -> ``Device.set_current``,
@@ -50,7 +50,7 @@ def suite_said(benchmark_dir=BENCHMARKS):
     except (OSError, ValueError, AttributeError, KeyError):
         pass
     try:
-        from cuda_bench import suite
+        from cuda_bench.foundations import suite
 
         classes = list(suite.benchmark_classes(benchmark_dir))
         from benchmarks._op import Op  # importable once the suite is
@@ -92,7 +92,7 @@ def of(name):
     """What one case (``bench_device.SetCurrent.time_set_current('core')``) uses, as
     :func:`declared` names it: ("Device.set_current",); () for a case the suite does not declare (a
     control, a benchmark it has dropped)."""
-    from cuda_bench.names import library_of, split_case
+    from cuda_bench.foundations.names import library_of, split_case
 
     try:
         benchmark = split_case(name)[0]

@@ -1,13 +1,13 @@
 """The work each call does: CUDA API calls by name, NVRTC calls, Python calls, C calls and net
 memory blocks per call of a case's timed body, counted in a pass of its own (never while timing),
-and the record of each (``cuda_bench.counts_read`` says what it means and how two differ).
+and the record of each (``cuda_bench.results.counts_read`` says what it means and how two differ).
 
 A timing verdict says that a call got slower, not why, and a change below a case's threshold passes
 unseen; most of cuda-python's latency fixes were about work that can be counted (fewer CUDA API
 calls, a lookup no longer repeated on every call, a stream no longer created per call). Counts have
 no noise and need no threshold: any difference between two commits is a difference of work.
 
-How a case is counted (:func:`count_work`, in a ``cuda_bench.worker`` after the case's own
+How a case is counted (:func:`count_work`, in a ``cuda_bench.run.worker`` after the case's own
 ``setup``):
 
 * **warm-up**: the case's setup has already run its body once (``benchmarks._op``); one more run of

@@ -1,10 +1,10 @@
 """Instructions per call: what the calling thread executes per call of a case's timed body, counted
-by valgrind's callgrind (``cuda_bench.callgrind``) in a worker process of its own, never while
-timing. It sees inside compiled code: a Cython method's own work, CPython's, the driver's code that
-runs in the calling thread, where the other counts (``cuda_bench.counts``) see only the calls that
-Python, CUPTI or the NVRTC module see.
+by valgrind's callgrind (``cuda_bench.foundations.callgrind``) in a worker process of its own, never
+while timing. It sees inside compiled code: a Cython method's own work, CPython's, the driver's code
+that runs in the calling thread, where the other counts (``cuda_bench.foundations.counts``) see only
+the calls that Python, CUPTI or the NVRTC module see.
 
-How a case is counted (:func:`count`, in a ``cuda_bench.worker`` run under callgrind, after the
+How a case is counted (:func:`count`, in a ``cuda_bench.run.worker`` run under callgrind, after the
 case's own ``setup``):
 
 * **warm-up**: :data:`WARMUP_BODIES` runs of the body (:data:`SLOW` ``warmup`` for an operation the
@@ -23,8 +23,8 @@ case's own ``setup``):
   specialise after 1, 2, 4, ... 4096 runs; a retry costs a hundred instructions or so per site
   and lands in one run of the many, which the median and the trimmed range leave out.
 
-The instruction pass (``cuda_bench.instrpass``) counts each case so in three processes of three
-memory layouts, and takes the median of theirs.
+The instruction pass (``cuda_bench.compare.instrpass``) counts each case so in three processes of
+three memory layouts, and takes the median of theirs.
 
 Standard library only: it runs inside benchmark environments (the paired workers).
 """
@@ -36,7 +36,7 @@ import os
 import statistics
 import types
 
-from cuda_bench import callgrind
+from cuda_bench.foundations import callgrind
 
 WARMUP_BODIES = 64
 #: (run lengths in bodies or batches, repeats, warm-up bodies) of an operation the suite times 100

@@ -18,7 +18,7 @@ CONTROLS = ("bench_cpp.", "bench_harness.")
 COLD_START = ("bench_coldstart.", "bench_cpp.FirstContext.")
 MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 # The library a form times is its first parameter; the distributions whose code its timed calls run,
-# named as the workers record their versions (cuda_bench.worker): cuda.core's calls go through
+# named as the workers record their versions (cuda_bench.run.worker): cuda.core's calls go through
 # cuda.bindings; CuPy comes as one of two distributions.
 TIMED_CODE = {
     "core": ("cuda-core", "cuda-bindings"),

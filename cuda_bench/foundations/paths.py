@@ -10,11 +10,12 @@ import os
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "asv.conf.json"
 BENCHMARKS = ROOT / "benchmarks"
 RESULTS = ROOT / "results"  # the history: real GPU runs only
-# per-operation budgets: what a call may cost over C++ and over cuda.bindings (cuda_bench.budgets)
+# per-operation budgets: what a call may cost over C++ and over cuda.bindings
+# (cuda_bench.results.budgets)
 BUDGETS = ROOT / "budgets.json5"
 DASHBOARD = ROOT / "dashboard"  # the site's own scripts and styles, and html/README.md
 # the JavaScript and CSS libraries asv's pages load, with their licences
@@ -29,7 +30,7 @@ PAIRED_ENVS = WORK / "paired"
 CACHE = Path.home() / ".cache" / "cuda-python-bench"
 
 # Next to asv's results files in results/<machine>/: line-per-record files that asv does not read
-# (it loads every *.json there as a results file). cuda_bench.records reads and writes them.
+# (it loads every *.json there as a results file). cuda_bench.results.records reads and writes them.
 BUILDS = "builds.jsonl"  # what each commit was built from, and how long it took
 STEPS = "steps.jsonl"  # the paired comparison of each newly measured commit with the previous one
 CALIBRATION = "calibration.jsonl"  # per-case thresholds from paired A/A runs on this machine
@@ -50,7 +51,8 @@ COMMITS = RESULTS / "commits.json"
 # set around the asv publish that cuda-bench publish runs: the project's asv plugin then leaves the
 # pages to it
 ASV_PAGES_ONLY = "CUDA_BENCH_ASV_PAGES_ONLY"
-# set in the asv a command runs (cuda_bench.asvrun.asv): an interrupt there is the command's to say
+# set in the asv a command runs (cuda_bench.run.asvrun.asv): an interrupt there is the command's to
+# say
 ASV_DRIVEN = "CUDA_BENCH_DRIVES_ASV"
 
 

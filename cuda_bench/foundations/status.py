@@ -1,9 +1,9 @@
 """The exit statuses every command returns (``cuda_bench.cli``), what each means, and how several
 make one.
 
-1 is a regression (or a call a change took over its budget: ``cuda_bench.budgets``) and nothing
-else, so that a pull-request check, a job scheduler or a script tells a failure to measure, a
-failure to start and an interruption from a slower build. Standard library only: the bottom stage,
+1 is a regression (or a call a change took over its budget: ``cuda_bench.results.budgets``) and
+nothing else, so that a pull-request check, a job scheduler or a script tells a failure to measure,
+a failure to start and an interruption from a slower build. Standard library only: the bottom stage,
 which every module may import.
 """
 

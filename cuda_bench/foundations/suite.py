@@ -21,8 +21,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda_bench.names import MODULE_PREFIX, case_name
-from cuda_bench.paths import BENCHMARKS
+from cuda_bench.foundations.names import MODULE_PREFIX, case_name
+from cuda_bench.foundations.paths import BENCHMARKS
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def counted(names, here):
 def without_gpu(consequence, benchmark_dir=BENCHMARKS):
     """What a command says first on a machine without a GPU: that there is none, what the command
     does without one (``consequence``), and how many of the suite's cases need one. Every command
-    and asv's own (``cuda_bench.asv_plugin``) say it in these words."""
+    and asv's own (``cuda_bench.publish.asv_plugin``) say it in these words."""
     found = list(cases(benchmark_dir).values())
     return (
         f"no GPU on this machine: {consequence} ({sum(map(needs_gpu, found))} of the suite's "

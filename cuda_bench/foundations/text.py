@@ -9,7 +9,7 @@ import math
 import re
 from datetime import datetime, timezone
 
-from cuda_bench.names import TIMED_CODE, library_of
+from cuda_bench.foundations.names import TIMED_CODE, library_of
 
 TARGET_NS = 1000  # cuda-python #1580: under 1 us over the same call from C++
 
@@ -20,7 +20,7 @@ def number(value):
 
 def asv_word(cell):
     """What a cell of the operations table says where asv's median is no number: "unreadable" (a
-    median no measurement can be: ``results.impossible``), "failed" (None) or "not measured"
+    median no measurement can be: ``asv_files.impossible``), "failed" (None) or "not measured"
     (skipped)."""
     if cell.get("unreadable"):
         return "unreadable"

@@ -1,7 +1,8 @@
 """The words of the pages and of docs/method.md that a cuda-python maintainer may not know, each in
 one line, written once: publish renders them as the dashboard's ``glossary.html``, which every page
 links to from its navigation bar, and they are docs/method.md's section "Words"
-(``python -m cuda_bench.words`` writes that section from here; a test checks that the two agree).
+(``python -m cuda_bench.foundations.words`` writes that section from here; a test checks that the
+two agree).
 
 An entry is plain text; a `backticked` part is code.
 """
@@ -199,7 +200,7 @@ SAID = {
 }
 
 SECTION = "## Words\n\n"  # docs/method.md's section of these entries, up to the next "## "
-METHOD_MD = Path(__file__).resolve().parent.parent / "docs" / "method.md"
+METHOD_MD = Path(__file__).resolve().parents[2] / "docs" / "method.md"
 
 
 def anchor(word):

@@ -1,6 +1,6 @@
 """Nothing asv measured is lost: a case a results file holds a measured value of, which a later run
 skipped or failed under the same benchmark version, keeps its value (the project's asv plugin
-restores it after every asv command that writes results, ``cuda_bench.asv_plugin``)."""
+restores it after every asv command that writes results, ``cuda_bench.publish.asv_plugin``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import math
 from pathlib import Path
 
-from cuda_bench.paths import machine_dirs, result_files
+from cuda_bench.foundations.paths import machine_dirs, result_files
 
 
 def measured(value):

@@ -14,17 +14,17 @@ names it in ``plugins``.
 * **No verdict on nothing**: ``asv compare`` stops with exit status 2, before asv's "not
   significantly changed", when no case was measured on both commits.
 * **The pull-request command decides by the paired engine**: ``asv continuous BASE HEAD`` times both
-  builds in turn, process pair by process pair (``cuda_bench.compare.gate``, what ``cuda-bench
+  builds in turn, process pair by process pair (``cuda_bench.compare.gate.gate``, what ``cuda-bench
   compare`` runs), prints the paired comment and exits with its status (1: a regression beyond its
-  interval and threshold, or a call the change took over its budget: ``cuda_bench.budgets``). asv's
-  own comparison of one unpaired run per commit flags noise on a machine whose speed moves; with
-  ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
+  interval and threshold, or a call the change took over its budget:
+  ``cuda_bench.results.budgets``). asv's own comparison of one unpaired run per commit flags noise
+  on a machine whose speed moves; with ``CUDA_BENCH_ASV_UNPAIRED=1`` it runs as asv has it.
 * **Publish from results/ alone**: ``asv publish`` reads commit order, dates and release tags from
   ``results/commits.json`` (:class:`ResultsRepo`), never from a clone or the network, each tag's
   name escaped for asv's graphs, which write it into the page as HTML; it draws one line per case
   across the whole history, whatever cuda-bindings environment measured each commit; and it adds the
-  project's pages, fed by the paired steps (``cuda_bench.publish.finish``), so that plain ``asv
-  publish`` shows what ``cuda-bench publish`` shows.
+  project's pages, fed by the paired steps (``cuda_bench.publish.dashboard.finish``), so that plain
+  ``asv publish`` shows what ``cuda-bench publish`` shows.
 * **An interrupt is one line**: Ctrl-C (or the SIGINT a ``cuda-bench`` command sends the asv it
   runs) ends the command with exit status 130 and one line, never asv's traceback or its
   "Interrupted."; under ``cuda-bench``, none: the command says it.
@@ -41,16 +41,19 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench import asvrun, machine, results, suite, toolkit
-from cuda_bench.asv_kept import measured, restore_measured, snapshot
-from cuda_bench.paths import (
+from cuda_bench.build import toolkit
+from cuda_bench.foundations import machine, suite
+from cuda_bench.foundations.paths import (
     ASV_DRIVEN,
     ASV_PAGES_ONLY,
     BENCHMARKS,
     machine_dirs,
     no_gpu_results,
 )
-from cuda_bench.status import INTERRUPTED
+from cuda_bench.foundations.status import INTERRUPTED
+from cuda_bench.publish.asv_kept import measured, restore_measured, snapshot
+from cuda_bench.results import asv_files
+from cuda_bench.run import asvrun
 
 # asv commands that write results: on a machine without a GPU they write outside the history
 WRITERS = ("Run", "Continuous", "Find", "Profile")
@@ -84,12 +87,12 @@ def apply_settings(name, conf, args, settings=None, gpu=None):
     if not gpu and Path(conf.results_dir).resolve() != elsewhere:
         # under a cuda-bench command, which said it first
         if name in WRITERS and not os.environ.get(ASV_DRIVEN):
-            from cuda_bench import compare
+            from cuda_bench.compare import gate
 
             paired = name == "Continuous" and not os.environ.get(UNPAIRED)
             say(
                 suite.without_gpu(
-                    compare.WITHOUT_GPU
+                    gate.WITHOUT_GPU
                     if paired
                     else f"results go to {elsewhere}, not {conf.results_dir} (the history of GPU "
                     "runs)",
@@ -102,7 +105,7 @@ def apply_settings(name, conf, args, settings=None, gpu=None):
 # --- the history as results/ records it -------------------------------------------------------
 class FromResults:
     """cuda-python's history as ``results/`` records it: each measured commit's date, release
-    tags and place on main's first-parent history (``results.commits``:
+    tags and place on main's first-parent history (``asv_files.commits``:
     ``results/commits.json``, or the results file's date for a commit it lacks). asv publish
     needs nothing else from a repository; building needs a clone."""
 
@@ -115,7 +118,7 @@ class FromResults:
 
         if self.results_dir is None:
             raise util.UserError("the results-only history needs a results directory")
-        self._known = results.commits(self.results_dir)
+        self._known = asv_files.commits(self.results_dir)
         self._order = sorted(
             self._known,
             key=lambda c: (self._known[c]["date"], self._known[c]["position"] or 0, c),
@@ -183,7 +186,7 @@ class FromResults:
         return self._main[self._main.index(sha) - 1]
 
     def get_name_from_hash(self, commit):
-        return results.release_name(self._known.get(commit) or {})
+        return asv_files.release_name(self._known.get(commit) or {})
 
     def get_range_spec(self, commit_a, commit_b):
         return f"{commit_a}..{commit_b}"
@@ -235,7 +238,7 @@ READ = {}
 def one_line_per_case(iter_results):
     """asv publish's reader of results files, machine folder by machine folder
     (``results/commits.json`` and ``benchmarks.json`` beside them are no results): one build per
-    commit, the one the project's pages show (``results.shown_first``), so that no point of asv's
+    commit, the one the project's pages show (``asv_files.shown_first``), so that no point of asv's
     graphs is the mean of two builds' medians; without their environment variables, so that a
     commit measured with one cuda-bindings (the releases, ``auto``) and the next with another
     (main, built from each commit) stay on one line of one graph, instead of two graphs that stop
@@ -244,13 +247,13 @@ def one_line_per_case(iter_results):
     publish walks the results several times: each file is read once."""
 
     def rank(found):
-        bindings = (found.env_vars or {}).get(results.BINDINGS, "")
-        return results.shown_first(bindings, max(found.started_at.values(), default=0))
+        bindings = (found.env_vars or {}).get(asv_files.BINDINGS, "")
+        return asv_files.shown_first(bindings, max(found.started_at.values(), default=0))
 
     def one_build_each(results_dir):
         if results_dir not in READ:
             READ[results_dir] = []
-            listed = results.listed(results_dir)  # a commit it lacks: on no page (load_all)
+            listed = asv_files.listed(results_dir)  # a commit it lacks: on no page (load_all)
             for folder in machine_dirs(results_dir):
                 best = {}
                 for found in iter_results(str(folder)):
@@ -269,15 +272,15 @@ def one_line_per_case(iter_results):
 
 
 def impossible_as_failed(found):
-    """A median no measurement can be (``results.possible``: the pages name it unreadable) drawn as
-    asv draws a failed case: no point."""
+    """A median no measurement can be (``asv_files.possible``: the pages name it unreadable) drawn
+    as asv draws a failed case: no point."""
     for key, medians in found._results.items():
         if not isinstance(medians, list):  # the whole benchmark failed: nothing drawn already
             continue
         stats = found._stats.get(key) or []
         quartiles = [(s or {}).get("q_25") for s in stats] + [None] * (len(medians) - len(stats))
         found._results[key] = [
-            m if results.possible(m, q) else None for m, q in zip(medians, quartiles)
+            m if asv_files.possible(m, q) else None for m, q in zip(medians, quartiles)
         ]
 
 
@@ -301,9 +304,10 @@ def paired_continuous(conf, args):
     """``asv continuous [BASE] HEAD [-b REGEX ...]``: the two commits through the paired engine, as
     ``cuda-bench compare`` measures them (each case's ratio with its 95 % interval; a regression
     only beyond its threshold, calibrated on this machine), the comment printed; its exit status."""
-    from cuda_bench import budgets, compare, paired, records
-    from cuda_bench.paths import RESULTS, label
-    from cuda_bench.status import INCOMPLETE, OK, REGRESSION, worst
+    from cuda_bench.compare import gate, paired
+    from cuda_bench.foundations.paths import RESULTS, label
+    from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION, worst
+    from cuda_bench.results import budgets, records
 
     head = args.branch or "main"
     base = args.base or f"{head}^"
@@ -328,7 +332,7 @@ def paired_continuous(conf, args):
         f"asv's unpaired comparison: {UNPAIRED}=1"
     )
     try:
-        data, text, _ = compare.gate(
+        data, text, _ = gate.gate(
             repo,
             base,
             head,
@@ -344,11 +348,11 @@ def paired_continuous(conf, args):
             # over-C++ runs, which the budgets are judged from, need a GPU: none without one
             over_cpp_dir=RESULTS / name if machine.has_gpu(info) else None,
         )
-    except (toolkit.BuildError, compare.CompareError, paired.WorkerError, OSError) as exc:
+    except (toolkit.BuildError, gate.CompareError, paired.WorkerError, OSError) as exc:
         say(f"asv continuous {base} {head}: not measured: {exc}")
         return INCOMPLETE
     print(text, flush=True)
-    status = compare.exit_status(data)
+    status = gate.exit_status(data)
     over = budgets.taken_over((data.get("budgets") or {}).get("judged", []))
     say(
         f"{out}/summary.md: "
@@ -360,7 +364,7 @@ def paired_continuous(conf, args):
         }[status]
     )
     # a budgets file or record that could not be read: named, and the status says it (as cli's)
-    return worst([status, INCOMPLETE]) if results.say_unreadable("cuda-bench") else status
+    return worst([status, INCOMPLETE]) if asv_files.say_unreadable("cuda-bench") else status
 
 
 # --- the wrapper ------------------------------------------------------------------------------
@@ -385,9 +389,9 @@ def wrap(cls):
         try:
             status = original(klass, conf, args)
             if klass.__name__ == "Publish" and not status and not os.environ.get(ASV_PAGES_ONLY):
-                from cuda_bench import publish
+                from cuda_bench.publish import dashboard
 
-                publish.finish(conf, conf.results_dir, conf.html_dir)
+                dashboard.finish(conf, conf.results_dir, conf.html_dir)
         except KeyboardInterrupt:  # in a build or an install: asv would print its traceback
             status = interrupted()
         except util.UserError as exc:

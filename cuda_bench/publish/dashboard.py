@@ -9,12 +9,12 @@ network) and one line per case across every cuda-bindings environment. :func:`fi
 site (plain ``asv publish`` calls it too, through the plugin); only when every step has worked does
 the folder replace ``html/`` (a failed publish leaves the old dashboard). A results file or a
 record's line that cannot be read is left out with one line naming it, every page says so on top
-(file and line), and the command exits 2 (``results.unreadable``).
+(file and line), and the command exits 2 (``asv_files.unreadable``).
 
-The site: the project's pages, each drawn by a module of ``cuda_bench.pages`` from the read layer's
-History (``cuda_bench.read``): ``index.html`` (main's head), ``releases.html``, ``regressions.html``
-(and its feed), ``steps.html``, ``graph.html`` and ``glossary.html``; and asv's own app at
-``asv.html``, made self-contained, its Benchmark list holding the medians alone,
+The site: the project's pages, each drawn by a module of ``cuda_bench.publish.pages`` from the read
+layer's History (``cuda_bench.publish.read``): ``index.html`` (main's head), ``releases.html``,
+``regressions.html`` (and its feed), ``steps.html``, ``graph.html`` and ``glossary.html``; and asv's
+own app at ``asv.html``, made self-contained, its Benchmark list holding the medians alone,
 ``regressions.json`` and the feed the paired steps' flags (``pages.asv_site``).
 """
 
@@ -29,8 +29,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cuda_bench import read, results
-from cuda_bench.pages import (
+from cuda_bench.foundations.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, WORK
+from cuda_bench.publish import read
+from cuda_bench.publish.pages import (
     asv_site,
     builds,
     glossary,
@@ -40,8 +41,8 @@ from cuda_bench.pages import (
     releases,
     steps,
 )
-from cuda_bench.pages.asv_site import DashboardError
-from cuda_bench.paths import ASV_PAGES_ONLY, CONF, DASHBOARD, ROOT, WORK
+from cuda_bench.publish.pages.asv_site import DashboardError
+from cuda_bench.results import asv_files
 
 #: the project's pages: file -> the module that draws it from the read layer's History
 PAGES = {
@@ -88,14 +89,14 @@ def finish(conf, results_dir, html_dir, found=None):
 
 def clean_results(results_dir, work, bad):
     """``results_dir`` itself, or, for asv, a copy in ``work`` without the results files that do not
-    parse (``bad``, each named in a line and noted when it was read: ``results.load_all``)."""
+    parse (``bad``, each named in a line and noted when it was read: ``asv_files.load_all``)."""
     if not bad:
         return Path(results_dir)
     copy = Path(work) / "results"
     shutil.copytree(results_dir, copy)
     for path in bad:
         (copy / path.relative_to(results_dir)).unlink()
-    if not results.load_all(copy):
+    if not asv_files.load_all(copy):
         raise DashboardError(f"no readable results left in {results_dir}")
     return copy
 
@@ -127,7 +128,7 @@ def publish(config=CONF):
     results_dir = (base / conf.get("results_dir", "results")).resolve()
     bad = []
     # read once: the pages are drawn from these; asv's copy lacks what they leave out
-    runs = results.load_all(results_dir, bad, results.listed(results_dir))
+    runs = asv_files.load_all(results_dir, bad, asv_files.listed(results_dir))
     if not runs:
         raise DashboardError(f"no results in {results_dir} to publish (cuda-bench run makes some)")
     html_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -188,17 +189,15 @@ def publish(config=CONF):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m cuda_bench.publish", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--config", default=str(CONF))
     args = parser.parse_args(argv)
-    results.forget()
+    asv_files.forget()
     try:
         publish(args.config)
     except DashboardError as exc:
         print(f"publish: {exc}", file=sys.stderr)
         return 3  # as every command that could not do its job (cuda_bench.cli)
-    return 2 if results.say_unreadable("publish") else 0  # 2: something could not be read
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return 2 if asv_files.say_unreadable("publish") else 0  # 2: something could not be read

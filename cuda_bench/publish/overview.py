@@ -5,16 +5,19 @@ asv's medians for C++, cuda.bindings, cuda.core and CuPy, each Python number raw
 run's harness floor, the paired over-C++ measurement where there is one, and the history's paired
 view of the same case: the newest step's verdict with its interval and the paired chain since the
 first commit the steps reach (the product of the paired ratios along the way). The dashboard
-(``cuda_bench.publish``) and the Markdown reports (``cuda_bench.report``) render these rows.
+(``cuda_bench.publish.dashboard``) and the Markdown reports (``cuda_bench.publish.report``) render
+these rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cuda_bench import calls, counts_read, history, overcpp_read, results, summary
-from cuda_bench.names import COLD_TWINS, CPP, HARNESS, case_name, cpp_id, is_cold_start
-from cuda_bench.text import number, standing
+from cuda_bench.foundations import calls
+from cuda_bench.foundations.names import COLD_TWINS, CPP, HARNESS, case_name, cpp_id, is_cold_start
+from cuda_bench.foundations.text import number, standing
+from cuda_bench.publish import summary
+from cuda_bench.results import asv_files, counts_read, history, overcpp_read
 
 APIS = ("cpp", "bindings", "core", "cupy")
 
@@ -108,13 +111,13 @@ def overview_rows(
     (``html/overview.json``).
 
     A row: ``machine``, ``benchmark``, ``case`` (the non-api parameters), ``commit``, ``release``
-    (the tag of the newest release measured on the machine, from ``known``: ``results.commits``; or
-    None), ``params`` (the machine's), ``floor`` (this run's
+    (the tag of the newest release measured on the machine, from ``known``: ``asv_files.commits``;
+    or None), ``params`` (the machine's), ``floor`` (this run's
     ``bench_harness.Floor.time_noop('noop')`` median in seconds, or None), ``gpu`` (the machine has
     one) and ``cells``, one per api present: ``cpp``, ``bindings``, ``core``, ``cupy``. A cell:
 
     - ``value``: asv's median in seconds (None: failed; NaN: skipped; None and ``unreadable``: a
-      median no measurement can be, ``results.impossible``), ``benchmark``, ``params``
+      median no measurement can be, ``asv_files.impossible``), ``benchmark``, ``params``
       (for asv's graph link), ``case`` (Python cells: the case's full name, as the paired steps and
       the counts name it);
     - Python cells only: ``net`` (``value - floor``), ``over_cpp_ns``/``over_cpp_x``/``over_cpp_of``
@@ -207,8 +210,8 @@ def newest_of(machine_name, runs_of, steps, known, recorded, versions):
     """:class:`Newest` of one machine: ``runs_of`` its results files, newest last; ``steps`` its
     steps; ``recorded`` its over-C++ records."""
     newest = runs_of[-1]
-    current = results.values(newest)
-    measured_as = results.versions(newest)
+    current = asv_files.values(newest)
+    measured_as = asv_files.versions(newest)
     older = sorted(
         {
             name
@@ -255,7 +258,7 @@ def row_of(at, name, case, combos, param_names, differs):
         "benchmark": name,
         "case": [c.strip("'") for c in case],
         "commit": at.newest["commit_hash"],
-        "measured": results.measured_at(at.newest),
+        "measured": asv_files.measured_at(at.newest),
         "release": at.release,
         "floor": at.floor,
         "params": at.newest["params"],
@@ -365,7 +368,7 @@ def python_cell(at, name, combo, param_names, cpp_value):
         "one_process": at.forms.get(full),
     }
     if (name, combo) in at.newest.get("unreadable", {}):
-        cell["unreadable"] = True  # asv's median no measurement can be (results.impossible)
+        cell["unreadable"] = True  # asv's median no measurement can be (asv_files.impossible)
     if number(cpp_value) and number(value):
         # the C++ twin has no harness around it: compare it with the net call
         python = value if net is None else net

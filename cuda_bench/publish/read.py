@@ -1,6 +1,6 @@
 """Stage 5, publish: the read layer. :func:`load` reads ``results/`` once into a :class:`History`,
-and every page (``cuda_bench.pages``), the Markdown report and the nightly issue
-(``cuda_bench.report``) are drawn from it: none of them reads a file or decides a verdict.
+and every page (``cuda_bench.publish.pages``), the Markdown report and the nightly issue
+(``cuda_bench.publish.report``) are drawn from it: none of them reads a file or decides a verdict.
 
 Each file is read once, and everything else is derived from what was read. What it holds, per
 machine: asv's results files, the paired steps (``history.merged_steps``: one per pair and
@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda_bench import budgets, history, overview, records, results, summary
+from cuda_bench.publish import overview, summary
+from cuda_bench.results import asv_files, budgets, history, records
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,8 @@ class Machine:
     """One machine's history, as read."""
 
     name: str
-    #: its asv results files that could be read, one build per commit (``results.one_per_commit``),
-    #: oldest commit first
+    #: its asv results files that could be read, one build per commit
+    #: (``asv_files.one_per_commit``), oldest commit first
     runs: list[dict]
     #: its paired steps, one per (base, head, cuda-bindings) (``history.steps``)
     steps: list[dict]
@@ -51,7 +52,7 @@ class Machine:
     #: its bisects' answers, oldest first (``cuda-bench bisect``)
     bisects: list[dict]
     #: [(file, line, the commits it names)]: its step record lines that could not be read, with
-    #: what could be read of them (``results.touched``)
+    #: what could be read of them (``asv_files.touched``)
     damaged: list[tuple]
     #: each package tree it compiled, oldest first (``buildtime``: compiles.jsonl)
     compiles: list[dict] = field(default_factory=list)
@@ -73,18 +74,18 @@ class History:
     """Everything ``results/`` holds that the pages and reports say, read once."""
 
     results_dir: Path
-    #: {commit: title, date, tags, place on main} (``results.commits``)
+    #: {commit: title, date, tags, place on main} (``asv_files.commits``)
     known: dict[str, dict]
     #: asv's benchmarks.json: {benchmark: its params, param names, version}
     suite: dict[str, dict]
     #: [(machine, asv results file)] of every machine, one build per commit
-    #: (``results.one_per_commit``), each machine's newest commit last
+    #: (``asv_files.one_per_commit``), each machine's newest commit last
     runs: list[tuple[str, dict]]
     #: every machine with results, in the order every page lists them (``overview.machine_order``)
     machines: dict[str, Machine]
     #: the operation table: one row per (machine, operation, case) at each machine's newest commit
     rows: list[dict]
-    #: [(path, line, why)] of every file or line that could not be read (``results.noted``)
+    #: [(path, line, why)] of every file or line that could not be read (``asv_files.noted``)
     unreadable: list[tuple]
     #: the budgets every call is judged against (``budgets.read``: budgets.json5)
     budgets: budgets.Budgets | None = None
@@ -128,31 +129,31 @@ class History:
 
 
 def read_runs(results_dir, runs=None):
-    """(asv's results files of ``results_dir``, the commits it holds: ``results.commits``), with
+    """(asv's results files of ``results_dir``, the commits it holds: ``asv_files.commits``), with
     ``commits.json`` read once; ``runs``: the results files, where the caller has read them. Read
     afresh, what could not be read is noted afresh."""
     if runs is None:
-        results.forget(results_dir)
-    listed = results.listed(results_dir)
+        asv_files.forget(results_dir)
+    listed = asv_files.listed(results_dir)
     if runs is None:
-        runs = results.load_all(results_dir, listed=listed)
-    return runs, results.commits(results_dir, runs, listed)
+        runs = asv_files.load_all(results_dir, listed=listed)
+    return runs, asv_files.commits(results_dir, runs, listed)
 
 
 def load(results_dir, runs=None):
     """``results_dir`` read into a :class:`History`. What cannot be read is left out, named in
-    ``unreadable`` (and noted afresh: ``results.noted``): a file or record line that does not
-    parse, a median no measurement can be (``results.impossible``: its cell says "unreadable"), a
+    ``unreadable`` (and noted afresh: ``asv_files.noted``): a file or record line that does not
+    parse, a median no measurement can be (``asv_files.impossible``: its cell says "unreadable"), a
     results file of a commit ``commits.json`` lacks. ``runs``: its asv results files, where the
-    caller has read them (``results.load_all`` with ``commits.json`` as read, which noted what it
+    caller has read them (``asv_files.load_all`` with ``commits.json`` as read, which noted what it
     could not read)."""
     results_dir = Path(results_dir)
     runs, known = read_runs(results_dir, runs)
-    described = results.suite(results_dir)
+    described = asv_files.suite(results_dir)
     every = {}
     for name, data in runs:
         every.setdefault(name, []).append(data)
-    by_machine = {name: results.one_per_commit(found) for name, found in every.items()}
+    by_machine = {name: asv_files.one_per_commit(found) for name, found in every.items()}
     runs = [(name, data) for name, found in by_machine.items() for data in found]
     # each record file read once; everything below is derived from what was read
     kept = {name: {k: records.read(results_dir / name, k) for k in KINDS} for name in by_machine}
@@ -166,7 +167,7 @@ def load(results_dir, runs=None):
             steps[name],
             known,
             work[name],
-            results.unreadable_results(results_dir, name, known),
+            asv_files.unreadable_results(results_dir, name, known),
         )
         # every build: a commit measured with two cuda-bindings pairs with its neighbours in each
         neighbours = history.neighbours_of([(data, None) for data in every[name]])
@@ -191,8 +192,8 @@ def load(results_dir, runs=None):
             thresholds=summary.thresholds_words(steps[name], kept[name]["calibration"]),
             bisects=kept[name]["bisect"],
             damaged=[
-                (path, line, results.touched(path, line))
-                for path, line, _ in results.noted(results_dir / name)
+                (path, line, asv_files.touched(path, line))
+                for path, line, _ in asv_files.noted(results_dir / name)
                 if path.name == records.FILES["step"]
             ],
             compiles=kept[name]["compile"],
@@ -223,6 +224,6 @@ def noted(results_dir, found_budgets):
     """[(path, line, why)] of what could not be read of ``results_dir`` and of the budgets file
     (``found_budgets``: ``budgets.read``'s): a command that could not read either exits 2, and its
     pages and Markdown say so on top."""
-    return results.noted(results_dir) + (
-        results.noted(found_budgets.path) if found_budgets is not None else []
+    return asv_files.noted(results_dir) + (
+        asv_files.noted(found_budgets.path) if found_budgets is not None else []
     )

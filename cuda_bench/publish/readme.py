@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 import textwrap
 
-from cuda_bench import calls, history, overcpp_read, results, summary
-from cuda_bench.names import short_name, split_case
-from cuda_bench.overview import APIS, TITLES
-from cuda_bench.pages.html import case_label
-from cuda_bench.paths import ROOT
-from cuda_bench.report import means_text
-from cuda_bench.text import TARGET_NS, fmt, interval, md, number
+from cuda_bench.foundations import calls
+from cuda_bench.foundations.names import short_name, split_case
+from cuda_bench.foundations.paths import ROOT
+from cuda_bench.foundations.text import TARGET_NS, fmt, interval, md, number
+from cuda_bench.publish import summary
+from cuda_bench.publish.overview import APIS, TITLES
+from cuda_bench.publish.pages.html import case_label
+from cuda_bench.publish.report import means_text
+from cuda_bench.results import asv_files, history, overcpp_read
 
 README = ROOT / "README.md"
 #: README.md's section of what the history says, up to the next "## " heading
@@ -238,7 +240,7 @@ def chain_said(machine, known, case):
         value
         for c in commits
         if root and c in chain and chain[c][3] == root and shown[c] == shown[head]
-        if number(value := results.values(newest[c]).get((benchmark, tuple(combo))))
+        if number(value := asv_files.values(newest[c]).get((benchmark, tuple(combo))))
     ]
     if len(medians) > 1:
         said += (

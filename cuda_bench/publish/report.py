@@ -5,12 +5,11 @@ paired steps, the release ladder's medians across commits, and the nightly issue
 
 from __future__ import annotations
 
-from cuda_bench import bisect, calls, history, overcpp_read, results, stats, summary
-from cuda_bench.counts import UNSEEN
-from cuda_bench.counts_read import case_label
-from cuda_bench.names import HARNESS, short_name
-from cuda_bench.overview import APIS, TITLES
-from cuda_bench.text import (
+from cuda_bench.compare import bisect
+from cuda_bench.foundations import calls, stats
+from cuda_bench.foundations.counts import UNSEEN
+from cuda_bench.foundations.names import HARNESS, short_name
+from cuda_bench.foundations.text import (
     PER_CALL,
     TARGET_NS,
     asv_word,
@@ -26,6 +25,10 @@ from cuda_bench.text import (
     standing,
     times,
 )
+from cuda_bench.publish import summary
+from cuda_bench.publish.overview import APIS, TITLES
+from cuda_bench.results import asv_files, history, overcpp_read
+from cuda_bench.results.counts_read import case_label
 
 # --- Markdown -------------------------------------------------------------------------------------
 MARKS = {"regression": " ▲", "improvement": " ▼"}
@@ -393,7 +396,7 @@ def across(runs, columns, api):
         found = [d for _, d in runs if d["commit_hash"].startswith(prefix)]
         if not found:
             raise SystemExit(f"report: no results for commit {prefix}")
-        picked.append((name or prefix, results.values(found[-1])))
+        picked.append((name or prefix, asv_files.values(found[-1])))
     keys = [k for k in picked[-1][1] if k[1][:1] == (f"'{api}'",)]
     for _, vals in picked[:-1]:
         keys += [k for k in vals if k[1][:1] == (f"'{api}'",) and k not in keys]
@@ -483,7 +486,7 @@ MARKER = "<!-- cuda-python-bench:regressions -->"
 
 
 def unreadable_markdown(found, results_dir):
-    """What could not be read (``results.noted``), on top of any report: each file and line, and
+    """What could not be read (``asv_files.noted``), on top of any report: each file and line, and
     why; "" when all of the history was read."""
     if not found:
         return ""
@@ -494,7 +497,7 @@ def unreadable_markdown(found, results_dir):
                 "may say otherwise once that is mended (`cuda-bench report` exits 2 until then).",
                 ">",
                 *(
-                    f"> - `{results.shown(path, results_dir)}`{results.place(line)}: {why}"
+                    f"> - `{asv_files.shown(path, results_dir)}`{asv_files.place(line)}: {why}"
                     for path, line, why in found
                 ),
             ]
@@ -527,7 +530,7 @@ def issue_body(
     not clear, newest first; under the commits of a step that spans several, the commit a bisect
     found (``bisects_by_machine``) or the command that finds it. The release ladder's steps, and
     the newest release against main's head (``summary.step_kind``, with ``known``:
-    ``results.commits``), are counted in a line each, as the Releases page lists them.
+    ``asv_files.commits``), are counted in a line each, as the Releases page lists them.
     (text, count)"""
     known = known or {}
     rows, other = [], {"release": 0, "since release": 0}

@@ -4,16 +4,17 @@ For each machine: main's head against the previous measured commit and against t
 (each a paired step, or None where the history has none), the regressions still open, each cuda-core
 release against the one before it, and each case's paired chain along the history. Nothing here
 decides: a change is a case a paired step judged (``history.steps``: its ``verdict`` over every
-measurement), never a difference of asv's medians. The dashboard (``cuda_bench.publish``) and the
-Markdown (``cuda_bench.report``) render these.
+measurement), never a difference of asv's medians. The dashboard (``cuda_bench.publish.dashboard``)
+and the Markdown (``cuda_bench.publish.report``) render these.
 """
 
 from __future__ import annotations
 
 import math
 
-from cuda_bench import counts_read, history, results, stats
-from cuda_bench.names import is_control, library_of, release_version
+from cuda_bench.foundations import stats
+from cuda_bench.foundations.names import is_control, library_of, release_version
+from cuda_bench.results import asv_files, counts_read, history
 
 LIBRARIES = ("core", "bindings", "cupy")
 CHANGES = ("regression", "improvement")
@@ -22,11 +23,11 @@ CHANGES = ("regression", "improvement")
 # --- commits --------------------------------------------------------------------------------------
 def name(commit, known):
     """How every page names a commit: its cuda-core release tag, else its first 9 hex digits."""
-    return results.commit_name(commit, known)
+    return asv_files.commit_name(commit, known)
 
 
 def tag(commit, known):
-    return results.release_name(known.get(commit) or {})
+    return asv_files.release_name(known.get(commit) or {})
 
 
 def head_release(step, known):
@@ -320,7 +321,7 @@ def described(step, known, work=None):
 def landing(machine, runs_of, steps, known, work=None, unreadable=None):
     """What the landing page says of one machine (``runs_of``: its results files, oldest first;
     ``work``: its counts records by commit, ``history.work``; ``unreadable``: {commit: (file, line,
-    why)} of its results files that could not be read, ``results.unreadable_results``):
+    why)} of its results files that could not be read, ``asv_files.unreadable_results``):
 
     * ``lost_head``: main's newest measured commit where its results file could not be read
       (``commit``, ``name``, ``title``, ``file``, ``line``, ``why``), else None: it is named, and
@@ -365,7 +366,7 @@ def landing(machine, runs_of, steps, known, work=None, unreadable=None):
         "title": info.get("title") or "",
         "date": info.get("date"),
         "measured": max(
-            (results.measured_at(d) for d in runs_of if d["commit_hash"] == head), default=0
+            (asv_files.measured_at(d) for d in runs_of if d["commit_hash"] == head), default=0
         ),
     }
     shown = history.builds(runs_of, steps).get(head)

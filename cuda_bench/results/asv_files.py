@@ -2,9 +2,9 @@
 (``results/<machine>/<commit>-<env>.json``).
 
 The line-per-record files next to them (builds, paired steps, calibrations, over-C++ runs, counts)
-are read by ``cuda_bench.records``; the history they make together, by ``cuda_bench.history``. A
-results file that does not parse (a run killed mid-write, a bad merge) is skipped with one line
-naming it.
+are read by ``cuda_bench.results.records``; the history they make together, by
+``cuda_bench.results.history``. A results file that does not parse (a run killed mid-write, a bad
+merge) is skipped with one line naming it.
 
 Whatever a reader leaves out because it could not be read (a results file, a record's line,
 ``commits.json``) is noted here (:func:`unreadable`): what is left may say something else than the
@@ -24,8 +24,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from cuda_bench.names import case_name, is_release_tag, release_version
-from cuda_bench.paths import COMMITS, ROOT, machine_dirs, result_files
+from cuda_bench.foundations.names import case_name, is_release_tag, release_version
+from cuda_bench.foundations.paths import COMMITS, ROOT, machine_dirs, result_files
 
 
 def warn(message):
@@ -496,7 +496,7 @@ def save_asv(
     from asv.machine import Machine
     from asv.runner import BenchmarkResult
 
-    from cuda_bench.names import case_name
+    from cuda_bench.foundations.names import case_name
 
     conf = config.Config.load(str(conf_path))
     env = asv_environment(conf_path)

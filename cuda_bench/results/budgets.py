@@ -5,9 +5,9 @@ the front page alike. This module alone reads the file and judges against it.
 Two budgets, per operation:
 
 * ``python_over_cpp``: a cuda.core or cuda.bindings form's time per call over its C++ twin's, in ns,
-  paired in one process (an over-C++ run: ``cuda_bench.overcpp``). Every operation with a C++ twin
-  has one: the file's ``default_ns``, else cuda-python's target (``text.TARGET_NS``, 1 µs, #1580).
-  CuPy's forms are timed beside them and held to none: they are not cuda-python's.
+  paired in one process (an over-C++ run: ``cuda_bench.compare.overcpp``). Every operation with a
+  C++ twin has one: the file's ``default_ns``, else cuda-python's target (``text.TARGET_NS``, 1 µs,
+  #1580). CuPy's forms are timed beside them and held to none: they are not cuda-python's.
 * ``core_over_bindings``: cuda.core's form over cuda.bindings', paired process by process in the
   same over-C++ run (``overcpp_read.forms_compared``): a ratio, only where the file sets one.
 
@@ -29,8 +29,8 @@ did not (:func:`against_base`).
 The file is JSON5 (JSON with comments, read as asv.conf.json is, by ``json5``): {"python_over_cpp":
 {"default_ns": N, "operations": {key: ns}}, "core_over_bindings": {"operations": {key: ratio}}}.
 A file that cannot be read (not JSON5, an unknown table or key, a budget that is not a positive
-number) is named with its line and why, noted (``results.unreadable``: the command exits 2), and no
-budget is judged.
+number) is named with its line and why, noted (``asv_files.unreadable``: the command exits 2), and
+no budget is judged.
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ from pathlib import Path
 
 import json5
 
-from cuda_bench import overcpp_read, records, results
-from cuda_bench.names import TIMED_CODE, case_name, split_case
-from cuda_bench.paths import BUDGETS
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import TARGET_NS, fmt_ns, interval, signed, times
+from cuda_bench.foundations.names import TIMED_CODE, case_name, split_case
+from cuda_bench.foundations.paths import BUDGETS
+from cuda_bench.foundations.stats import CONFIDENCE
+from cuda_bench.foundations.text import TARGET_NS, fmt_ns, interval, signed, times
+from cuda_bench.results import asv_files, overcpp_read, records
 
 OVER, WITHIN, UNDECIDED = "over", "within", "undecided"
 VERDICTS = (OVER, UNDECIDED, WITHIN)  # the order a table lists them in
@@ -211,7 +211,7 @@ def parse(text, path=BUDGETS):
 def read(path=None):
     """The budgets file at ``path``; where it is absent, the default alone (cuda-python's target
     over C++). A file that cannot be read is said in one line naming it, its line and why, and noted
-    (``results.unreadable``); its :class:`Budgets` then holds that line as ``error`` and no
+    (``asv_files.unreadable``); its :class:`Budgets` then holds that line as ``error`` and no
     budget. ``path``: :data:`paths.BUDGETS` unless given."""
     path = Path(path or BUDGETS)
     try:
@@ -221,7 +221,7 @@ def read(path=None):
     except (OSError, UnicodeDecodeError, BudgetError) as exc:
         line = getattr(exc, "line", None)
         where = f"{path}:{line}" if line else f"{path}"
-        said = results.unreadable(path, f"{exc}; no budget judged", line)
+        said = asv_files.unreadable(path, f"{exc}; no budget judged", line)
         if said:
             print(f"budgets: {where}: {said}", file=sys.stderr)
         return Budgets(path=str(path), error=f"{where}: {exc}")
@@ -369,7 +369,7 @@ def at_commit(folder, commit, budgets):
             f"{Path(folder) / records.FILES['over-cpp']} (`cuda-bench over-cpp {commit[:9]}` "
             "measures one there)"
         }
-    versions = {name: b.get("version") for name, b in results.suite(Path(folder).parent).items()}
+    versions = {name: b.get("version") for name, b in asv_files.suite(Path(folder).parent).items()}
     judged = judge_runs(mine, every, budgets, versions)
     return found | {"runs": len(mine), "newest": mine[-1]["date"], "judged": judged}
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from cuda_bench import machine, records
-from cuda_bench.text import times
+from cuda_bench.foundations import machine
+from cuda_bench.foundations.text import times
+from cuda_bench.results import records
 
 #: a change of CPU seconds between adjacent built trees at least this large (either way) is flagged
 #: where it also clears the spread of one tree built twice

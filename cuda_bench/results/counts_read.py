@@ -1,14 +1,14 @@
-"""Stage 3, results: what the work per call says (``cuda_bench.counts`` counts it): a case's work in
-a line, a counts record as a table, and how two commits' counts differ, with what a comparison
-cannot see. The pages, the comment and the reports read counts through it.
+"""Stage 3, results: what the work per call says (``cuda_bench.foundations.counts`` counts it): a
+case's work in a line, a counts record as a table, and how two commits' counts differ, with what a
+comparison cannot see. The pages, the comment and the reports read counts through it.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from cuda_bench.names import split_case
-from cuda_bench.text import code
+from cuda_bench.foundations.names import split_case
+from cuda_bench.foundations.text import code
 
 
 # --- the record and its differences ---------------------------------------------------------------

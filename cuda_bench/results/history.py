@@ -11,10 +11,11 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from cuda_bench import records, results, stats
-from cuda_bench.names import is_control, is_release_tag, library_of
-from cuda_bench.paths import result_files
-from cuda_bench.text import build_words
+from cuda_bench.foundations import stats
+from cuda_bench.foundations.names import is_control, is_release_tag, library_of
+from cuda_bench.foundations.paths import result_files
+from cuda_bench.foundations.text import build_words
+from cuda_bench.results import asv_files, records
 
 
 def release_step(step):
@@ -111,7 +112,7 @@ def judged(steps):
 
 
 def identical(step):
-    """Whether a step paired identical builds (nothing measured: ``compare.identical_summary``)."""
+    """Whether a step paired identical builds (nothing measured: ``gate.identical_summary``)."""
     return bool(step.get("identical"))
 
 
@@ -237,7 +238,7 @@ def measured_in(results_dir, machine_name, conf):
     env = {key: values[0] for key, values in conf.get("matrix", {}).get("env", {}).items()}
     found = set()
     for path in result_files(Path(results_dir) / machine_name):
-        data = results.load(path)
+        data = asv_files.load(path)
         if data is not None and (data.get("env_vars") or {}) == env:
             found.add(data["commit_hash"])
     return found
@@ -246,7 +247,7 @@ def measured_in(results_dir, machine_name, conf):
 def system_site(results_dir, machine_name):
     """The system site (``CUDA_BENCH_SYSTEM_SITE``) the machine's newest results file was measured
     with, or None: the environment its history is read in on a machine that lacks that folder."""
-    runs = results.load_machine(Path(results_dir) / machine_name)
+    runs = asv_files.load_machine(Path(results_dir) / machine_name)
     return (runs[-1].get("env_vars") or {}).get("CUDA_BENCH_SYSTEM_SITE") if runs else None
 
 
@@ -277,7 +278,7 @@ def snapshot(results_dir, machine_name):
 def newly_measured(results_dir, machine_name, before):
     """The commits whose results files changed since ``before`` (a :func:`snapshot`)."""
     after = snapshot(results_dir, machine_name)
-    found = [results.load(p) for p, mtime in after.items() if before.get(p) != mtime]
+    found = [asv_files.load(p) for p, mtime in after.items() if before.get(p) != mtime]
     return list(dict.fromkeys(d["commit_hash"] for d in found if d is not None))
 
 
@@ -285,7 +286,7 @@ def newest_measured(results_dir, machine_name, before):
     """The newest commit (by commit date) among the results files that changed since ``before``, or
     None."""
     after = snapshot(results_dir, machine_name)
-    found = [results.load(p) for p, mtime in after.items() if before.get(p) != mtime]
+    found = [asv_files.load(p) for p, mtime in after.items() if before.get(p) != mtime]
     found = [d for d in found if d is not None]
     return max(found, key=lambda d: d.get("date") or 0)["commit_hash"] if found else None
 
@@ -296,7 +297,7 @@ def neighbours(results_dir, machine_name):
     (the paired engine builds both sides of a step with one)."""
     found = []
     for path in result_files(Path(results_dir) / machine_name):
-        data = results.load(path)
+        data = asv_files.load(path)
         if data is not None:
             found.append((data, path))
     return neighbours_of(found)
@@ -306,7 +307,7 @@ def neighbours_of(measured):
     """:func:`neighbours` of ``measured``: [(asv results file as read, its path or None)]."""
     by_env = {}
     for data, path in measured:
-        bindings = results.bindings_of(data) or None
+        bindings = asv_files.bindings_of(data) or None
         by_env.setdefault((data.get("env_name"), bindings), []).append(
             (data.get("date") or 0, data["commit_hash"], path)
         )
@@ -451,12 +452,13 @@ def _walked(found, commits, at):
 
 def builds(runs_of, steps):
     """{commit: the build family the pages show of it} (``text.build_words`` of the cuda-bindings
-    its shown build ran: ``runs_of``, one results file per commit, ``results.one_per_commit``): the
-    chain each commit's numbers stand on."""
+    its shown build ran: ``runs_of``, one results file per commit, ``asv_files.one_per_commit``):
+    the chain each commit's numbers stand on."""
     installed = installed_bindings(steps)
     return {
         d["commit_hash"]: build_words(
-            results.bindings_of(d), installed.get((d["commit_hash"], results.bindings_of(d)))
+            asv_files.bindings_of(d),
+            installed.get((d["commit_hash"], asv_files.bindings_of(d))),
         )
         for d in runs_of
     }

@@ -1,13 +1,13 @@
-"""Stage 3, results: what the instructions per call say (``cuda_bench.instructions`` counts them): a
-commit's table, which cases moved between two commits and by how much, where the instructions
-went (the functions whose counts changed most), and what the timing and the count say together.
-The pages, the comment and ``cuda-bench counts`` read instruction counts through it.
+"""Stage 3, results: what the instructions per call say (``cuda_bench.foundations.instructions``
+counts them): a commit's table, which cases moved between two commits and by how much, where the
+instructions went (the functions whose counts changed most), and what the timing and the count say
+together. The pages, the comment and ``cuda-bench counts`` read instruction counts through it.
 """
 
 from __future__ import annotations
 
-from cuda_bench.counts_read import case_label
-from cuda_bench.text import code
+from cuda_bench.foundations.text import code
+from cuda_bench.results.counts_read import case_label
 
 #: what an instruction count is and what it is not, said wherever one is shown
 WHAT = (

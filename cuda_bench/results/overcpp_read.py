@@ -1,6 +1,6 @@
 """Stage 3, results: the over-C++ records read as the history holds them: which runs of a commit
 are in the fast state, which agree, and what a cell or a report says of them. The pages and reports
-read over C++ here; ``cuda_bench.overcpp`` measures it."""
+read over C++ here; ``cuda_bench.compare.overcpp`` measures it."""
 
 from __future__ import annotations
 
@@ -10,9 +10,18 @@ import re
 import statistics
 from pathlib import Path
 
-from cuda_bench import records, stats
-from cuda_bench.names import case_name, split_case
-from cuda_bench.text import TARGET_NS, build_words, fmt_ns, number, signed, times, times_span
+from cuda_bench.foundations import stats
+from cuda_bench.foundations.names import case_name, split_case
+from cuda_bench.foundations.text import (
+    TARGET_NS,
+    build_words,
+    fmt_ns,
+    number,
+    signed,
+    times,
+    times_span,
+)
+from cuda_bench.results import records
 
 
 def run_kind(record):

@@ -6,7 +6,7 @@ record.
 its C++ twin) and ``counts.jsonl`` (the work each call does). Every record names its type and the
 schema it was written with (``"record"``, ``"schema"``). A reader takes only records of the current
 schema whose shape is right (:data:`SHAPES`) and leaves out any other line with one line saying
-which and why, noting it (``results.unreadable``: the command exits 2, the pages name the line);
+which and why, noting it (``asv_files.unreadable``: the command exits 2, the pages name the line);
 ``cuda-bench upgrade`` brings records of an earlier schema to the current one (:func:`upgrade`), as
 ``asv update`` does for asv's results files.
 """
@@ -18,8 +18,7 @@ import math
 import sys
 from pathlib import Path
 
-from cuda_bench import results
-from cuda_bench.paths import (
+from cuda_bench.foundations.paths import (
     BISECTS,
     BUILDS,
     CALIBRATION,
@@ -30,7 +29,8 @@ from cuda_bench.paths import (
     OVER_CPP,
     STEPS,
 )
-from cuda_bench.stats import MAX_THRESHOLD, MIN_THRESHOLD
+from cuda_bench.foundations.stats import MAX_THRESHOLD, MIN_THRESHOLD
+from cuda_bench.results import asv_files
 
 SCHEMA = 2  # 1: the records written before records named their type and schema
 FILES = {
@@ -51,7 +51,7 @@ VERDICTS = ("regression", "improvement", "same")
 
 class RecordError(ValueError):
     """A line that is not a record of the current schema and its type's shape; ``fix``: what to do,
-    where the message does not say it (``results.remedy`` otherwise)."""
+    where the message does not say it (``asv_files.remedy`` otherwise)."""
 
     def __init__(self, why, fix=None):
         super().__init__(why)
@@ -116,9 +116,9 @@ OVER_CPP_CASE = {
     "version": TEXT + OPTIONAL,
     "fast": NUMBER + OPTIONAL,
 }
-#: one case's work per call (cuda_bench.counts): ``cuda`` None where CUDA calls could not be counted
-#: (the record's ``cuda_why`` says why); ``unsteady``: the counts ("net_blocks", "cuda", ...) that
-#: two counted runs did not agree on
+#: one case's work per call (cuda_bench.foundations.counts): ``cuda`` None where CUDA calls could
+#: not be counted (the record's ``cuda_why`` says why); ``unsteady``: the counts ("net_blocks",
+#: "cuda", ...) that two counted runs did not agree on
 COUNTS_CASE = {
     "name": TEXT,
     "calls": NUMBER,
@@ -129,8 +129,8 @@ COUNTS_CASE = {
     "net_blocks": NUMBER,
     "unsteady": LIST,
 }
-#: one case's instructions per call (cuda_bench.instrpass): the median of its layouts' values
-#: (``layouts``), their range over it (``spread``), the calls between the two counted runs
+#: one case's instructions per call (cuda_bench.compare.instrpass): the median of its layouts'
+#: values (``layouts``), their range over it (``spread``), the calls between the two counted runs
 INSTRUCTIONS_CASE = {
     "name": TEXT,
     "per_call": NUMBER,
@@ -239,7 +239,7 @@ SHAPES = {
         "skipped": MAPPING,
         "errors": MAPPING,
     },
-    # what `import cuda.core` imports at a commit (cuda_bench.imports): each module as [name,
+    # what `import cuda.core` imports at a commit (cuda_bench.run.imports): each module as [name,
     # depth, self µs, cumulative µs], the fastest of ``runs`` fresh interpreters
     "imports": {
         **ONE_COMMIT,
@@ -250,7 +250,8 @@ SHAPES = {
         "count": NUMBER,
         "total_us": NUMBER,
     },
-    # one package tree compiled (cuda_bench.buildtime): not paired, one build's own CPU seconds
+    # one package tree compiled (cuda_bench.results.buildtime): not paired, one build's own CPU
+    # seconds
     "compile": {
         "package": TEXT,
         "tree": TEXT,
@@ -361,7 +362,7 @@ def lines(path):
             try:
                 found.append((number, json.loads(line)))
             except ValueError as exc:  # not JSON (a write cut off), or not UTF-8
-                exc.raw = line  # what could be read of it: the commits it names (results.touches)
+                exc.raw = line  # what could be read of it: the commits it names (asv_files.touches)
                 found.append((number, exc))
     return found
 
@@ -369,7 +370,7 @@ def lines(path):
 def read(folder, kind):
     """The records of type ``kind`` of one machine's folder, oldest first; a line that does not
     parse, or is not such a record (:func:`check`), is left out with one line naming the file, the
-    line, why and what to do, and noted (``results.unreadable``)."""
+    line, why and what to do, and noted (``asv_files.unreadable``)."""
     path = Path(folder) / FILES[kind]
     records = []
     for number, found in lines(path):
@@ -379,7 +380,7 @@ def read(folder, kind):
             records.append(check(found, kind))
         except RecordError as exc:
             raw = getattr(found, "raw", b"") if isinstance(found, ValueError) else found
-            said = results.unreadable(path, exc, number, results.touches(raw), exc.fix)
+            said = asv_files.unreadable(path, exc, number, asv_files.touches(raw), exc.fix)
             if said:
                 warn(f"{path}:{number}: {said}")
     return records
@@ -442,7 +443,7 @@ def upgrade(folder):
     records of schema 1 lived in ``overhead.jsonl``. Returns {file name: records upgraded}. A line
     that is neither a record of an earlier schema nor one of this one stops the upgrade with
     RecordError before anything is written."""
-    from cuda_bench.process import write_whole
+    from cuda_bench.foundations.process import write_whole
 
     folder = Path(folder)
     old = folder / "overhead.jsonl"

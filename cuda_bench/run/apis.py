@@ -1,8 +1,8 @@
 """List every benchmark case of the suite and what it resolves to in this environment, without asv.
 
-    python -m cuda_bench.apis                 # resolve and run each setup + one call
-    python -m cuda_bench.apis --resolve-only  # names only: no CUDA work at all
-    python -m cuda_bench.apis --json out.json
+    python -m cuda_bench.run.apis                 # resolve and run each setup + one call
+    python -m cuda_bench.run.apis --resolve-only  # names only: no CUDA work at all
+    python -m cuda_bench.run.apis --json out.json
 
 For each case it prints ``ok`` (the API exists and setup ran), ``ok (api)`` (the API exists; setup
 was not run, with --resolve-only) or ``skip: <reason>``. Run it in the environment you want to
@@ -18,7 +18,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from cuda_bench.suite import cases
+from cuda_bench.foundations.suite import cases
 
 
 def operations():

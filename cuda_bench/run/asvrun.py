@@ -4,9 +4,9 @@
 cuda-bindings wheel, a system site-packages, another results directory) go into a derived copy,
 ``.asv/asv.conf.local-PID.json`` for the command's life, never into the file itself. Timed asv
 commands run pinned to one core, with address-space randomisation off and a fixed hash seed
-(``cuda_bench.machine``); the build step's progress reaches the console while asv builds. What each
-commit was built from goes to ``builds.jsonl``, and what the pages say of it (title, date, tags) to
-``results/commits.json``, so the dashboard publishes from results/ alone.
+(``cuda_bench.foundations.machine``); the build step's progress reaches the console while asv
+builds. What each commit was built from goes to ``builds.jsonl``, and what the pages say of it
+(title, date, tags) to ``results/commits.json``, so the dashboard publishes from results/ alone.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ import threading
 import time
 from pathlib import Path
 
-from cuda_bench import buildtime, machine, process, records, toolkit, trees
-from cuda_bench.names import is_release_tag, release_version
-from cuda_bench.paths import (
+from cuda_bench.build import toolkit, trees
+from cuda_bench.foundations import machine, process
+from cuda_bench.foundations.names import is_release_tag, release_version
+from cuda_bench.foundations.paths import (
     ASV_DRIVEN,
     BUILDS,
     COMMITS,
@@ -34,6 +35,7 @@ from cuda_bench.paths import (
     WORK,
     local_conf,
 )
+from cuda_bench.results import buildtime, records
 
 
 class RunError(Exception):

@@ -188,7 +188,7 @@ def _subtrees(modules, names):
 def record_of(side, measured, *, command=None, machine_info=None):
     """The ``imports`` record (``records.SHAPES``) of one build (a ``paired.Side``) from
     :func:`measure`."""
-    from cuda_bench import machine
+    from cuda_bench.foundations import machine
 
     return {
         "commit": side.commit,

@@ -1,10 +1,10 @@
 """One benchmark process of the paired engine: one environment (one build of cuda-python), one core.
 
-    python -m cuda_bench.worker [--benchmark-dir DIR] [--core N]
+    python -m cuda_bench.run.worker [--benchmark-dir DIR] [--core N]
 
-``cuda_bench.paired`` starts workers two at a time, one per build, pinned to the same core, with a
-fixed hash seed (and address-space randomisation on, or off with ``--layouts fixed``), and asks them
-for samples in turn. A worker sets up the suite's own benchmark classes (their
+``cuda_bench.compare.paired`` starts workers two at a time, one per build, pinned to the same core,
+with a fixed hash seed (and address-space randomisation on, or off with ``--layouts fixed``), and
+asks them for samples in turn. A worker sets up the suite's own benchmark classes (their
 ``setup``/``teardown``, the timed body they bind as ``self.body``, the ``drain`` of queued GPU
 work): one definition of each operation, and the same timed body asv times.
 
@@ -35,13 +35,14 @@ the protocol)::
     {"op": "quit"}                 -> (exits)
 
 ``count`` counts the work per call of a case's timed body instead of timing it
-(``cuda_bench.counts``): N calls (M for an operation the suite times one call per body), after a
-warm-up; then the case is set up a second time with cuda.bindings' NVRTC functions wrapped, to count
-the NVRTC calls seen from Python. It sets the case up and tears it down itself.
+(``cuda_bench.foundations.counts``): N calls (M for an operation the suite times one call per body),
+after a warm-up; then the case is set up a second time with cuda.bindings' NVRTC functions wrapped,
+to count the NVRTC calls seen from Python. It sets the case up and tears it down itself.
 
 ``instructions`` counts the instructions of a case's calls in a worker run under callgrind
-(``cuda_bench.instructions``): the dump file of each counted run, which the pass reads; ``names``
-gives the Python names of the C functions callgrind finds no symbol for (``cuda_bench.callgrind``).
+(``cuda_bench.foundations.instructions``): the dump file of each counted run, which the pass reads;
+``names`` gives the Python names of the C functions callgrind finds no symbol for
+(``cuda_bench.foundations.callgrind``).
 
 ``over_cpp`` times a Python case against its C++ twin in this one process (the suite's
 ``bench_cpp.twins()``, a shared library): ABBA groups of C++, Python, Python, C++ samples, each
@@ -131,7 +132,7 @@ def calls_for(sample, target_ns, step=1, most=1 << 22):
 
 class Worker:
     def __init__(self, benchmark_dir, core=None):
-        from cuda_bench import suite
+        from cuda_bench.foundations import suite
 
         if core is not None:
             os.sched_setaffinity(0, {core})
@@ -204,7 +205,7 @@ class Worker:
         return {"ns": elapsed}
 
     def count(self, request):
-        from cuda_bench import counts
+        from cuda_bench.foundations import counts
 
         case = self.cases.get(request["case"])
         if case is not None and getattr(case.cls, "clock_ns", None):
@@ -259,7 +260,7 @@ class Worker:
         }
 
     def instructions(self, request):
-        from cuda_bench import instructions
+        from cuda_bench.foundations import instructions
 
         case = self.cases.get(request["case"])
         if case is not None and getattr(case.cls, "clock_ns", None):
@@ -281,7 +282,7 @@ class Worker:
         return {"ok": True, **found}
 
     def names(self, _request):
-        from cuda_bench import callgrind
+        from cuda_bench.foundations import callgrind
 
         return {"ok": True, "names": callgrind.unnamed_functions()}
 
@@ -365,7 +366,7 @@ def main(argv=None):
     reply = os.fdopen(os.dup(1), "w")  # the protocol pipe
     os.dup2(2, 1)  # anything printed goes to stderr
     sys.stdout = sys.stderr
-    from cuda_bench.paths import BENCHMARKS
+    from cuda_bench.foundations.paths import BENCHMARKS
 
     try:
         worker = Worker(args.benchmark_dir or BENCHMARKS, args.core)

@@ -11,12 +11,12 @@ import json
 import re
 import shutil
 
-from cuda_bench import history, results
-from cuda_bench.names import split_case
-from cuda_bench.paths import DASHBOARD, VENDOR
-from cuda_bench.text import (
+from cuda_bench.foundations.names import split_case
+from cuda_bench.foundations.paths import DASHBOARD, VENDOR
+from cuda_bench.foundations.text import (
     number,
 )
+from cuda_bench.results import asv_files, history
 
 # the end of each CDN address asv's pages use -> the same library's file in dashboard/vendor/ (its
 # README says which npm package and version each comes from, and its licence)
@@ -103,7 +103,7 @@ def median_summaries(html_dir, runs, revisions):
         if machine not in newest:
             continue
         rows = json.loads(path.read_text())
-        values = results.values(newest[machine])
+        values = asv_files.values(newest[machine])
         head = newest[machine]["commit_hash"]
         for row in rows:
             combo = split_case(row["pretty_name"])[1] if row["idx"] is not None else ()

@@ -1,15 +1,15 @@
 """The front page's budget table: per machine, each call of main's head against its budget
-(``budgets.json5``, judged by ``cuda_bench.budgets``) from the head's over-C++ measurements, as the
-operations table below it shows them."""
+(``budgets.json5``, judged by ``cuda_bench.results.budgets``) from the head's over-C++ measurements,
+as the operations table below it shows them."""
 
 from __future__ import annotations
 
-from cuda_bench import budgets
-from cuda_bench.names import short_name, split_case
-from cuda_bench.overview import TITLES
-from cuda_bench.pages.html import esc
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import fmt_ns, number
+from cuda_bench.foundations.names import short_name, split_case
+from cuda_bench.foundations.stats import CONFIDENCE
+from cuda_bench.foundations.text import fmt_ns, number
+from cuda_bench.publish.overview import TITLES
+from cuda_bench.publish.pages.html import esc
+from cuda_bench.results import budgets
 
 BADGES = {budgets.OVER: "danger", budgets.WITHIN: "success", budgets.UNDECIDED: "default"}
 

@@ -4,9 +4,10 @@ beyond one tree's rebuild spread), or why none is judged."""
 
 from __future__ import annotations
 
-from cuda_bench import buildtime, summary
-from cuda_bench.pages.html import banner, commit_link, esc, page
-from cuda_bench.text import times
+from cuda_bench.foundations.text import times
+from cuda_bench.publish import summary
+from cuda_bench.publish.pages.html import banner, commit_link, esc, page
+from cuda_bench.results import buildtime
 
 WIDTH, HEIGHT, PAD = 640, 180, 36
 

@@ -5,9 +5,9 @@ release against the one before. Each machine's part below says the rest."""
 
 from __future__ import annotations
 
-from cuda_bench import history
-from cuda_bench.pages.html import case_label, commit_link, counts_text, esc, verdict_badge
-from cuda_bench.text import interval
+from cuda_bench.foundations.text import interval
+from cuda_bench.publish.pages.html import case_label, commit_link, counts_text, esc, verdict_badge
+from cuda_bench.results import history
 
 
 def machine_id(name):

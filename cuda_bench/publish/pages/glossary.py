@@ -1,9 +1,10 @@
-"""``glossary.html``: the words the pages use, each in one line (``cuda_bench.words``)."""
+"""``glossary.html``: the words the pages use, each in one line
+(``cuda_bench.foundations.words``)."""
 
 from __future__ import annotations
 
-from cuda_bench import words
-from cuda_bench.pages.html import (
+from cuda_bench.foundations import words
+from cuda_bench.publish.pages.html import (
     METHOD,
     banner,
     page,

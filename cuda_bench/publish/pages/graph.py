@@ -6,11 +6,12 @@ from __future__ import annotations
 import itertools
 import json
 
-from cuda_bench import history, results, summary
-from cuda_bench.names import COLD_TWINS, CPP, HARNESS, case_name, cpp_id, short_name
-from cuda_bench.pages.html import banner, page
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import number
+from cuda_bench.foundations.names import COLD_TWINS, CPP, HARNESS, case_name, cpp_id, short_name
+from cuda_bench.foundations.stats import CONFIDENCE
+from cuda_bench.foundations.text import number
+from cuda_bench.publish import summary
+from cuda_bench.publish.pages.html import banner, page
+from cuda_bench.results import asv_files, history
 
 GRAPH = f"""<div class="graph-controls"><label>machine <select id="machine"></select></label>
 <label>operation <select id="benchmark"></select></label> <label>case <select \
@@ -43,13 +44,13 @@ def graph_data(machine, runs_of, steps, suite, known):
     each with its name and the cuda-bindings its build ran, ``bindings``: :func:`text.build_words`)
     and per case and library the paired chain (with its band and where it starts), the flags, and
     asv's medians; the C++ twin's medians where it has one. ``runs_of``: one build per commit
-    (``results.one_per_commit``)."""
+    (``asv_files.one_per_commit``)."""
     newest = {data["commit_hash"]: data for data in runs_of}
     commits = summary.order(newest, known)
     at = {c: i for i, c in enumerate(commits)}
     chains = history.chains(steps, commits)
     flagged = summary.flags(steps, known)
-    values = {c: results.values(newest[c]) for c in commits}
+    values = {c: asv_files.values(newest[c]) for c in commits}
     shown = history.builds(runs_of, steps)
     axis = [
         {

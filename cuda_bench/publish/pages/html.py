@@ -8,15 +8,17 @@ import html
 import re
 from urllib.parse import quote, urlencode
 
-from cuda_bench import calls, counts_read, history, results, summary, words
-from cuda_bench import counts as counting
-from cuda_bench.names import short_name, split_case
-from cuda_bench.stats import CONFIDENCE, CONFIRMED_RULE
-from cuda_bench.text import (
+from cuda_bench.foundations import calls, words
+from cuda_bench.foundations import counts as counting
+from cuda_bench.foundations.names import short_name, split_case
+from cuda_bench.foundations.stats import CONFIDENCE, CONFIRMED_RULE
+from cuda_bench.foundations.text import (
     PER_CALL,
     interval,
     per_call,
 )
+from cuda_bench.publish import summary
+from cuda_bench.results import asv_files, counts_read, history
 
 METHOD = "https://github.com/NVIDIA/cuda-python-bench/blob/main/docs/method.md"
 
@@ -112,15 +114,15 @@ def page(title, body, current, banner=""):
 
 
 def unreadable_html(found, results_dir, known=None):
-    """The banner every page carries while part of the history cannot be read (``results.noted``):
+    """The banner every page carries while part of the history cannot be read (``asv_files.noted``):
     each file and line, and why, and the step or commit it is about where that could be read
     (:func:`touched_words`); "" when all of it was read."""
     if not found:
         return ""
     items = "".join(
-        f'<li data-file="{esc(results.shown(path, results_dir))}" data-line="{esc(line or "")}">'
-        f"<code>{esc(results.shown(path, results_dir))}</code>{esc(results.place(line))}: "
-        f"{esc(why)}{touched_words(results.touched(path, line), known or {})}</li>"
+        f'<li data-file="{esc(asv_files.shown(path, results_dir))}" data-line="{esc(line or "")}">'
+        f"<code>{esc(asv_files.shown(path, results_dir))}</code>{esc(asv_files.place(line))}: "
+        f"{esc(why)}{touched_words(asv_files.touched(path, line), known or {})}</li>"
         for path, line, why in found
     )
     return (
@@ -318,7 +320,7 @@ def banner(found):
 
 def touched_words(named, known):
     """What a line that could not be read is about, as far as it could be read
-    (``results.touches``): " (a record of the step cuda-core-v0.4.2 → cuda-core-v0.5.1)", " (a
+    (``asv_files.touches``): " (a record of the step cuda-core-v0.4.2 → cuda-core-v0.5.1)", " (a
     record of a step from …)", " (a record of commit …)", or ""."""
     base, head, commit = (named.get(k) for k in ("base", "head", "commit"))
     if base and head:

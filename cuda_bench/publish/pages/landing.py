@@ -5,12 +5,26 @@ flagged the case, the rest on hover."""
 
 from __future__ import annotations
 
-from cuda_bench import calls, overcpp_read, summary
-from cuda_bench.names import is_cold_start, short_name
-from cuda_bench.overview import APIS, COLD_APIS, LOOKUPS, TITLES
-from cuda_bench.pages.budget_table import budgets_html
-from cuda_bench.pages.glance import glance_html, machine_id
-from cuda_bench.pages.html import (
+from cuda_bench.foundations import calls
+from cuda_bench.foundations.names import is_cold_start, short_name
+from cuda_bench.foundations.stats import CONFIDENCE
+from cuda_bench.foundations.text import (
+    TARGET_NS,
+    asv_word,
+    date_text,
+    fmt,
+    fmt_net,
+    interval,
+    number,
+    signed,
+    times,
+    times_span,
+)
+from cuda_bench.publish import summary
+from cuda_bench.publish.overview import APIS, COLD_APIS, LOOKUPS, TITLES
+from cuda_bench.publish.pages.budget_table import budgets_html
+from cuda_bench.publish.pages.glance import glance_html, machine_id
+from cuda_bench.publish.pages.html import (
     METHOD,
     banner,
     calls_html,
@@ -27,20 +41,8 @@ from cuda_bench.pages.html import (
     verdict_badge,
     work_html,
 )
-from cuda_bench.report import OLDER
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import (
-    TARGET_NS,
-    asv_word,
-    date_text,
-    fmt,
-    fmt_net,
-    interval,
-    number,
-    signed,
-    times,
-    times_span,
-)
+from cuda_bench.publish.report import OLDER
+from cuda_bench.results import overcpp_read
 
 HOW_TO_READ = f"""<details class="how"><summary>How to read this page</summary>
 <p>A <b>paired step</b> times two builds of cuda-python in turn on one core and gives each case \
@@ -88,7 +90,7 @@ def verdict_row(key, heading, part, missing):
 def render_landing(told, rows, known, thresholds="", budgets=None):
     """One machine's part of the front page: main's head, the verdicts (and the ``thresholds`` they
     were judged against, ``summary.thresholds_words``), the open regressions, each call against its
-    budget (``budgets``: :class:`cuda_bench.budgets.Budgets`), each operation."""
+    budget (``budgets``: :class:`cuda_bench.results.budgets.Budgets`), each operation."""
     machine = told["machine"]
     params = told["params"]
     out = [

@@ -6,8 +6,18 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from urllib.parse import quote
 
-from cuda_bench import bisect, history, summary
-from cuda_bench.pages.html import (
+from cuda_bench.compare import bisect
+from cuda_bench.foundations.stats import CONFIDENCE
+from cuda_bench.foundations.text import (
+    PER_CALL,
+    cleared_text,
+    interval,
+    measurements,
+    per_call,
+    standing,
+)
+from cuda_bench.publish import summary
+from cuda_bench.publish.pages.html import (
     STATUS_CLASS,
     banner,
     case_html,
@@ -17,15 +27,7 @@ from cuda_bench.pages.html import (
     per_call_html,
     rule_html,
 )
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import (
-    PER_CALL,
-    cleared_text,
-    interval,
-    measurements,
-    per_call,
-    standing,
-)
+from cuda_bench.results import history
 
 KIND_WORDS = {"main": "main", "release": "between releases", "since release": "since a release"}
 

@@ -3,9 +3,15 @@ release against main's head (or that the history lacks that step)."""
 
 from __future__ import annotations
 
-from cuda_bench import summary
-from cuda_bench.overview import TITLES
-from cuda_bench.pages.html import (
+from cuda_bench.foundations.stats import CONFIDENCE
+from cuda_bench.foundations.text import (
+    cleared_text,
+    interval,
+    times,
+)
+from cuda_bench.publish import summary
+from cuda_bench.publish.overview import TITLES
+from cuda_bench.publish.pages.html import (
     METHOD,
     banner,
     case_html,
@@ -20,12 +26,6 @@ from cuda_bench.pages.html import (
     unseen_html,
     verdict_badge,
     work_html,
-)
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import (
-    cleared_text,
-    interval,
-    times,
 )
 
 

@@ -3,8 +3,18 @@ paired."""
 
 from __future__ import annotations
 
-from cuda_bench import history, instructions_read, summary
-from cuda_bench.pages.html import (
+from cuda_bench.foundations.stats import CONFIDENCE
+from cuda_bench.foundations.text import (
+    PER_CALL,
+    cleared_text,
+    interval,
+    last_line,
+    measurements,
+    per_call,
+    standing,
+)
+from cuda_bench.publish import summary
+from cuda_bench.publish.pages.html import (
     METHOD,
     banner,
     code_html,
@@ -14,16 +24,7 @@ from cuda_bench.pages.html import (
     page,
     step_build,
 )
-from cuda_bench.stats import CONFIDENCE
-from cuda_bench.text import (
-    PER_CALL,
-    cleared_text,
-    interval,
-    last_line,
-    measurements,
-    per_call,
-    standing,
-)
+from cuda_bench.results import history, instructions_read
 
 
 def gaps_html(machine, gaps, known):

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, ".")
-from cuda_bench import stats  # noqa: E402
+from cuda_bench.foundations import stats  # noqa: E402
 
 RECORDINGS = (("e80df71", "s7"), ("c90621b", "s8"), ("5d85efa", "s9"))  # the recording commits
 

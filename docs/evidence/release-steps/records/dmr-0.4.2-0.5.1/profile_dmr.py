@@ -1,15 +1,22 @@
 """Attribute DeviceMemoryResource(0) / Device() / allocate+close cost between cuda-core releases (e.g. 0.4.2 vs 0.5.1).
 Run on a GPU machine: python profile_dmr.py [N] [REPEATS].  One JSON line per measurement on stdout: ns per call, best
 of REPEATS loops of N calls, loop overhead NOT subtracted (see the "loop:" baseline).  cProfile lines start with '#'."""
-import cProfile, io, json, pstats, sys, time
+import cProfile
+import io
+import json
+import pstats
+import sys
+import time
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
 R = int(sys.argv[2]) if len(sys.argv) > 2 else 7
 import cuda.core
+
 core = cuda.core
 if not hasattr(core, "DeviceMemoryResource"):  # 0.1-0.4: everything lives in cuda.core.experimental
     import cuda.core.experimental as core
 from cuda.bindings import driver
+
 VER = getattr(cuda.core, "__version__", "?")
 DMR, Device, DEVMOD = core.DeviceMemoryResource, core.Device, core.Device.__module__
 perf, results = time.perf_counter_ns, {}
