@@ -34,7 +34,7 @@ from conftest import (
 from cuda_bench import cli
 from cuda_bench.build import toolkit
 from cuda_bench.commands import common
-from cuda_bench.compare import gate, overcpp, paired
+from cuda_bench.compare import gate, overcpp, paired, summaries
 from cuda_bench.foundations import machine
 from cuda_bench.foundations.paths import COMMITS, RESULTS, WORK, no_gpu_results, result_files
 from cuda_bench.foundations.status import ERROR, INCOMPLETE, OK
@@ -868,8 +868,8 @@ def test_recheck_measures_again_on_another_start_only_the_flags_no_second_start_
         last.append((base, head))
         return None, 60.0
 
-    monkeypatch.setattr(gate, "summary", summary)
-    monkeypatch.setattr(gate, "write", lambda out, data: None)
+    monkeypatch.setattr(summaries, "summary", summary)
+    monkeypatch.setattr(summaries, "write", lambda out, data: None)
     monkeypatch.setattr(gate, "measure", measure)
     assert cli.main(argv) == 1  # g -> h confirmed: a regression outranks the four that still fail to build
     err = capsys.readouterr().err
@@ -905,8 +905,8 @@ def test_a_step_between_two_release_tags_says_so_in_its_record(tmp_path, git_rep
     monkeypatch.setenv("HOME", str(tmp_path))
     a_gpu_here(monkeypatch)
     monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: ((base, head), 1.0))
-    monkeypatch.setattr(gate, "summary", lambda report, *args: step_record(base=report[0], head=report[1]))
-    monkeypatch.setattr(gate, "write", lambda out, data: None)
+    monkeypatch.setattr(summaries, "summary", lambda report, *args: step_record(base=report[0], head=report[1]))
+    monkeypatch.setattr(summaries, "write", lambda out, data: None)
     assert cli.main(["steps", "--repo", str(git_repo), "--machine", "m", "--results-dir", str(tmp_path / "res"),
                      "--bindings", "auto"]) == 0
     first, second = records.read(folder, "step")
@@ -939,7 +939,7 @@ def test_a_step_measured_but_not_recorded_is_kept_and_said(tmp_path, git_repo, m
     monkeypatch.setattr(steps, "WORK", tmp_path / "work")
     data = paired_run("release-v0.3.1-v0.3.2")  # a step measured on the H200
     monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: ((base, head), 60.0))
-    monkeypatch.setattr(gate, "summary", lambda report, *args: data)
+    monkeypatch.setattr(summaries, "summary", lambda report, *args: data)
     folder = tmp_path / "res" / "m"
     (folder / records.FILES["step"]).mkdir(parents=True)  # a steps.jsonl that cannot be appended to
     status = steps.make([steps.Step("a" * 40, "b" * 40, "13.3.1")], conf={"repo": str(git_repo)}, machine_name="m",

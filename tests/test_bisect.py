@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, step_case, step_record
 from test_plan import monorepo  # noqa: F401  (a fixture)
 
-from cuda_bench.compare import bisect
+from cuda_bench.compare import bisect, summaries
 from cuda_bench.foundations import stats
 from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION
 from cuda_bench.foundations.text import interval
@@ -297,7 +297,7 @@ def test_on_the_scripted_machine_the_window_engine_leads_the_bisect_to_the_commi
     from test_paired import CASES, INJECTED
     from test_window import scripted_maker, slowed
 
-    from cuda_bench.compare import gate, paired, window
+    from cuda_bench.compare import paired, window
 
     span = commits(13)
     costs_of = {f"commit{i}": slowed(CASES, INJECTED, 1.10) if i >= 9 else CASES for i in range(13)}
@@ -309,7 +309,7 @@ def test_on_the_scripted_machine_the_window_engine_leads_the_bisect_to_the_commi
         sides = [paired.Side(f"commit{span.index(c)}", c[:9], c, "python") for c in commits_]
         report = window.run(sides, names, paired.Settings(pairs=8, seconds=0.02), tmp_path / str(len(measured)),
                             {}, progress=lambda m: None, cores=[0, 1], make_worker=scripted_maker(costs_of, {}))
-        return [gate.summary(step, "step") for step in report.steps]
+        return [summaries.summary(step, "step") for step in report.steps]
 
     answer = bisect.bisect(span, measure, cases={INJECTED})
     assert measured == [[0, 12], [0, 6, 12], [6, 9, 12], [6, 7, 8, 9]]
@@ -327,7 +327,7 @@ def test_on_the_scripted_machine_a_slowdown_spread_over_commits_is_found_by_its_
     from test_paired import CASES, INJECTED
     from test_window import scripted_maker, slowed
 
-    from cuda_bench.compare import gate, paired, window
+    from cuda_bench.compare import paired, window
 
     span = commits(6)
     costs_of = {f"commit{i}": slowed(CASES, INJECTED, 1.008 ** i) for i in range(6)}
@@ -339,7 +339,7 @@ def test_on_the_scripted_machine_a_slowdown_spread_over_commits_is_found_by_its_
         sides = [paired.Side(f"commit{span.index(c)}", c[:9], c, "python") for c in commits_]
         report = window.run(sides, names, paired.Settings(pairs=8, seconds=0.02), tmp_path / str(len(measured)),
                             {}, progress=lambda m: None, cores=[0, 1], make_worker=scripted_maker(costs_of, {}))
-        return [gate.summary(step, "step") for step in report.steps]
+        return [summaries.summary(step, "step") for step in report.steps]
 
     answer = bisect.bisect(span, measure, cases=set(names))
     assert measured == [[0, 5], [0, 1, 2, 3, 4, 5]] and answer.found == []

@@ -18,7 +18,7 @@ import pytest
 from conftest import NEWEST_WITH_NVRTC, ROOT, RUNNER, make_env
 
 from cuda_bench.commands import counts as counts_command
-from cuda_bench.compare import comment, countpass, gate, paired
+from cuda_bench.compare import comment, countpass, gate, paired, summaries
 from cuda_bench.foundations import counts
 from cuda_bench.results import counts_read, records
 
@@ -621,7 +621,7 @@ def test_compare_counts_both_builds_after_timing_and_the_comment_names_what_chan
     monkeypatch.setenv("HOME", str(tmp_path))
     report = SimpleNamespace(sides=sides, seconds=1.0)
     monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: (report, 0.0))
-    monkeypatch.setattr(gate, "summary", lambda *a: paired_data(timed))
+    monkeypatch.setattr(summaries, "summary", lambda *a: paired_data(timed))
     real = compare_command.settings_of
     monkeypatch.setattr(compare_command, "settings_of", lambda args: real(args).__class__(benchmark_dir=stand_in))
     argv = ["compare", "a", "b", "--repo", str(git_repo), "--machine", "m", "-b", "Injected|Known", "--no-instructions"]

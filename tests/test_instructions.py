@@ -480,7 +480,7 @@ def test_compare_counts_the_instructions_after_the_timing_and_its_comment_says_t
 
     from cuda_bench import cli
     from cuda_bench.commands import compare as compare_command
-    from cuda_bench.compare import gate
+    from cuda_bench.compare import gate, summaries
 
     sides = [paired.Side("base", "a", "a" * 40, sys.executable, {"INJECT": "0"}),
              paired.Side("head", "b", "b" * 40, sys.executable, {"INJECT": "1"})]
@@ -488,7 +488,7 @@ def test_compare_counts_the_instructions_after_the_timing_and_its_comment_says_t
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setattr(gate, "measure", lambda repo, base, head, **kw: (SimpleNamespace(sides=sides,
                                                                                              seconds=1.0), 0.0))
-    monkeypatch.setattr(gate, "summary", lambda *a: paired_data(timed, None) | {"instructions": None})
+    monkeypatch.setattr(summaries, "summary", lambda *a: paired_data(timed, None) | {"instructions": None})
     real = compare_command.settings_of
     monkeypatch.setattr(compare_command, "settings_of", lambda args: real(args).__class__(benchmark_dir=stand_in))
     argv = ["compare", "a", "b", "--repo", str(git_repo), "--machine", "m", "-b", "Checksum|Steady", "--no-counts"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import aslr_can_be_switched_off, paired_run  # also puts the project on sys.path
 
-from cuda_bench.compare import comment, gate, overcpp, paired
+from cuda_bench.compare import comment, gate, overcpp, paired, summaries
 from cuda_bench.foundations import stats
 from cuda_bench.results import overcpp_read, records
 
@@ -492,7 +492,7 @@ def test_a_case_one_process_pair_lost_is_measured_from_the_others_and_the_loss_i
     assert report.lost[once].startswith("1 of 8 process pairs lost, measured from the other 7; the first: ")
     assert "head worker (b) died (exit 7) during setup" in report.lost[once]
     assert report.lost[once].endswith(" (empty)")  # it wrote nothing: its log is named, not quoted (as on the H200)
-    data = gate.summary(report, "pr")  # the record keeps the loss, and the run is not a pass
+    data = summaries.summary(report, "pr")  # the record keeps the loss, and the run is not a pass
     assert data["lost"] == report.lost and gate.exit_status(data) == 2
     assert "#### Measured without some process pairs" in comment.comment(data)
     (tmp_path / "crashed").unlink()
@@ -784,7 +784,7 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
                                 progress=lambda m: None, env=env)
     (case,) = report.cases
     assert DOUBLED[0] < case.ratio < DOUBLED[1] and case.verdict == "regression"
-    data = gate.summary(report, "aa")
+    data = summaries.summary(report, "aa")
     assert data["env"] == env
     assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in comment.comment(data)
     with pytest.raises(SystemExit):
@@ -813,7 +813,7 @@ def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(
         report, _ = gate.measure("repo", "main", "main", bindings="13.3.1", bench=[re.escape(spin)],
                                     log_dir=tmp_path / settings.layouts, settings=settings,
                                     progress=lambda m: None)
-        data = gate.summary(report, "aa")
+        data = summaries.summary(report, "aa")
         said[settings.layouts] = (data["settings"]["layouts"], data["settings"]["aslr_off"],
                                   "each process its own memory layout (ASLR on)" in comment.comment(data))
     assert said == {"random": ("random", False, True), "fixed": ("fixed", aslr_can_be_switched_off(), False)}
@@ -928,7 +928,7 @@ def test_a_threshold_read_from_calibration_decides_the_comparison_end_to_end(tmp
             INJECTED: threshold}, "settings": {"layouts": "random", "confidence": 0.95, "cores": [0]}})
         report = paired.run(sides, [INJECTED], paired.Settings(pairs=8, seconds=0.05), tmp_path / "logs",
                             records.calibration(folder), progress=lambda m: None, cores=[0, 1], make_worker=scripted)
-        data = gate.summary(report, "pr")
+        data = summaries.summary(report, "pr")
         (case,) = data["cases"]
         said[threshold] = (case["verdict"], case["threshold"], gate.exit_status(data),
                            "#### Regressions" in comment.comment(data))
@@ -954,7 +954,7 @@ def test_a_case_some_pairs_skip_and_others_measure_is_an_error_not_a_skip(tmp_pa
                         progress=lambda m: None, cores=[0, 1], make_worker=scripted)
     assert report.skipped == {} and report.cases == []
     assert "process pairs disagree whether it runs" in report.errors[INJECTED]
-    assert gate.exit_status(gate.summary(report, "pr")) == 2
+    assert gate.exit_status(summaries.summary(report, "pr")) == 2
 
 
 def test_a_pair_whose_driver_fails_is_made_up_for_by_the_others(tmp_path):

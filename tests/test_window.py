@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_paired import CASES, HARD, HARD_INJECTED, INJECTED, Core, Sawtooth, ScriptedWorker
 
-from cuda_bench.compare import gate, keep, onepass, paired, window
+from cuda_bench.compare import gate, keep, onepass, paired, summaries, window
 from cuda_bench.foundations import stats
 from cuda_bench.results import records
 
@@ -294,7 +294,7 @@ def scripted_maker(costs_of, clocks):
 
 def test_a_run_gives_each_adjacent_pair_a_step_record_of_the_steps_shape(tmp_path):
     """window.run on scripted workers (threads): one paired.Report per adjacent pair, its sides named base and
-    head, from which gate.summary makes a record that records.SHAPES takes as a step; each side's samples are
+    head, from which summaries.summary makes a record that records.SHAPES takes as a step; each side's samples are
     its commit's per-call times."""
     names = [INJECTED, "bench_sim.Op0.time_op0('core')"]
     costs_of = {"commit0": CASES, "commit1": CASES, "commit2": slowed(CASES, INJECTED, 1.10)}
@@ -305,7 +305,7 @@ def test_a_run_gives_each_adjacent_pair_a_step_record_of_the_steps_shape(tmp_pat
     for step, (base, head) in zip(report.steps, [("0", "1"), ("1", "2")]):
         assert [s.name for s in step.sides] == ["base", "head"]
         assert (step.sides[0].commit[0], step.sides[1].commit[0]) == (base, head)
-        data = gate.summary(step, "step") | {"bindings": "source", "release_tags": None}
+        data = summaries.summary(step, "step") | {"bindings": "source", "release_tags": None}
         records.check(records.stamped(data, "step"), "step")
     verdicts = [{c.name: c.verdict for c in step.cases} for step in report.steps]
     assert verdicts == [{n: "same" for n in names}, {INJECTED: "regression", names[1]: "same"}]
@@ -440,8 +440,8 @@ def test_a_windows_blocks_share_one_commit_and_hold_every_adjacent_pair_once(ide
     """``onepass.parts_of``: the commits each block measures, consecutive blocks sharing the last commit of the
     build they share, so that each adjacent pair of commits (a step, or identical builds) is kept by one block."""
     commits = list("abcd")
-    monkeypatch.setattr(gate, "built_from", lambda repo, a, b, bindings: (a, b))
-    monkeypatch.setattr(gate, "identical", lambda pair: commits.index(pair[0]) in identical_after)
+    monkeypatch.setattr(summaries, "built_from", lambda repo, a, b, bindings: (a, b))
+    monkeypatch.setattr(summaries, "identical", lambda pair: commits.index(pair[0]) in identical_after)
     parts = onepass.parts_of(None, commits, "wheel", block)
     assert parts == expected
     pairs = [(p[k], p[k + 1]) for p in parts for k in range(len(p) - 1)]

@@ -22,7 +22,7 @@ from cuda_bench.commands.common import (
     settings_of,
     this_machine,
 )
-from cuda_bench.compare import countpass, gate, instrpass, keep, paired
+from cuda_bench.compare import countpass, gate, instrpass, keep, paired, summaries
 from cuda_bench.foundations import machine, stats
 from cuda_bench.foundations.paths import RESULTS, WORK, label
 from cuda_bench.foundations.status import INCOMPLETE, OK
@@ -195,7 +195,7 @@ def main(args, argv):
     # an A/A calibrates thresholds: a case beyond the default is what it measures, never a
     # regression
     if aa:
-        return INCOMPLETE if gate.incomplete(data) else OK
+        return INCOMPLETE if summaries.incomplete(data) else OK
     return gate.exit_status(data)
 
 
@@ -221,7 +221,7 @@ def window_aa(args, argv, conf, repo, settings, name, info):
     record = gate.window_calibration_record(kept.found, args.window)
     for line in gate.window_aa_lines(kept.found, records.calibration(RESULTS / name)):
         log(line)
-    status = INCOMPLETE if any(gate.incomplete(d) for d in kept.found) else OK
+    status = INCOMPLETE if any(summaries.incomplete(d) for d in kept.found) else OK
     if kept.reused == kept.blocks:
         log(f"calibration: nothing measured now ({out} holds this window): recorded when measured")
         return status
@@ -247,10 +247,10 @@ def passes_after(args, data, report, settings, out):
     if not args.no_counts:
         data["counts"] = count_both(report, settings, args.bench, out, args.cupti)
         data["imports"] = imports.measure_sides(report.sides, progress=log)
-        text = gate.write(out, data)
+        text = summaries.write(out, data)
     if not args.no_instructions:
         data["instructions"] = instructions_both(report, settings, args.bench, out)
-        text = gate.write(out, data)
+        text = summaries.write(out, data)
     return text
 
 

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench.compare import gate, paired, steps
+from cuda_bench.compare import gate, paired, steps, summaries
 from cuda_bench.foundations import counts, machine
 from cuda_bench.foundations.paths import BENCHMARKS, WORK, label
 from cuda_bench.foundations.status import INCOMPLETE, OK, worst
@@ -278,7 +278,7 @@ def merged(parts, names):
 
 def write(out_dir, record):
     """counts.json and counts.md (the table) into ``out_dir``; the table."""
-    return gate.write_files(out_dir, record, "counts", counts_read.markdown)
+    return summaries.write_files(out_dir, record, "counts", counts_read.markdown)
 
 
 def record_commits(

@@ -12,22 +12,21 @@ Three uses of one engine (``cuda_bench.compare.paired``):
   measured one on the same machine (``results/<machine>/steps.jsonl``), which the dashboard flags
   from.
 
-Every run also writes ``summary.json``: the kind, both commits, the wall time, and per case the
-ratio, the interval and the verdict; after a pull-request comparison, both commits' work per call
-(``counts``: counted in a pass of its own, ``cuda_bench.compare.countpass``), and the comment names
-each case whose work changed.
+Every run also writes ``summary.json`` (``cuda_bench.compare.summaries`` makes it): the kind, both
+commits, the wall time, and per case the ratio, the interval and the verdict; after a pull-request
+comparison, both commits' work per call (``counts``: counted in a pass of its own,
+``cuda_bench.compare.countpass``), and the comment names each case whose work changed.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
 from pathlib import Path
 
 from cuda_bench.build import environment, toolkit, trees
-from cuda_bench.compare import comment, paired
+from cuda_bench.compare import comment, paired, summaries
 from cuda_bench.compare.paired import regressions
 from cuda_bench.foundations import machine, stats
 from cuda_bench.foundations.paths import PAIRED_ENVS, label
@@ -87,68 +86,6 @@ def environments(repo, revs, bindings, requirements, system_site, log_dir, progr
 
     built = dict(toolkit.in_builds(one, unique, len(unique)))
     return {rev: built[commit] for rev, commit in commits.items()}
-
-
-def built_from(repo, base, head, bindings):
-    """{"base": identity, "head": identity}: what each side's environment is built from
-    (``trees.identity``), read from git before anything is built; None where git cannot say (a
-    revision it does not have: the build then says why it cannot build it)."""
-    try:
-        return {
-            side: trees.identity(repo, trees.resolve(repo, rev), bindings)
-            for side, rev in (("base", base), ("head", head))
-        }
-    except toolkit.BuildError:
-        return None
-
-
-def packages_changed(sides):
-    """The packages whose build differs between the sides of :func:`built_from`: [] for identical
-    builds, which only two cuda-python trees can be (both have ``cuda_core/``); None where it is not
-    known."""
-    if not sides or not all("cuda_core" in sides[side] for side in ("base", "head")):
-        return None
-    return trees.differs(sides["base"], sides["head"])
-
-
-def identical(sides):
-    """Whether the sides of :func:`built_from` are identical builds: nothing to measure between
-    them."""
-    return packages_changed(sides) == []
-
-
-def identical_summary(
-    repo, base, head, kind, sides, bindings, settings, command=None, machine_info=None
-):
-    """The record of a comparison between identical builds (:func:`packages_changed` is empty):
-    nothing measured, since both sides would install the same wheels and time the same code; its
-    ``built_from`` says what they are."""
-    return {
-        "kind": kind,
-        "base": trees.resolve(repo, base),
-        "head": trees.resolve(repo, head),
-        "base_rev": base,
-        "head_rev": head,
-        "seconds": 0.0,
-        "build_seconds": 0.0,
-        "expected": [],
-        "command": command,
-        "machine": machine_info or {},
-        "host": machine.host(),
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "settings": settings_record(settings or paired.Settings(), [], []),
-        "versions": {},
-        "cases": [],
-        "skipped": {},
-        "only": {},
-        "errors": {},
-        "lost": {},
-        "env": {},
-        "bindings": bindings,
-        "identical": True,
-        "built_from": sides,
-        "packages_changed": [],
-    }
 
 
 def measure(
@@ -212,13 +149,15 @@ def pair(
 ):
     """Two commits made into a paired record, as the pull-request gate, the history's steps and
     asv's ``continuous`` make one: (record, the paired.Report or None). Identical builds
-    (:func:`identical`) are not measured (their record says so) unless ``always`` (an A/A) or
+    (``summaries.identical``) are not measured (their record says so) unless ``always`` (an A/A) or
     ``env`` gives a side variables of its own; else both are built (or taken from the wheel cache)
     and measured by the paired engine. The record names the cuda-bindings both sides were built
     with."""
-    sides = built_from(repo, base, head, bindings)
-    if not always and identical(sides) and not any((env or {}).values()):
-        data = identical_summary(repo, base, head, kind, sides, bindings, settings, command, info)
+    sides = summaries.built_from(repo, base, head, bindings)
+    if not always and summaries.identical(sides) and not any((env or {}).values()):
+        data = summaries.identical_summary(
+            repo, base, head, kind, sides, bindings, settings, command, info
+        )
         return data, None
     report, built = measure(
         repo,
@@ -234,7 +173,9 @@ def pair(
         progress=progress,
         env=env,
     )
-    data = summary(report, kind, expected, built, command, info, sides) | {"bindings": bindings}
+    data = summaries.summary(report, kind, expected, built, command, info, sides) | {
+        "bindings": bindings
+    }
     return data, report
 
 
@@ -296,64 +237,7 @@ def gate(
             f"{base} and {head}: identical builds ({comment.built_from_text(data['built_from'])}): "
             "nothing measured"
         )
-    return data, write(out, data), report
-
-
-def summary(
-    report, kind, expected=(), build_seconds=None, command=None, machine_info=None, sides=None
-):
-    """The record of one paired run (``summary.json``); ``sides``: what each side is built from
-    (:func:`built_from`)."""
-    base, head = report.sides
-    built = (
-        {"identical": False, "built_from": sides, "packages_changed": packages_changed(sides)}
-        if sides
-        else {}
-    )
-    return built | {
-        "kind": kind,
-        "base": base.commit,
-        "head": head.commit,
-        "base_rev": base.rev,
-        "head_rev": head.rev,
-        "seconds": report.seconds,
-        "build_seconds": build_seconds,
-        "expected": list(expected),
-        "command": command,
-        "machine": machine_info or {},
-        "host": machine.host(),
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "settings": settings_record(
-            report.settings, report.cores, [w.get("aslr_off") for w in report.workers.values()]
-        ),
-        "versions": {side: w.get("versions") for side, w in report.workers.items()},
-        "cases": [case.summary() for case in report.cases],
-        "skipped": report.skipped,
-        "only": {name: list(v) for name, v in report.only.items()},
-        "errors": report.errors,
-        "lost": report.lost,
-        "env": {side.name: side.env for side in report.sides if side.env},
-        "time": report.time,
-    }
-
-
-def settings_record(settings, cores, aslr_off):
-    """How a paired record says it was measured: the settings, the cores, and ``layouts``: "random"
-    (a layout per process) unless asked for "fixed" or every worker's layout was fixed anyway
-    (``aslr_off``: a kernel that randomises nothing)."""
-    fixed = bool(aslr_off) and all(aslr_off)
-    return {
-        **settings.describe(),
-        "cores": cores,
-        "aslr_off": fixed,
-        "layouts": "fixed" if fixed else settings.layouts,
-    }
-
-
-def incomplete(data):
-    """Whether a record left something out: a case not measured, or measured without some of its
-    processes (``paired.kept``)."""
-    return bool(data["errors"] or data.get("lost"))
+    return data, summaries.write(out, data), report
 
 
 def exit_status(data):
@@ -364,23 +248,7 @@ def exit_status(data):
     failed)."""
     if regressions(data):
         return REGRESSION
-    return INCOMPLETE if incomplete(data) else OK
-
-
-def write_files(out_dir, data, stem, markdown):
-    """The record as ``stem``.json and ``markdown(data)`` as ``stem``.md into ``out_dir``; the
-    Markdown."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
-    text = markdown(data)
-    (out_dir / f"{stem}.md").write_text(text)
-    return text
-
-
-def write(out_dir, data):
-    """summary.json and summary.md (the comment) into ``out_dir``; the comment."""
-    return write_files(out_dir, data, "summary", comment.comment)
+    return INCOMPLETE if summaries.incomplete(data) else OK
 
 
 def calibration_record(data):

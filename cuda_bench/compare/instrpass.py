@@ -24,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from cuda_bench.compare import gate, paired, steps
+from cuda_bench.compare import gate, paired, steps, summaries
 from cuda_bench.foundations import callgrind, instructions, machine
 from cuda_bench.foundations.paths import BENCHMARKS, WORK, label
 from cuda_bench.foundations.status import INCOMPLETE, OK
@@ -281,7 +281,7 @@ def record_of(side, parts, names, version, seconds):
 def write(out_dir, record, functions):
     """instructions.json, instructions.md (the table) and instructions-functions.json (each case's
     functions per call) into ``out_dir``; the table."""
-    text = gate.write_files(out_dir, record, "instructions", instructions_read.markdown)
+    text = summaries.write_files(out_dir, record, "instructions", instructions_read.markdown)
     (Path(out_dir) / "instructions-functions.json").write_text(json.dumps(functions) + "\n")
     return text
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuda_bench.build import trees
-from cuda_bench.compare import countpass, gate, instrpass, onepass, paired, steps
+from cuda_bench.compare import countpass, gate, instrpass, onepass, paired, steps, summaries
 from cuda_bench.foundations import process
 from cuda_bench.foundations.paths import COMMITS, WORK
 from cuda_bench.foundations.status import INCOMPLETE, OK, REGRESSION, worst
@@ -147,7 +147,7 @@ def write_whole_window(out, commits, folders):
         for entry in block["per_commit"]:
             per_commit.setdefault(entry["commit"], entry)
     for i, data in enumerate(found):
-        gate.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
+        summaries.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
     whole = {
         "commits": commits,
         "revs": commits,
@@ -168,7 +168,7 @@ def write(out, measured, found, asked=None):
     measured for (``asked``: :func:`what_was_asked`)."""
     out = Path(out)
     for i, data in enumerate(found):
-        gate.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
+        summaries.write(out / "steps" / f"{i + 1:02d}-{data['base'][:9]}-{data['head'][:9]}", data)
     per_commit = [
         {
             "commit": commit,
@@ -231,7 +231,7 @@ def record(measured, found, repo, *, conf_path, machine_name, results_dir, out, 
     for data in found:
         where = f"{data['base'][:12]}-{data['head'][:12]}"
         here = Path(out) / "steps" / where
-        gate.write(here, data)
+        summaries.write(here, data)
         ok &= steps.record_or_say(
             folder,
             "step",

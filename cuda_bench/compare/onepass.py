@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench.build import trees
-from cuda_bench.compare import gate, paired
+from cuda_bench.compare import gate, paired, summaries
 from cuda_bench.compare.window import BLOCK, SideResult, blocks, run
 from cuda_bench.results import records
 from cuda_bench.run import asvrun
@@ -53,13 +53,13 @@ class Pass:
 
 
 def runs_of_builds(repo, commits, bindings):
-    """The window's commits in runs of identical builds (``gate.identical``: consecutive
+    """The window's commits in runs of identical builds (``summaries.identical``: consecutive
     different commits whose packages build the same wheels share one build and are never measured
     against each other); a commit listed twice in a row is two runs, an A/A. [[index, ...]]."""
     runs = [[0]]
     for k in range(1, len(commits)):
         a, b = commits[k - 1], commits[k]
-        if a != b and gate.identical(gate.built_from(repo, a, b, bindings)):
+        if a != b and summaries.identical(summaries.built_from(repo, a, b, bindings)):
             runs[-1].append(k)
         else:
             runs.append([k])
@@ -198,7 +198,7 @@ def links_of(repo, revs, commits, bindings, run_of, measured, sides):
         link = Link(
             commits[k],
             commits[k + 1],
-            gate.built_from(repo, commits[k], commits[k + 1], bindings),
+            summaries.built_from(repo, commits[k], commits[k + 1], bindings),
         )
         ra, rb = run_of[k], run_of[k + 1]
         if ra != rb:
@@ -239,9 +239,9 @@ def pooled(measured, sides, side_of):
 
 
 def step_records(measured, repo, *, bindings, settings, command, info):
-    """The step record of each :class:`Link` of a :class:`Pass` (``gate.summary``'s, as a paired
-    step's): identical builds as ``gate.identical_summary`` has them, a measured one with
-    ``window`` saying which pass and block measured it; its ``seconds`` are its share of its
+    """The step record of each :class:`Link` of a :class:`Pass` (``summaries.summary``'s, as a
+    paired step's): identical builds as ``summaries.identical_summary`` has them, a measured one
+    with ``window`` saying which pass and block measured it; its ``seconds`` are its share of its
     block's."""
     tags = asvrun.release_tags(repo)
     out = []
@@ -250,7 +250,7 @@ def step_records(measured, repo, *, bindings, settings, command, info):
             [tags[link.base], tags[link.head]] if link.base in tags and link.head in tags else None
         )
         if link.report is None:
-            data = gate.identical_summary(
+            data = summaries.identical_summary(
                 repo,
                 link.base,
                 link.head,
@@ -262,7 +262,9 @@ def step_records(measured, repo, *, bindings, settings, command, info):
                 info,
             )
         else:
-            data = gate.summary(link.report, "step", (), None, command, info, link.built_from) | {
+            data = summaries.summary(
+                link.report, "step", (), None, command, info, link.built_from
+            ) | {
                 "bindings": bindings,
                 "window": {
                     "commits": measured.commits,

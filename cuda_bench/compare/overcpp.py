@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuda_bench.compare import comment, gate, paired
+from cuda_bench.compare import comment, gate, paired, summaries
 from cuda_bench.foundations import machine, process, stats
 from cuda_bench.foundations.names import cpp_id, is_control, split_case
 from cuda_bench.foundations.status import INCOMPLETE, OK
@@ -240,7 +240,7 @@ def write_groups(path, record, groups, process_cores=None):
 
 def write_files(out_dir, data):
     """over-cpp.json and over-cpp.md into ``out_dir``; the Markdown."""
-    return gate.write_files(out_dir, data, "over-cpp", markdown)
+    return summaries.write_files(out_dir, data, "over-cpp", markdown)
 
 
 def markdown(data, target_ns=TARGET_NS):
@@ -367,4 +367,4 @@ def measure_and_record(
         where = Path(results_dir) / machine_name / records.FILES["over-cpp"]
         log(f"over C++ at {commit[:9]}: {len(data['cases'])} cases -> {where}")
     judge(results_dir, machine_name, data, written=recorded)
-    return (INCOMPLETE if gate.incomplete(data) else OK), data
+    return (INCOMPLETE if summaries.incomplete(data) else OK), data

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench.build import toolkit, trees
-from cuda_bench.compare import gate, onepass, window
+from cuda_bench.compare import onepass, summaries, window
 from cuda_bench.compare.costs import DEFAULTS, OVERHEAD, Costs, costs  # noqa: F401 (the plan's costs)
 from cuda_bench.foundations import process
 from cuda_bench.foundations.names import is_release_tag
@@ -143,7 +143,7 @@ class Planner:
 
     def _step(self, base, head, bindings):
         """(seconds, whether identical) of a paired step."""
-        if gate.identical(gate.built_from(self.repo, base, head, bindings)):
+        if summaries.identical(summaries.built_from(self.repo, base, head, bindings)):
             return 0.0, True
         return self.cost.part("step"), False
 

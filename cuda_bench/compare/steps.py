@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench.build import toolkit
-from cuda_bench.compare import comment, gate, paired
+from cuda_bench.compare import comment, gate, paired, summaries
 from cuda_bench.foundations import machine, suite
 from cuda_bench.foundations.names import HARNESS
 from cuda_bench.foundations.paths import WORK
@@ -118,7 +118,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             continue
         try:
             # first: the measurement is kept whatever happens to the history
-            gate.write(out, data)
+            summaries.write(out, data)
             kept_at = out / "summary.json"
         except OSError as exc:
             log(f"step {where}: its summary could not be written to {out} ({exc})")
@@ -134,7 +134,7 @@ def make(todo, *, conf, machine_name, info, results_dir, settings, command, late
             f"step {where}: {len(flagged)} regression(s)"
             + "".join(f"\n  {c['name']} {interval(c)}" for c in flagged)
         )
-        incomplete = incomplete or gate.incomplete(data)
+        incomplete = incomplete or summaries.incomplete(data)
     return worst([REGRESSION if flagged_any else OK, INCOMPLETE if incomplete else OK])
 
 

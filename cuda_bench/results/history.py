@@ -112,7 +112,8 @@ def judged(steps):
 
 
 def identical(step):
-    """Whether a step paired identical builds (nothing measured: ``gate.identical_summary``)."""
+    """Whether a step paired identical builds (nothing measured:
+    ``summaries.identical_summary``)."""
     return bool(step.get("identical"))
 
 
