@@ -402,30 +402,22 @@ def timed_in(outcomes, name, settings):
     return outcomes[: settings.pairs_of(name)]
 
 
-def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Worker):
-    """Process pair number ``pair``: both workers on ``core``, every case in a shuffled order.
-    {name: outcome of measure_case}; ``done(name)`` hears of every finished case."""
-    if hasattr(os, "sched_setaffinity") and make_worker is Worker:
-        # this driver takes turns with its two workers on their core
+def each_case(group, names, settings, core, done, start, measure, pinned=True):
+    """Process pair (or group) ``group`` on ``core``: ``start()`` its workers, ``measure(workers,
+    name, clock)`` each case in its shuffled order; a WorkerError is that case's error, and fresh
+    workers start for the next. ({name: outcome}, time spent); ``done(name)`` after each case."""
+    if pinned and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
-    order = in_pair(pair, names, settings)
-    found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
+    found, workers, spent = {}, None, {"phases": {}, "cases": {}}
     clock = Clock(spent["phases"])
     try:
-        for name in order:
+        for name in in_pair(group, names, settings):
             begun = clock.last
             try:
                 if workers is None:
-                    workers = [
-                        make_worker(
-                            side, core, settings, Path(log_dir) / f"pair{pair:02d}-{side.name}.log"
-                        )
-                        for side in sides
-                    ]
-                    for worker in workers:
-                        hello.setdefault(worker.side.name, worker.hello)
+                    workers = start()
                     clock("start")
-                found[name] = measure_case(*workers, name, settings, clock=clock)
+                found[name] = measure(workers, name, clock)
             except WorkerError as exc:
                 found[name] = ("error", str(exc))
                 for worker in workers or []:
@@ -437,7 +429,56 @@ def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Work
     finally:
         for worker in workers or []:
             worker.close()
+    return found, spent
+
+
+def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Worker):
+    """Process pair number ``pair``: both workers on ``core``, every case in a shuffled order
+    (:func:`each_case`). ({name: outcome of measure_case}, {side name: hello}, time spent)."""
+    hello = {}
+
+    def start():
+        workers = [
+            make_worker(side, core, settings, Path(log_dir) / f"pair{pair:02d}-{side.name}.log")
+            for side in sides
+        ]
+        for worker in workers:
+            hello.setdefault(worker.side.name, worker.hello)
+        return workers
+
+    def measure(workers, name, clock):
+        return measure_case(*workers, name, settings, clock=clock)
+
+    found, spent = each_case(
+        pair, names, settings, core, done, start, measure, pinned=make_worker is Worker
+    )
     return found, hello, spent
+
+
+def in_groups(task, args, cores, progress, make_worker, what):
+    """``task`` (:func:`one_pair`, ``window.one_group``) per process pair or group on ``cores``, in
+    processes (threads with another ``make_worker``): outcomes (a failed task's: :func:`failed_as`),
+    {side: its first hello}, time spent. ``what``: ("paired", "process pairs") or the window's."""
+    _, names, settings, _ = args
+    outcomes = process.in_parallel(
+        task if make_worker is Worker else functools.partial(task, make_worker=make_worker),
+        args,
+        settings.pairs,
+        cores,
+        sum(map(settings.pairs_of, names)),
+        progress,
+        what[0],
+        threads=make_worker is not Worker,
+    )
+    outcomes = failed_as(
+        outcomes,
+        what[1],
+        lambda exc: ({n: ("error", str(exc)) for n in names}, {}, {"phases": {}, "cases": {}}),
+    )
+    hello = {}
+    for _, told, _ in outcomes:
+        hello.update({side: said for side, said in told.items() if side not in hello})
+    return outcomes, hello, spent_in([group_spent for _, _, group_spent in outcomes])
 
 
 def failed_as(outcomes, what, as_error):
@@ -461,7 +502,6 @@ def run(
     thresholds = thresholds or {}
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
-    total = sum(map(settings.pairs_of, names))
     here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
     progress(
         f"paired: {suite.counted(names, here)} x {settings.pairs} process pairs, {jobs} at a time "
@@ -470,29 +510,8 @@ def run(
         f"{sum(map(settings.pairs_of, here)) / jobs * (settings.seconds + 0.05) / 60:.1f} min)"
     )
     start = time.monotonic()
-    task = (
-        one_pair if make_worker is Worker else functools.partial(one_pair, make_worker=make_worker)
-    )
-    outcomes = process.in_parallel(
-        task,
-        (sides, names, settings, log_dir),
-        settings.pairs,
-        cores[:jobs],
-        total,
-        progress,
-        "paired",
-        threads=make_worker is not Worker,
-    )
-    outcomes = failed_as(
-        outcomes,
-        "process pairs",
-        lambda exc: ({n: ("error", str(exc)) for n in names}, {}, {"phases": {}, "cases": {}}),
-    )
-    hello = {}
-    for _, pair_hello, _ in outcomes:
-        for side, answer in pair_hello.items():
-            hello.setdefault(side, answer)
-    spent = spent_in([pair_spent for _, _, pair_spent in outcomes])
+    args, what = (sides, names, settings, log_dir), ("paired", "process pairs")
+    outcomes, hello, spent = in_groups(one_pair, args, cores[:jobs], progress, make_worker, what)
     found = {
         name: [
             pair_found.get(name) or ("error", "not measured")

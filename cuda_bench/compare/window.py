@@ -25,8 +25,6 @@ with it.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import os
 import random
 import statistics
 import sys
@@ -35,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda_bench.compare import paired
-from cuda_bench.foundations import machine, process, suite
+from cuda_bench.foundations import machine, suite
 
 #: the builds one pass times at once, per core (a worker process each, all of them holding a CUDA
 #: context): a longer window is cut into blocks of this many consecutive builds, each block sharing
@@ -187,41 +185,30 @@ def _sample_case(workers, answers, settings, rng, now, clock):
 
 def one_group(group, sides, names, settings, log_dir, core, done, make_worker=paired.Worker):
     """Process group number ``group``: a worker per side on ``core``, every case in a shuffled
-    order. ({name: outcome of :func:`measure_case`}, {side name: hello}, where the time went)."""
-    if hasattr(os, "sched_setaffinity") and make_worker is paired.Worker:
-        os.sched_setaffinity(0, {core})  # this driver takes turns with its workers on their core
-    order = paired.in_pair(group, names, settings)
+    order (``paired.each_case``). ({name: outcome of :func:`measure_case`}, {side name: hello},
+    where the time went)."""
     rng = random.Random(1_000_003 * (group + 1))
-    found, workers, hello, spent = {}, None, {}, {"phases": {}, "cases": {}}
-    clock = paired.Clock(spent["phases"])
-    try:
-        for name in order:
-            begun = clock.last
-            try:
-                if workers is None:
-                    workers = []
-                    for side in sides:
-                        log = Path(log_dir) / f"group{group:02d}-{side.name}.log"
-                        workers.append(started(make_worker, side, core, settings, log))
-                    said(hello, workers)
-                    clock("start")
-                found[name] = measure_case(workers, name, settings, rng, clock=clock)
-                for k, worker in enumerate(workers):  # a build whose worker died starts a new one
-                    if isinstance(worker, Lost) and worker.again:
-                        log = Path(log_dir) / f"group{group:02d}-{worker.side.name}.log"
-                        workers[k] = started(make_worker, worker.side, core, settings, log)
-                said(hello, workers)
-            except paired.WorkerError as exc:
-                found[name] = ("error", str(exc))
-                for worker in workers or []:
-                    worker.close()
-                workers = None
-                clock("lost")
-            spent["cases"][name] = time.perf_counter() - begun
-            done(name)
-    finally:
-        for worker in workers or []:
-            worker.close()
+    hello = {}
+
+    def log(side):
+        return Path(log_dir) / f"group{group:02d}-{side.name}.log"
+
+    def start():
+        workers = [started(make_worker, side, core, settings, log(side)) for side in sides]
+        said(hello, workers)
+        return workers
+
+    def measure(workers, name, clock):
+        outcome = measure_case(workers, name, settings, rng, clock=clock)
+        for k, worker in enumerate(workers):  # a build whose worker died starts a new one
+            if isinstance(worker, Lost) and worker.again:
+                workers[k] = started(make_worker, worker.side, core, settings, log(worker.side))
+        said(hello, workers)
+        return outcome
+
+    found, spent = paired.each_case(
+        group, names, settings, core, done, start, measure, pinned=make_worker is paired.Worker
+    )
     return found, hello, spent
 
 
@@ -312,7 +299,6 @@ def run(
     thresholds = thresholds or {}
     cores = list(cores or paired.default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
-    total = sum(map(settings.pairs_of, names))
     per_case = settings.seconds * max(1.0, len(sides) / 2)
     here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
     progress(
@@ -322,31 +308,10 @@ def run(
         f"{sum(map(settings.pairs_of, here)) / jobs * (per_case + 0.03 * len(sides)) / 60:.1f} min)"
     )
     start = time.monotonic()
-    task = (
-        one_group
-        if make_worker is paired.Worker
-        else functools.partial(one_group, make_worker=make_worker)
+    args, what = (sides, names, settings, log_dir), ("window", "process groups")
+    outcomes, hello, spent = paired.in_groups(
+        one_group, args, cores[:jobs], progress, make_worker, what
     )
-    outcomes = process.in_parallel(
-        task,
-        (sides, names, settings, log_dir),
-        settings.pairs,
-        cores[:jobs],
-        total,
-        progress,
-        "window",
-        threads=make_worker is not paired.Worker,
-    )
-    outcomes = paired.failed_as(
-        outcomes,
-        "process groups",
-        lambda exc: ({n: ("error", str(exc)) for n in names}, {}, {"phases": {}, "cases": {}}),
-    )
-    hello = {}
-    for _, group_hello, _ in outcomes:
-        for side, answer in group_hello.items():
-            hello.setdefault(side, answer)
-    spent = paired.spent_in([group_spent for _, _, group_spent in outcomes])
     found = [group_found for group_found, _, _ in outcomes]
     seconds = round(time.monotonic() - start, 1)
     steps = [
