@@ -1,19 +1,16 @@
 """cuda-python-bench: the latency of every cuda.core and cuda.bindings call, commit after commit.
 
-The flow, one module per stage:
+The flow of the work, one folder per stage (docs/layout.md):
 
-    build    (build.py)    cuda-python's packages at a commit: asv's build step, the paired
-                           engine's environments
-    run      (run.py)      asv over commits of cuda-python: the history in results/
-    results  (results.py)  the one reader of what runs leave: asv's results, builds, paired steps,
-                           calibration
-    compare  (compare.py)  the paired engine (paired.py, worker.py, stats.py): pull requests, A/A,
-                           history steps
-    publish  (publish.py)  the static dashboard in html/; report.py: the same rows as Markdown
+    foundations/  paths, processes, names, numbers as text, the statistics, this machine, the suite
+    build/        cuda-python's packages at a commit: asv's build step, the engines' environments
+    results/      what runs leave in results/ (asv's results files, the tool's records), read
+    run/          asv over commits of cuda-python; the worker that times the suite in a build
+    compare/      the engines (paired, window): pull requests, A/A, the history's steps, windows
+    publish/      the static dashboard in html/; report.py: the same history as Markdown
 
-``layout`` holds every path and naming rule, ``machine`` this machine, ``suite`` what the benchmark
-suite holds, ``cli`` the command line (``scripts/bench``), ``status`` the exit statuses every
-command returns. A module imports only modules listed before it in ``tests/test_structure.py``'s
-FLOW (results, the reader, comes before run, which reads what asv wrote); importing the package does
-nothing.
+``commands/`` holds one module per command, ``cli`` the command line (``scripts/bench``). A module
+imports only modules of its own stage and of the stages above it in this list
+(``tests/test_structure.py``): results/, the shapes and readers of what runs leave, comes before
+run/, which writes through them; importing the package does nothing.
 """
