@@ -244,8 +244,12 @@ def test_pathfinder_lookups_run_or_say_why(version, tmp_path):
     out = tmp_path / "apis.json"
     proc = run_module("cuda_bench.run.apis", "--json", out, python=python, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    rows = [row for row in json.loads(out.read_text())["rows"] if row["api"] == "pathfinder"]
+    found = [row for row in json.loads(out.read_text())["rows"] if row["api"] == "pathfinder"]
+    rows = [row for row in found if row["benchmark"].startswith("bench_pathfinder.")]  # the lookups
     assert {row["benchmark"].split(".")[1] for row in rows} == set(PATHFINDER_INTRODUCED)
+    # and its cold start: importing it runs with every release
+    (imported,) = [row for row in found if row["benchmark"].startswith("bench_coldstart.Import.")]
+    assert imported["status"] == "ok", imported
     for row in rows:
         first = PATHFINDER_INTRODUCED[row["benchmark"].split(".")[1]]
         if _v(version) >= _v(first):

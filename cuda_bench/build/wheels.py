@@ -172,8 +172,9 @@ def one_build_of(cached, package):
     (prebuild's commits that share a ``cuda_bindings`` tree, two asv runs) make it once; the others
     wait for that build and take its wheel from the cache. Yields whether it waited. The lock is the
     kernel's (``flock``), so a build that dies lets go of it."""
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with open(cached.parent / f".{cached.name}.lock", "a") as lock:
+    locks = cache_root() / ".locks"  # beside the packages' folders, which hold cache entries alone
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{package}-{cached.name}", "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             waited = False
@@ -230,6 +231,7 @@ def build_into(src, package, key, cached, bindings_spec):
     # one hidden folder beside the cache entry (the same file system) holds the wheel being made
     # and every temporary folder of pip, the build backend and the compilers (their TMPDIR): it
     # goes whatever happens
+    cached.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
     made, scratch = work / "wheel", work / "tmp"
     made.mkdir()
