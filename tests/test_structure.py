@@ -401,7 +401,7 @@ def test_a_ratio_is_written_as_text_in_one_place():
                     isinstance(node.left, ast.Constant) and re.search(r"×(%[.\d]*[sfd])?$", str(node.left.value)):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not found, f"a ratio written outside cuda_bench/foundations/text.py: {found}"
-    script = (ROOT / "dashboard" / "site" / "graph.js").read_text()
+    script = (ROOT / "cuda_bench" / "publish" / "site" / "graph.js").read_text()
     assert script.count("×") == 1 and "return '×' + value.toFixed(" in script
 
 

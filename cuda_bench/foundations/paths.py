@@ -17,7 +17,9 @@ RESULTS = ROOT / "results"  # the history: real GPU runs only
 # per-operation budgets: what a call may cost over C++ and over cuda.bindings
 # (cuda_bench.results.budgets)
 BUDGETS = ROOT / "budgets.json5"
-DASHBOARD = ROOT / "dashboard"  # the site's own scripts and styles, and html/README.md
+DASHBOARD = ROOT / "dashboard"  # html/README.md, and the libraries below
+# the site's own scripts and styles, which the publish stage copies beside its pages
+SITE = ROOT / "cuda_bench" / "publish" / "site"
 # the JavaScript and CSS libraries asv's pages load, with their licences
 VENDOR = DASHBOARD / "vendor"
 

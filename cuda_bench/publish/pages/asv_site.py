@@ -12,7 +12,7 @@ import re
 import shutil
 
 from cuda_bench.foundations.names import split_case
-from cuda_bench.foundations.paths import DASHBOARD, VENDOR
+from cuda_bench.foundations.paths import SITE, VENDOR
 from cuda_bench.foundations.text import (
     number,
 )
@@ -44,7 +44,7 @@ EXTRA_FILES = [
 ]
 
 
-# dashboard/site/: the project's pages' style and scripts
+# publish/site/: the project's pages' style and scripts
 SITE_FILES = ["site.css", "site.js", "graph.js"]
 
 
@@ -65,7 +65,7 @@ def vendor(html_dir):
         raise DashboardError(f"{VENDOR} lacks {', '.join(missing)} (see its README.md)")
     shutil.copytree(VENDOR, html_dir / "vendor", dirs_exist_ok=True)
     for name in SITE_FILES:
-        shutil.copy2(DASHBOARD / "site" / name, html_dir / name)
+        shutil.copy2(SITE / name, html_dir / name)
 
     def local(match):
         kind, url = match.groups()

@@ -1,7 +1,7 @@
 /* cuda-python-bench: graph.html. Per case, one line per library: the paired chain (the product of the paired
    steps' ratios since the first commit of the run of steps that reach it, with its band), a marker where a step
    flagged the case; below, asv's medians per call and the C++ twin's, as context.
-   Data: paired/<machine>/<op>.js (cuda_bench.publish.graph_data), scripts that call
+   Data: paired/<machine>/<op>.js (cuda_bench.publish.pages.graph.graph_data), scripts that call
    cudaBenchData(name, data): a page opened from disk (file://) may run scripts, never fetch JSON.
    What the data says (commit names and titles, tags, case names) goes into the page as text, never
    as HTML: jQuery's .text(), or escaped() where flot takes HTML. */
@@ -354,7 +354,7 @@ $(function () {
         });
     }
 
-    // a ratio, and a ratio with its interval, as the pages write them (cuda_bench.text: times, interval)
+    // a ratio, and a ratio with its interval, as the pages write them (cuda_bench.foundations.text: times, interval)
     function times(value, digits) {
         return '×' + value.toFixed(digits === undefined ? 3 : digits);
     }
