@@ -56,14 +56,14 @@ def _dist_version(*names):
 # --- cuda.core ------------------------------------------------------------------------------------
 # 0.1-0.4: everything lives in cuda.core.experimental; 0.5: moved to cuda.core (experimental kept as a
 # deprecated alias); 1.0: experimental removed.
+# The name is kept apart from the module: a wheel's cuda.core copies its cu12/cu13 subpackage's globals into its
+# own, ``__name__`` included, so ``cuda.core.__name__`` can read "cuda.core.cu13".
 def _find_core():
-    top = _import("cuda.core")
-    if top is not None and hasattr(top, "Device"):
-        return top, _import("cuda.core.utils")
-    old = _import("cuda.core.experimental")
-    if old is not None and hasattr(old, "Device"):
-        return old, _import("cuda.core.experimental.utils")
-    return None, None
+    for name in ("cuda.core", "cuda.core.experimental"):
+        module = _import(name)
+        if module is not None and hasattr(module, "Device"):
+            return module, _import(f"{name}.utils"), name
+    return None, None, None
 
 
 #: libraries this process leaves unimported (``CUDA_BENCH_LEAVE_OUT=core,cupy``): their forms skip. A diagnostic
@@ -71,7 +71,8 @@ def _find_core():
 #: another library in the process move a library's numbers? (docs/method.md, rule 6)
 LEFT_OUT = frozenset(filter(None, os.environ.get("CUDA_BENCH_LEAVE_OUT", "").split(",")))
 
-core, core_utils = (None, None) if "core" in LEFT_OUT else _find_core()
+#: CORE_MODULE: the name ``core`` is imported by, as a fresh process imports it (``bench_coldstart``)
+core, core_utils, CORE_MODULE = (None, None, None) if "core" in LEFT_OUT else _find_core()
 CORE_VERSION = _dist_version("cuda-core") if core is not None else None
 
 # --- cuda.bindings ----------------------------------------------------------------------------------

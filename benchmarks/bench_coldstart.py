@@ -27,7 +27,7 @@ class Import(ColdStart):
     gpu_free = ("core", "bindings", "cupy", "pathfinder")
 
     def core(self):
-        return f"import {compat.core.__name__}"
+        return f"import {compat.CORE_MODULE}"
 
     def bindings(self):
         return f"import {compat.driver.__name__}"
@@ -77,7 +77,7 @@ class FirstContext(ColdStart):
     }
 
     def core(self):
-        return f"from {compat.core.__name__} import Device\nDevice(0).set_current()"
+        return f"from {compat.CORE_MODULE} import Device\nDevice(0).set_current()"
 
     def bindings(self):
         return (f"import {compat.driver.__name__} as driver\n{_CHECKED}ok(driver.cuInit(0))\n"

@@ -749,6 +749,10 @@ MUTATIONS = [
      'if [ -e "$venv" ] && ! grep', 'if false && ! grep',
      ["tests/test_copied_checkout.py"]),
     # cold starts (benchmarks/_coldstart.py) and what import cuda.core imports (cuda_bench.run.imports)
+    ("a cold start imports cuda.core by the name a wheel copies from its cu13 subpackage",
+     "benchmarks/bench_coldstart.py", 'return f"import {compat.CORE_MODULE}"',
+     'return f"import {compat.core.__name__}"',
+     [COLD + "test_a_wheels_cuda_core_is_imported_by_its_own_name_though_it_takes_its_cu13_subpackages_globals"]),
     ("a cold start is not net of the empty process", "benchmarks/_coldstart.py",
      "    net = full - run(empty, env)\n", "    net = full\n",
      [COLD + "test_a_cold_start_is_its_process_less_the_empty_one_on_the_clock_asv_and_the_worker_read"]),

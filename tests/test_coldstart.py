@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import RELEASES, RUNNER, make_env  # also puts the project on sys.path
@@ -17,6 +18,7 @@ from cuda_bench.run import imports, worker
 IMPORT = "bench_coldstart.Import.time_import('{}')"
 FIRST_CONTEXT = "bench_coldstart.FirstContext.time_first_context('{}')"
 CPP = "bench_cpp.FirstContext.time_first_context('cpp')"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # --- the net of the empty process ---------------------------------------------------------------------------------
@@ -172,6 +174,23 @@ def test_real_releases_import_without_a_gpu_and_the_cases_that_need_the_driver_s
     assert report.skipped[CPP].startswith("no CUDA driver here")
     assert "cannot load the CUDA driver" in report.skipped["bench_coldstart.DriverLoad.time_driver_load('pathfinder')"]
     assert "CuPy is not importable here" in report.skipped[IMPORT.format("cupy")]
+
+
+@pytest.mark.slow
+def test_a_wheels_cuda_core_is_imported_by_its_own_name_though_it_takes_its_cu13_subpackages_globals():
+    """A cuda-core wheel copies ``cuda.core.cu13``'s globals into ``cuda.core``, ``__name__`` with them: the fresh
+    processes import ``cuda.core`` as its users do, and the first context's import runs (``cuda.core.cu13``
+    holds no ``Device``)."""
+    python = make_env(RELEASES["1.2.2"] + RUNNER)
+    script = ("import cuda.core, benchmarks.bench_coldstart as c\n"
+              "print(cuda.core.__name__)\nprint(c.Import().core())\nprint(c.FirstContext().core())")
+    said = subprocess.run([str(python), "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    name, imported, first_context = said.stdout.split("\n", 2)
+    assert name == "cuda.core.cu13"  # the wheel's own doing, which the cases must not follow
+    assert imported == "import cuda.core"
+    assert first_context.startswith("from cuda.core import Device\n")
+    statement = first_context.split("\n")[0]
+    subprocess.run([str(python), "-c", statement], check=True, cwd="/")
 
 
 # --- what import cuda.core imports -------------------------------------------------------------------------------
