@@ -583,3 +583,36 @@ def test_a_damaged_step_record_is_named_with_the_step_it_is_about(tmp_path):
     section = page[page.index(f'data-base="{v042}"'):]
     section = section[:section.index("</section>")]
     assert f"A record of this step could not be read (steps.jsonl line {number})" in section
+
+
+def test_a_chain_reached_against_a_steps_direction_divides_by_its_ratio():
+    """Two steps into one head (a release's step and main's, A -> C and B -> C): from the first commit A, C is ×2
+    and B, reached against its step's direction, ×2 / ×4 = ×0.5, its band divided the same way (the low end by
+    the high one)."""
+    a, b, c = sha("a"), sha("b"), sha("c")
+    steps = [step_record(base=a, head=c, cases=[step_case(EVENT, 2.0)]),
+             step_record(base=b, head=c, cases=[step_case(EVENT, 4.0)])]
+    (chain,) = history.chains(steps, [a, b, c])[EVENT].values()
+    assert chain[c][:3] == (2.0, 1.99, 2.01)
+    value, low, high, root, count = chain[b]
+    assert (value, root, count) == (0.5, a, 2)
+    assert low == pytest.approx(1.99 / 4.01) and high == pytest.approx(2.01 / 3.99)
+
+
+def test_the_front_page_takes_no_release_step_for_mains_step_into_the_head(tmp_path):
+    """The fixture's head has two steps into it: main's (from the commit before, in the 13.3.1 wheel) and the
+    newest release's (in the bindings each release asks for). Without main's step, the front page has no step
+    into the head: the release's step never stands in for it."""
+    from cuda_bench.publish import overview, read
+
+    shutil.copytree(SITE, tmp_path / "results")
+    path = tmp_path / "results" / "gpu-a" / "steps.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    head = read.load(tmp_path / "results").machines["gpu-a"].runs[-1]["commit_hash"]
+    kept = [line for line in lines if json.loads(line)["head"] != head or json.loads(line)["bindings"] == "auto"]
+    assert len(kept) < len(lines) and any(json.loads(line)["head"] == head for line in kept)
+    path.write_text("".join(kept))
+    found = read.load(tmp_path / "results")
+    machine = found.machines["gpu-a"]
+    at = overview.newest_of("gpu-a", machine.runs, machine.steps, found.known, [], None)
+    assert at.into is None and at.into_cases == {}
