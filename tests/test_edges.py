@@ -616,3 +616,23 @@ def test_the_front_page_takes_no_release_step_for_mains_step_into_the_head(tmp_p
     machine = found.machines["gpu-a"]
     at = overview.newest_of("gpu-a", machine.runs, machine.steps, found.known, [], None)
     assert at.into is None and at.into_cases == {}
+
+
+def test_asvs_benchmark_list_keeps_no_change_that_asvs_step_detection_found(tmp_path):
+    """asv's summary.json row of a case as asv writes it where its step detection saw a change (``change_rev``,
+    ``prev_value``): the published row holds the head's median and no change."""
+    from cuda_bench.publish import read
+    from cuda_bench.publish.pages import asv_site
+
+    run = read.load(SITE).machines["gpu-a"].runs[-1]
+    head = run["commit_hash"]
+    path = tmp_path / "graphs" / "machine-gpu-a" / "summary.json"
+    path.parent.mkdir(parents=True)
+    row = {"name": EVENT.split("(")[0], "pretty_name": EVENT, "idx": 0, "last_rev": 3, "last_value": 1e-6,
+           "last_err": 1e-8, "prev_value": 5e-7, "change_rev": [2, 3]}
+    path.write_text(json.dumps([row]))
+    asv_site.median_summaries(tmp_path, [("gpu-a", run)], {head: 4})
+    (published,) = json.loads(path.read_text())
+    assert published["change_rev"] is None and published["prev_value"] is None and published["last_err"] is None
+    assert published["last_rev"] == 4 and published["last_value"] == asv_files.values(run)[
+        (EVENT.split("(")[0], split_case(EVENT)[1])]
