@@ -1,6 +1,6 @@
 """Put known bugs back, one at a time, and check that a test fails for each: the tests guard the method.
 
-    .venv/bin/python tests/mutations.py [--only NAME] > docs/evidence/mutations/output.txt
+    .venv/bin/python tests/mutations.py [--only NAME] [--part K/N] > docs/evidence/mutations/output.txt
 
 Each mutation replaces one piece of code (a bug that was once there, or that a change could bring) in a
 scratch copy of the committed tree (``git worktree``), runs the tests named for it there, and reports whether
@@ -860,8 +860,11 @@ def apply(tree, mutation):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="only the mutations whose name holds this text")
+    parser.add_argument("--part", default="1/1", metavar="K/N",
+                        help="every Nth mutation from the Kth: N runs of K = 1..N, side by side, share the list")
     args = parser.parse_args(argv)
-    chosen = [m for m in MUTATIONS if not args.only or args.only in m[0]]
+    part, parts = (int(n) for n in args.part.split("/"))
+    chosen = [m for m in MUTATIONS if not args.only or args.only in m[0]][part - 1 :: parts]
     with tempfile.TemporaryDirectory() as scratch:
         tree = Path(scratch) / "tree"
         subprocess.run(["git", "worktree", "add", "-q", "--detach", str(tree), "HEAD"], cwd=ROOT, check=True)
