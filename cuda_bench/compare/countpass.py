@@ -14,11 +14,10 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cuda_bench.compare import gate, paired, steps, summaries
-from cuda_bench.foundations import counts, machine
+from cuda_bench.foundations import counts, machine, process
 from cuda_bench.foundations.paths import BENCHMARKS, WORK, label
 from cuda_bench.foundations.status import INCOMPLETE, OK, worst
 from cuda_bench.results import counts_read
@@ -195,20 +194,12 @@ def measure(sides, names, *, log_dir, progress=None, **options):
     """Each side (paired.Side) counted at once, one worker process per commit: {side name: record}.
     An interrupt stops every side before its next case (its worker closed) instead of waiting for
     the pass to end."""
-    pool = ThreadPoolExecutor(len(sides))
 
     def one(side):
         return count_side(side, names, log_dir=log_dir, progress=progress, **options)
 
-    try:
-        found = pool.map(one, sides)
-        return {side.name: record for side, record in zip(sides, found, strict=True)}
-    except BaseException:
-        STOP.set()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        STOP.clear()
+    found = process.map_stoppable(STOP, one, sides, len(sides))
+    return {side.name: record for side, record in zip(sides, found, strict=True)}
 
 
 def count_parallel(sides, names, *, jobs=None, log_dir, progress=say, **options):
@@ -241,15 +232,7 @@ def count_parallel(sides, names, *, jobs=None, log_dir, progress=say, **options)
         ended[(side.name, i)] = time.monotonic()
         return part
 
-    pool = ThreadPoolExecutor(min(jobs, len(tasks)))
-    try:
-        parts = list(pool.map(one, tasks))
-    except BaseException:
-        STOP.set()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        STOP.clear()
+    parts = process.map_stoppable(STOP, one, tasks, min(jobs, len(tasks)))
     out = {}
     for side in sides:
         mine = [p for (s, _, _), p in zip(tasks, parts) if s is side]

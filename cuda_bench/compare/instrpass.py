@@ -21,11 +21,10 @@ import statistics
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cuda_bench.compare import gate, paired, steps, summaries
-from cuda_bench.foundations import callgrind, instructions, machine
+from cuda_bench.foundations import callgrind, instructions, machine, process
 from cuda_bench.foundations.paths import BENCHMARKS, WORK, label
 from cuda_bench.foundations.status import INCOMPLETE, OK
 from cuda_bench.results import counts_read, instructions_read
@@ -224,15 +223,7 @@ def measure(sides, names, *, out, jobs=None, keep=False, progress, settings=None
         ended[(side.name, i, layout)] = time.monotonic()
         return found
 
-    pool = ThreadPoolExecutor(max(1, min(jobs, len(tasks))))
-    try:
-        found = list(pool.map(one, tasks))
-    except BaseException:
-        STOP.set()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        STOP.clear()
+    found = process.map_stoppable(STOP, one, tasks, max(1, min(jobs, len(tasks))))
     result = {}
     for side in sides:
         mine = [p for (s, *_), p in zip(tasks, found) if s is side]

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -126,6 +127,21 @@ def remove(folder):
         if not Path(folder).exists():
             return
         time.sleep(0.2)
+
+
+def map_stoppable(stop, fn, items, workers):
+    """``fn`` of each of ``items`` on ``workers`` threads, the results in their order. An interrupt
+    (or any error) sets ``stop``, which ``fn`` reads between its steps, and waits for every thread
+    to end; ``stop`` is clear again when this returns."""
+    pool = ThreadPoolExecutor(workers)
+    try:
+        return list(pool.map(fn, items))
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        stop.clear()
 
 
 def _driver(task, i, args, core, messages):
