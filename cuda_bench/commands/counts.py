@@ -20,7 +20,7 @@ from cuda_bench.commands.common import (
     paired_context,
     this_machine,
 )
-from cuda_bench.compare import gate, instrpass, paired
+from cuda_bench.compare import gate, instrpass, paired, steps
 from cuda_bench.compare.countpass import measure, with_cupti, write
 from cuda_bench.foundations import counts
 from cuda_bench.foundations.paths import BENCHMARKS, RESULTS, WORK, label
@@ -164,15 +164,9 @@ def work_counts(args, argv, sides, names, out, built, info, name):
 def kept(name, kind, record, folder):
     """``record`` appended to results/<machine>/, or a line saying where it is instead: whether it
     was kept."""
-    try:
-        records.append(RESULTS / name, kind, record)
-        return True
-    except (OSError, records.RecordError) as exc:
-        log(
-            f"{kind} at {record['rev']}: not recorded in results/{name}/{records.FILES[kind]} "
-            f"({exc}); its record is in {folder / f'{kind}.json'}"
-        )
-        return False
+    return steps.record_or_say(
+        RESULTS / name, kind, record, folder / f"{kind}.json", f"{kind} at {record['rev']}"
+    )
 
 
 def instruction_counts(args, argv, sides, names, out, info, name):
@@ -226,10 +220,6 @@ def keep_imports(sides, name, out, args, argv, info):
             continue
         path = imports.record_path(out / label(side.rev))
         path.write_text(records.json.dumps(record) + "\n")
-        if not args.no_write:
-            try:
-                records.append(RESULTS / name, "imports", record)
-            except (OSError, records.RecordError) as exc:
-                log(f"imports at {side.rev}: not recorded ({exc}); its record is {path}")
-                status = INCOMPLETE
+        if not args.no_write and not kept(name, "imports", record, path.parent):
+            status = INCOMPLETE
     return status
