@@ -10,6 +10,10 @@
    harness floor, with the engine's settings (45 process pairs, the cold starts in the first 15). What the window
    took is the cold starts' cost per commit.
 2. What ``import cuda.core`` imports in A and in B (``cuda_bench.run.imports``): the diff must name the eager import.
+0. Whether the first context is a queue: ``FirstContext('bindings')``'s statement in fresh processes, one at a time
+   and fifteen at once (a window's cold-start wave), net of ``python -c pass``. Where fifteen at once take much longer
+   than one, the driver serialises what the first context does across processes, and a window's samples time the
+   queue as well as the statement.
 3. One tree built twice: ``cuda_core`` of the carried clone's main (and its ``cuda_pathfinder``), each time into an
    empty wheel cache (``cuda_bench.build.environment.prebuild``, cuda-bindings from the carried 13.3.1 wheel): the CPU seconds
    of each build and their spread (``cuda_bench.results.buildtime``). Skipped, with why, where the carry is missing or
@@ -30,6 +34,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -117,6 +122,35 @@ def as_record(report):
         "errors": report.errors,
         "lost": report.lost,
     }
+
+
+def first_context_queue(python, lines, alone=10, width=15, rounds=2):
+    """Part 0: FirstContext('bindings')'s statement, ``alone`` times one at a time, then ``rounds`` waves of
+    ``width`` at once; the medians of their net times."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchmarks import _coldstart as cold
+    from benchmarks.bench_coldstart import FirstContext
+
+    statement = FirstContext().bindings()
+    argv, empty, env = [python, "-c", statement], [python, "-c", "pass"], cold.child_env()
+
+    def sample(_=None):
+        return (cold.wall_ns(argv, env) - cold.wall_ns(empty, env)) / 1e6
+
+    sample()  # the file system's caches
+    one = [sample() for _ in range(alone)]
+    with ThreadPoolExecutor(width) as pool:
+        many = [t for _ in range(rounds) for t in pool.map(sample, range(width))]
+    found = {"alone_ms": one, "at_once_ms": many, "width": width}
+    med_one, med_many = statistics.median(one), statistics.median(many)
+    say(f"first context: {med_one:.0f} ms alone, {med_many:.0f} ms {width} at once")
+    lines += ["## 0. The first context, one at a time and fifteen at once", "",
+              f"`FirstContext('bindings')`'s statement, net of `python -c pass`: median **{med_one:.1f} ms** over "
+              f"{alone} processes one at a time (range {min(one):.1f}-{max(one):.1f}); median **{med_many:.1f} ms** "
+              f"over {rounds} waves of {width} at once (range {min(many):.1f}-{max(many):.1f}): "
+              f"×{med_many / med_one:.2f}.", ""]
+    return {"queue": found}
 
 
 def measure_window(python, site, work, out, lines):
@@ -219,7 +253,8 @@ def main(argv=None):
     try:
         site = site_of(args.python)
         say(f"cuda.core from {site}")
-        parts = [("window", lambda: found.update(measure_window(args.python, site, work, out, lines)))]
+        parts = [("queue", lambda: found.update(first_context_queue(args.python, lines))),
+                 ("window", lambda: found.update(measure_window(args.python, site, work, out, lines)))]
         if not args.no_build:
             wheels = args.wheels.split(":")
             parts.append(("builds", lambda: found.update(builds=built_twice(Path(args.carry), wheels, work, out,
