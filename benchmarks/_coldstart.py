@@ -8,6 +8,12 @@ stop cancels; what the statement adds, its imports, the driver's load and its fi
 cost again at exit, stays. The two runs are milliseconds apart on one core, so the core's speed cancels in the
 difference as it does in an ABBA group.
 
+A first context runs **alone on the machine**: its two processes hold a lock (:func:`alone_ns`, ``flock`` on
+:data:`GPU_LOCK`) that every first context of every worker takes. The driver queues first contexts across processes:
+on an H100, cuda.bindings' first context took 318 ms net one process at a time and 2,547 ms with fifteen at once
+(×8.0, docs/evidence/cold-starts-h100), so a window's samples, fifteen cores at once, timed the queue. What a user's
+process meets is the first context on an idle GPU, and the lock is what makes a sample that.
+
 The case times itself on that clock, under asv and in the paired engine alike: the class's ``timer`` (asv's) and
 ``clock_ns`` (``cuda_bench.run.worker``'s) both read it, so a sample is the net time of the bodies it ran, one body
 a sample (``number = 1``).
@@ -22,6 +28,7 @@ Nothing here does GPU work in the process that imports it: the statements run in
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import inspect
 import os
@@ -81,6 +88,21 @@ def wall_ns(argv, env=None):
     return elapsed
 
 
+#: the lock a first context holds while its processes run (:func:`alone_ns`): one file for every worker of the machine
+GPU_LOCK = Path(os.environ.get("CUDA_BENCH_GPU_LOCK") or Path(tempfile.gettempdir()) / "cuda-bench-first-context.lock")
+
+
+def alone_ns(argv, env=None):
+    """:func:`wall_ns` of ``argv`` while it holds :data:`GPU_LOCK`: no other first context on the machine runs beside
+    it. The wait for the lock is not timed."""
+    with open(GPU_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return wall_ns(argv, env)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def net_sample(argv, empty, env=None, run=wall_ns):
     """One cold start: ``argv``'s process, then ``empty``'s (the same program doing nothing); the first's time
     less the second's is added to the net clock and returned. ``run(argv, env)`` times one process."""
@@ -90,12 +112,14 @@ def net_sample(argv, empty, env=None, run=wall_ns):
     return net
 
 
-def python_sample(statement):
-    """A body of no arguments: one cold start of this interpreter running ``statement``, against ``pass``."""
+def python_sample(statement, alone=False):
+    """A body of no arguments: one cold start of this interpreter running ``statement``, against ``pass``; ``alone``
+    (a first context): both processes hold :data:`GPU_LOCK`."""
     argv, empty, env = [sys.executable, "-c", statement], [sys.executable, "-c", "pass"], child_env()
+    run = alone_ns if alone else wall_ns
 
     def body(argv=argv, empty=empty, env=env):
-        net_sample(argv, empty, env)
+        net_sample(argv, empty, env, run)
 
     return body
 
@@ -113,7 +137,7 @@ class ColdStart(Op):
         pinned = "version" in vars(cls)
         super().__init_subclass__(**kwargs)
         if not pinned:  # how a body starts and times its processes is part of every case's version too
-            sampler = "".join(map(inspect.getsource, [child_env, wall_ns, net_sample, python_sample]))
+            sampler = "".join(map(inspect.getsource, [child_env, wall_ns, alone_ns, net_sample, python_sample]))
             cls.version = hashlib.sha256((cls.version + sampler).encode()).hexdigest()[:16]
         cls.timer = staticmethod(net_clock)
         cls.clock_ns = staticmethod(net_clock_ns)
@@ -123,10 +147,11 @@ class ColdStart(Op):
 
     def _setup(self, api, *case):
         compat.resolve_all(self.needs[api])
-        if api not in self.gpu_free:
+        gpu = api not in self.gpu_free
+        if gpu:
             compat.require_gpu()
         self.statement = getattr(self, api)(*case)
-        self.body = python_sample(self.statement)
+        self.body = python_sample(self.statement, alone=gpu)
 
 
 # --- the C++ twin's program ---------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from conftest import RELEASES, RUNNER, make_env  # also puts the project on sys.
 
 from benchmarks import _coldstart as cold
 from cuda_bench.compare import comment, paired, window
+from cuda_bench.foundations import stats
 from cuda_bench.run import imports, worker
 
 IMPORT = "bench_coldstart.Import.time_import('{}')"
@@ -97,6 +100,25 @@ class Cold:
         self.body()
 
 
+class FirstContext(Cold):
+    """A first context by its name (names.is_first_context): each body also leaves a mark in BODIES, if set."""
+
+    def setup(self, api):
+        super().setup(api)
+        counted, marks = self.body, os.environ.get("BODIES")
+
+        def body():
+            counted()
+            if marks:
+                with open(marks, "a") as f:
+                    f.write(".")
+
+        self.body = body
+
+    def time_first_context(self, api):
+        self.body()
+
+
 class Warm:
     params = [["py"]]
     param_names = ["api"]
@@ -108,6 +130,7 @@ class Warm:
         self.body()
 '''
 COLD, WARM = "bench_coldstart.Cold.time_cold('py')", "bench_warm.Warm.time_warm('py')"
+FIRST = "bench_coldstart.FirstContext.time_first_context('py')"
 
 
 @pytest.fixture
@@ -116,7 +139,8 @@ def probe(tmp_path):
     suite.mkdir()
     (suite / "__init__.py").write_text("")
     (suite / "bench_coldstart.py").write_text(PROBE)  # a cold start by its module's name (names.is_cold_start)
-    (suite / "bench_warm.py").write_text(PROBE.replace("class Cold", "class _Cold"))
+    (suite / "bench_warm.py").write_text(PROBE.replace("class Cold", "class _Cold").replace("(Cold)", "(_Cold)")
+                                         .replace("class FirstContext", "class _FirstContext"))
     return suite
 
 
@@ -156,6 +180,39 @@ def test_a_window_pairs_cold_starts_as_steps_aa_silent_and_the_change_at_its_ste
     # each build's numbers (asv's) from the six groups that timed it: per group a warm-up turn, then rounds
     assert {len(side.samples[COLD]) for side in found.per_side} == {6 * 2 * settings.min_groups}
     assert {s for side in found.per_side[:2] for s in side.samples[COLD]} == {1000}
+
+
+@pytest.mark.slow
+def test_a_first_context_is_paired_in_the_fewest_pairs_of_an_interval_one_group_each_without_a_warm_up(probe, tmp_path):
+    settings = paired.Settings(pairs=8, cold_pairs=7, seconds=0.05, benchmark_dir=probe)
+    assert settings.first_context_pairs == stats.fewest_pairs()  # 6: the extremes of 6 cover 96.9 %
+    marks = [tmp_path / f"bodies{i}" for i in range(3)]
+    builds = sides([1000, 1000, 1250])
+    for side, mark in zip(builds, marks):
+        side.env["BODIES"] = str(mark)
+    found = window.run(builds, [FIRST, COLD], settings, tmp_path / "logs", progress=lambda m: None)
+    aa, change = ({c.name: c for c in step.cases} for step in found.steps)
+    assert len(aa[FIRST].pairs) == 6 and len(aa[COLD].pairs) == 7
+    assert (aa[FIRST].verdict, change[FIRST].ratio, change[FIRST].verdict) == ("same", 1.25, "regression")
+    # one ABBA round a group (two samples a build), and no warm-up turn: every body run is a sample kept
+    assert {len(side.samples[FIRST]) for side in found.per_side} == {6 * 2}
+    assert [len(m.read_text()) for m in marks] == [6 * 2] * 3
+
+
+def test_first_contexts_run_one_at_a_time_on_the_machine_and_the_wait_is_not_timed(tmp_path, monkeypatch):
+    monkeypatch.setattr(cold, "GPU_LOCK", tmp_path / "first-context.lock")
+    sleeper = [sys.executable, "-c", "import time; time.sleep(0.4)"]
+    body = cold.python_sample("import time; time.sleep(0.4)", alone=True)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(3) as pool:
+        took = list(pool.map(lambda _: cold.alone_ns(sleeper), range(2))) + [pool.submit(body).result() or 0]
+    elapsed = time.perf_counter() - start
+    assert elapsed > 3 * 0.4  # three processes that hold the lock, one after another
+    assert all(ns < 0.4e9 + 0.35e9 for ns in took[:2])  # each timed alone: its own 0.4 s, not the others'
+    start = time.perf_counter()
+    with ThreadPoolExecutor(3) as pool:
+        list(pool.map(lambda _: cold.wall_ns(sleeper), range(3)))
+    assert time.perf_counter() - start < 3 * 0.4  # the other cold starts hold no lock
 
 
 @pytest.mark.slow

@@ -31,11 +31,11 @@ import select
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cuda_bench.foundations import machine, process, stats, suite
-from cuda_bench.foundations.names import is_cold_start, is_control
+from cuda_bench.foundations.names import is_cold_start, is_control, is_first_context
 from cuda_bench.foundations.paths import BENCHMARKS, ROOT
 from cuda_bench.foundations.text import last_line
 from cuda_bench.run.worker import calls_for
@@ -83,13 +83,30 @@ class Settings:
     #: processes, tens to hundreds of milliseconds): the first this many, one wave of 15 cores,
     #: enough for a 95 % interval, within a budget of about 20 s of 16 cores per commit
     cold_pairs: int = 15
+    #: process pairs that time a first context (``names.is_first_context``): its samples run one
+    #: at a time on the machine (``benchmarks/_coldstart.py``: the driver queues first contexts
+    #: across processes), so the fewest whose median has a 95 % interval (``stats.fewest_pairs``),
+    #: one ABBA group each and no warm-up turn (:meth:`for_case`): 12 samples a build and case,
+    #: about 30 s of the GPU a commit for the four first contexts
+    first_context_pairs: int = 6
+    #: a turn of each worker before a case's groups (:meth:`for_case`: not for a first context)
+    warm_up: bool = True
     #: a command the workers run under (the instruction pass's valgrind), before their Python
     wrapper: tuple = ()
 
     def pairs_of(self, name):
         """How many process pairs time the case ``name``: the first ``cold_pairs`` for a cold
         start, every one for the others."""
+        if is_first_context(name):
+            return min(self.pairs, self.first_context_pairs)
         return min(self.pairs, self.cold_pairs) if is_cold_start(name) else self.pairs
+
+    def for_case(self, name):
+        """The settings one process pair samples the case ``name`` with: a first context's one
+        ABBA group and no warm-up turn, every other case's as they are."""
+        if is_first_context(name):
+            return replace(self, min_groups=1, seconds=0.0, warm_up=False)
+        return self
 
     @classmethod
     def over_cpp(cls, **given):
@@ -106,6 +123,7 @@ class Settings:
             "confidence": self.confidence,
             "layouts": self.layouts,
             "cold_pairs": self.cold_pairs,
+            "first_context_pairs": self.first_context_pairs,
         }
 
 
@@ -262,7 +280,7 @@ def measure_case(a, b, name, settings, now=time.monotonic, clock=None):
     answers = (a.setup(name), b.setup(name))
     clock("setup")
     try:
-        outcome = _sample_case(a, b, answers, settings, now, clock)
+        outcome = _sample_case(a, b, answers, settings.for_case(name), now, clock)
     # a worker died or hung: the error that says so is the one to keep, not teardown's
     except WorkerError:
         _teardown(a, b, answers, quiet=True)
@@ -307,7 +325,8 @@ def _sample_case(a, b, answers, settings, now, clock):
     number = answers[0].get("number") or answers[1].get("number")
     calls = number or calls_per_sample(a, settings, answers[0].get("unroll") or 1)
     clock("calibrate")
-    a.sample(calls), b.sample(calls)  # one turn each before the groups: both warm at this size
+    if settings.warm_up:
+        a.sample(calls), b.sample(calls)  # one turn each before the groups: both warm at this size
     clock("warm-up")
     groups = []
     end = now() + settings.seconds

@@ -77,7 +77,7 @@ def measure_case(workers, name, settings, rng, now=time.monotonic, clock=None):
     clock = clock or paired.Clock()
     answers = [_asked(workers, k, lambda w: w.setup(name)) for k in range(len(workers))]
     clock("setup")
-    outcome = _sample_case(workers, answers, settings, rng, now, clock)
+    outcome = _sample_case(workers, answers, settings.for_case(name), rng, now, clock)
     _teardown(workers, answers)
     clock("teardown")
     return outcome
@@ -155,7 +155,7 @@ def _sample_case(workers, answers, settings, rng, now, clock):
         if calls is None:
             died(ok[0], found)
     clock("calibrate")
-    for i in list(ok):  # one turn each before the rounds: all warm at this size
+    for i in list(ok) if settings.warm_up else []:  # one turn each before the rounds: all warm
         answer = _asked(workers, i, lambda w: w.sample(calls))
         if isinstance(answer, dict):
             died(i, answer)

@@ -16,6 +16,10 @@ CONTROLS = ("bench_cpp.", "bench_harness.")
 # Cold starts: each sample starts fresh processes (benchmarks/_coldstart.py), so the paired engine
 # times them in fewer process pairs than the other cases (paired.Settings.cold_pairs)
 COLD_START = ("bench_coldstart.", "bench_cpp.FirstContext.")
+# First contexts: cold starts that make a CUDA context, one at a time on the machine (a lock in
+# benchmarks/_coldstart.py), so the paired engine times them in the fewest process pairs of a 95 %
+# interval, one group each (paired.Settings.for_case)
+FIRST_CONTEXT = ("bench_coldstart.FirstContext.", "bench_cpp.FirstContext.")
 MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 # The library a form times is its first parameter; the distributions whose code its timed calls run,
 # named as the workers record their versions (cuda_bench.run.worker): cuda.core's calls go through
@@ -75,6 +79,11 @@ def is_cold_start(name):
     """A case whose samples are fresh processes (an import, the driver's load, the first
     context)."""
     return name.startswith(COLD_START)
+
+
+def is_first_context(name):
+    """A cold start that makes a CUDA context: its samples run one at a time on the machine."""
+    return name.startswith(FIRST_CONTEXT)
 
 
 def cpp_id(benchmark, combo):
