@@ -358,9 +358,45 @@ class Queued:
 
     def time_queued(self, api):
         self.body()
+
+
+class Compile:
+    """A compilation by its class's name (instructions.ONE_LAYOUT): counted in the first layout alone."""
+    params = [["py"]]
+    param_names = ["api"]
+    unroll = 1
+
+    def setup(self, api):
+        self.body = lambda: sum(range(300))
+
+    def time_compile(self, api):
+        self.body()
+
+
+class Interrupting:
+    """Its first setup anywhere interrupts the pass (SIGINT to the process that started the worker, as a call's
+    time limit does), once (MARK), and then takes a second more: the cases of other parts are counted by then."""
+    params = [["py"]]
+    param_names = ["api"]
+    unroll = 100
+
+    def setup(self, api):
+        import signal
+        import time
+        try:
+            os.close(os.open(os.environ["MARK"], os.O_CREAT | os.O_EXCL))
+            os.kill(os.getppid(), signal.SIGINT)
+        except (FileExistsError, KeyError):
+            pass
+        time.sleep(1)
+        self.body = unrolled(len, ("ab",), None, self.unroll)
+
+    def time_interrupting(self, api):
+        self.body()
 '''
 CHECKSUM, STEADY, QUEUED = (f"bench_work.{c}.time_{m}('py')" for c, m in
                             (("Checksum", "checksum"), ("Steady", "steady"), ("Queued", "queued")))
+COMPILE, INTERRUPTING = "bench_work.Compile.time_compile('py')", "bench_work.Interrupting.time_interrupting('py')"
 valgrind_here = pytest.mark.skipif(callgrind.find()[0] is None, reason="no valgrind here")
 
 
@@ -395,6 +431,41 @@ def test_one_build_counted_twice_reads_the_same_and_nothing_moves(stand_in, tmp_
     assert kept == sorted(f"{case}_py.{which}.callgrind.out" for case in ("Checksum", "Steady", "Queued")
                           for which in ("short", "long"))
     assert callgrind.read(tmp_path / "out" / "base" / "callgrind" / kept[0]).total > 0
+
+
+@pytest.mark.slow
+@valgrind_here
+def test_a_compilation_is_counted_in_one_layout_each_case_says_its_seconds_and_the_pass_its_progress(
+        stand_in, tmp_path, monkeypatch):
+    monkeypatch.setattr(instrpass.Tally, "EVERY", 0.2)
+    lines = []
+    side = paired.Side("base", "base", "base" * 10, sys.executable)
+    found = instrpass.measure([side], [STEADY, COMPILE], out=tmp_path / "out", jobs=4, progress=lines.append,
+                              settings=paired.Settings(benchmark_dir=stand_in))
+    record, _ = found["base"]
+    entry = {c["name"]: c for c in record["cases"]}
+    assert len(entry[STEADY]["layouts"]) == instrpass.LAYOUTS and len(entry[COMPILE]["layouts"]) == 1
+    assert all(c["seconds"] > 0 for c in record["cases"]) and record_ok(record)
+    ticks = [line for line in lines if "case-layouts" in line]
+    assert ticks and re.match(r"instructions: \d+/6 case-layouts, \d+ s; slowest \S+ \d+ s$", ticks[-1])
+    assert "| seconds counting |" in instructions_read.markdown(record)
+
+
+@pytest.mark.slow
+@valgrind_here
+def test_an_interrupted_pass_hands_back_the_cases_counted_in_every_layout_and_the_command_writes_them(
+        stand_in, tmp_path, monkeypatch):
+    """Two parts: Steady's five layouts first, then Interrupting's, whose first setup interrupts the pass. What had
+    been counted in every layout comes back marked "cut"; a case counted in some layouts only is left out."""
+    side = paired.Side("base", "base", "base" * 10, sys.executable, {"MARK": str(tmp_path / "interrupted")})
+    with pytest.raises(instrpass.InstructionsCut) as cut:
+        instrpass.measure([side], [STEADY, INTERRUPTING], out=tmp_path / "out", jobs=3, progress=lambda m: None,
+                          settings=paired.Settings(benchmark_dir=stand_in))
+    record, _ = cut.value.found["base"]
+    assert record["cut"] is True and [c["name"] for c in record["cases"]] == [STEADY]
+    assert len(record["cases"][0]["layouts"]) == instrpass.LAYOUTS
+    assert "interrupted" in instrpass.said(record) and "Interrupted" in instructions_read.markdown(record)
+    assert not instrpass.STOP.is_set()  # the next pass starts afresh
 
 
 @pytest.mark.slow

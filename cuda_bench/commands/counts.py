@@ -186,6 +186,12 @@ def instruction_counts(args, argv, sides, names, out, info, name):
     except instrpass.InstructionsError as exc:
         log(f"instructions not counted: {exc}")
         return OK
+    except instrpass.InstructionsCut as cut:  # what was counted is written, never recorded
+        for side in sides:
+            record, functions = cut.found[side.name]
+            instrpass.write(out / label(side.rev), record, functions)
+            log(instrpass.said(record) + f" -> {out / label(side.rev) / 'instructions.json'}")
+        raise
     status = OK
     for side in sides:
         record, functions = found[side.name]

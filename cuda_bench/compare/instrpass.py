@@ -6,14 +6,20 @@ after the counting pass, ``cuda-bench compare`` after the timing, ``cuda-bench r
 on each commit they measured; ``--no-instructions`` skips it, and a machine without valgrind says
 why and goes on.
 
-Each case is counted in :data:`LAYOUTS` processes, each started with an environment of another size
-(:data:`PADS`): that moves where the interpreter's objects lie, and with them how often its caches
-collide and whether a buffer grows in place, which moves some calls' counts by up to 2 % (valgrind
-places memory the same way in every run, ASLR or not, so one process would read one layout every
-time). The case's value is the median of the layouts', its spread their range."""
+Each case is counted in :data:`LAYOUTS` processes (a compilation in one: :func:`takes_layouts`),
+each started with an environment of another size (:data:`PADS`): that moves where the interpreter's
+objects lie, and with them how often its caches collide and whether a buffer grows in place, which
+moves some calls' counts by up to 2 % (valgrind places memory the same way in every run, ASLR or
+not, so one process would read one layout every time). The case's value is the median of the
+layouts', its spread their range.
+
+A line every 15 s says how many case-layouts are counted and the slowest case so far, and each
+case's entry says the seconds its counts took. An interrupted pass raises :class:`InstructionsCut`
+with the records of what it counted, marked ``"cut"``."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shutil
@@ -40,6 +46,22 @@ STOP = threading.Event()
 
 class InstructionsError(RuntimeError):
     """The pass cannot run here (no valgrind): the line says why."""
+
+
+class InstructionsCut(KeyboardInterrupt):
+    """The pass was interrupted: ``found`` holds what :func:`measure` returns, of the cases counted
+    in every layout they take before the interrupt (each record marked ``"cut"``), for the caller
+    to write where it was asked to (never into the history) before it stops."""
+
+    def __init__(self, found):
+        super().__init__("the instruction pass was interrupted")
+        self.found = found
+
+
+def takes_layouts(name):
+    """Whether the case ``name`` is counted in every layout: a compilation
+    (``instructions.ONE_LAYOUT``) in the first alone."""
+    return name.split(".")[1] not in instructions.ONE_LAYOUT
 
 
 def parts_of(names, parts):
@@ -79,6 +101,7 @@ def _one_layout(answer, keep, stem):
             Path(run["file"]).unlink(missing_ok=True)
     calls = [r["calls"] for r in runs if r["body"]]
     return {
+        "seconds": None,
         "value": value,
         "spread": spread,
         "functions": functions,
@@ -89,11 +112,13 @@ def _one_layout(answer, keep, stem):
 
 
 def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions=False,
-               settings=None):  # fmt: skip
+               settings=None, found=None, done=None):  # fmt: skip
     """The cases ``names`` counted in worker processes of ``side`` under callgrind, in layout
     ``layout`` (a worker that dies is replaced for the cases after it): {"cases": {name: one
-    layout's count}, "skipped", "errors", "hello", "names"}. ``keep``: where each case's two runs
-    are kept (``<case>.<layout>``)."""
+    layout's count}, "skipped", "errors", "hello", "names"}, filled into ``found`` as each case
+    ends (an interrupted pass keeps what was counted). ``keep``: where each case's two runs are kept
+    (``<case>.<layout>``). ``done(name, seconds)``: told of each case. A compilation is counted in
+    layout 0 alone (:func:`takes_layouts`)."""
     dumps = Path(tempfile.mkdtemp(prefix="callgrind-"))  # one length for every side and run
     template = str(dumps / "callgrind.out.%p")
     settings = dataclasses.replace(
@@ -103,12 +128,16 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
     )
     env = {callgrind.OUT_VARIABLE: template, PAD_VARIABLE: "x" * PADS[layout]}
     side = dataclasses.replace(side, env={**side.env, **env})
-    found = {"cases": {}, "skipped": {}, "errors": {}, "hello": {}, "names": {}}
+    found = found if found is not None else {}
+    found.update({"cases": {}, "skipped": {}, "errors": {}, "hello": {}, "names": {}})
     worker = None
     try:
         for name in names:
             if STOP.is_set():
                 break
+            if layout and not takes_layouts(name):
+                continue
+            began = time.monotonic()
             try:
                 if worker is None:
                     worker = paired.Worker(side, None, settings, logs)
@@ -120,6 +149,9 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
                     worker.close()
                 worker = None
                 continue
+            finally:
+                if done is not None:
+                    done(name, time.monotonic() - began)
             if "skip" in answer:
                 found["skipped"][name] = answer["skip"]
             elif "runs" not in answer:
@@ -128,6 +160,7 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
                 stem = f"{file_stem(name)}.layout{layout}"
                 try:
                     found["cases"][name] = _one_layout(answer, keep, stem)
+                    found["cases"][name]["seconds"] = round(time.monotonic() - began, 2)
                 except (OSError, ValueError, KeyError) as exc:
                     found["errors"][name] = f"its callgrind files could not be read: {exc}"
         if name_functions and worker is not None and not STOP.is_set():
@@ -176,6 +209,8 @@ def merged(name, layouts, names):
         "layouts": [round(v, 2) for v in values],
         "calls": middle["calls"],
         "warmup": middle["warmup"],
+        # what counting it took, summed over its layouts (setup, warm-up and runs under valgrind)
+        "seconds": round(sum(c.get("seconds") or 0 for c in layouts), 1),
     }
     return entry, named(middle["functions"], names)
 
@@ -205,12 +240,15 @@ def measure(sides, names, *, out, jobs=None, keep=False, progress, settings=None
         f"valgrind {version}, {min(jobs, len(tasks))} processes at once"
     )
     start = time.monotonic()
-    ended = {}
+    ended, parts_found = {}, [{} for _ in tasks]
+    tally = Tally(
+        sum(layout == 0 or takes_layouts(n) for _, layout, _, part in tasks for n in part), progress
+    )
 
-    def one(task):
-        side, layout, i, part = task
+    def one(k):
+        side, layout, i, part = tasks[k]
         where = Path(out) / label(side.rev)
-        found = count_part(
+        count_part(
             side,
             part,
             valgrind=valgrind,
@@ -219,30 +257,86 @@ def measure(sides, names, *, out, jobs=None, keep=False, progress, settings=None
             keep=where / "callgrind" if keep else None,
             name_functions=i == 0 and layout == 0,
             settings=settings,
+            found=parts_found[k],
+            done=tally.done,
         )
         ended[(side.name, i, layout)] = time.monotonic()
-        return found
 
-    found = process.map_stoppable(STOP, one, tasks, max(1, min(jobs, len(tasks))))
-    result = {}
-    for side in sides:
-        mine = [p for (s, *_), p in zip(tasks, found) if s is side]
-        seconds = max(t for (s, *_), t in ended.items() if s == side.name) - start
-        record, table = record_of(side, mine, names, version, seconds)
-        result[side.name] = (record | {"command": command, "machine": machine_info or {}}, table)
-    return result
+    def records(cut):
+        result = {}
+        for side in sides:
+            mine = [p for (s, *_), p in zip(tasks, parts_found) if s is side and p]
+            times = [t for (s, *_), t in ended.items() if s == side.name]
+            seconds = (max(times) if times and not cut else time.monotonic()) - start
+            record, table = record_of(side, mine, names, version, seconds, cut)
+            record |= {"command": command, "machine": machine_info or {}}
+            if cut:
+                record["cut"] = True
+            result[side.name] = (record, table)
+        return result
+
+    try:
+        with tally.ticking():
+            process.map_stoppable(STOP, one, range(len(tasks)), max(1, min(jobs, len(tasks))))
+    except KeyboardInterrupt as exc:
+        raise InstructionsCut(records(cut=True)) from exc
+    return records(cut=False)
 
 
-def record_of(side, parts, names, version, seconds):
+class Tally:
+    """The pass's progress: a line every :attr:`EVERY` seconds with the case-layouts counted of
+    about ``total``, the time, and the slowest case so far (what a pass spends its time on)."""
+
+    EVERY = 15.0
+
+    def __init__(self, total, progress):
+        self.total, self.progress = total, progress
+        self.count, self.slowest, self.start = 0, ("", 0.0), time.monotonic()
+        self.lock, self.stop = threading.Lock(), threading.Event()
+
+    def done(self, name, seconds):
+        with self.lock:
+            self.count += 1
+            if seconds > self.slowest[1]:
+                self.slowest = (name, seconds)
+
+    def line(self):
+        with self.lock:
+            name, seconds = self.slowest
+            return (
+                f"instructions: {self.count}/{self.total} case-layouts, "
+                f"{time.monotonic() - self.start:.0f} s"
+                + (f"; slowest {counts_read.case_label(name)} {seconds:.0f} s" if name else "")
+            )
+
+    @contextlib.contextmanager
+    def ticking(self):
+        """A line every :attr:`EVERY` seconds while the block runs."""
+        thread = threading.Thread(target=self._tick, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            self.stop.set()
+            thread.join()
+
+    def _tick(self):
+        while not self.stop.wait(self.EVERY):
+            self.progress(self.line())
+
+
+def record_of(side, parts, names, version, seconds, cut=False):
     """The record of type "instructions" of one side and its function rows ({case: rows}) from its
-    processes' counts (:func:`count_part`)."""
-    names_of = next((p["names"] for p in parts if p["names"]), {})
-    hello = next((p["hello"] for p in parts if p["hello"]), {})
-    errors = {k: v for p in parts for k, v in p["errors"].items()}
+    processes' counts (:func:`count_part`); ``cut``: of an interrupted pass, whose record keeps the
+    cases counted in every layout they take, and no other."""
+    names_of = next((p["names"] for p in parts if p.get("names")), {})
+    hello = next((p["hello"] for p in parts if p.get("hello")), {})
+    errors = {k: v for p in parts for k, v in p.get("errors", {}).items()}
     cases, table = [], {}
     for name in names:
-        layouts = [p["cases"][name] for p in parts if name in p["cases"]]
-        if layouts and name not in errors:
+        layouts = [p["cases"][name] for p in parts if name in p.get("cases", {})]
+        whole = len(layouts) == (LAYOUTS if takes_layouts(name) else 1)
+        if layouts and name not in errors and (whole or not cut):
             entry, table[name] = merged(name, layouts, names_of)
             cases.append(entry)
     record = {
@@ -263,7 +357,7 @@ def record_of(side, parts, names, version, seconds):
             "processes": len(parts),
         },
         "cases": cases,
-        "skipped": {k: v for p in parts for k, v in p["skipped"].items()},
+        "skipped": {k: v for p in parts for k, v in p.get("skipped", {}).items()},
         "errors": errors,
     }
     return record, table
@@ -337,4 +431,5 @@ def said(record):
         f"instructions at {record['rev'][:9]}: {len(record['cases'])} counted, "
         f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted in "
         f"{record['seconds']:g} s"
+        + ("; interrupted: the other cases were not counted" if record.get("cut") else "")
     )

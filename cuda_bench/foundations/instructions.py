@@ -23,8 +23,9 @@ case's own ``setup``):
   specialise after 1, 2, 4, ... 4096 runs; a retry costs a hundred instructions or so per site
   and lands in one run of the many, which the median and the trimmed range leave out.
 
-The instruction pass (``cuda_bench.compare.instrpass``) counts each case so in three processes of
-three memory layouts, and takes the median of theirs.
+The instruction pass (``cuda_bench.compare.instrpass``) counts each case so in processes of several
+memory layouts (its ``LAYOUTS``; a compilation in one, :data:`ONE_LAYOUT`), and takes the median of
+theirs.
 
 Standard library only: it runs inside benchmark environments (the paired workers).
 """
@@ -50,6 +51,13 @@ OTHER_THREADS = {
     "CompileThreads": "its compilations run in threads it starts, and only the calling thread's "
     "instructions are counted"
 }
+
+
+#: operations counted in the first memory layout alone (``cuda_bench.compare.instrpass.LAYOUTS``
+#: for the others): a compilation runs about a hundred million instructions a call, where what a
+#: layout moves (a type-cache collision, a buffer grown in place) is hundreds, and each layout's
+#: count of it takes minutes under callgrind
+ONE_LAYOUT = frozenset({"Compile", "CompileOptions"})
 
 
 def plan(unroll):

@@ -271,19 +271,27 @@ def markdown(record):
         f"### Instructions per call at {code(record['rev'])} ({record['commit'][:12]})",
         "",
         f"Counted by valgrind {record['valgrind']}'s callgrind in {settings['processes']} "
-        f"processes, each case in {settings['layouts']} memory layouts: in each, a run of {long} "
+        f"processes, each case in {settings['layouts']} memory layouts (a compilation in one): "
+        f"in each, a run of {long} "
         f"bodies less one of {short}, the median of {repeats}, after {warmup} uncounted runs "
         f"({slow_long} less {slow_short}, {slow_repeats}, after {slow_warmup}, for an operation "
         "timed one call per body); the median of the layouts. Spread: the range of the layouts' "
         "values. " + WHAT,
         "",
-        "| case | instructions per call | spread |",
-        "|---|--:|--:|",
+        "| case | instructions per call | spread | seconds counting |",
+        "|---|--:|--:|--:|",
     ]
     out += [
-        f"| `{case_label(c['name'])}` | {number(c['per_call'])} | {c['spread']:.2%} |"
+        f"| `{case_label(c['name'])}` | {number(c['per_call'])} | {c['spread']:.2%} | "
+        f"{c['seconds'] if c.get('seconds') is not None else '-'} |"
         for c in record["cases"]
     ]
+    if record.get("cut"):
+        out += [
+            "",
+            "Interrupted: the cases above were counted in every layout they take; the "
+            "others were not counted.",
+        ]
     if record["skipped"]:
         first = next(iter(record["skipped"].items()))
         out += ["", f"{len(record['skipped'])} skipped (e.g. `{first[0]}`: {first[1]})."]
