@@ -453,7 +453,7 @@ def test_a_compilation_is_counted_in_one_layout_each_case_says_its_seconds_and_t
 
 @pytest.mark.slow
 @valgrind_here
-def test_an_interrupted_pass_hands_back_the_cases_counted_in_every_layout_and_the_command_writes_them(
+def test_an_interrupted_pass_hands_back_the_cases_counted_in_every_layout_marked_cut(
         stand_in, tmp_path, monkeypatch):
     """Two parts: Steady's five layouts first, then Interrupting's, whose first setup interrupts the pass. What had
     been counted in every layout comes back marked "cut"; a case counted in some layouts only is left out."""
