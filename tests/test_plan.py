@@ -16,7 +16,7 @@ from conftest import git, step_case, step_record
 
 from cuda_bench import cli
 from cuda_bench.build import carry, trees
-from cuda_bench.compare import gate, plan, steps
+from cuda_bench.compare import costs, gate, plan, steps
 from cuda_bench.foundations import machine
 from cuda_bench.foundations.paths import result_files
 from cuda_bench.foundations.status import ERROR, INCOMPLETE, OK
@@ -151,7 +151,9 @@ def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monore
     items = planner(repo, res, cache).items()
     assert [(i.kind, i.args) for i in items] == [("head", ["window", *shas[1:]]), ("window", ["window", shas[0]])]
     # per case and build (1 -> 2 is an identical build: four builds), plus its environments; each new commit counted
-    assert items[0].parts["window"] == 4 * 100 + plan.OVERHEAD["window"] and items[0].parts["counts"] == 5 * 50
+    # per case and build, and each build's cold starts
+    assert items[0].parts["window"] == 4 * (100 + plan.COLD_STARTS) + plan.OVERHEAD["window"]
+    assert items[0].parts["counts"] == 5 * 50
     # builds: what the (empty) cache lacks, each once: 3 packages of the head, cuda_core of 4 (against the head's
     # bindings), cuda_pathfinder of 3, cuda_bindings and cuda_core of 2 (1 is 2's build)
     assert items[0].parts["builds"] == sum(plan.DEFAULTS["build"][p] for p in trees.PACKAGES) + \
@@ -173,7 +175,7 @@ def test_the_plan_puts_mains_head_first_then_gaps_then_unmeasured_commits(monore
     assert items[0].args == ["steps", "--pair", shas[1], shas[3]]
     assert f"with {shas[3][:9]} and {shas[5][:9]}" in items[2].what
     # commit 2 sits between 1 and 3: 1 -> 2 are identical builds, so its pass times two builds
-    assert items[3].parts["window"] == 2 * 100 + plan.OVERHEAD["window"]
+    assert items[3].parts["window"] == 2 * (100 + plan.COLD_STARTS) + plan.OVERHEAD["window"]
     # a cache that holds every wheel: no builds in any estimate
     fill(cache, repo, shas)
     assert not any("builds" in i.parts for i in planner(repo, res, cache).items())
@@ -209,6 +211,22 @@ def test_costs_come_from_the_machines_own_records(tmp_path):
     assert cost.part("window") == 150
     assert cost.part("step") == 200 and cost.build("cuda_core") == plan.DEFAULTS["build"]["cuda_core"]
     assert plan.costs(res, MACHINE, cases=100, cores=2).build("cuda_core") == plan.DEFAULTS["build"]["cuda_core"] * 8
+
+
+def test_a_window_that_timed_the_cold_starts_has_them_taken_out_of_its_per_case_figure(tmp_path):
+    """A window's cold starts cost a build about COLD_STARTS seconds whatever the suite's size (the first contexts
+    run one at a time): a block that timed them gives the same per-case figure as one that did not, once they are
+    taken out, and every window's estimate adds them per build."""
+    cases = [step_case(f"c{i}") for i in range(60)]
+    block = {"commits": ["a", "b", "c"], "block": ["a", "b", "c"], "seconds": 270.0}
+    without, cold = tmp_path / "without", tmp_path / "cold"
+    records.append(without / MACHINE, "step", step_record(seconds=135.0, cases=cases, window=block))
+    with_cold = [*cases[:-1], step_case("bench_coldstart.FirstContext.time_first_context('core')")]
+    records.append(cold / MACHINE, "step", step_record(seconds=135.0, cases=with_cold,
+                                                       window=block | {"seconds": 270.0 + 3 * plan.COLD_STARTS}))
+    figures = [plan.costs(res, MACHINE, cases=100, cores=16) for res in (without, cold)]
+    assert [f.per_case["window"] for f in figures] == [pytest.approx(1.5)] * 2
+    assert figures[1].window(3) == pytest.approx(3 * (150 + plan.COLD_STARTS))
 
 
 def gaps_to_fill(repo, shas, res, monkeypatch, slower=1.1):
@@ -461,10 +479,12 @@ def test_within_a_call_limit_a_window_is_cut_to_its_newest_commits_that_fit_and_
         monorepo, tmp_path, monkeypatch):
     """A call of 600 s, its parts ending 30 s inside: main's head and the four commits before it (five commits,
     680 s) do not fit; its newest three (3, 4, 5: three builds and their counts, 480 s) do, and run. The rest (0, 1,
-    2, paired with 3) is what a next call starts with, and the plan says so."""
+    2, paired with 3) is what a next call starts with, and the plan says so. (The windows' cold starts are left out
+    here: the seconds are the per-case figure's.)"""
     repo, shas = monorepo
     res, cache = tmp_path / "res", tmp_path / "cache"
     monkeypatch.setattr(plan.asvrun, "release_ladder", lambda repo, branch: [])
+    monkeypatch.setattr(costs, "COLD_STARTS", 0.0)
     fill(cache, repo, shas)
     ran, now, said = [], [0.0], []
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuda_bench.foundations import suite
+from cuda_bench.foundations.names import is_cold_start
 from cuda_bench.foundations.paths import result_files
 from cuda_bench.results import asv_files, records
 
@@ -33,6 +34,11 @@ BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
 #: for c278ecb3d against 91 s of durations) and per paired step (two environments from the wheel
 #: cache, 10-13 s each on the H100 and the H200)
 OVERHEAD = {"asv": 50.0, "steps": 25.0, "window": 30.0}
+#: seconds a window's cold starts take per build beyond its per-case figure: the imports and the
+#: driver's load in 15 of the 45 process pairs (about 160 core-seconds, 11 s of 15 cores) and the
+#: four first contexts, one at a time on the machine (12 samples each at 0.3-0.8 s alone: about
+#: 30 s) (docs/method.md, rule 18); a window record that timed them has them taken out of its figure
+COLD_STARTS = 40.0
 #: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say
 #: little
 WHOLE = 50
@@ -49,6 +55,10 @@ class Costs:
 
     def part(self, kind):
         return round(self.per_case[kind] * self.cases, 1)
+
+    def window(self, builds):
+        """A window's pass over ``builds`` builds: the per-case figure and the cold starts."""
+        return round((self.part("window") + COLD_STARTS) * builds, 1)
 
     def build(self, package):
         return round(
@@ -88,10 +98,17 @@ def costs(results_dir, machine_name, cases=None, cores=None):
         return record["seconds"] / n if n >= WHOLE else None
 
     steps = [r for r in records.read(folder, "step") if not r.get("identical")]
+
     # a window's pass, per case and build: its block's seconds over its cases and builds (each
     # block once, whichever of its steps says it)
+    def cold(record):  # the seconds of the cold starts a window record timed, for all its builds
+        timed = any(is_cold_start(c["name"]) for c in record["cases"])
+        return COLD_STARTS * len(record["window"]["block"]) if timed else 0.0
+
     blocks = {
-        (tuple(r["window"]["block"]), r["date"]): per_case(r | {"seconds": r["window"]["seconds"]})
+        (tuple(r["window"]["block"]), r["date"]): per_case(
+            r | {"seconds": r["window"]["seconds"] - cold(r)}
+        )
         for r in steps
         if r.get("window")
     }

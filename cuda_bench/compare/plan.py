@@ -36,7 +36,13 @@ from pathlib import Path
 
 from cuda_bench.build import toolkit, trees
 from cuda_bench.compare import onepass, summaries, window
-from cuda_bench.compare.costs import DEFAULTS, OVERHEAD, Costs, costs  # noqa: F401 (the plan's costs)
+from cuda_bench.compare.costs import (  # noqa: F401 (the plan's costs)
+    COLD_STARTS,
+    DEFAULTS,
+    OVERHEAD,
+    Costs,
+    costs,
+)
 from cuda_bench.foundations import process
 from cuda_bench.foundations.names import is_release_tag
 from cuda_bench.foundations.paths import result_files
@@ -266,7 +272,7 @@ class Planner:
         runs = onepass.runs_of_builds(self.repo, commits, bindings)
         parts = {}
         if len(runs) > 1:
-            parts["window"] = round(self.cost.part("window") * len(runs) + OVERHEAD["window"], 1)
+            parts["window"] = round(self.cost.window(len(runs)) + OVERHEAD["window"], 1)
         if self.counts:
             parts["counts"] = round(self.cost.part("counts") * len(segment), 1)
         builds = self._builds(commits, bindings)
