@@ -435,7 +435,7 @@ def test_one_build_counted_twice_reads_the_same_and_nothing_moves(stand_in, tmp_
 
 @pytest.mark.slow
 @valgrind_here
-def test_a_compilation_is_counted_in_one_layout_each_case_says_its_seconds_and_the_pass_its_progress(
+def test_a_compilation_counts_in_one_layout_and_the_pass_says_its_seconds_and_progress(
         stand_in, tmp_path, monkeypatch):
     monkeypatch.setattr(instrpass.Tally, "EVERY", 0.2)
     lines = []
