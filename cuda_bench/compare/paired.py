@@ -31,100 +31,22 @@ import select
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from cuda_bench.compare.settings import (  # noqa: F401 (the engine's settings, as paired.Settings)
+    OVER_CPP_LAYOUTS,
+    OVER_CPP_PROCESSES,
+    Settings,
+    Side,
+)
 from cuda_bench.foundations import machine, process, stats, suite
-from cuda_bench.foundations.names import is_cold_start, is_control, is_first_context
-from cuda_bench.foundations.paths import BENCHMARKS, ROOT
+from cuda_bench.foundations.names import is_control
+from cuda_bench.foundations.paths import ROOT
 from cuda_bench.foundations.text import last_line
 from cuda_bench.run.worker import calls_for
 
 MAX_CALLS = 1 << 22
-# over C++: two runs of 60 processes agree within 5% on 89-100% of cases on one machine start
-# (docs/method.md, rule 12)
-OVER_CPP_PROCESSES = 60
-#: over C++ keeps one layout per run: its two sides are different code in one process, and there
-#: random layouts agreed less across machine starts, not more (docs/method.md, rule 12)
-OVER_CPP_LAYOUTS = "fixed"
-
-
-@dataclass
-class Side:
-    """One build: the interpreter of its environment, and what it was built from."""
-
-    name: str  # "base" or "head"
-    rev: str  # as the user named it
-    commit: str
-    python: str
-    env: dict = field(default_factory=dict)  # extra variables for its workers
-    record: dict = field(default_factory=dict)  # the environment's build record
-
-
-@dataclass
-class Settings:
-    pairs: int = 45  # process pairs (fresh processes each): the interval is over their ratios
-    seconds: float = 0.1  # of ABBA groups per case and pair
-    sample_ns: int = 200_000  # target length of one sample
-    min_groups: int = 3  # even for a case whose samples are long (compilation)
-    max_groups: int = 5000
-    jobs: int = 0  # process pairs at a time; 0: one per core but core 0
-    benchmark_dir: Path = BENCHMARKS
-    confidence: float = stats.CONFIDENCE
-    # seconds a worker may take to answer one request (a setup compiles kernels)
-    timeout: float = 600
-    #: "random": ASLR on, each worker process its own memory layout, which the median over the
-    #: process pairs averages. "fixed": ASLR off, one layout per build for the whole run; that
-    #: layout biases a build by up to 4.5% on some forms, the same way on every machine start, so a
-    #: change to what else the process holds reads as a reproducible regression (docs/method.md,
-    #: rule 6).
-    layouts: str = "random"
-    #: process pairs that time a cold start (``names.is_cold_start``: each sample starts two fresh
-    #: processes, tens to hundreds of milliseconds): the first this many, one wave of 15 cores,
-    #: enough for a 95 % interval, within a budget of about 20 s of 16 cores per commit
-    cold_pairs: int = 15
-    #: process pairs that time a first context (``names.is_first_context``): its samples run one
-    #: at a time on the machine (``benchmarks/_coldstart.py``: the driver queues first contexts
-    #: across processes), so the fewest whose median has a 95 % interval (``stats.fewest_pairs``),
-    #: one ABBA group each and no warm-up turn (:meth:`for_case`): 12 samples a build and case,
-    #: about 30 s of the GPU a commit for the four first contexts
-    first_context_pairs: int = 6
-    #: a turn of each worker before a case's groups (:meth:`for_case`: not for a first context)
-    warm_up: bool = True
-    #: a command the workers run under (the instruction pass's valgrind), before their Python
-    wrapper: tuple = ()
-
-    def pairs_of(self, name):
-        """How many process pairs time the case ``name``: the first ``cold_pairs`` for a cold
-        start, every one for the others."""
-        if is_first_context(name):
-            return min(self.pairs, self.first_context_pairs)
-        return min(self.pairs, self.cold_pairs) if is_cold_start(name) else self.pairs
-
-    def for_case(self, name):
-        """The settings one process pair samples the case ``name`` with: a first context's one
-        ABBA group and no warm-up turn, every other case's as they are."""
-        if is_first_context(name):
-            return replace(self, min_groups=1, seconds=0.0, warm_up=False)
-        return self
-
-    @classmethod
-    def over_cpp(cls, **given):
-        """Over C++'s settings: ``OVER_CPP_PROCESSES`` processes, ``OVER_CPP_LAYOUTS``, and what is
-        ``given``."""
-        return cls(**{"pairs": OVER_CPP_PROCESSES, "layouts": OVER_CPP_LAYOUTS, **given})
-
-    def describe(self):
-        return {
-            "pairs": self.pairs,
-            "seconds_per_case_and_pair": self.seconds,
-            "sample_ns": self.sample_ns,
-            "min_groups": self.min_groups,
-            "confidence": self.confidence,
-            "layouts": self.layouts,
-            "cold_pairs": self.cold_pairs,
-            "first_context_pairs": self.first_context_pairs,
-        }
 
 
 class WorkerError(RuntimeError):
