@@ -8,7 +8,7 @@ stop cancels; what the statement adds, its imports, the driver's load and its fi
 cost again at exit, stays. The two runs are milliseconds apart on one core, so the core's speed cancels in the
 difference as it does in an ABBA group.
 
-A first context runs **alone on the machine**: its two processes hold a lock (:func:`alone_ns`, ``flock`` on
+A first context runs **alone on the machine**: its two processes run while it holds a lock (:func:`alone`, ``flock`` on
 :data:`GPU_LOCK`) that every first context of every worker takes. The driver queues first contexts across processes:
 on an H100, cuda.bindings' first context took 318 ms net one process at a time and 2,547 ms with fifteen at once
 (×8.0, docs/evidence/cold-starts-h100), so a window's samples, fifteen cores at once, timed the queue. What a user's
@@ -28,6 +28,7 @@ Nothing here does GPU work in the process that imports it: the statements run in
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import inspect
@@ -88,38 +89,41 @@ def wall_ns(argv, env=None):
     return elapsed
 
 
-#: the lock a first context holds while its processes run (:func:`alone_ns`): one file for every worker of the machine
-GPU_LOCK = Path(os.environ.get("CUDA_BENCH_GPU_LOCK") or Path(tempfile.gettempdir()) / "cuda-bench-first-context.lock")
+#: the lock a first context holds while its two processes run (:func:`alone`): one file for every worker of every
+#: command on the machine (a fixed path: each cuda-bench command runs with a ``TMPDIR`` of its own)
+GPU_LOCK = Path(os.environ.get("CUDA_BENCH_GPU_LOCK") or "/tmp/cuda-bench-first-context.lock")
 
 
-def alone_ns(argv, env=None):
-    """:func:`wall_ns` of ``argv`` while it holds :data:`GPU_LOCK`: no other first context on the machine runs beside
-    it. The wait for the lock is not timed."""
+@contextlib.contextmanager
+def alone():
+    """While the block runs, no other first context on the machine does (:data:`GPU_LOCK`, held). The wait for the
+    lock is not timed."""
     with open(GPU_LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            return wall_ns(argv, env)
+            yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def net_sample(argv, empty, env=None, run=wall_ns):
+def net_sample(argv, empty, env=None, run=wall_ns, first_context=False):
     """One cold start: ``argv``'s process, then ``empty``'s (the same program doing nothing); the first's time
-    less the second's is added to the net clock and returned. ``run(argv, env)`` times one process."""
-    full = run(argv, env)
-    net = full - run(empty, env)
+    less the second's is added to the net clock and returned. ``run(argv, env)`` times one process. A first
+    context runs both processes :func:`alone` on the machine."""
+    with alone() if first_context else contextlib.nullcontext():
+        full = run(argv, env)
+        net = full - run(empty, env)
     _NET[0] += net
     return net
 
 
-def python_sample(statement, alone=False):
-    """A body of no arguments: one cold start of this interpreter running ``statement``, against ``pass``; ``alone``
-    (a first context): both processes hold :data:`GPU_LOCK`."""
+def python_sample(statement, first_context=False):
+    """A body of no arguments: one cold start of this interpreter running ``statement``, against ``pass``
+    (``first_context``: both :func:`alone` on the machine)."""
     argv, empty, env = [sys.executable, "-c", statement], [sys.executable, "-c", "pass"], child_env()
-    run = alone_ns if alone else wall_ns
 
     def body(argv=argv, empty=empty, env=env):
-        net_sample(argv, empty, env, run)
+        net_sample(argv, empty, env, first_context=first_context)
 
     return body
 
@@ -127,8 +131,8 @@ def python_sample(statement, alone=False):
 class ColdStart(Op):
     """An operation whose form is a fresh interpreter running a statement: the builder of each api returns that
     statement (``Op``'s other builders return a call). One body per sample, on the net clock; no warm-up in
-    setup (each body starts afresh: the paired engine's first sample of a case, and asv's warm-up, are the
-    warm-up of the file system's caches)."""
+    setup (each body starts afresh: the paired engine's warm-up turn, and asv's warm-up, are the warm-up of the
+    file system's caches; a first context takes no warm-up turn, and its first pair's first samples warm them)."""
 
     unroll = 1
     timeout = 300
@@ -137,7 +141,7 @@ class ColdStart(Op):
         pinned = "version" in vars(cls)
         super().__init_subclass__(**kwargs)
         if not pinned:  # how a body starts and times its processes is part of every case's version too
-            sampler = "".join(map(inspect.getsource, [child_env, wall_ns, alone_ns, net_sample, python_sample]))
+            sampler = "".join(map(inspect.getsource, [child_env, wall_ns, alone, net_sample, python_sample]))
             cls.version = hashlib.sha256((cls.version + sampler).encode()).hexdigest()[:16]
         cls.timer = staticmethod(net_clock)
         cls.clock_ns = staticmethod(net_clock_ns)
@@ -151,7 +155,7 @@ class ColdStart(Op):
         if gpu:
             compat.require_gpu()
         self.statement = getattr(self, api)(*case)
-        self.body = python_sample(self.statement, alone=gpu)
+        self.body = python_sample(self.statement, first_context=gpu)
 
 
 # --- the C++ twin's program ---------------------------------------------------------------------------------------

@@ -221,7 +221,7 @@ class FirstContext:
         compat.require_gpu()
         program = str(coldstart.cpp_program())
         argv, empty, env = [program], [program, "pass"], coldstart.child_env()
-        self.body = lambda: coldstart.net_sample(argv, empty, env, coldstart.alone_ns)
+        self.body = lambda: coldstart.net_sample(argv, empty, env, first_context=True)
 
     def time_first_context(self, api):
         self.body()

@@ -183,38 +183,49 @@ def test_a_window_pairs_cold_starts_as_steps_aa_silent_and_the_change_at_its_ste
 
 
 @pytest.mark.slow
-def test_a_first_context_is_paired_in_the_fewest_pairs_of_an_interval_one_group_each_without_a_warm_up(probe, tmp_path):
-    settings = paired.Settings(pairs=8, cold_pairs=7, seconds=0.05, benchmark_dir=probe)
-    assert settings.first_context_pairs == stats.fewest_pairs()  # 6: the extremes of 6 cover 96.9 %
+def test_a_first_context_takes_an_intervals_fewest_pairs_and_one_spare_one_group_each_no_warm_up(probe, tmp_path):
+    settings = paired.Settings(pairs=9, cold_pairs=8, seconds=0.05, benchmark_dir=probe)
+    assert settings.first_context_pairs == stats.fewest_pairs() + 1  # 6: the extremes of 6 cover 96.9 %; one spare
     marks = [tmp_path / f"bodies{i}" for i in range(3)]
     builds = sides([1000, 1000, 1250])
     for side, mark in zip(builds, marks):
         side.env["BODIES"] = str(mark)
     found = window.run(builds, [FIRST, COLD], settings, tmp_path / "logs", progress=lambda m: None)
     aa, change = ({c.name: c for c in step.cases} for step in found.steps)
-    assert len(aa[FIRST].pairs) == 6 and len(aa[COLD].pairs) == 7
+    assert len(aa[FIRST].pairs) == 7 and len(aa[COLD].pairs) == 8
     assert (aa[FIRST].verdict, change[FIRST].ratio, change[FIRST].verdict) == ("same", 1.25, "regression")
     # one ABBA round a group (two samples a build), and no warm-up turn: every body run is a sample kept
-    assert {len(side.samples[FIRST]) for side in found.per_side} == {6 * 2}
-    assert [len(m.read_text()) for m in marks] == [6 * 2] * 3
+    assert {len(side.samples[FIRST]) for side in found.per_side} == {7 * 2}
+    assert [len(m.read_text()) for m in marks] == [7 * 2] * 3
 
 
 def test_first_contexts_run_one_at_a_time_on_the_machine_and_the_wait_is_not_timed(tmp_path, monkeypatch):
+    """Three first contexts at once: two of a 0.5 s process against a 0.3 s empty one, one of a 0.5 s Python
+    statement against `pass`. They run one after another, each with its empty process inside the lock, and each is
+    timed as if alone; other cold starts take no lock."""
     monkeypatch.setattr(cold, "GPU_LOCK", tmp_path / "first-context.lock")
-    sleeper = [sys.executable, "-c", "import time; time.sleep(0.4)"]
-    body = cold.python_sample("import time; time.sleep(0.4)", alone=True)
-    start = time.perf_counter()
-    with ThreadPoolExecutor(3) as pool:  # two processes timed alone and a python first context's body, at once
-        timed = [pool.submit(cold.alone_ns, sleeper) for _ in range(2)]
-        pool.submit(body)
-    took = [t.result() for t in timed]
-    elapsed = time.perf_counter() - start
-    assert elapsed > 3 * 0.4  # three processes that hold the lock, one after another
-    assert all(ns < 0.4e9 + 0.35e9 for ns in took)  # each timed alone: its own 0.4 s, not the others'
+    sleeper = [sys.executable, "-c", "import time; time.sleep(0.5)"]
+    empty = [sys.executable, "-c", "import time; time.sleep(0.3)"]
+    body = cold.python_sample("import time; time.sleep(0.5)", first_context=True)
     start = time.perf_counter()
     with ThreadPoolExecutor(3) as pool:
-        list(pool.map(lambda _: cold.wall_ns(sleeper), range(3)))
-    assert time.perf_counter() - start < 3 * 0.4  # the other cold starts hold no lock
+        timed = [pool.submit(cold.net_sample, sleeper, empty, first_context=True) for _ in range(2)]
+        pool.submit(body)
+    took = [t.result() for t in timed]
+    assert time.perf_counter() - start > 2 * (0.5 + 0.3) + 0.5  # one after another, both processes of each
+    assert all(0.1e9 < ns < 0.2e9 + 0.3e9 for ns in took)  # 0.5 s less 0.3 s: its own, not the others' too
+    start = time.perf_counter()
+    with ThreadPoolExecutor(3) as pool:
+        list(pool.map(lambda _: cold.net_sample(sleeper, empty), range(3)))
+    assert time.perf_counter() - start < 2 * (0.5 + 0.3)  # the other cold starts hold no lock
+
+
+def test_the_lock_is_the_machines_not_a_commands_own_temporary_folder(tmp_path):
+    """Each cuda-bench command runs with a TMPDIR of its own: the lock's path does not follow it."""
+    script = "from benchmarks import _coldstart as c; print(c.GPU_LOCK)"
+    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert said.stdout.strip() == "/tmp/cuda-bench-first-context.lock", said.stderr
 
 
 @pytest.mark.slow

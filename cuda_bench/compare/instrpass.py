@@ -142,6 +142,7 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
                 if worker is None:
                     worker = paired.Worker(side, None, settings, logs)
                     found["hello"] = found["hello"] or worker.hello
+                    began = time.monotonic()  # a case's seconds leave the worker's start out
                 answer = worker.ask(op="instructions", case=name)
             except paired.WorkerError as exc:
                 found["errors"][name] = str(exc)

@@ -114,7 +114,17 @@ def into_folder(
 
 
 #: the settings that decide what a block measured: a block measured with others is measured again
-ASKED = ("pairs", "seconds", "sample_ns", "min_groups", "max_groups", "layouts", "confidence")
+ASKED = (
+    "pairs",
+    "seconds",
+    "sample_ns",
+    "min_groups",
+    "max_groups",
+    "layouts",
+    "confidence",
+    "cold_pairs",
+    "first_context_pairs",
+)
 
 
 def what_was_asked(bench, settings):

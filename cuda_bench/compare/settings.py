@@ -56,10 +56,10 @@ class Settings:
     cold_pairs: int = 15
     #: process pairs that time a first context (``names.is_first_context``): its samples run one
     #: at a time on the machine (``benchmarks/_coldstart.py``: the driver queues first contexts
-    #: across processes), so the fewest whose median has a 95 % interval (``stats.fewest_pairs``),
-    #: one ABBA group each and no warm-up turn (:meth:`for_case`): 12 samples a build and case,
-    #: about 30 s of the GPU a commit for the four first contexts
-    first_context_pairs: int = 6
+    #: across processes), so the fewest whose median has a 95 % interval (``stats.fewest_pairs``)
+    #: and one to spare, one ABBA group each and no warm-up turn (:meth:`for_case`): 14 samples a
+    #: build and case, about 35 s of the GPU a commit for the four first contexts
+    first_context_pairs: int = 7
     #: a turn of each worker before a case's groups (:meth:`for_case`: not for a first context)
     warm_up: bool = True
     #: a command the workers run under (the instruction pass's valgrind), before their Python
