@@ -64,8 +64,8 @@ def add(sub):
         type=positive,
         metavar="MIB",
         help="also say how the plan's prebuilt wheels go to a GPU machine without network in "
-        "batches of at most MIB each (what one call carries beside the tree), and which batch "
-        "each part needs",
+        "batches of at most MIB each (what one call carries beside the tree, the clone and the "
+        "wheel folders), and which batch each part needs",
     )
     p.add_argument(
         "--call-limit",
