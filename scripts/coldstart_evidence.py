@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """The cold starts' evidence on a GPU box, in one call of at most ten minutes (docs/method.md, rules 18 and 19):
 
+0. Whether the first context is a queue: ``FirstContext('bindings')``'s statement in fresh processes, one at a time
+   and fifteen at once (a window's cold-start wave), net of ``python -c pass``. Where fifteen at once take much longer
+   than one, the driver serialises what the first context does across processes, and a window's samples time the
+   queue as well as the statement.
 1. An A/A and a change, in one window of the paired engine (``cuda_bench.compare.window``, as ``cuda-bench window`` runs
    it): three builds of the box's cuda-core, A, A again and B, where B is A with one eager import added to
    ``cuda/core/__init__.py`` (``asyncio``, or the first of ``EAGER`` that cuda.core does not import already). Each
@@ -10,10 +14,6 @@
    harness floor, with the engine's settings (45 process pairs, the cold starts in the first 15). What the window
    took is the cold starts' cost per commit.
 2. What ``import cuda.core`` imports in A and in B (``cuda_bench.run.imports``): the diff must name the eager import.
-0. Whether the first context is a queue: ``FirstContext('bindings')``'s statement in fresh processes, one at a time
-   and fifteen at once (a window's cold-start wave), net of ``python -c pass``. Where fifteen at once take much longer
-   than one, the driver serialises what the first context does across processes, and a window's samples time the
-   queue as well as the statement.
 3. One tree built twice: ``cuda_core`` of the carried clone's main (and its ``cuda_pathfinder``), each time into an
    empty wheel cache (``cuda_bench.build.environment.prebuild``, cuda-bindings from the carried 13.3.1 wheel): the CPU seconds
    of each build and their spread (``cuda_bench.results.buildtime``). Skipped, with why, where the carry is missing or
@@ -136,7 +136,7 @@ def first_context_queue(python, lines, alone=10, width=15, rounds=2):
     argv, empty, env = [python, "-c", statement], [python, "-c", "pass"], cold.child_env()
 
     def sample(_=None):
-        return (cold.wall_ns(argv, env) - cold.wall_ns(empty, env)) / 1e6
+        return cold.net_sample(argv, empty, env) / 1e6
 
     sample()  # the file system's caches
     one = [sample() for _ in range(alone)]

@@ -188,15 +188,12 @@ def instruction_counts(args, argv, sides, names, out, info, name):
         return OK
     except instrpass.InstructionsCut as cut:  # what was counted is written, never recorded
         for side in sides:
-            record, functions = cut.found[side.name]
-            instrpass.write(out / label(side.rev), record, functions)
-            log(instrpass.said(record) + f" -> {out / label(side.rev) / 'instructions.json'}")
+            written(side, *cut.found[side.name], out)
         raise
     status = OK
     for side in sides:
         record, functions = found[side.name]
-        print(instrpass.write(out / label(side.rev), record, functions))
-        log(instrpass.said(record) + f" -> {out / label(side.rev) / 'instructions.json'}")
+        print(written(side, record, functions, out))
         if record["errors"]:
             status = INCOMPLETE
         if not args.no_write and not kept(name, "instructions", record, out / label(side.rev)):
@@ -207,6 +204,14 @@ def instruction_counts(args, argv, sides, names, out, info, name):
         (out / f"{label(sides[0].rev)}-{label(sides[1].rev)}-instructions.md").write_text(text)
         print(text)
     return status
+
+
+def written(side, record, functions, out):
+    """One side's instruction record, table and functions written under ``out``, and said: the
+    table."""
+    text = instrpass.write(out / label(side.rev), record, functions)
+    log(instrpass.said(record) + f" -> {out / label(side.rev) / 'instructions.json'}")
+    return text
 
 
 def keep_imports(sides, name, out, args, argv, info):

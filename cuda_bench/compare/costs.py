@@ -99,12 +99,12 @@ def costs(results_dir, machine_name, cases=None, cores=None):
 
     steps = [r for r in records.read(folder, "step") if not r.get("identical")]
 
-    # a window's pass, per case and build: its block's seconds over its cases and builds (each
-    # block once, whichever of its steps says it)
     def cold(record):  # the seconds of the cold starts a window record timed, for all its builds
         timed = any(is_cold_start(c["name"]) for c in record["cases"])
         return COLD_STARTS * len(record["window"]["block"]) if timed else 0.0
 
+    # a window's pass, per case and build: its block's seconds, less its cold starts, over its
+    # cases and builds (each block once, whichever of its steps says it)
     blocks = {
         (tuple(r["window"]["block"]), r["date"]): per_case(
             r | {"seconds": r["window"]["seconds"] - cold(r)}

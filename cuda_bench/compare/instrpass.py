@@ -101,7 +101,6 @@ def _one_layout(answer, keep, stem):
             Path(run["file"]).unlink(missing_ok=True)
     calls = [r["calls"] for r in runs if r["body"]]
     return {
-        "seconds": None,
         "value": value,
         "spread": spread,
         "functions": functions,
@@ -330,12 +329,12 @@ def record_of(side, parts, names, version, seconds, cut=False):
     """The record of type "instructions" of one side and its function rows ({case: rows}) from its
     processes' counts (:func:`count_part`); ``cut``: of an interrupted pass, whose record keeps the
     cases counted in every layout they take, and no other."""
-    names_of = next((p["names"] for p in parts if p.get("names")), {})
-    hello = next((p["hello"] for p in parts if p.get("hello")), {})
-    errors = {k: v for p in parts for k, v in p.get("errors", {}).items()}
+    names_of = next((p["names"] for p in parts if p["names"]), {})
+    hello = next((p["hello"] for p in parts if p["hello"]), {})
+    errors = {k: v for p in parts for k, v in p["errors"].items()}
     cases, table = [], {}
     for name in names:
-        layouts = [p["cases"][name] for p in parts if name in p.get("cases", {})]
+        layouts = [p["cases"][name] for p in parts if name in p["cases"]]
         whole = len(layouts) == (LAYOUTS if takes_layouts(name) else 1)
         if layouts and name not in errors and (whole or not cut):
             entry, table[name] = merged(name, layouts, names_of)
@@ -358,7 +357,7 @@ def record_of(side, parts, names, version, seconds, cut=False):
             "processes": len(parts),
         },
         "cases": cases,
-        "skipped": {k: v for p in parts for k, v in p.get("skipped", {}).items()},
+        "skipped": {k: v for p in parts for k, v in p["skipped"].items()},
         "errors": errors,
     }
     return record, table
