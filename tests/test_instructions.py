@@ -451,6 +451,18 @@ def test_a_compilation_counts_in_one_layout_and_the_pass_says_its_seconds_and_pr
     assert "| seconds counting |" in instructions_read.markdown(record)
 
 
+def test_the_progress_line_names_the_case_counting_longest_once_it_has_run_long(monkeypatch):
+    """A pass that stands still says what it waits on: the case in flight longest, past Tally.LONG seconds."""
+    lines = []
+    tally = instrpass.Tally(4, lines.append)
+    tally.began(STEADY)
+    assert "counting" not in tally.line()
+    monkeypatch.setattr(instrpass.Tally, "LONG", -1.0)
+    assert re.search(r"; counting \S+ for \d+ s$", tally.line())
+    tally.done(STEADY, 1.0)
+    assert "counting" not in tally.line() and "1/4 case-layouts" in tally.line()
+
+
 @pytest.mark.slow
 @valgrind_here
 def test_an_interrupted_pass_hands_back_the_cases_counted_in_every_layout_marked_cut(

@@ -111,13 +111,13 @@ def _one_layout(answer, keep, stem):
 
 
 def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions=False,
-               settings=None, found=None, done=None):  # fmt: skip
+               settings=None, found=None, done=None, starting=None):  # fmt: skip
     """The cases ``names`` counted in worker processes of ``side`` under callgrind, in layout
     ``layout`` (a worker that dies is replaced for the cases after it): {"cases": {name: one
     layout's count}, "skipped", "errors", "hello", "names"}, filled into ``found`` as each case
     ends (an interrupted pass keeps what was counted). ``keep``: where each case's two runs are kept
-    (``<case>.<layout>``). ``done(name, seconds)``: told of each case. A compilation is counted in
-    layout 0 alone (:func:`takes_layouts`)."""
+    (``<case>.<layout>``). ``starting(name)`` and ``done(name, seconds)``: told as each case starts
+    and ends. A compilation is counted in layout 0 alone (:func:`takes_layouts`)."""
     dumps = Path(tempfile.mkdtemp(prefix="callgrind-"))  # one length for every side and run
     template = str(dumps / "callgrind.out.%p")
     settings = dataclasses.replace(
@@ -137,6 +137,8 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
             if layout and not takes_layouts(name):
                 continue
             began = time.monotonic()
+            if starting is not None:
+                starting(name)
             try:
                 if worker is None:
                     worker = paired.Worker(side, None, settings, logs)
@@ -259,6 +261,7 @@ def measure(sides, names, *, out, jobs=None, keep=False, progress, settings=None
             settings=settings,
             found=parts_found[k],
             done=tally.done,
+            starting=tally.began,
         )
         ended[(side.name, i, layout)] = time.monotonic()
 
@@ -285,28 +288,43 @@ def measure(sides, names, *, out, jobs=None, keep=False, progress, settings=None
 
 class Tally:
     """The pass's progress: a line every :attr:`EVERY` seconds with the case-layouts counted of
-    about ``total``, the time, and the slowest case so far (what a pass spends its time on)."""
+    about ``total``, the time, the slowest case so far (what a pass spends its time on), and the
+    case that has been counting longest now where that is over :attr:`LONG` seconds (what a pass
+    that stands still waits on)."""
 
     EVERY = 15.0
+    LONG = 30.0
 
     def __init__(self, total, progress):
         self.total, self.progress = total, progress
         self.count, self.slowest, self.start = 0, ("", 0.0), time.monotonic()
+        self.running = {}  # thread: (case, since)
         self.lock, self.stop = threading.Lock(), threading.Event()
+
+    def began(self, name):
+        with self.lock:
+            self.running[threading.get_ident()] = (name, time.monotonic())
 
     def done(self, name, seconds):
         with self.lock:
+            self.running.pop(threading.get_ident(), None)
             self.count += 1
             if seconds > self.slowest[1]:
                 self.slowest = (name, seconds)
 
     def line(self):
         with self.lock:
+            now = time.monotonic()
             name, seconds = self.slowest
+            waiting, since = min(self.running.values(), key=lambda r: r[1], default=("", now))
             return (
-                f"instructions: {self.count}/{self.total} case-layouts, "
-                f"{time.monotonic() - self.start:.0f} s"
+                f"instructions: {self.count}/{self.total} case-layouts, {now - self.start:.0f} s"
                 + (f"; slowest {counts_read.case_label(name)} {seconds:.0f} s" if name else "")
+                + (
+                    f"; counting {counts_read.case_label(waiting)} for {now - since:.0f} s"
+                    if waiting and now - since > self.LONG
+                    else ""
+                )
             )
 
     @contextlib.contextmanager
