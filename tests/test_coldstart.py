@@ -15,6 +15,7 @@ from conftest import RELEASES, RUNNER, make_env  # also puts the project on sys.
 
 from benchmarks import _coldstart as cold
 from cuda_bench.compare import comment, paired, window
+from cuda_bench.compare import settings as settings_module
 from cuda_bench.foundations import stats
 from cuda_bench.run import imports, worker
 
@@ -197,6 +198,15 @@ def test_a_first_context_takes_an_intervals_fewest_pairs_and_one_spare_one_group
     # one ABBA round a group (two samples a build), and no warm-up turn: every body run is a sample kept
     assert {len(side.samples[FIRST]) for side in found.per_side} == {7 * 2}
     assert [len(m.read_text()) for m in marks] == [7 * 2] * 3
+
+
+def test_a_windows_estimate_adds_the_first_contexts_one_at_a_time_whatever_the_cores():
+    """Two samples a build and pair, FIRST_CONTEXT_SAMPLE each, for a first context; nothing for another cold start."""
+    settings = paired.Settings(pairs=45, cold_pairs=15)
+    one = settings.first_contexts_seconds([FIRST, COLD], builds=3)
+    assert one == pytest.approx(2 * settings.first_context_pairs * 3 * settings_module.FIRST_CONTEXT_SAMPLE)
+    assert settings.first_contexts_seconds([COLD], builds=3) == 0
+    assert settings.first_contexts_seconds([FIRST, FIRST], builds=3) == pytest.approx(2 * one)
 
 
 def test_first_contexts_run_one_at_a_time_on_the_machine_and_the_wait_is_not_timed(tmp_path, monkeypatch):

@@ -20,6 +20,11 @@ OVER_CPP_PROCESSES = 60
 OVER_CPP_LAYOUTS = "fixed"
 
 
+#: the seconds one first-context sample takes alone on the machine: its two fresh processes, the
+#: statement's and ``python -c pass`` (H100: 0.3-0.8 s; docs/evidence/cold-starts-h100)
+FIRST_CONTEXT_SAMPLE = 0.6
+
+
 @dataclass
 class Side:
     """One build: the interpreter of its environment, and what it was built from."""
@@ -71,6 +76,13 @@ class Settings:
         if is_first_context(name):
             return min(self.pairs, self.first_context_pairs)
         return min(self.pairs, self.cold_pairs) if is_cold_start(name) else self.pairs
+
+    def first_contexts_seconds(self, names, builds):
+        """The seconds the first contexts among ``names`` take in a pass of ``builds`` builds: their
+        samples run one at a time on the machine, so no number of cores shortens them (two a build
+        and process pair, :data:`FIRST_CONTEXT_SAMPLE` each)."""
+        samples = sum(2 * self.pairs_of(name) for name in names if is_first_context(name))
+        return samples * builds * FIRST_CONTEXT_SAMPLE
 
     def for_case(self, name):
         """The settings one process pair samples the case ``name`` with: a first context's one

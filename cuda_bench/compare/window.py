@@ -34,6 +34,7 @@ from pathlib import Path
 
 from cuda_bench.compare import paired
 from cuda_bench.foundations import machine, suite
+from cuda_bench.foundations.names import is_first_context
 
 #: the builds one pass times at once, per core (a worker process each, all of them holding a CUDA
 #: context): a longer window is cut into blocks of this many consecutive builds, each block sharing
@@ -301,11 +302,15 @@ def run(
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
     per_case = settings.seconds * max(1.0, len(sides) / 2)
     here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
+    # the cases on the cores at once, and the first contexts one at a time after them
+    groups = sum(settings.pairs_of(name) for name in here if not is_first_context(name))
+    estimate = groups / jobs * (per_case + 0.03 * len(sides)) + settings.first_contexts_seconds(
+        here, len(sides)
+    )
     progress(
         f"window: {len(sides)} builds x {suite.counted(names, here)} x {settings.pairs} process "
         f"groups, {jobs} at a time on cores {','.join(map(str, cores[:jobs]))}; {per_case:g} s of "
-        f"rounds per case and group (about "
-        f"{sum(map(settings.pairs_of, here)) / jobs * (per_case + 0.03 * len(sides)) / 60:.1f} min)"
+        f"rounds per case and group (about {estimate / 60:.1f} min)"
     )
     start = time.monotonic()
     args, what = (sides, names, settings, log_dir), ("window", "process groups")
