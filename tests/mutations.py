@@ -872,6 +872,15 @@ MUTATIONS = [
     ("the instruction pass counts a cold start's wait for its fresh processes", "cuda_bench/run/worker.py",
      '            return {"skip": f"instructions not counted: {COLD_INSTRUCTIONS}"}', "            pass",
      [INSTRUCTIONS + "test_a_cold_start_is_left_out_of_the_instruction_pass_with_why"]),
+    ("a case whose worker died of the interrupt is said to have failed", "cuda_bench/compare/instrpass.py",
+     "                if STOP.wait(INTERRUPT_GRACE):", "                if False:",
+     [INSTRUCTIONS + "test_a_case_whose_worker_dies_of_the_interrupt_is_said_interrupted_not_failed"]),
+    ("the progress line never names the case a pass waits on", "cuda_bench/compare/instrpass.py",
+     "                    if waiting and now - since > self.LONG", "                    if False",
+     [INSTRUCTIONS + "test_the_progress_line_names_the_case_counting_longest_once_it_has_run_long"]),
+    ("a window's estimate spreads the first contexts over the cores", "cuda_bench/compare/settings.py",
+     "        return samples * builds * FIRST_CONTEXT_SAMPLE", "        return 0.0",
+     [COLD + "test_a_windows_estimate_adds_the_first_contexts_one_at_a_time_whatever_the_cores"]),
 ]
 
 

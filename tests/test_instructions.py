@@ -386,6 +386,8 @@ class Interrupting:
         try:
             os.close(os.open(os.environ["MARK"], os.O_CREAT | os.O_EXCL))
             os.kill(os.getppid(), signal.SIGINT)
+            if os.environ.get("DIE") == "1":  # as a call's time limit does: its worker dies of it too
+                os.kill(os.getpid(), signal.SIGKILL)
         except (FileExistsError, KeyError):
             pass
         time.sleep(1)
@@ -478,6 +480,22 @@ def test_an_interrupted_pass_hands_back_the_cases_counted_in_every_layout_marked
     assert len(record["cases"][0]["layouts"]) == instrpass.LAYOUTS
     assert "interrupted" in instrpass.said(record) and "Interrupted" in instructions_read.markdown(record)
     assert not instrpass.STOP.is_set()  # the next pass starts afresh
+
+
+@pytest.mark.slow
+@valgrind_here
+def test_a_case_whose_worker_dies_of_the_interrupt_is_said_interrupted_not_failed(stand_in, tmp_path):
+    """The interrupt reaches the command's workers too (a call's time limit signals the whole group): the case that
+    worker was counting is named as stopped while being counted, and is no error."""
+    side = paired.Side("base", "base", "base" * 10, sys.executable,
+                       {"MARK": str(tmp_path / "interrupted"), "DIE": "1"})
+    with pytest.raises(instrpass.InstructionsCut) as cut:
+        instrpass.measure([side], [STEADY, INTERRUPTING], out=tmp_path / "out", jobs=10, progress=lambda m: None,
+                          settings=paired.Settings(benchmark_dir=stand_in))
+    record, _ = cut.value.found["base"]
+    assert record["interrupted"] == [INTERRUPTING] and INTERRUPTING not in record["errors"]
+    assert "interrupted while 1 were being counted" in instrpass.said(record)
+    assert "1 of them stopped while being counted: `Interrupting('py')`" in instructions_read.markdown(record)
 
 
 @pytest.mark.slow

@@ -42,6 +42,9 @@ PADS = (0, 1021, 2053, 3079, 4099)
 PAD_VARIABLE = "CUDA_BENCH_LAYOUT_PAD"
 #: set when the command is interrupted: every worker stops before its next case
 STOP = threading.Event()
+#: the seconds a worker's death waits for :data:`STOP`: the interrupt that reaches the command
+#: reaches its workers too, and one that dies of it was interrupted, not failed
+INTERRUPT_GRACE = 1.0
 
 
 class InstructionsError(RuntimeError):
@@ -114,7 +117,8 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
                settings=None, found=None, done=None, starting=None):  # fmt: skip
     """The cases ``names`` counted in worker processes of ``side`` under callgrind, in layout
     ``layout`` (a worker that dies is replaced for the cases after it): {"cases": {name: one
-    layout's count}, "skipped", "errors", "hello", "names"}, filled into ``found`` as each case
+    layout's count}, "skipped", "errors", "interrupted" (the cases whose worker died of the
+    interrupt), "hello", "names"}, filled into ``found`` as each case
     ends (an interrupted pass keeps what was counted). ``keep``: where each case's two runs are kept
     (``<case>.<layout>``). ``starting(name)`` and ``done(name, seconds)``: told as each case starts
     and ends. A compilation is counted in layout 0 alone (:func:`takes_layouts`)."""
@@ -128,7 +132,9 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
     env = {callgrind.OUT_VARIABLE: template, PAD_VARIABLE: "x" * PADS[layout]}
     side = dataclasses.replace(side, env={**side.env, **env})
     found = found if found is not None else {}
-    found.update({"cases": {}, "skipped": {}, "errors": {}, "hello": {}, "names": {}})
+    found.update(
+        {"cases": {}, "skipped": {}, "errors": {}, "interrupted": [], "hello": {}, "names": {}}
+    )
     worker = None
     try:
         for name in names:
@@ -146,7 +152,10 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
                     began = time.monotonic()  # a case's seconds leave the worker's start out
                 answer = worker.ask(op="instructions", case=name)
             except paired.WorkerError as exc:
-                found["errors"][name] = str(exc)
+                if STOP.wait(INTERRUPT_GRACE):
+                    found["interrupted"].append(name)
+                else:
+                    found["errors"][name] = str(exc)
                 if worker is not None:
                     worker.close()
                 worker = None
@@ -378,6 +387,8 @@ def record_of(side, parts, names, version, seconds, cut=False):
         "skipped": {k: v for p in parts for k, v in p["skipped"].items()},
         "errors": errors,
     }
+    if cut:  # what the interrupt stopped in flight, said as such (not as a failure)
+        record["interrupted"] = sorted({n for p in parts for n in p["interrupted"]})
     return record, table
 
 
@@ -449,5 +460,10 @@ def said(record):
         f"instructions at {record['rev'][:9]}: {len(record['cases'])} counted, "
         f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted in "
         f"{record['seconds']:g} s"
-        + ("; interrupted: the other cases were not counted" if record.get("cut") else "")
+        + (
+            f"; interrupted while {len(record['interrupted'])} were being counted: the other cases "
+            "were not counted"
+            if record.get("cut")
+            else ""
+        )
     )

@@ -287,10 +287,18 @@ def markdown(record):
         for c in record["cases"]
     ]
     if record.get("cut"):
+        stopped = record.get("interrupted") or []
         out += [
             "",
             "Interrupted: the cases above were counted in every layout they take; the "
-            "others were not counted.",
+            "others were not counted"
+            + (
+                f", {len(stopped)} of them stopped while being counted: "
+                + ", ".join(f"`{case_label(n)}`" for n in stopped)
+                if stopped
+                else ""
+            )
+            + ".",
         ]
     if record["skipped"]:
         first = next(iter(record["skipped"].items()))
