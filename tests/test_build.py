@@ -530,6 +530,11 @@ def test_places_on_main_from_a_shallow_clone_join_the_recorded_scale_or_are_left
     alone = tmp_path / "alone.json"
     found = asvrun.record_commits(shallow, [shas[4]], path=alone)
     assert found[shas[4]]["position"] is None and found[shas[4]]["title"] == "c4"
+    # a commit the file placed, recorded again from a clone too shallow to count it, keeps its place
+    too_shallow = tmp_path / "too-shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "-b", "main", f"file://{repo}", str(too_shallow))
+    git(too_shallow, "fetch", "-q", "--depth", "1", "origin", shas[1])
+    assert asvrun.record_commits(too_shallow, [shas[1]], path=side)[shas[1]]["position"] == 2
 
 
 def test_a_build_that_fails_or_is_interrupted_stops_the_builds_beside_it(tmp_path):

@@ -550,7 +550,7 @@ def record_commits(repo, commits, path=COMMITS, branch="main"):
     """Add what the pages say of ``commits`` to ``results/commits.json`` (:func:`describe_commits`).
     Places on main counted in a shallow clone are moved onto the recorded scale by a commit both
     know; with none in common, a shallow clone's places are left out (None) rather than mixed with
-    the recorded ones."""
+    the recorded ones, and a commit the file placed already keeps its place."""
     path = Path(path)
     known = json.loads(path.read_text()) if path.exists() else {}
     found, place = describe_commits(repo, commits, branch)
@@ -572,6 +572,9 @@ def record_commits(repo, commits, path=COMMITS, branch="main"):
         for entry in found.values():
             if entry["position"] is not None:
                 entry["position"] = None if offset is None else entry["position"] + offset
+    for sha, entry in found.items():  # a place a fuller clone counted stays where a shallow one has none
+        if entry["position"] is None and known.get(sha, {}).get("position") is not None:
+            entry["position"] = known[sha]["position"]
     known.update(found)
     path.parent.mkdir(parents=True, exist_ok=True)
     process.write_whole(path, json.dumps(dict(sorted(known.items())), indent=1) + "\n")
