@@ -453,6 +453,19 @@ def test_a_compilation_counts_in_one_layout_and_the_pass_says_its_seconds_and_pr
     assert "| seconds counting |" in instructions_read.markdown(record)
 
 
+def test_a_commits_cases_run_in_the_same_processes_in_every_pass_whatever_is_counted_beside_it():
+    """A case's count depends on what ran before it in its process: a commit counted alone and counted beside
+    another deals its cases alike, into PARTS processes per layout."""
+    names = [f"bench_m.C{i}.time_c('py')" for i in range(20)]
+    a, b = (paired.Side(n, n, n * 10, sys.executable) for n in ("a", "b"))
+
+    def dealt(sides, side):
+        return [(layout, i, part) for s, layout, i, part in instrpass.tasks_of(sides, names) if s is side]
+
+    assert dealt([a], a) == dealt([b, a], a) == dealt([a, b], a)
+    assert len(dealt([a], a)) == instrpass.PARTS * instrpass.LAYOUTS
+
+
 def test_the_progress_line_names_the_case_counting_longest_once_it_has_run_long(monkeypatch):
     """A pass that stands still says what it waits on: the case in flight longest, past Tally.LONG seconds."""
     lines = []

@@ -37,6 +37,12 @@ from cuda_bench.results import counts_read, instructions_read
 from cuda_bench.run import asvrun
 
 LAYOUTS = 5
+#: the processes each commit's cases are dealt into, per layout, whatever the commits counted
+#: together and the cores: a case's count depends on what ran before it in its process (a cache
+#: filled, a table grown: on the H100, CuPy's calls moved by 17 instructions and more between a
+#: pass of one commit in 6 processes and one of two commits in 3 each), so a case runs after the
+#: same cases in every pass. 6 x 5 layouts: two processes per core of a 16-core box for one commit
+PARTS = 6
 #: the size of the environment variable that gives each layout's process its own layout
 PADS = (0, 1021, 2053, 3079, 4099)
 PAD_VARIABLE = "CUDA_BENCH_LAYOUT_PAD"
@@ -67,12 +73,23 @@ def takes_layouts(name):
     return name.split(".")[1] not in instructions.ONE_LAYOUT
 
 
-def parts_of(names, parts):
+def parts_of(names, parts=PARTS):
     """``names`` dealt into ``parts`` lists in turn (0, k, 2k, ... to the first): each process gets
     cases of every module, so the slow ones (compilation) do not wait in one; the same cases in the
-    same order at every commit."""
+    same order at every commit and in every pass (:data:`PARTS`)."""
     parts = max(1, min(parts, len(names)))
     return [names[i::parts] for i in range(parts)]
+
+
+def tasks_of(sides, names):
+    """The pass's processes, (side, layout, part number, its cases) each: every side's cases dealt
+    alike (:func:`parts_of`), whatever the other sides."""
+    return [
+        (side, layout, i, part)
+        for side in sides
+        for i, part in enumerate(parts_of(names))
+        for layout in range(LAYOUTS)
+    ]
 
 
 def file_stem(name):
@@ -238,14 +255,7 @@ def measure(sides, names, *, out, jobs=None, keep=False, progress, settings=None
         raise InstructionsError(why)
     version = callgrind.version(valgrind)
     jobs = jobs or max(1, len(machine.cores()) - 1)
-    # about two processes per core over the pass, so that one with the slow cases holds none up
-    parts = max(1, -(-2 * jobs // max(1, len(sides) * LAYOUTS)))
-    tasks = [
-        (side, layout, i, part)
-        for side in sides
-        for i, part in enumerate(parts_of(names, parts))
-        for layout in range(LAYOUTS)
-    ]
+    tasks = tasks_of(sides, names)
     progress(
         f"instructions: {len(sides)} commit(s) x {len(names)} cases x {LAYOUTS} layouts under "
         f"valgrind {version}, {min(jobs, len(tasks))} processes at once"

@@ -572,7 +572,10 @@ def record_commits(repo, commits, path=COMMITS, branch="main"):
         for entry in found.values():
             if entry["position"] is not None:
                 entry["position"] = None if offset is None else entry["position"] + offset
-    for sha, entry in found.items():  # a place a fuller clone counted stays where a shallow one has none
+    for (
+        sha,
+        entry,
+    ) in found.items():  # a place a fuller clone counted stays where a shallow one has none
         if entry["position"] is None and known.get(sha, {}).get("position") is not None:
             entry["position"] = known[sha]["position"]
     known.update(found)
