@@ -762,6 +762,9 @@ def test_a_build_records_the_cpu_seconds_of_what_pip_ran_and_each_tree_it_compil
     # its own build alone (pip's own second or so), without cuda_core's two
     assert made[0]["packages"]["cuda_pathfinder"]["compile"]["cpu_seconds"] <= core["cpu_seconds"] - 1.5
     assert "compile" not in made[1]["packages"]["cuda_core"]  # from the wheel cache: nothing compiled
+    # what compiled it travels with the wheel: the reuse says the same compiler and Cython as the build
+    assert made[1]["packages"]["cuda_core"]["built_with"] == core["versions"] == made[0]["packages"]["cuda_core"][
+        "built_with"]
     from cuda_bench.results import buildtime, records
 
     history = tmp_path / "history"

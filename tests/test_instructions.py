@@ -198,6 +198,24 @@ def test_a_case_moves_only_beyond_its_spread_and_half_a_percent():
     assert "Python" in instructions_read.comparable(base, record("b", [], python="3.11.7"))
 
 
+def test_builds_compiled_by_two_compilers_are_not_compared_and_the_answer_names_them():
+    """Two builds of one tree by two compilers run different machine code (on the H100, a cuda_core built on the
+    GPU box against one built on the CPU machine moved 20 cases by about 1 %): their counts are not compared. Where
+    one side does not say what compiled it, they are."""
+    gcc12 = {"compiler": "gcc (Debian 12.2.0-14) 12.2.0", "cython": "3.2.4", "python": "3.12.3"}
+    gcc13 = dict(gcc12, compiler="gcc (GCC) 13.3.0")
+    base = record("a", [case("c1", 1000)]) | {"built_with": {"cuda_core": gcc12}}
+    head = record("b", [case("c1", 1010)]) | {"built_with": {"cuda_core": gcc13}}
+    assert instructions_read.compared(base, head) == {}
+    why = instructions_read.comparable(base, head)
+    assert "cuda_core was compiled by compiler gcc (Debian 12.2.0-14) 12.2.0; cython 3.2.4 on one side" in why
+    assert "compiler gcc (GCC) 13.3.0" in why and record_ok(base)
+    assert instructions_read.comparable(base, head | {"built_with": {"cuda_core": dict(gcc12, python="3.12.4")}}) \
+        is None  # the Python that ran the build is not what compiled the code
+    assert instructions_read.moved(base, head | {"built_with": {}}) == {
+        "c1": {"base": 1000, "head": 1010, "change": 10, "relative": 0.01, "bound": 0.005, "moved": True}}
+
+
 def record_ok(found):
     return records.problem(found | {"record": "instructions", "schema": records.SCHEMA},
                            records.SHAPES["instructions"]) is None
@@ -441,7 +459,9 @@ def test_a_compilation_counts_in_one_layout_and_the_pass_says_its_seconds_and_pr
         stand_in, tmp_path, monkeypatch):
     monkeypatch.setattr(instrpass.Tally, "EVERY", 0.2)
     lines = []
-    side = paired.Side("base", "base", "base" * 10, sys.executable)
+    built = {"compiler": "gcc (GCC) 13.3.0", "cython": "3.2.4", "python": "3.12.3"}
+    side = paired.Side("base", "base", "base" * 10, sys.executable, record={"packages": {
+        "cuda_core": {"action": "reused", "built_with": built}, "cuda_bindings": {"action": "wheel"}}})
     found = instrpass.measure([side], [STEADY, COMPILE], out=tmp_path / "out", jobs=4, progress=lines.append,
                               settings=paired.Settings(benchmark_dir=stand_in))
     record, _ = found["base"]
@@ -451,6 +471,7 @@ def test_a_compilation_counts_in_one_layout_and_the_pass_says_its_seconds_and_pr
     ticks = [line for line in lines if "case-layouts" in line]
     assert ticks and re.match(r"instructions: \d+/6 case-layouts, \d+ s; slowest \S+ \d+ s$", ticks[-1])
     assert "| seconds counting |" in instructions_read.markdown(record)
+    assert record["built_with"] == {"cuda_core": built}  # what compiled the packages built from the commit
 
 
 def test_a_commits_cases_run_in_the_same_processes_in_every_pass_whatever_is_counted_beside_it():

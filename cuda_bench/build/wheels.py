@@ -48,6 +48,8 @@ NVRTC = {"12": "nvidia-cuda-nvrtc-cu12==12.*", "13": "cuda-toolkit[nvrtc]==13.*"
 # 12.9.10, cuda-core 0.3.2's own 1.1.0 fails (KeyError 'cuda') and 0.4.0's 1.3.1a0 works (H200,
 # 2026-12-03).
 WHEEL_PATHFINDER = (1, 3)
+#: beside the wheel in a cache entry: what compiled it (``built_with``)
+BUILT_WITH = "built-with.json"
 BUILD_REQUIREMENTS = [
     "setuptools>=77",
     "setuptools-scm>=8",
@@ -161,9 +163,21 @@ def build_one(src, package, out, bindings_spec, record):
         "seconds": seconds,
         "key": key,
         "wheels": [w.name for w in wheels],
+        "built_with": built_with(cached),
     }
     if action == "built":
         record["packages"][package]["compile"] = compiled
+
+
+def built_with(cached):
+    """The versions that compiled the wheel of the cache entry ``cached`` (:func:`build_versions`:
+    the compiler's, Cython's, ...), None for an entry made before they were kept with it. Two
+    builds of one tree by two compilers run different machine code: instruction counts, and
+    timings, of compiled code differ with the compiler."""
+    try:
+        return json.loads((Path(cached) / BUILT_WITH).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 @contextlib.contextmanager
@@ -253,6 +267,8 @@ def build_into(src, package, key, cached, bindings_spec):
         compiled = compile_record(env, before, began)
         if not list(made.glob("*.whl")):
             raise BuildError(f"{package}: pip wheel produced no wheel")
+        # what compiled it goes with the wheel, to every environment that reuses it (BUILT_WITH)
+        (made / BUILT_WITH).write_text(json.dumps(compiled["versions"]) + "\n")
         # published in one rename, under the lock: a reader never sees half an entry
         made.rename(cached)
         return compiled

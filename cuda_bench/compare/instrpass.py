@@ -387,6 +387,12 @@ def record_of(side, parts, names, version, seconds, cut=False):
         "host": machine.host(),
         "versions": hello.get("versions") or {},
         "valgrind": version,
+        # what compiled each package built from the commit (wheels.built_with), where known
+        "built_with": {
+            package: entry["built_with"]
+            for package, entry in (side.record.get("packages") or {}).items()
+            if entry.get("built_with")
+        },
         "settings": {
             "fast": list(instructions.FAST),
             "slow": list(instructions.SLOW),

@@ -40,9 +40,14 @@ def percent(fraction):
 
 
 # --- two commits ----------------------------------------------------------------------------------
+#: what compiled a package (``wheels.build_versions``) that two counted builds must share
+COMPILED_BY = ("compiler", "cython")
+
+
 def comparable(base, head):
     """None where two records' counts may be compared, else why not: counts are compared only
-    between runs of one valgrind version and one Python."""
+    between runs of one valgrind version and one Python, of packages compiled by one compiler and
+    one Cython where both records say what compiled them."""
     if base.get("valgrind") != head.get("valgrind"):
         return (
             f"instructions were counted by valgrind {base.get('valgrind')} on one side and "
@@ -53,6 +58,14 @@ def comparable(base, head):
     ]
     if python[0] != python[1]:
         return f"instructions were counted on Python {python[0]} and {python[1]}: not compared"
+    for package in sorted(set(base.get("built_with") or {}) & set(head.get("built_with") or {})):
+        tools = [{k: r["built_with"][package].get(k) for k in COMPILED_BY} for r in (base, head)]
+        if tools[0] != tools[1]:
+            said = ["; ".join(f"{k} {v}" for k, v in t.items()) for t in tools]
+            return (
+                f"{package} was compiled by {said[0]} on one side and {said[1]} on the other: "
+                "the machine code differs with them, and so do the counts; not compared"
+            )
     return None
 
 
