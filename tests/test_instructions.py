@@ -361,6 +361,19 @@ class Steady:
         self.body()
 
 
+class Heavy:
+    """Over HEAVY instructions a call (a sum over a range, in C): its first repeat is its only one."""
+    params = [["py"]]
+    param_names = ["api"]
+    unroll = 100
+
+    def setup(self, api):
+        self.body = unrolled(sum, (range(1000),), None, self.unroll)
+
+    def time_heavy(self, api):
+        self.body()
+
+
 class Queued:
     """Enqueues as a launch does; the count drains between batches, outside the count."""
     params = [["py"]]
@@ -417,6 +430,7 @@ class Interrupting:
 CHECKSUM, STEADY, QUEUED = (f"bench_work.{c}.time_{m}('py')" for c, m in
                             (("Checksum", "checksum"), ("Steady", "steady"), ("Queued", "queued")))
 COMPILE, INTERRUPTING = "bench_work.Compile.time_compile('py')", "bench_work.Interrupting.time_interrupting('py')"
+HEAVY = "bench_work.Heavy.time_heavy('py')"
 valgrind_here = pytest.mark.skipif(callgrind.find()[0] is None, reason="no valgrind here")
 
 
@@ -497,6 +511,19 @@ def test_the_progress_line_names_the_case_counting_longest_once_it_has_run_long(
     assert re.search(r"; counting \S+ for \d+ s$", tally.line())
     tally.done(STEADY, 1.0)
     assert "counting" not in tally.line() and "1/4 case-layouts" in tally.line()
+
+
+@pytest.mark.slow
+@valgrind_here
+def test_a_call_of_heavy_instructions_is_counted_in_one_repeat_and_a_light_one_in_five(stand_in, tmp_path):
+    """A repeat is there for a retried specialisation, a hundred instructions or so: a call of HEAVY or more is
+    counted once, and reads the same as when counted five times."""
+    side = paired.Side("base", "base", "base" * 10, sys.executable)
+    record, _ = instrpass.measure([side], [HEAVY, STEADY], out=tmp_path / "out", jobs=4, progress=lambda m: None,
+                                  settings=paired.Settings(benchmark_dir=stand_in))["base"]
+    entry = {c["name"]: c for c in record["cases"]}
+    assert entry[HEAVY]["per_call"] >= instructions.HEAVY and entry[HEAVY]["repeats"] == 1
+    assert entry[STEADY]["repeats"] == instructions.FAST[1]
 
 
 @pytest.mark.slow

@@ -99,9 +99,9 @@ def file_stem(name):
 
 def _one_layout(answer, keep, stem):
     """One layout's count of a case from the worker's ``answer``: {"value", "spread", "functions",
-    "calls", "warmup", "kept"}; its dumps read and removed, the median repeat's two runs of the body
-    kept as ``keep/stem.{short,long}.callgrind.out`` (``keep``: a folder, or None; ``kept``: their
-    paths)."""
+    "calls", "warmup", "repeats", "kept"}; its dumps read and removed, the median repeat's two runs
+    of the body kept as ``keep/stem.{short,long}.callgrind.out`` (``keep``: a folder, or None;
+    ``kept``: their paths)."""
     runs, kept = answer["runs"], {}
     try:
         dumps = {r["file"]: callgrind.read(r["file"]) for r in runs}
@@ -126,6 +126,7 @@ def _one_layout(answer, keep, stem):
         "functions": functions,
         "calls": max(calls) - min(calls),
         "warmup": answer["warmup"] * answer["unroll"],
+        "repeats": len({r["repeat"] for r in runs}),
         "kept": kept,
     }
 
@@ -237,6 +238,8 @@ def merged(name, layouts, names):
         "layouts": [round(v, 2) for v in values],
         "calls": middle["calls"],
         "warmup": middle["warmup"],
+        # one where the first counted HEAVY instructions per call or more
+        "repeats": middle["repeats"],
         # what counting it took, summed over its layouts (setup, warm-up and runs under valgrind)
         "seconds": round(sum(c.get("seconds") or 0 for c in layouts), 1),
     }

@@ -173,6 +173,19 @@ class Dump:
 _NAMED = re.compile(r"\((\d+)\)(?: (.*))?$")
 
 
+def summary(path):
+    """The total of callgrind's file at ``path`` from its header's ``summary:`` line (the first
+    event), without reading the functions that follow: what a worker reads of its own dumps while
+    it counts (None where the header has none)."""
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+            if line.startswith(("fn=", "ob=")):
+                return None
+    return None
+
+
 def read(path):
     """The :class:`Dump` in callgrind's file at ``path`` (names compressed or not, positions of one
     or two columns; the first event is the count read)."""

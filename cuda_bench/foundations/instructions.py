@@ -11,7 +11,8 @@ case's own ``setup``):
   suite times one call per body), uninstrumented: what the first calls fill is filled, and the
   interpreter has specialised what it can of the body's call sites.
 * **runs**: instrumentation on, then each repeat counts a short and a long run (:data:`FAST`: 1
-  and 3 runs of the body, five times; :data:`SLOW`: 1 and 2, once; of a queued operation,
+  and 3 runs of the body, five times, once where the first repeat counts :data:`HEAVY`
+  instructions per call or more; :data:`SLOW`: 1 and 2, once; of a queued operation,
   whole batches, drained between batches outside the count), and the same around a body that does
   nothing; collection on in the calling thread only, around the runs; a dump of each.
 * **per call** (:func:`per_call`): each repeat's long run less its short run, less the same for the
@@ -45,6 +46,11 @@ WARMUP_BODIES = 64
 #: runs about a hundred million instructions, several seconds under callgrind)
 FAST = ((1, 3), 5, WARMUP_BODIES)
 SLOW = ((1, 2), 1, 8)
+#: instructions per call from which a case's first repeat is its only one: what the repeats are
+#: for, a retried specialisation of a hundred instructions or so, is then under a thousandth of a
+#: per cent of the call, and each further repeat counts hundreds of millions (a launch with 512
+#: arguments: 2.4 million a call, 220 s of its five layouts on the H100 with five repeats)
+HEAVY = 100_000
 #: operations whose work runs in threads they start: only the calling thread is counted, which
 #: waits, so their count would say nothing of the work (and run each thread instrumented)
 OTHER_THREADS = {
@@ -136,12 +142,23 @@ def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, re
                                 "file": callgrind.dump_file(template, os.getpid(), number),
                             }
                         )
+                if repeat == 0 and repeats > 1 and heavy(runs):
+                    break
         finally:
             requests.instrument(False)
     finally:
         if enabled:
             gc.enable()
     return {"runs": runs, "warmup": warmup, "unroll": unroll}
+
+
+def heavy(runs):
+    """Whether the first repeat of ``runs`` counted :data:`HEAVY` instructions per call or more,
+    read from its dumps' headers (:func:`callgrind.summary`)."""
+    totals = {r["file"]: callgrind.summary(r["file"]) for r in runs}
+    if None in totals.values():
+        return False
+    return repeat_values(runs, totals)[0] >= HEAVY
 
 
 # --- what the counts say --------------------------------------------------------------------------
