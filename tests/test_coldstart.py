@@ -113,6 +113,9 @@ class FirstContext(Cold):
             if marks:
                 with open(marks, "a") as f:
                     f.write(".")
+            if os.environ.get("TIMES"):  # when each first context ran
+                with open(os.environ["TIMES"], "a") as f:
+                    f.write(f"first {time.time()}\\n")
 
         self.body = body
 
@@ -126,6 +129,9 @@ class Warm:
 
     def setup(self, api):
         self.body = lambda: time.sleep(0)
+        if os.environ.get("TIMES"):  # when each other case began
+            with open(os.environ["TIMES"], "a") as f:
+                f.write(f"other {time.time()}\\n")
 
     def time_warm(self, api):
         self.body()
@@ -207,6 +213,28 @@ def test_a_windows_estimate_adds_the_first_contexts_one_at_a_time_whatever_the_c
     assert one == pytest.approx(2 * settings.first_context_pairs * 3 * settings_module.FIRST_CONTEXT_SAMPLE)
     assert settings.first_contexts_seconds([COLD], builds=3) == 0
     assert settings.first_contexts_seconds([FIRST, FIRST], builds=3) == pytest.approx(2 * one)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["paired", "window"])
+def test_the_engines_time_the_first_contexts_after_every_other_case_with_nothing_beside_them(probe, tmp_path,
+                                                                                              engine):
+    """Beside other cases' GPU work a first context's interval spanned x0.5 to x2 on the H100: both engines measure
+    every other case first, then the first contexts, one process pair or group at a time."""
+    times = tmp_path / "times"
+    builds = sides([1000, 1000])
+    for side in builds:
+        side.env["TIMES"] = str(times)
+    settings = paired.Settings(pairs=9, cold_pairs=8, seconds=0.02, benchmark_dir=probe)
+    run = paired.run if engine == "paired" else window.run
+    found = run(builds, [FIRST, WARM, COLD], settings, tmp_path / "logs", progress=lambda m: None)
+    cases = found.cases if engine == "paired" else found.steps[0].cases
+    assert {c.name: len(c.pairs) for c in cases} == {FIRST: 7, WARM: 9, COLD: 8}
+    seen = [line.split() for line in times.read_text().splitlines()]
+    firsts = [float(t) for what, t in seen if what == "first"]
+    others = [float(t) for what, t in seen if what == "other"]
+    assert len(firsts) == 7 * 2 * 2 and len(others) >= 9 * 2 and max(others) < min(firsts)
+    assert (tmp_path / "logs" / "first-contexts").is_dir()
 
 
 def test_first_contexts_run_one_at_a_time_on_the_machine_and_the_wait_is_not_timed(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ this way is measured from the others, and the loss is named (``kept``).
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import random
@@ -41,7 +42,7 @@ from cuda_bench.compare.settings import (  # noqa: F401 (the engine's settings, 
     Side,
 )
 from cuda_bench.foundations import machine, process, stats, suite
-from cuda_bench.foundations.names import is_control
+from cuda_bench.foundations.names import is_control, is_first_context
 from cuda_bench.foundations.paths import ROOT
 from cuda_bench.foundations.text import last_line
 from cuda_bench.run.worker import calls_for
@@ -399,27 +400,64 @@ def one_pair(pair, sides, names, settings, log_dir, core, done, make_worker=Work
 def in_groups(task, args, cores, progress, make_worker, what):
     """``task`` (:func:`one_pair`, ``window.one_group``) per process pair or group on ``cores``, in
     processes (threads with another ``make_worker``): outcomes (a failed task's: :func:`failed_as`),
-    {side: its first hello}, time spent. ``what``: ("paired", "process pairs") or the window's."""
-    _, names, settings, _ = args
-    outcomes = process.in_parallel(
-        task if make_worker is Worker else functools.partial(task, make_worker=make_worker),
-        args,
-        settings.pairs,
-        cores,
-        sum(map(settings.pairs_of, names)),
-        progress,
-        what[0],
-        threads=make_worker is not Worker,
+    {side: its first hello}, time spent. ``what``: ("paired", "process pairs") or the window's.
+
+    The first contexts (``names.is_first_context``) are measured after every other case, one
+    process pair or group at a time on the first core, with nothing else running on the machine:
+    beside the other cases' launches, allocations and synchronisations through the same driver, a
+    first context's interval spanned x0.5 to x2 on the H100, against x0.95-1.03 alone
+    (docs/evidence/cold-starts-h100). Its pairs add their ``log_dir/first-contexts``."""
+    sides, names, settings, log_dir = args
+    alone = [name for name in names if is_first_context(name)]
+    rest = [name for name in names if not is_first_context(name)]
+    outcomes = []
+    first_pairs = min(settings.pairs, settings.first_context_pairs)
+    phases = (
+        (rest, cores, settings.pairs, log_dir),
+        (alone, cores[:1], first_pairs, Path(log_dir) / "first-contexts"),
     )
-    outcomes = failed_as(
-        outcomes,
-        what[1],
-        lambda exc: ({n: ("error", str(exc)) for n in names}, {}, {"phases": {}, "cases": {}}),
-    )
+    for mine, on, count, logs in phases:
+        if not mine:
+            continue
+        found = process.in_parallel(
+            task if make_worker is Worker else functools.partial(task, make_worker=make_worker),
+            (sides, mine, settings, logs),
+            count,
+            on,
+            sum(map(settings.pairs_of, mine)),
+            progress,
+            what[0] + (" (first contexts, one at a time)" if mine is alone else ""),
+            threads=make_worker is not Worker,
+        )
+        found = failed_as(
+            found,
+            what[1],
+            lambda exc, mine=mine: (
+                {n: ("error", str(exc)) for n in mine},
+                {},
+                {"phases": {}, "cases": {}},
+            ),
+        )
+        outcomes = [joined(a, b) for a, b in itertools.zip_longest(outcomes, found)]
     hello = {}
     for _, told, _ in outcomes:
         hello.update({side: said for side, said in told.items() if side not in hello})
     return outcomes, hello, spent_in([group_spent for _, _, group_spent in outcomes])
+
+
+def joined(first, then):
+    """One process pair's or group's outcome of two phases (either None where it ran in one):
+    their cases, hellos and time spent together."""
+    if first is None or then is None:
+        return first or then
+    phases = dict(first[2]["phases"])
+    for phase, seconds in then[2]["phases"].items():
+        phases[phase] = phases.get(phase, 0) + seconds
+    return (
+        {**first[0], **then[0]},
+        {**then[1], **first[1]},
+        {"phases": phases, "cases": {**first[2]["cases"], **then[2]["cases"]}},
+    )
 
 
 def failed_as(outcomes, what, as_error):
@@ -444,11 +482,13 @@ def run(
     cores = list(cores or default_cores())
     jobs = min(settings.pairs, settings.jobs or len(cores), len(cores))
     here = suite.running_here(names, machine.gpu_info(), settings.benchmark_dir)  # the estimate's
+    # the cases on the cores at once, then the first contexts one at a time (:func:`in_groups`)
+    pairs = sum(settings.pairs_of(name) for name in here if not is_first_context(name))
+    estimate = pairs / jobs * (settings.seconds + 0.05) + settings.first_contexts_seconds(here, 2)
     progress(
         f"paired: {suite.counted(names, here)} x {settings.pairs} process pairs, {jobs} at a time "
         f"on cores {','.join(map(str, cores[:jobs]))}; {settings.seconds:g} s of ABBA groups per "
-        f"case and pair (about "
-        f"{sum(map(settings.pairs_of, here)) / jobs * (settings.seconds + 0.05) / 60:.1f} min)"
+        f"case and pair (about {estimate / 60:.1f} min)"
     )
     start = time.monotonic()
     args, what = (sides, names, settings, log_dir), ("paired", "process pairs")
