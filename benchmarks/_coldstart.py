@@ -12,7 +12,9 @@ A first context runs **alone on the machine**: its two processes run while it ho
 :data:`GPU_LOCK`) that every first context of every worker takes. The driver queues first contexts across processes:
 on an H100, cuda.bindings' first context took 318 ms net one process at a time and 2,547 ms with fifteen at once
 (×8.0, docs/evidence/cold-starts-h100), so a window's samples, fifteen cores at once, timed the queue. What a user's
-process meets is the first context on an idle GPU, and the lock is what makes a sample that.
+process meets is the first context on an idle GPU: the lock keeps other first contexts away, and the paired engine
+and the window time the first contexts after every other case, so that no other case's GPU work runs beside them
+(``cuda_bench.compare.paired.in_groups``).
 
 The case times itself on that clock, under asv and in the paired engine alike: the class's ``timer`` (asv's) and
 ``clock_ns`` (``cuda_bench.run.worker``'s) both read it, so a sample is the net time of the bodies it ran, one body

@@ -36,8 +36,9 @@ BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
 OVERHEAD = {"asv": 50.0, "steps": 25.0, "window": 30.0}
 #: seconds a window's cold starts take per build beyond its per-case figure: the imports and the
 #: driver's load in 15 of the 45 process pairs (about 160 core-seconds, 11 s of 15 cores) and the
-#: four first contexts, one at a time on the machine (14 samples each at 0.3-0.8 s alone: about
-#: 35 s) (docs/method.md, rule 18); a window record that timed them has them taken out of its figure
+#: four first contexts, one at a time after the other cases (14 samples each at 0.3-0.8 s alone:
+#: about 35 s) (docs/method.md, rule 18); a window record that timed them has them taken out of
+#: its figure
 COLD_STARTS = 45.0
 #: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say
 #: little

@@ -60,8 +60,9 @@ class Settings:
     #: enough for a 95 % interval; the imports and the driver's load take about 11 s a commit
     cold_pairs: int = 15
     #: process pairs that time a first context (``names.is_first_context``): its samples run one
-    #: at a time on the machine (``benchmarks/_coldstart.py``: the driver queues first contexts
-    #: across processes), so the fewest whose median has a 95 % interval (``stats.fewest_pairs``)
+    #: at a time after every other case, with nothing else on the machine (``paired.in_groups``;
+    #: the driver queues first contexts across processes, and other processes' GPU work widens
+    #: them), so the fewest whose median has a 95 % interval (``stats.fewest_pairs``)
     #: and one to spare, one ABBA group each and no warm-up turn (:meth:`for_case`): 14 samples a
     #: build and case, about 35 s of the GPU a commit for the four first contexts
     first_context_pairs: int = 7
@@ -79,8 +80,8 @@ class Settings:
 
     def first_contexts_seconds(self, names, builds):
         """The seconds the first contexts among ``names`` take in a pass of ``builds`` builds: their
-        samples run one at a time on the machine, so no number of cores shortens them (two a build
-        and process pair, :data:`FIRST_CONTEXT_SAMPLE` each)."""
+        samples run one at a time after the other cases, so no number of cores shortens them (two a
+        build and process pair, :data:`FIRST_CONTEXT_SAMPLE` each)."""
         samples = sum(2 * self.pairs_of(name) for name in names if is_first_context(name))
         return samples * builds * FIRST_CONTEXT_SAMPLE
 

@@ -17,8 +17,9 @@ CONTROLS = ("bench_cpp.", "bench_harness.")
 # times them in fewer process pairs than the other cases (paired.Settings.cold_pairs)
 COLD_START = ("bench_coldstart.", "bench_cpp.FirstContext.")
 # First contexts: cold starts that make a CUDA context, one at a time on the machine (a lock in
-# benchmarks/_coldstart.py), so the paired engine times them in the fewest process pairs of a 95 %
-# interval and one to spare, one group each (settings.Settings.for_case)
+# benchmarks/_coldstart.py) and after every other case (compare.paired.in_groups), so the engines
+# time them in the fewest process pairs of a 95 % interval and one to spare, one group each
+# (settings.Settings.for_case)
 FIRST_CONTEXT = ("bench_coldstart.FirstContext.", "bench_cpp.FirstContext.")
 MODULE_PREFIX = "bench_"  # a suite module: bench_<area>.py
 # The library a form times is its first parameter; the distributions whose code its timed calls run,
