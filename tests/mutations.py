@@ -794,6 +794,9 @@ MUTATIONS = [
     ("the first contexts are timed beside the other cases", "cuda_bench/compare/paired.py",
      "    rest = [name for name in names if not is_first_context(name)]\n", "    rest, alone = list(names), []\n",
      [COLD + "test_the_engines_time_the_first_contexts_after_every_other_case_with_nothing_beside_them"]),
+    ("first contexts whose every pair failed throw away the other cases", "cuda_bench/compare/paired.py",
+     "            all_lost_is_error=not measured,", "            all_lost_is_error=True,",
+     [COLD + "test_first_contexts_whose_every_pair_fails_are_their_errors_and_the_other_cases_stay_measured"]),
     ("a first context is timed in the cold starts' pairs", "cuda_bench/compare/settings.py",
      "            return min(self.pairs, self.first_context_pairs)\n",
      "            return min(self.pairs, self.cold_pairs)\n",
@@ -880,7 +883,7 @@ MUTATIONS = [
      "        for i, part in enumerate(parts_of(names, -(-2 * PARTS // len(sides))))",
      [INSTRUCTIONS + "test_a_commits_cases_run_in_the_same_processes_in_every_pass_whatever_is_counted_beside_it"]),
     ("a shallow clone's record takes a commit's place off the line", "cuda_bench/run/asvrun.py",
-     '        if entry["position"] is None and known.get(sha, {}).get("position") is not None:', "        if False:",
+     '            elif known.get(sha, {}).get("position") is not None:', "            elif False:",
      ["tests/test_build.py::test_places_on_main_from_a_shallow_clone_join_the_recorded_scale_or_are_left_out"]),
     ("instruction counts of builds by two compilers are compared", "cuda_bench/results/instructions_read.py",
      "        if tools[0] != tools[1]:", "        if False:",
@@ -898,7 +901,7 @@ MUTATIONS = [
      "                    if waiting and now - since > self.LONG", "                    if False",
      [INSTRUCTIONS + "test_the_progress_line_names_the_case_counting_longest_once_it_has_run_long"]),
     ("a window's estimate spreads the first contexts over the cores", "cuda_bench/compare/settings.py",
-     "        return samples * builds * FIRST_CONTEXT_SAMPLE", "        return 0.0",
+     "        return 2 * min(self.pairs, self.first_context_pairs) * FIRST_CONTEXT_SAMPLE", "        return 0.0",
      [COLD + "test_a_windows_estimate_adds_the_first_contexts_one_at_a_time_whatever_the_cores"]),
 ]
 

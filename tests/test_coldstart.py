@@ -237,6 +237,21 @@ def test_the_engines_time_the_first_contexts_after_every_other_case_with_nothing
     assert (tmp_path / "logs" / "first-contexts").is_dir()
 
 
+@pytest.mark.slow
+def test_first_contexts_whose_every_pair_fails_are_their_errors_and_the_other_cases_stay_measured(probe, tmp_path):
+    """The first contexts' phase comes after the rest: when each of its pairs fails (here none can write its log),
+    what the first phase measured stands, and the first contexts say why they were not."""
+    def make_worker(side, core, settings, log):
+        if "first-contexts" in str(log):
+            raise OSError(f"cannot write {log}")
+        return paired.Worker(side, core, settings, log)
+
+    settings = paired.Settings(pairs=8, cold_pairs=6, seconds=0.02, benchmark_dir=probe)
+    report = paired.run(sides([1000, 1000]), [FIRST, WARM], settings, tmp_path / "logs", progress=lambda m: None,
+                        make_worker=make_worker)
+    assert [c.name for c in report.cases] == [WARM] and "cannot write" in report.errors[FIRST]
+
+
 def test_first_contexts_run_one_at_a_time_on_the_machine_and_the_wait_is_not_timed(tmp_path, monkeypatch):
     """Three first contexts at once: two of a 0.5 s process against a 0.3 s empty one, one of a 0.5 s Python
     statement against `pass`. They run one after another, each with its empty process inside the lock, and each is

@@ -140,7 +140,7 @@ def test_a_retry_that_lands_in_one_run_moves_neither_the_value_nor_the_spread():
 
 def one_layout(value, spread=0.0):
     return {"value": value, "spread": spread, "functions": {("f", "libx.so"): [1.0, value]}, "calls": 200,
-            "warmup": 6400, "kept": {}}
+            "warmup": 6400, "repeats": 5, "kept": {}}
 
 
 def test_a_case_is_the_median_of_its_layouts_and_its_spread_their_range():

@@ -11,6 +11,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuda_bench.compare.settings import Settings
 from cuda_bench.foundations import suite
 from cuda_bench.foundations.names import is_cold_start
 from cuda_bench.foundations.paths import result_files
@@ -34,12 +35,15 @@ BUILD_CORES = 16  # the cores DEFAULTS' build times were seen on
 #: for c278ecb3d against 91 s of durations) and per paired step (two environments from the wheel
 #: cache, 10-13 s each on the H100 and the H200)
 OVERHEAD = {"asv": 50.0, "steps": 25.0, "window": 30.0}
+#: seconds the imports and the driver's load take a build in a window: 15 of its 45 process pairs
+#: (about 160 core-seconds, 11 s of 15 cores)
+IMPORTS = 11.0
+#: the suite's first contexts: cuda.bindings', cuda.core's, CuPy's and the C++ twin's
+FIRST_CONTEXTS = 4
 #: seconds a window's cold starts take per build beyond its per-case figure: the imports and the
-#: driver's load in 15 of the 45 process pairs (about 160 core-seconds, 11 s of 15 cores) and the
-#: four first contexts, one at a time after the other cases (14 samples each at 0.3-0.8 s alone:
-#: about 35 s) (docs/method.md, rule 18); a window record that timed them has them taken out of
-#: its figure
-COLD_STARTS = 45.0
+#: first contexts, one at a time after the other cases (docs/method.md, rule 18); a window record
+#: that timed them has them taken out of its figure
+COLD_STARTS = IMPORTS + FIRST_CONTEXTS * Settings().first_context_seconds()
 #: fewer cases than this make a record a partial one (a recheck, a -b run): its seconds per case say
 #: little
 WHOLE = 50

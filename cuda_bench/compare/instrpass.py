@@ -41,7 +41,8 @@ LAYOUTS = 5
 #: together and the cores: a case's count depends on what ran before it in its process (a cache
 #: filled, a table grown: on the H100, CuPy's calls moved by 17 instructions and more between a
 #: pass of one commit in 6 processes and one of two commits in 3 each), so a case runs after the
-#: same cases in every pass. 6 x 5 layouts: two processes per core of a 16-core box for one commit
+#: same cases in every pass (of the same case list: a -b selection or a case added to the suite
+#: deals them anew). 6 x 5 layouts: two processes per core of a 16-core box for one commit
 PARTS = 6
 #: the size of the environment variable that gives each layout's process its own layout
 PADS = (0, 1021, 2053, 3079, 4099)
@@ -49,7 +50,8 @@ PAD_VARIABLE = "CUDA_BENCH_LAYOUT_PAD"
 #: set when the command is interrupted: every worker stops before its next case
 STOP = threading.Event()
 #: the seconds a worker's death waits for :data:`STOP`: the interrupt that reaches the command
-#: reaches its workers too, and one that dies of it was interrupted, not failed
+#: reaches its workers too, and one that dies of it was interrupted, not failed (a worker that dies
+#: of itself costs its part this second)
 INTERRUPT_GRACE = 1.0
 
 
@@ -168,6 +170,8 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
                     worker = paired.Worker(side, None, settings, logs)
                     found["hello"] = found["hello"] or worker.hello
                     began = time.monotonic()  # a case's seconds leave the worker's start out
+                    if starting is not None:
+                        starting(name)
                 answer = worker.ask(op="instructions", case=name)
             except paired.WorkerError as exc:
                 if STOP.wait(INTERRUPT_GRACE):

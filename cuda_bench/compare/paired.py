@@ -16,9 +16,10 @@ Process pairs run concurrently, one per core (core 0 is left to the controller a
 there are more than two). A pair is driven by its own process pinned to the pair's core, so the
 driver and its two workers take turns on that core and never wait for another pair's driver; each
 pair goes through the cases in its own shuffled order, so that no two pairs load the GPU with the
-same operation at the same time. A worker that dies or stops answering (``timeout``) is reported
-with its log, and its pair starts fresh workers for the next case; a case that only a few pairs lost
-this way is measured from the others, and the loss is named (``kept``).
+same operation at the same time. The first contexts come after every other case, one pair at a
+time with fresh workers (:func:`in_groups`). A worker that dies or stops answering (``timeout``) is
+reported with its log, and its pair starts fresh workers for the next case; a case that only a few
+pairs lost this way is measured from the others, and the loss is named (``kept``).
 """
 
 from __future__ import annotations
@@ -408,14 +409,16 @@ def in_groups(task, args, cores, progress, make_worker, what):
     first context's interval spanned x0.5 to x2 on the H100, against x0.95-1.03 alone
     (docs/evidence/cold-starts-h100). Its pairs add their ``log_dir/first-contexts``."""
     sides, names, settings, log_dir = args
+    log_dir = Path(log_dir)
     alone = [name for name in names if is_first_context(name)]
     rest = [name for name in names if not is_first_context(name)]
     outcomes = []
-    first_pairs = min(settings.pairs, settings.first_context_pairs)
+    first = max(map(settings.pairs_of, alone), default=0)
     phases = (
         (rest, cores, settings.pairs, log_dir),
-        (alone, cores[:1], first_pairs, Path(log_dir) / "first-contexts"),
+        (alone, cores[:1], first, log_dir / "first-contexts"),
     )
+    measured = False
     for mine, on, count, logs in phases:
         if not mine:
             continue
@@ -429,6 +432,7 @@ def in_groups(task, args, cores, progress, make_worker, what):
             what[0] + (" (first contexts, one at a time)" if mine is alone else ""),
             threads=make_worker is not Worker,
         )
+        # every task of the last phase lost is its cases' errors where the first measured the rest
         found = failed_as(
             found,
             what[1],
@@ -437,7 +441,9 @@ def in_groups(task, args, cores, progress, make_worker, what):
                 {},
                 {"phases": {}, "cases": {}},
             ),
+            all_lost_is_error=not measured,
         )
+        measured = True
         outcomes = [joined(a, b) for a, b in itertools.zip_longest(outcomes, found)]
     hello = {}
     for _, told, _ in outcomes:
@@ -460,12 +466,13 @@ def joined(first, then):
     )
 
 
-def failed_as(outcomes, what, as_error):
+def failed_as(outcomes, what, as_error, all_lost_is_error=True):
     """The outcomes of ``process.in_parallel``, each task that failed as ``as_error(its
     exception)``: it lost every case it had not reported, as errors of that task, which the other
     tasks can make up for (:func:`kept`). When every task (``what``: "process pairs",
-    "processes") failed, nothing was measured: a WorkerError naming the first."""
-    if outcomes and all(isinstance(o, BaseException) for o in outcomes):
+    "processes") failed and ``all_lost_is_error``, nothing was measured: a WorkerError naming the
+    first."""
+    if all_lost_is_error and outcomes and all(isinstance(o, BaseException) for o in outcomes):
         raise WorkerError(
             f"every one of the {len(outcomes)} {what} failed; the first: {outcomes[0]}"
         )

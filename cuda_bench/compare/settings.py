@@ -78,12 +78,15 @@ class Settings:
             return min(self.pairs, self.first_context_pairs)
         return min(self.pairs, self.cold_pairs) if is_cold_start(name) else self.pairs
 
+    def first_context_seconds(self):
+        """The seconds one first context takes a build: its samples run one at a time after the
+        other cases, so no number of cores shortens them (two a process pair,
+        :data:`FIRST_CONTEXT_SAMPLE` each)."""
+        return 2 * min(self.pairs, self.first_context_pairs) * FIRST_CONTEXT_SAMPLE
+
     def first_contexts_seconds(self, names, builds):
-        """The seconds the first contexts among ``names`` take in a pass of ``builds`` builds: their
-        samples run one at a time after the other cases, so no number of cores shortens them (two a
-        build and process pair, :data:`FIRST_CONTEXT_SAMPLE` each)."""
-        samples = sum(2 * self.pairs_of(name) for name in names if is_first_context(name))
-        return samples * builds * FIRST_CONTEXT_SAMPLE
+        """The seconds the first contexts among ``names`` take in a pass of ``builds`` builds."""
+        return sum(map(is_first_context, names)) * builds * self.first_context_seconds()
 
     def for_case(self, name):
         """The settings one process pair samples the case ``name`` with: a first context's one

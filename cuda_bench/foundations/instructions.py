@@ -49,7 +49,9 @@ SLOW = ((1, 2), 1, 8)
 #: instructions per call from which a case's first repeat is its only one: what the repeats are
 #: for, a retried specialisation of a hundred instructions or so, is then under a thousandth of a
 #: per cent of the call, and each further repeat counts hundreds of millions (a launch with 512
-#: arguments: 2.4 million a call, 220 s of its five layouts on the H100 with five repeats)
+#: arguments: 2.4 million a call, 220 s of its five layouts on the H100 with five repeats). A case
+#: whose count crossed it between two builds would change how many runs come before the next cases
+#: in its process; the suite's lie far from it (on the H100 the nearest, 89,000 and 135,000)
 HEAVY = 100_000
 #: operations whose work runs in threads they start: only the calling thread is counted, which
 #: waits, so their count would say nothing of the work (and run each thread instrumented)

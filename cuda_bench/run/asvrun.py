@@ -569,15 +569,12 @@ def record_commits(repo, commits, path=COMMITS, branch="main"):
             if known.get(sha, {}).get("position") is not None
         ]
         offset = anchors[0] if anchors and len(set(anchors)) == 1 else None
-        for entry in found.values():
+        for sha, entry in found.items():
             if entry["position"] is not None:
                 entry["position"] = None if offset is None else entry["position"] + offset
-    for (
-        sha,
-        entry,
-    ) in found.items():  # a place a fuller clone counted stays where a shallow one has none
-        if entry["position"] is None and known.get(sha, {}).get("position") is not None:
-            entry["position"] = known[sha]["position"]
+            elif known.get(sha, {}).get("position") is not None:
+                # a place a fuller clone counted stays where this one counts none
+                entry["position"] = known[sha]["position"]
     known.update(found)
     path.parent.mkdir(parents=True, exist_ok=True)
     process.write_whole(path, json.dumps(dict(sorted(known.items())), indent=1) + "\n")
