@@ -1370,9 +1370,9 @@ def h200(tmp_path_factory):
 
 
 def test_the_h200_history_publishes_from_results_alone(h200):
-    """The committed history (23 commits, no clone): main's head cb56ab9f9 against c278ecb3d (no change), the step
-    from cuda-core-v0.5.1 to it missing and said so, no regression open on main, the release ladder's flags on the
-    Releases page by name."""
+    """The committed history (no clone): main's head cb56ab9f9 against c278ecb3d (no change), the step from the
+    newest release to it missing and said so, no regression open on main, each machine's release steps on the
+    Releases page."""
     html, results_dir, origin = h200
     text = (html / "index.html").read_text()
     assert 'data-commit="cb56ab9f9' in text and 'data-against="release" class="missing"' in text
@@ -1381,7 +1381,11 @@ def test_the_h200_history_publishes_from_results_alone(h200):
     for tag in ("cuda-core-v0.1.0", "cuda-core-v0.1.1", "cuda-core-v0.2.0", "cuda-core-v0.3.2", "cuda-core-v0.4.2",
                 "cuda-core-v0.5.1"):
         assert tag in releases
-    assert releases.count('class="release-step"') == 5
+    # each machine's release steps in its own section (the H100's four: 0.1.0 -> 0.1.1 -> 0.2.0, 0.4.0 -> 0.4.1 ->
+    # 0.4.2; the H200's five of its ladder)
+    sections = dict(re.findall(r'data-machine="([^"]+)"(.*?)(?=data-machine="|\Z)', releases, re.S))
+    assert {m: part.count('class="release-step"') for m, part in sections.items()} == {
+        "nvidia-h100-80gb-hbm3": 4, "nvidia-h200": 5}
 
 
 def test_readmes_numbers_are_what_the_pages_of_the_committed_history_show(h200):
