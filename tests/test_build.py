@@ -333,6 +333,17 @@ def test_prebuild_fills_the_cache_for_several_commits_at_once(repo, builder, tmp
         actions = {k: v["action"].split(";")[0] for k, v in record["packages"].items()}
         assert actions == {"cuda_pathfinder": "reused", "cuda_bindings": "wheel cuda-bindings==13.3.1",
                            "cuda_core": "reused"}
+    # carried for a GPU box: each entry with what compiled its wheel, and an entry carried before it was kept gets it
+    carried = tmp_path / "carry"
+    proc = subprocess.run([str(builder), *MODULE, "carry", str(repo), str(carried), first, second],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    kept = sorted(carried.glob("cuda_core/*/built-with.json"))
+    assert len(kept) == 2 and json.loads(kept[0].read_text())["compiler"]
+    kept[0].unlink()
+    subprocess.run([str(builder), *MODULE, "carry", str(repo), str(carried), first, second], check=True,
+                   capture_output=True, text=True, env=env)
+    assert kept[0].exists()
 
 
 COUNTING_SETUP = """import os, pathlib, sys, time

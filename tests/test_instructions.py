@@ -214,6 +214,9 @@ def test_builds_compiled_by_two_compilers_are_not_compared_and_the_answer_names_
         is None  # the Python that ran the build is not what compiled the code
     assert instructions_read.moved(base, head | {"built_with": {}}) == {
         "c1": {"base": 1000, "head": 1010, "change": 10, "relative": 0.01, "bound": 0.005, "moved": True}}
+    assert "What compiled cuda_core is recorded on one side only" in instructions_read.diff_markdown(
+        base, head | {"built_with": {}})
+    assert "recorded on one side only" not in instructions_read.diff_markdown(base, base | {"rev": "b"})
 
 
 def record_ok(found):

@@ -263,15 +263,16 @@ def build_order(repo, revs, bindings):
 def carry(repo, revs, dest, bindings):
     """Copy the wheel cache entries that environments of ``revs`` take into ``dest`` (laid out as
     the cache), for a machine that is to reuse them (a GPU box without network:
-    ``scripts/offline_carry.sh``). Returns (copied, missing) lists of ``package/key``."""
+    ``scripts/offline_carry.sh``); an entry carried before gets what it lacks (what compiled its
+    wheel, ``wheels.BUILT_WITH``). Returns (copied, missing) lists of ``package/key``."""
     copied, missing = [], []
     for rev in revs:
         for package, key in trees.cache_keys(repo, trees.resolve(repo, rev), bindings):
             source, target = toolkit.cache_root() / package / key, Path(dest) / package / key
             if not any(source.glob("*.whl")):
                 missing.append(f"{package}/{key}")
-            elif not target.exists():
-                shutil.copytree(source, target)
+            elif any(not (target / f.name).exists() for f in source.iterdir()):
+                shutil.copytree(source, target, dirs_exist_ok=True)
                 copied.append(f"{package}/{key}")
     return copied, missing
 

@@ -69,6 +69,14 @@ def comparable(base, head):
     return None
 
 
+def compilers_unknown(base, head):
+    """The packages whose compiler one record says and the other does not (a wheel built before
+    wheel cache entries kept it): their counts are compared, but a compiler's change would read as
+    theirs."""
+    said = [set(r.get("built_with") or {}) for r in (base, head)]
+    return sorted(said[0] ^ said[1])
+
+
 def bound(base_case, head_case):
     """How far a case's count must move to be named: its larger repeat spread, at least
     :data:`SAME_WITHIN`."""
@@ -349,4 +357,11 @@ def diff_markdown(base, head, base_functions=None, head_functions=None):
         if rows[0] is not None and rows[1] is not None:
             into = went_into_text(*rows)
             out += [f"  {into}." if into else "", "", *function_table(*rows)]
+    unknown = compilers_unknown(base, head)
+    if unknown:
+        out += [
+            "",
+            f"What compiled {', '.join(unknown)} is recorded on one side only: a change of "
+            "compiler would read as a change of the counts.",
+        ]
     return "\n".join([*out, "", WHAT]) + "\n"
