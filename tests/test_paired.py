@@ -773,8 +773,10 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
 
     from cuda_bench import cli
 
+    built = {"compiler": "gcc (Debian 12.2.0-14) 12.2.0", "cython": "3.2.9", "python": "3.12.1"}
     monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **kw: {
-        rev: {"commit": "c" * 40, "python": _sys.executable} for rev in revs})
+        rev: {"commit": "c" * 40, "python": _sys.executable,
+              "packages": {"cuda_core": {"action": "reused", "built_with": built}}} for rev in revs})
     spin = "bench_probe.Spin.time_spin('py')"
     args = cli.parser().parse_args(["compare", "main", "main", "--head-env", "SPIN=400", "--base-env", "SPIN=200"])
     env = {side: dict(getattr(args, f"{side}_env")) for side in ("base", "head")}
@@ -787,6 +789,13 @@ def test_each_sides_own_environment_reaches_its_workers_and_the_record(probe, tm
     data = summaries.summary(report, "aa")
     assert data["env"] == env
     assert "Workers' environments: base: `SPIN=200`; head: `SPIN=400`." in comment.comment(data)
+    # what compiled each side's wheels goes into the record; one compiler on both sides is not said
+    assert data["compiled_by"] == {"base": {"cuda_core": built}, "head": {"cuda_core": built}}
+    assert "Two compilers" not in comment.comment(data)
+    other = dict(built, compiler="gcc (GCC) 13.3.0")
+    said = comment.comment(data | {"compiled_by": {"base": {"cuda_core": built}, "head": {"cuda_core": other}}})
+    assert ("**Two compilers**: cuda_core compiled by gcc (Debian 12.2.0-14) 12.2.0 with Cython 3.2.9 at the base "
+            "and gcc (GCC) 13.3.0 with Cython 3.2.9 at the head.") in said
     with pytest.raises(SystemExit):
         cli.parser().parse_args(["compare", "main", "main", "--head-env", "CUDA_BENCH_LEAVE_OUT"])
 
@@ -802,8 +811,10 @@ def test_compare_starts_each_worker_with_its_own_layout_unless_told_and_says_so(
     from cuda_bench import cli
     from cuda_bench.commands import common
 
+    built = {"compiler": "gcc (Debian 12.2.0-14) 12.2.0", "cython": "3.2.9", "python": "3.12.1"}
     monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **kw: {
-        rev: {"commit": "c" * 40, "python": _sys.executable} for rev in revs})
+        rev: {"commit": "c" * 40, "python": _sys.executable,
+              "packages": {"cuda_core": {"action": "reused", "built_with": built}}} for rev in revs})
     spin = "bench_probe.Spin.time_spin('py')"
     said = {}
     for extra in ([], ["--layouts", "fixed"]):

@@ -1477,3 +1477,19 @@ def test_the_pages_say_which_thresholds_judged_each_machine_and_claim_no_calibra
     assert f"Thresholds: {h100.thresholds}." in page
     assert h100.thresholds.startswith("calibrated per case by an A/A run on this machine (2026-12-06; ")
     assert re.search(r"; \d+ of the \d+ paired steps shown were judged with the default 2% alone$", h100.thresholds)
+
+
+def test_a_step_built_by_two_compilers_says_so_beside_what_it_was_built_from():
+    """The Steps page and README say what a step's builds differ by; two compilers of one package are part of it."""
+    from cuda_bench.publish import summary
+
+    gcc12 = {"compiler": "gcc (Debian 12.2.0-14) 12.2.0", "cython": "3.2.9"}
+    step = {"packages_changed": ["cuda_core"],
+            "built_from": {"base": {"cuda_core": "a", "cuda_pathfinder": "p"},
+                           "head": {"cuda_core": "b", "cuda_pathfinder": "p"}},
+            "compiled_by": {"base": {"cuda_core": gcc12}, "head": {"cuda_core": dict(gcc12, compiler="gcc 13.3.0")}}}
+    assert summary.built_from_words(step) == (
+        "cuda_core differs; cuda_pathfinder the same; cuda_core compiled by gcc (Debian 12.2.0-14) 12.2.0 with Cython "
+        "3.2.9 at the base and gcc 13.3.0 with Cython 3.2.9 at the head")
+    assert summary.built_from_words(step | {"compiled_by": {"base": {"cuda_core": gcc12}, "head": {}}}) == (
+        "cuda_core differs; cuda_pathfinder the same")  # a side that does not say: nothing to tell

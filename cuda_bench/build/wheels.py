@@ -180,6 +180,24 @@ def built_with(cached):
         return None
 
 
+def compiler_change(compiled_by):
+    """The packages compiled by another compiler or Cython on the two sides of ``compiled_by``
+    ({"base": {package: :func:`built_with`}, "head": ...}: a step record's), in words: "cuda_core
+    compiled by gcc 12 with Cython 3.2.9 at the base and gcc 13 with Cython 3.2.9 at the head"; ""
+    where none differs or a side does not say."""
+    base, head = ((compiled_by or {}).get(side) or {} for side in ("base", "head"))
+
+    def said(versions):
+        return f"{versions.get('compiler')} with Cython {versions.get('cython')}"
+
+    return "; ".join(
+        f"{package} compiled by {said(base[package])} at the base and {said(head[package])} at "
+        "the head"
+        for package in sorted(set(base) & set(head))
+        if said(base[package]) != said(head[package])
+    )
+
+
 @contextlib.contextmanager
 def one_build_of(cached, package):
     """Held while a cache entry is looked up and, where missing, built: builds of one tree at once

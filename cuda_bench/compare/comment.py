@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from cuda_bench.build import trees
+from cuda_bench.build import trees, wheels
 from cuda_bench.compare.paired import counted, regressions
 from cuda_bench.foundations import calls, counts, stats
 from cuda_bench.foundations.text import (
@@ -158,6 +158,9 @@ def heading(data, cases, worse, better, same):
             )
             + ".",
         ]
+    compilers = wheels.compiler_change(data.get("compiled_by"))
+    if compilers:
+        out += ["", f"**Two compilers**: {compilers}. Part of any change may be the compiler's."]
     if cases and max(c["coverage"] for c in cases) < s["confidence"]:
         out += [
             "",

@@ -113,6 +113,15 @@ def summary(
         "lost": report.lost,
         "env": {side.name: side.env for side in report.sides if side.env},
         "time": report.time,
+        # what compiled each side's wheels, where its environment says (wheels.built_with)
+        "compiled_by": {
+            key: {
+                package: entry["built_with"]
+                for package, entry in (side.record.get("packages") or {}).items()
+                if entry.get("built_with")
+            }
+            for key, side in zip(("base", "head"), report.sides)
+        },
     }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from cuda_bench.build import wheels
 from cuda_bench.foundations import stats
 from cuda_bench.foundations.names import is_control, library_of, release_version
 from cuda_bench.results import asv_files, counts_read, history
@@ -191,6 +192,9 @@ def built_from_words(step):
         words.append(f"{' and '.join(changed)} differ{'s' if len(changed) == 1 else ''}")
     if same:
         words.append(f"{' and '.join(same)} the same")
+    compilers = wheels.compiler_change(step.get("compiled_by"))
+    if compilers:
+        words.append(compilers)
     return "; ".join(words)
 
 
