@@ -896,7 +896,7 @@ MUTATIONS = [
      "    return sorted(said[0] ^ said[1])", "    return []",
      [INSTRUCTIONS + "test_builds_compiled_by_two_compilers_are_not_compared_and_the_answer_names_them"]),
     ("a step's two compilers go unsaid", "cuda_bench/build/wheels.py",
-     "        if said(base[package]) != said(head[package])", "        if False",
+     "        if compiler_of(base[package]) != compiler_of(head[package])", "        if False",
      [REPORT + "test_a_step_built_by_two_compilers_says_so_beside_what_it_was_built_from"]),
     ("the PR comment keeps quiet about two compilers", "cuda_bench/compare/comment.py",
      "    compilers = wheels.compiler_change(data.get(\"compiled_by\"))\n    if compilers:\n",

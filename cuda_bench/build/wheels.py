@@ -180,12 +180,31 @@ def built_with(cached):
         return None
 
 
-def compiler_change(compiled_by):
-    """The packages compiled by another compiler or Cython on the two sides of ``compiled_by``
-    ({"base": {package: :func:`built_with`}, "head": ...}: a step record's), in words: "cuda_core
-    compiled by gcc 12 with Cython 3.2.9 at the base and gcc 13 with Cython 3.2.9 at the head"; ""
-    where none differs or a side does not say."""
-    base, head = ((compiled_by or {}).get(side) or {} for side in ("base", "head"))
+#: what of :func:`built_with` two builds must share to run the same machine code
+COMPILED_BY = ("compiler", "cython")
+
+
+def compiled_by(record):
+    """{package: :func:`built_with`} of an environment's build ``record``: the packages whose
+    wheels say what compiled them."""
+    return {
+        package: entry["built_with"]
+        for package, entry in (record.get("packages") or {}).items()
+        if entry.get("built_with")
+    }
+
+
+def compiler_of(versions):
+    """What of ``versions`` (:func:`built_with`) decides the machine code: :data:`COMPILED_BY`."""
+    return {key: versions.get(key) for key in COMPILED_BY}
+
+
+def compiler_change(compiled):
+    """The packages compiled by another compiler or Cython on the two sides of ``compiled``
+    ({"base": :func:`compiled_by`, "head": ...}: a step record's), in words: "cuda_core compiled
+    by gcc 12 with Cython 3.2.9 at the base and gcc 13 with Cython 3.2.9 at the head"; "" where
+    none differs or a side does not say."""
+    base, head = ((compiled or {}).get(side) or {} for side in ("base", "head"))
 
     def said(versions):
         return f"{versions.get('compiler')} with Cython {versions.get('cython')}"
@@ -194,7 +213,7 @@ def compiler_change(compiled_by):
         f"{package} compiled by {said(base[package])} at the base and {said(head[package])} at "
         "the head"
         for package in sorted(set(base) & set(head))
-        if said(base[package]) != said(head[package])
+        if compiler_of(base[package]) != compiler_of(head[package])
     )
 
 

@@ -29,6 +29,7 @@ import threading
 import time
 from pathlib import Path
 
+from cuda_bench.build import wheels
 from cuda_bench.compare import gate, paired, steps, summaries
 from cuda_bench.foundations import callgrind, instructions, machine, process
 from cuda_bench.foundations.paths import BENCHMARKS, WORK, label
@@ -163,15 +164,13 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
             if layout and not takes_layouts(name):
                 continue
             began = time.monotonic()
-            if starting is not None:
-                starting(name)
             try:
                 if worker is None:
                     worker = paired.Worker(side, None, settings, logs)
                     found["hello"] = found["hello"] or worker.hello
-                    began = time.monotonic()  # a case's seconds leave the worker's start out
-                    if starting is not None:
-                        starting(name)
+                began = time.monotonic()  # a case's seconds leave the worker's start out
+                if starting is not None:
+                    starting(name)
                 answer = worker.ask(op="instructions", case=name)
             except paired.WorkerError as exc:
                 if STOP.wait(INTERRUPT_GRACE):
@@ -395,11 +394,7 @@ def record_of(side, parts, names, version, seconds, cut=False):
         "versions": hello.get("versions") or {},
         "valgrind": version,
         # what compiled each package built from the commit (wheels.built_with), where known
-        "built_with": {
-            package: entry["built_with"]
-            for package, entry in (side.record.get("packages") or {}).items()
-            if entry.get("built_with")
-        },
+        "built_with": wheels.compiled_by(side.record),
         "settings": {
             "fast": list(instructions.FAST),
             "slow": list(instructions.SLOW),

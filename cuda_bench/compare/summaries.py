@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from cuda_bench.build import toolkit, trees
+from cuda_bench.build import toolkit, trees, wheels
 from cuda_bench.compare import comment, paired
 from cuda_bench.foundations import machine
 
@@ -115,11 +115,7 @@ def summary(
         "time": report.time,
         # what compiled each side's wheels, where its environment says (wheels.built_with)
         "compiled_by": {
-            key: {
-                package: entry["built_with"]
-                for package, entry in (side.record.get("packages") or {}).items()
-                if entry.get("built_with")
-            }
+            key: wheels.compiled_by(side.record)
             for key, side in zip(("base", "head"), report.sides)
         },
     }

@@ -6,6 +6,7 @@ together. The pages, the comment and ``cuda-bench counts`` read instruction coun
 
 from __future__ import annotations
 
+from cuda_bench.build import wheels
 from cuda_bench.foundations.text import code
 from cuda_bench.results.counts_read import case_label
 
@@ -40,10 +41,6 @@ def percent(fraction):
 
 
 # --- two commits ----------------------------------------------------------------------------------
-#: what compiled a package (``wheels.build_versions``) that two counted builds must share
-COMPILED_BY = ("compiler", "cython")
-
-
 def comparable(base, head):
     """None where two records' counts may be compared, else why not: counts are compared only
     between runs of one valgrind version and one Python, of packages compiled by one compiler and
@@ -59,7 +56,7 @@ def comparable(base, head):
     if python[0] != python[1]:
         return f"instructions were counted on Python {python[0]} and {python[1]}: not compared"
     for package in sorted(set(base.get("built_with") or {}) & set(head.get("built_with") or {})):
-        tools = [{k: r["built_with"][package].get(k) for k in COMPILED_BY} for r in (base, head)]
+        tools = [wheels.compiler_of(r["built_with"][package]) for r in (base, head)]
         if tools[0] != tools[1]:
             said = ["; ".join(f"{k} {v}" for k, v in t.items()) for t in tools]
             return (
