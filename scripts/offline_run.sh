@@ -66,7 +66,7 @@ mkdir -p "$out"
 links=""; for dir in ${wheels//:/ }; do links="$links $(realpath "$dir")"; done
 export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_FIND_LINKS="${links# }" PIP_DISABLE_PIP_VERSION_CHECK=1
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
-venv=/tmp/cuda-bench-venv
+venv=${CUDA_BENCH_VENV:-/tmp/cuda-bench-venv}  # the tool's private venv, set up once a machine
 
 save() {  # written aside and renamed: OUT never holds half an archive
     local part="$out/.results.$BASHPID.tar.gz"
@@ -132,7 +132,11 @@ fi
 step "cuda-bench ${exec_args[*]}"
 ( while sleep "${SAVE_EVERY:-30}" && kill -0 $$ 2>/dev/null; do save 2>/dev/null; done ) &  # ends with this script
 saver=$!
-"$venv/bin/cuda-bench" "${exec_args[@]}" 2>&1 | tee -a "$out/bench.log"
+# A time limit (the device's, timeout(1)) or Ctrl-C signals the whole process group. cuda-bench stops on it and
+# writes what it measured; tee ignores it, so that what cuda-bench writes and says after it reaches the log and
+# not a closed pipe, and this script waits for cuda-bench to end before it saves results/.
+trap 'echo "offline_run: signal received: waiting for cuda-bench to stop" >&2' INT TERM
+"$venv/bin/cuda-bench" "${exec_args[@]}" 2>&1 | (trap '' INT TERM; exec tee -a "$out/bench.log")
 status=${PIPESTATUS[0]}
 echo "offline_run: cuda-bench $command exited $status"
 exit "$status"

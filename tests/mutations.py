@@ -914,6 +914,18 @@ MUTATIONS = [
     ("the progress line never names the case a pass waits on", "cuda_bench/compare/instrpass.py",
      "                    if waiting and now - since > self.LONG", "                    if False",
      [INSTRUCTIONS + "test_the_progress_line_names_the_case_counting_longest_once_it_has_run_long"]),
+    ("a call is judged heavy by its dump's header summary", "cuda_bench/foundations/callgrind.py",
+     '        if line.startswith("totals:"):\n            return int(line.split()[1])\n    return None',
+     '        if line.startswith("summary:"):\n            return int(line.split()[1])\n    return None',
+     [INSTRUCTIONS + "test_whether_a_call_is_heavy_is_read_from_the_costs_its_value_is_read_from"]),
+    ("a call's time limit closes the log under the command", "scripts/offline_run.sh",
+     """ | (trap '' INT TERM; exec tee -a "$out/bench.log")""", ' | tee -a "$out/bench.log"',
+     ["tests/test_offline.py::test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or_says_"
+      "after_it"]),
+    ("results/ is saved while the signalled command still writes", "scripts/offline_run.sh",
+     """trap 'echo "offline_run: signal received: waiting for cuda-bench to stop" >&2' INT TERM\n""", "",
+     ["tests/test_offline.py::test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or_says_"
+      "after_it"]),
     ("a window's estimate spreads the first contexts over the cores", "cuda_bench/compare/settings.py",
      "        return 2 * min(self.pairs, self.first_context_pairs) * FIRST_CONTEXT_SAMPLE", "        return 0.0",
      [COLD + "test_a_windows_estimate_adds_the_first_contexts_one_at_a_time_whatever_the_cores"]),

@@ -125,6 +125,26 @@ def test_per_call_is_the_long_run_less_the_short_one_less_the_harness():
     assert instructions.per_call(runs, totals)[0] == 7
 
 
+def test_whether_a_call_is_heavy_is_read_from_the_costs_its_value_is_read_from(tmp_path):
+    """A dump's header ``summary:`` can be larger than the costs the file holds (callgrind with client requests: on
+    the GPU machine every case after a process's first read as heavy): the first repeat is judged by each file's
+    ``totals:``, the count its value is taken from, so a light call is counted in five repeats."""
+    runs, totals = runs_and_totals(1, per_call=2000)
+    for run in runs:
+        run["file"] = str(tmp_path / run["file"])
+        cost = totals[Path(run["file"]).name]
+        Path(run["file"]).write_text(f"version: 1\ncreator: callgrind-3.19.0\npositions: line\nevents: Ir\n"
+                                     f"summary: {cost + 10**9}\n\nfn=(1) body\n0 {cost}\n\ntotals: {cost}\n")
+    assert callgrind.read(runs[0]["file"]).total == totals["r0-1-False"]
+    assert not instructions.heavy(runs)
+    heavy_runs, heavy_totals = runs_and_totals(1, per_call=instructions.HEAVY)
+    for run in heavy_runs:
+        cost = heavy_totals[run["file"]]
+        run["file"] = str(tmp_path / f"heavy-{run['file']}")
+        Path(run["file"]).write_text(f"summary: {cost}\n\nfn=(1) body\n0 {cost}\n\ntotals: {cost}\n")
+    assert instructions.heavy(heavy_runs)
+
+
 def test_a_retry_that_lands_in_one_run_moves_neither_the_value_nor_the_spread():
     """CPython's retried specialisations land in one run of the many: the median of five repeats leaves it out, and
     the spread is the range of the middle three; with three repeats (an operation timed one call per body) it is

@@ -4,6 +4,8 @@ given what it takes of the clone, the system site and the CUPTI wheels, in argum
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import subprocess
 
 import pytest
@@ -47,3 +49,53 @@ def test_offline_run_runs_every_command_with_the_arguments_it_takes(tmp_path, co
 
 def test_an_asv_range_alone_is_run_over_that_range(tmp_path):
     assert offline_run(tmp_path, "HEAD~3..HEAD")[0] == "run" and offline_run(tmp_path)[-1] == "HEAD^!"
+
+
+#: a command that measures until it is signalled, then takes a second to write what it measured and says so
+SIGNALLED = '''import pathlib, signal, sys, time
+def stop(signum, frame):
+    time.sleep(1.0)
+    pathlib.Path("results/after-signal.json").write_text("{}")
+    print("bench: written after the signal", flush=True)
+    sys.exit(130)
+signal.signal(signal.SIGINT, stop)
+signal.signal(signal.SIGTERM, stop)
+print("bench: measuring", flush=True)
+time.sleep(60)
+'''
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or_says_after_it(tmp_path, signal_name):
+    """A call's time limit signals every process of the call (timeout(1) and the device do): the command's last
+    words reach the log, and results/ is saved once the command has written what it measured, not before."""
+    import signal
+    import tarfile
+    import time
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    (tree / "results").mkdir()
+    shutil.copy(ROOT / "scripts" / "offline_run.sh", tree / "scripts")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / ".offline-run-ready").touch()  # set up: no install, no GPU check
+    command = venv / "bin" / "cuda-bench"
+    command.write_text(f"#!{sys.executable}\n{SIGNALLED}")
+    command.chmod(0o755)
+    for folder in ("wheels", "repo", "site"):
+        (tmp_path / folder).mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [str(tree / "scripts" / "offline_run.sh"), *(str(tmp_path / f) for f in ("wheels", "repo", "site")), str(out),
+         "counts", "main"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env=dict(os.environ, CUDA_BENCH_VENV=str(venv), CARRY=str(tmp_path / "no-carry"), CUPTI=str(tmp_path)))
+    log = out / "bench.log"
+    deadline = time.monotonic() + 30
+    while not (log.exists() and "measuring" in log.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, getattr(signal, signal_name))
+    said, _ = proc.communicate(timeout=60)
+    assert "bench: written after the signal" in log.read_text() and "bench: written after the signal" in said
+    assert "offline_run: cuda-bench counts exited 130" in said
+    with tarfile.open(out / "results.tar.gz") as saved:
+        assert "results/after-signal.json" in saved.getnames()

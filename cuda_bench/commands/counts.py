@@ -187,8 +187,10 @@ def instruction_counts(args, argv, sides, names, out, info, name):
         log(f"instructions not counted: {exc}")
         return OK
     except instrpass.InstructionsCut as cut:  # what was counted is written, never recorded
+        for side in sides:  # every side on disk before a word is said: a closed log loses no record
+            instrpass.write(out / label(side.rev), *cut.found[side.name])
         for side in sides:
-            written(side, *cut.found[side.name], out)
+            log(instrpass.said(cut.found[side.name][0]) + f" -> {out / label(side.rev) / 'instructions.json'}")
         raise
     status = OK
     for side in sides:

@@ -173,16 +173,20 @@ class Dump:
 _NAMED = re.compile(r"\((\d+)\)(?: (.*))?$")
 
 
-def summary(path):
-    """The total of callgrind's file at ``path`` from its header's ``summary:`` line (the first
-    event), without reading the functions that follow: what a worker reads of its own dumps while
-    it counts (None where the header has none)."""
-    with open(path, errors="replace") as f:
-        for line in f:
-            if line.startswith("summary:"):
-                return int(line.split()[1])
-            if line.startswith(("fn=", "ob=")):
-                return None
+def total(path, tail=4096):
+    """The count of callgrind's file at ``path`` from its ``totals:`` line, read from the file's end
+    (the line is its last) without the functions before it: what a worker reads of its own dumps
+    while it counts (None where the file has none). Not the header's ``summary:``: with client
+    requests (the toggles and dumps of a count) callgrind can write a summary larger than the costs
+    the file holds, as iai-callgrind's parser notes too; on the GPU machine it read a hundred
+    thousand instructions a call or more for cases that count two thousand."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - tail))
+        lines = f.read().decode(errors="replace").splitlines()
+    for line in reversed(lines):
+        if line.startswith("totals:"):
+            return int(line.split()[1])
     return None
 
 

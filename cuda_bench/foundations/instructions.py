@@ -156,8 +156,9 @@ def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, re
 
 def heavy(runs):
     """Whether the first repeat of ``runs`` counted :data:`HEAVY` instructions per call or more,
-    read from its dumps' headers (:func:`callgrind.summary`)."""
-    totals = {r["file"]: callgrind.summary(r["file"]) for r in runs}
+    read from its dumps' last lines (:func:`callgrind.total`): the same count its value is
+    taken from."""
+    totals = {r["file"]: callgrind.total(r["file"]) for r in runs}
     if None in totals.values():
         return False
     return repeat_values(runs, totals)[0] >= HEAVY
