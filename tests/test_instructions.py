@@ -134,7 +134,7 @@ def test_whether_a_call_is_heavy_is_read_from_the_costs_its_value_is_read_from(t
         run["file"] = str(tmp_path / run["file"])
         cost = totals[Path(run["file"]).name]
         Path(run["file"]).write_text(f"version: 1\ncreator: callgrind-3.19.0\npositions: line\nevents: Ir\n"
-                                     f"summary: {cost + 10**9}\n\nfn=(1) body\n0 {cost}\n\ntotals: {cost}\n")
+                                     f"summary: {cost * 100}\n\nfn=(1) body\n0 {cost}\n\ntotals: {cost}\n")
     assert callgrind.read(runs[0]["file"]).total == totals["r0-1-False"]
     assert not instructions.heavy(runs)
     heavy_runs, heavy_totals = runs_and_totals(1, per_call=instructions.HEAVY)
