@@ -1385,7 +1385,7 @@ def test_the_h200_history_publishes_from_results_alone(h200):
     # 0.4.2; the H200's five of its ladder)
     sections = dict(re.findall(r'data-machine="([^"]+)"(.*?)(?=data-machine="|\Z)', releases, re.S))
     assert {m: part.count('class="release-step"') for m, part in sections.items()} == {
-        "nvidia-h100-80gb-hbm3": 4, "nvidia-h200": 5}
+        "nvidia-h100-80gb-hbm3": 6, "nvidia-h200": 5}
 
 
 def test_readmes_numbers_are_what_the_pages_of_the_committed_history_show(h200):
