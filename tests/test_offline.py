@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import subprocess
+import sys
 
 import pytest
 from conftest import ROOT

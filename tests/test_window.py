@@ -644,7 +644,7 @@ def test_a_window_judges_its_steps_by_the_window_engines_thresholds(tmp_path, gi
 
     python = str(make_env(NEWEST_WITH_NVRTC + RUNNER))
     commits = []
-    for i in range(2):
+    for i in range(3):
         (git_repo / "n").write_text(str(i))
         git(git_repo, "add", "n")
         git(git_repo, "commit", "-qm", f"commit {i}")
@@ -658,13 +658,16 @@ def test_a_window_judges_its_steps_by_the_window_engines_thresholds(tmp_path, gi
     envs = {c: {"python": python, "commit": c, "installed": {}, "build": {"commit": c, "ok": True, "packages": {}}}
             for c in commits}
     monkeypatch.setattr(gate, "environments", lambda repo, revs, *a, **k: {rev: envs[rev] for rev in revs})
-    found = []
-    onepass.measure_parts({"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}}}, git_repo, commits, [[0, 1]],
-                          calibrated=tmp_path, settings=paired.Settings(pairs=3, seconds=0.02, jobs=1),
-                          bench=[re.escape(case)], log_dir=tmp_path / "logs", progress=lambda m: None, block=6,
+    found, said = [], []
+    onepass.measure_parts({"matrix": {"env": {"CUDA_BENCH_BINDINGS": ["wheel"]}}}, git_repo, commits,
+                          [[0, 1], [1, 2]], calibrated=tmp_path,
+                          settings=paired.Settings(pairs=3, seconds=0.02, jobs=1),
+                          bench=[re.escape(case)], log_dir=tmp_path / "logs", progress=said.append, block=2,
                           kept=lambda k, measured: found.append(measured))
     (link,) = found[0].links
     assert [c.threshold for c in link.report.cases] == [0.05]
+    # each part's progress line numbers its block in the whole window
+    assert [m.split(":")[1].strip() for m in said if m.startswith("window: block")] == ["block 1 of 2", "block 2 of 2"]
 
 
 def test_a_block_counts_as_kept_in_the_history_only_where_its_steps_measured_every_case(tmp_path):

@@ -190,7 +190,8 @@ def instruction_counts(args, argv, sides, names, out, info, name):
         for side in sides:  # every side on disk before a word is said: a closed log loses no record
             instrpass.write(out / label(side.rev), *cut.found[side.name])
         for side in sides:
-            log(instrpass.said(cut.found[side.name][0]) + f" -> {out / label(side.rev) / 'instructions.json'}")
+            where = out / label(side.rev) / "instructions.json"
+            log(instrpass.said(cut.found[side.name][0]) + f" -> {where}")
         raise
     status = OK
     for side in sides:

@@ -121,6 +121,7 @@ def measure_parts(
                 block=block,
                 cores=None,
                 build_seconds=build_seconds if k == 0 else 0.0,
+                numbered=(k + 1, len(parts)),
             ),
         )
     return build_seconds
@@ -141,9 +142,11 @@ def measure_built(
     cores,
     build_seconds,
     make_worker=paired.Worker,
+    numbered=None,
 ):
     """The measuring of :func:`measure_parts` once each commit has its environment (``envs``:
-    {commit: its record, whose ``python`` runs it})."""
+    {commit: its record, whose ``python`` runs it}); ``numbered``: (this part's block number, the
+    window's blocks), for the progress line, where the window is measured in several parts."""
     begun = time.monotonic()
     commits = [trees.resolve(repo, rev) for rev in revs]
     runs = runs_of_builds(repo, commits, bindings)
@@ -159,8 +162,9 @@ def measure_built(
     ]
     measured = []
     for b, part in enumerate(blocks(list(range(len(sides))), block)):
+        number = f"{numbered[0] + b} of {numbered[1]}" if numbered else f"{b + 1}"
         progress(
-            f"window: block {b + 1}: "
+            f"window: block {number}: "
             + " ".join(sides[r].commit[:9] for r in part)
             + f" ({len(part)} builds)"
         )
