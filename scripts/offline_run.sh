@@ -23,6 +23,8 @@
 #              cache entries) and cuda-headers-*.tar.xz go into the cache the build looks in, on every call; its
 #              valgrind.tar.xz is unpacked into /tmp/cuda-bench-valgrind, with which run, ladder, compare, counts,
 #              window and plan count instructions per call (VALGRIND_LIB and CUDA_BENCH_VALGRIND set for the command)
+# CUDA_BENCH_VENV  (environment) the tool's private venv, default /tmp/cuda-bench-venv: set up on a machine's first
+#              call, reused by the next
 #
 # It installs the tool (this checkout, with its dependencies) into a private venv from WHEELS, checks that
 # importing the suite does no CUDA work, tabulates what every benchmark resolves to in the system Python
@@ -133,10 +135,13 @@ step "cuda-bench ${exec_args[*]}"
 ( while sleep "${SAVE_EVERY:-30}" && kill -0 $$ 2>/dev/null; do save 2>/dev/null; done ) &  # ends with this script
 saver=$!
 # A time limit (the device's, timeout(1)) or Ctrl-C signals the whole process group. cuda-bench stops on it and
-# writes what it measured; tee ignores it, so that what cuda-bench writes and says after it reaches the log and
-# not a closed pipe, and this script waits for cuda-bench to end before it saves results/.
-trap 'echo "offline_run: signal received: waiting for cuda-bench to stop" >&2' INT TERM
-"$venv/bin/cuda-bench" "${exec_args[@]}" 2>&1 | (trap '' INT TERM; exec tee -a "$out/bench.log")
-status=${PIPESTATUS[0]}
+# writes what it measured; tee ignores it, so that what cuda-bench says after it reaches the log and not a closed
+# pipe, and this script waits for cuda-bench (not for every process that holds the log open) before it saves
+# results/.
+trap 'echo "offline_run: signal received: cuda-bench has stopped" >&2' INT TERM
+"$venv/bin/cuda-bench" "${exec_args[@]}" > >(trap '' INT TERM; exec tee -a "$out/bench.log") 2>&1
+status=$?
+logger=$!
+for _ in $(seq 50); do kill -0 "$logger" 2>/dev/null || break; sleep 0.1; done  # its last lines, 5 s at most
 echo "offline_run: cuda-bench $command exited $status"
 exit "$status"

@@ -919,11 +919,11 @@ MUTATIONS = [
      '        if line.startswith("summary:"):\n            return int(line.split()[1])\n    return None',
      [INSTRUCTIONS + "test_whether_a_call_is_heavy_is_read_from_the_costs_its_value_is_read_from"]),
     ("a call's time limit closes the log under the command", "scripts/offline_run.sh",
-     """ | (trap '' INT TERM; exec tee -a "$out/bench.log")""", ' | tee -a "$out/bench.log"',
+     """>(trap '' INT TERM; exec tee -a "$out/bench.log")""", '>(exec tee -a "$out/bench.log")',
      ["tests/test_offline.py::test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or_says_"
       "after_it"]),
     ("results/ is saved while the signalled command still writes", "scripts/offline_run.sh",
-     """trap 'echo "offline_run: signal received: waiting for cuda-bench to stop" >&2' INT TERM\n""", "",
+     """trap 'echo "offline_run: signal received: cuda-bench has stopped" >&2' INT TERM\n""", "",
      ["tests/test_offline.py::test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or_says_"
       "after_it"]),
     ("a window's estimate spreads the first contexts over the cores", "cuda_bench/compare/settings.py",

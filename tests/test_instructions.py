@@ -126,15 +126,17 @@ def test_per_call_is_the_long_run_less_the_short_one_less_the_harness():
 
 
 def test_whether_a_call_is_heavy_is_read_from_the_costs_its_value_is_read_from(tmp_path):
-    """A dump's header ``summary:`` can be larger than the costs the file holds (callgrind with client requests: on
-    the GPU machine every case after a process's first read as heavy): the first repeat is judged by each file's
-    ``totals:``, the count its value is taken from, so a light call is counted in five repeats."""
+    """A dump's header ``summary:`` can be larger than the costs the file holds (callgrind with client requests):
+    the first repeat is judged by each file's ``totals:``, its last line, the count its value is taken from, so a
+    light call is counted in five repeats. The files are longer than the tail the worker reads."""
     runs, totals = runs_and_totals(1, per_call=2000)
+    many = "".join(f"fn=({i}) f{i}\n0 0\n" for i in range(2, 800))  # functions of no cost: 8 KiB
     for run in runs:
         run["file"] = str(tmp_path / run["file"])
         cost = totals[Path(run["file"]).name]
         Path(run["file"]).write_text(f"version: 1\ncreator: callgrind-3.19.0\npositions: line\nevents: Ir\n"
-                                     f"summary: {cost * 100}\n\nfn=(1) body\n0 {cost}\n\ntotals: {cost}\n")
+                                     f"summary: {cost * 100}\n\nfn=(1) body\n0 {cost}\n{many}\ntotals: {cost}\n")
+    assert Path(runs[0]["file"]).stat().st_size > 8192 and callgrind.total(runs[0]["file"]) == totals["r0-1-False"]
     assert callgrind.read(runs[0]["file"]).total == totals["r0-1-False"]
     assert not instructions.heavy(runs)
     heavy_runs, heavy_totals = runs_and_totals(1, per_call=instructions.HEAVY)

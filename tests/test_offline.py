@@ -90,11 +90,15 @@ def test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or
          "counts", "main"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         env=dict(os.environ, CUDA_BENCH_VENV=str(venv), CARRY=str(tmp_path / "no-carry"), CUPTI=str(tmp_path)))
     log = out / "bench.log"
-    deadline = time.monotonic() + 30
-    while not (log.exists() and "measuring" in log.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    os.killpg(proc.pid, getattr(signal, signal_name))
-    said, _ = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 30
+        while not (log.exists() and "measuring" in log.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.killpg(proc.pid, getattr(signal, signal_name))
+        said, _ = proc.communicate(timeout=60)
+    finally:  # a script that hangs leaves nothing running
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
     assert "bench: written after the signal" in log.read_text() and "bench: written after the signal" in said
     assert "offline_run: cuda-bench counts exited 130" in said
     with tarfile.open(out / "results.tar.gz") as saved:

@@ -511,6 +511,7 @@ def test_a_window_cut_between_blocks_keeps_the_finished_block_and_measures_only_
     again = subprocess.run([sys.executable, "-c", CUT_WINDOW, args], env=env, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "window: 1 of 2 blocks already measured; measuring the other 1" in again.stderr
+    assert f"window: block 2 of 2: {commits[1][:9]} {commits[2][:9]}" in again.stderr  # its place in the window
     assert json.loads(again.stdout) == {"blocks": 2, "reused": 1, "steps": 2}
     assert first.stat().st_mtime_ns == written  # the kept block is read, not measured again
     whole = json.loads((out / "window.json").read_text())

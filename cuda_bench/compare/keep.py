@@ -69,6 +69,7 @@ def measure_kept(conf, repo, commits, done, keep_part, *, log_dir, progress, **h
         log_dir=log_dir,
         progress=progress,
         kept=kept,
+        numbers=[(parts.index(part) + 1, len(parts)) for part in todo],
         **how,
     )
     return parts, len(parts) - len(todo), build_seconds, round(sum(spent), 1)

@@ -79,14 +79,28 @@ def parts_of(repo, commits, bindings, block=BLOCK):
 
 
 def measure_parts(
-    conf, repo, commits, parts, *, calibrated, settings, bench, log_dir, progress, block, kept
+    conf,
+    repo,
+    commits,
+    parts,
+    *,
+    calibrated,
+    settings,
+    bench,
+    log_dir,
+    progress,
+    block,
+    kept,
+    numbers=None,
 ):
     """Build every environment ``parts`` (lists of indices into ``commits``, :func:`parts_of`)
     needs at once, through the wheel cache, as asv's derived config ``conf`` builds them; then
     measure each part in a pass of its own, judged by the thresholds calibrated in the machine's
     folder ``calibrated``, and hand it to ``kept(k, Pass)`` before the next part begins: what a
     part measured is written even where a later part never ends (a call cut at its time limit).
-    The seconds spent building."""
+    ``numbers``: each part's (block number, blocks in the window) for the progress line, where
+    ``parts`` are what is left of a longer window (default: ``parts`` are the window). The
+    seconds spent building."""
     needed = list(dict.fromkeys(commits[i] for part in parts for i in part))
     if not needed:
         return 0.0
@@ -121,7 +135,7 @@ def measure_parts(
                 block=block,
                 cores=None,
                 build_seconds=build_seconds if k == 0 else 0.0,
-                numbered=(k + 1, len(parts)),
+                numbered=numbers[k] if numbers else (k + 1, len(parts)),
             ),
         )
     return build_seconds

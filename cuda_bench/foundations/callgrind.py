@@ -176,10 +176,10 @@ _NAMED = re.compile(r"\((\d+)\)(?: (.*))?$")
 def total(path, tail=4096):
     """The count of callgrind's file at ``path`` from its ``totals:`` line, read from the file's end
     (the line is its last) without the functions before it: what a worker reads of its own dumps
-    while it counts (None where the file has none). Not the header's ``summary:``: with client
-    requests (the toggles and dumps of a count) callgrind can write a summary larger than the costs
-    the file holds, as iai-callgrind's parser notes too; on the GPU machine it read a hundred
-    thousand instructions a call or more for cases that count two thousand."""
+    while it counts (None where the file has none). Not the header's ``summary:``: that is the
+    process's cost so far, which with client requests (the toggles and dumps of a count) can be
+    larger than this dump's; ``totals:`` is this dump's alone (iai-callgrind reads it first for the
+    same reason)."""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
         f.seek(max(0, f.tell() - tail))
