@@ -926,6 +926,9 @@ MUTATIONS = [
      """trap 'echo "offline_run: signal received: cuda-bench has stopped" >&2' INT TERM\n""", "",
      ["tests/test_offline.py::test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or_says_"
       "after_it"]),
+    ("the instruction pass leaves its workers' starts out of where its seconds went", "cuda_bench/compare/instrpass.py",
+     '                    found["time"]["starts"] += time.monotonic() - began\n', "",
+     [INSTRUCTIONS + "test_a_compilation_counts_in_one_layout_and_the_pass_says_its_seconds_and_progress"]),
     ("a window's estimate spreads the first contexts over the cores", "cuda_bench/compare/settings.py",
      "        return 2 * min(self.pairs, self.first_context_pairs) * FIRST_CONTEXT_SAMPLE", "        return 0.0",
      [COLD + "test_a_windows_estimate_adds_the_first_contexts_one_at_a_time_whatever_the_cores"]),

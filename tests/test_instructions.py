@@ -511,6 +511,14 @@ def test_a_compilation_counts_in_one_layout_and_the_pass_says_its_seconds_and_pr
     assert ticks and re.match(r"instructions: \d+/6 case-layouts, \d+ s; slowest \S+ \d+ s$", ticks[-1])
     assert "| seconds counting |" in instructions_read.markdown(record)
     assert record["built_with"] == {"cuda_core": built}  # what compiled the packages built from the commit
+    # where the processes' seconds went: 6 processes (5 layouts of one, 1 of the other), each a worker start under
+    # valgrind and its cases, all within the processes' lives
+    spent = record["time"]
+    assert spent["worker_starts"] > 0
+    assert abs(spent["cases"] - sum(c["seconds"] for c in record["cases"])) <= 0.1 * len(record["cases"])
+    assert spent["worker_starts"] + spent["cases"] <= spent["processes"] + 0.2
+    assert f"({spent['processes']:g} process-seconds: {spent['worker_starts']:g} starting workers" in \
+        instrpass.said(record)
 
 
 def test_a_commits_cases_run_in_the_same_processes_in_every_pass_whatever_is_counted_beside_it():

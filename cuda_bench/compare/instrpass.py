@@ -156,6 +156,9 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
     found.update(
         {"cases": {}, "skipped": {}, "errors": {}, "interrupted": [], "hello": {}, "names": {}}
     )
+    # where the process's seconds went: its workers' starts under valgrind, and its whole life
+    found["time"] = {"starts": 0.0, "process": 0.0}
+    process_began = time.monotonic()
     worker = None
     try:
         for name in names:
@@ -167,6 +170,7 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
             try:
                 if worker is None:
                     worker = paired.Worker(side, None, settings, logs)
+                    found["time"]["starts"] += time.monotonic() - began
                     found["hello"] = found["hello"] or worker.hello
                 began = time.monotonic()  # a case's seconds leave the worker's start out
                 if starting is not None:
@@ -201,6 +205,7 @@ def count_part(side, names, *, valgrind, layout, logs, keep=None, name_functions
         if worker is not None:
             worker.close()
         shutil.rmtree(dumps, ignore_errors=True)
+        found["time"]["process"] = time.monotonic() - process_began
     return found
 
 
@@ -404,6 +409,15 @@ def record_of(side, parts, names, version, seconds, cut=False):
         "cases": cases,
         "skipped": {k: v for p in parts for k, v in p["skipped"].items()},
         "errors": errors,
+        # the seconds of its processes, summed: their lives, their workers' starts under valgrind
+        # and the cases' counting (each case's setup, warm-up, runs and the reading of its dumps)
+        "time": {
+            "processes": round(sum(p.get("time", {}).get("process", 0) for p in parts), 1),
+            "worker_starts": round(sum(p.get("time", {}).get("starts", 0) for p in parts), 1),
+            "cases": round(
+                sum(c.get("seconds") or 0 for p in parts for c in p["cases"].values()), 1
+            ),
+        },
     }
     if cut:  # what the interrupt stopped in flight, said as such (not as a failure)
         record["interrupted"] = sorted({n for p in parts for n in p["interrupted"]})
@@ -478,6 +492,12 @@ def said(record):
         f"instructions at {record['rev'][:9]}: {len(record['cases'])} counted, "
         f"{len(record['skipped'])} skipped, {len(record['errors'])} not counted in "
         f"{record['seconds']:g} s"
+        + (
+            f" ({spent['processes']:g} process-seconds: {spent['worker_starts']:g} starting "
+            f"workers under valgrind, {spent['cases']:g} counting cases)"
+            if (spent := record.get("time"))
+            else ""
+        )
         + (
             f"; interrupted while {len(record['interrupted'])} were being counted: the other cases "
             "were not counted"
