@@ -187,16 +187,12 @@ def instruction_counts(args, argv, sides, names, out, info, name):
         log(f"instructions not counted: {exc}")
         return OK
     except instrpass.InstructionsCut as cut:  # what was counted is written, never recorded
-        for side in sides:  # every side on disk before a word is said: a closed log loses no record
-            instrpass.write(out / label(side.rev), *cut.found[side.name])
-        for side in sides:
-            where = out / label(side.rev) / "instructions.json"
-            log(instrpass.said(cut.found[side.name][0]) + f" -> {where}")
+        written(sides, cut.found, out)
         raise
     status = OK
-    for side in sides:
-        record, functions = found[side.name]
-        print(written(side, record, functions, out))
+    for side, table in zip(sides, written(sides, found, out)):
+        record = found[side.name][0]
+        print(table)
         if record["errors"]:
             status = INCOMPLETE
         if not args.no_write and not kept(name, "instructions", record, out / label(side.rev)):
@@ -209,12 +205,15 @@ def instruction_counts(args, argv, sides, names, out, info, name):
     return status
 
 
-def written(side, record, functions, out):
-    """One side's instruction record, table and functions written under ``out``, and said: the
-    table."""
-    text = instrpass.write(out / label(side.rev), record, functions)
-    log(instrpass.said(record) + f" -> {out / label(side.rev) / 'instructions.json'}")
-    return text
+def written(sides, found, out):
+    """Each side's instruction record, table and functions (``found``: {side name: (record,
+    functions)}) written under ``out``, every side before a word is said (a closed log loses no
+    record), then said: the tables."""
+    tables = [instrpass.write(out / label(side.rev), *found[side.name]) for side in sides]
+    for side in sides:
+        where = out / label(side.rev) / "instructions.json"
+        log(instrpass.said(found[side.name][0]) + f" -> {where}")
+    return tables
 
 
 def keep_imports(sides, name, out, args, argv, info):

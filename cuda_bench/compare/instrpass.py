@@ -412,8 +412,8 @@ def record_of(side, parts, names, version, seconds, cut=False):
         # the seconds of its processes, summed: their lives, their workers' starts under valgrind
         # and the cases' counting (each case's setup, warm-up, runs and the reading of its dumps)
         "time": {
-            "processes": round(sum(p.get("time", {}).get("process", 0) for p in parts), 1),
-            "worker_starts": round(sum(p.get("time", {}).get("starts", 0) for p in parts), 1),
+            "processes": round(sum(p["time"]["process"] for p in parts), 1),
+            "worker_starts": round(sum(p["time"]["starts"] for p in parts), 1),
             "cases": round(
                 sum(c.get("seconds") or 0 for p in parts for c in p["cases"].values()), 1
             ),
