@@ -127,24 +127,20 @@ def test_per_call_is_the_long_run_less_the_short_one_less_the_harness():
 
 def test_whether_a_call_is_heavy_is_read_from_the_costs_its_value_is_read_from(tmp_path):
     """A dump's header ``summary:`` can be larger than the costs the file holds (callgrind with client requests):
-    the first repeat is judged by each file's ``totals:``, its last line, the count its value is taken from, so a
-    light call is counted in five repeats. The files are longer than the tail the worker reads."""
-    runs, totals = runs_and_totals(1, per_call=2000)
+    the probe is judged by its file's ``totals:``, its last line, the count values are taken from, so a light call
+    is counted in five repeats. The file is longer than the tail the worker reads."""
+    calls, cost = 100, 100 * 2000
     many = "".join(f"fn=({i}) f{i}\n0 0\n" for i in range(2, 800))  # functions of no cost: 8 KiB
-    for run in runs:
-        run["file"] = str(tmp_path / run["file"])
-        cost = totals[Path(run["file"]).name]
-        Path(run["file"]).write_text(f"version: 1\ncreator: callgrind-3.19.0\npositions: line\nevents: Ir\n"
-                                     f"summary: {cost * 100}\n\nfn=(1) body\n0 {cost}\n{many}\ntotals: {cost}\n")
-    assert Path(runs[0]["file"]).stat().st_size > 8192 and callgrind.total(runs[0]["file"]) == totals["r0-1-False"]
-    assert callgrind.read(runs[0]["file"]).total == totals["r0-1-False"]
-    assert not instructions.heavy(runs)
-    heavy_runs, heavy_totals = runs_and_totals(1, per_call=instructions.HEAVY)
-    for run in heavy_runs:
-        cost = heavy_totals[run["file"]]
-        run["file"] = str(tmp_path / f"heavy-{run['file']}")
-        Path(run["file"]).write_text(f"summary: {cost}\n\nfn=(1) body\n0 {cost}\n\ntotals: {cost}\n")
-    assert instructions.heavy(heavy_runs)
+    light = tmp_path / "light.callgrind.out"
+    light.write_text(f"version: 1\ncreator: callgrind-3.19.0\npositions: line\nevents: Ir\n"
+                     f"summary: {cost * 100}\n\nfn=(1) body\n0 {cost}\n{many}\ntotals: {cost}\n")
+    assert light.stat().st_size > 8192 and callgrind.total(light) == cost == callgrind.read(light).total
+    assert not instructions.heavy(light, calls)
+    for per_call, heavy in ((instructions.HEAVY - 1, False), (instructions.HEAVY, True)):
+        probe = tmp_path / f"probe-{per_call}.callgrind.out"
+        probe.write_text(f"summary: {per_call * calls}\n\nfn=(1) body\n0 {per_call * calls}\n\n"
+                         f"totals: {per_call * calls}\n")
+        assert instructions.heavy(probe, calls) is heavy
 
 
 def test_a_retry_that_lands_in_one_run_moves_neither_the_value_nor_the_spread():
@@ -193,7 +189,8 @@ def record(rev, cases, valgrind="3.19.0", python="3.12.3"):
     return {"commit": rev * 12, "rev": rev, "date": "2026-12-06T00:00:00Z", "seconds": 1.0, "build_seconds": None,
             "command": None, "machine": {}, "host": {"start": None, "boot": None},
             "versions": {"python": python, "cuda-core": "1.2.0"}, "valgrind": valgrind,
-            "settings": {"fast": [[1, 3], 5, 64], "slow": [[1, 2], 1, 8], "layouts": 3, "processes": 15},
+            "settings": {"fast": [[1, 3], 5, 64], "slow": [[1, 2], 1, 8], "probe": [8, 100000], "layouts": 3,
+                         "processes": 15},
             "cases": cases, "skipped": {}, "errors": {}}
 
 
@@ -218,6 +215,21 @@ def test_a_case_moves_only_beyond_its_spread_and_half_a_percent():
     assert instructions_read.compared(base, record("b", head["cases"], valgrind="3.22.0")) == {}
     assert "valgrind 3.19.0 on one side and 3.22.0" in instructions_read.comparable(base, record("b", [], "3.22.0"))
     assert "Python" in instructions_read.comparable(base, record("b", [], python="3.11.7"))
+
+
+def test_records_counted_by_two_methods_are_not_compared():
+    """The warm-up changes what a count includes: a record counted with the probe and one counted without it (or
+    with other run lengths or layouts) are not compared, and the answer says what differs. The processes a pass
+    dealt its cases into are not the method."""
+    base, head = record("a", [case("c1", 1000)]), record("b", [case("c1", 1100)])
+    assert instructions_read.comparable(base, head | {"settings": head["settings"] | {"processes": 30}}) is None
+    before = head | {"settings": {k: v for k, v in head["settings"].items() if k != "probe"}}
+    assert instructions_read.compared(base, before) == {}
+    assert instructions_read.comparable(base, before) == (
+        "instructions were counted by two methods (probe [8, 100000] and None): not compared")
+    longer = head | {"settings": head["settings"] | {"fast": [[1, 4], 5, 64]}}
+    assert "fast [[1, 3], 5, 64] and [[1, 4], 5, 64]" in instructions_read.comparable(base, longer)
+    assert instructions_read.moved(base, head)["c1"]["moved"]
 
 
 def test_builds_compiled_by_two_compilers_are_not_compared_and_the_answer_names_them():
@@ -549,14 +561,18 @@ def test_the_progress_line_names_the_case_counting_longest_once_it_has_run_long(
 @pytest.mark.slow
 @valgrind_here
 def test_a_call_of_heavy_instructions_is_counted_in_one_repeat_and_a_light_one_in_five(stand_in, tmp_path):
-    """A repeat is there for a retried specialisation, a hundred instructions or so: a call of HEAVY or more is
-    counted once, and reads the same as when counted five times."""
+    """A repeat is there for a retried specialisation, a hundred instructions or so: a call of HEAVY or more, as
+    the probe after PROBE_WARMUP bodies reads it, is counted once after those bodies alone."""
     side = paired.Side("base", "base", "base" * 10, sys.executable)
     record, _ = instrpass.measure([side], [HEAVY, STEADY], out=tmp_path / "out", jobs=4, progress=lambda m: None,
                                   settings=paired.Settings(benchmark_dir=stand_in))["base"]
     entry = {c["name"]: c for c in record["cases"]}
     assert entry[HEAVY]["per_call"] >= instructions.HEAVY and entry[HEAVY]["repeats"] == 1
     assert entry[STEADY]["repeats"] == instructions.FAST[1]
+    # the heavy call's warm-up ends at the probe; the light one's goes on, uncounted
+    assert entry[HEAVY]["warmup"] == instructions.PROBE_WARMUP * 100
+    assert entry[STEADY]["warmup"] == instructions.FAST[2] * 100
+    assert record["settings"]["probe"] == [instructions.PROBE_WARMUP, instructions.HEAVY]
 
 
 @pytest.mark.slow

@@ -246,7 +246,7 @@ def merged(name, layouts, names):
         "layouts": [round(v, 2) for v in values],
         "calls": middle["calls"],
         "warmup": middle["warmup"],
-        # one where the first counted HEAVY instructions per call or more
+        # one where the probe counted HEAVY instructions per call or more
         "repeats": middle["repeats"],
         # what counting it took, summed over its layouts (setup, warm-up and runs under valgrind)
         "seconds": round(sum(c.get("seconds") or 0 for c in layouts), 1),
@@ -403,6 +403,8 @@ def record_of(side, parts, names, version, seconds, cut=False):
         "settings": {
             "fast": list(instructions.FAST),
             "slow": list(instructions.SLOW),
+            # (warm-up bodies before the probe, instructions per call from which a case is heavy)
+            "probe": [instructions.PROBE_WARMUP, instructions.HEAVY],
             "layouts": LAYOUTS,
             "processes": len(parts),
         },

@@ -10,11 +10,17 @@ case's own ``setup``):
 * **warm-up**: :data:`WARMUP_BODIES` runs of the body (:data:`SLOW` ``warmup`` for an operation the
   suite times one call per body), uninstrumented: what the first calls fill is filled, and the
   interpreter has specialised what it can of the body's call sites.
+* **probe** (:data:`FAST` only): after the first :data:`PROBE_WARMUP` bodies of the warm-up,
+  one body counted. A case of :data:`HEAVY` instructions per call or more is counted from there,
+  in one repeat: what the rest of the warm-up and the repeats are for, a retried specialisation
+  of a hundred instructions or so, is under a thousandth of a per cent of its call, and its
+  warm-up under valgrind would cost more than its count. Any other case runs the rest of the
+  warm-up first.
 * **runs**: instrumentation on, then each repeat counts a short and a long run (:data:`FAST`: 1
-  and 3 runs of the body, five times, once where the first repeat counts :data:`HEAVY`
-  instructions per call or more; :data:`SLOW`: 1 and 2, once; of a queued operation,
-  whole batches, drained between batches outside the count), and the same around a body that does
-  nothing; collection on in the calling thread only, around the runs; a dump of each.
+  and 3 runs of the body, five times, once for a heavy case; :data:`SLOW`: 1 and 2, once; of a
+  queued operation, whole batches, drained between batches outside the count), and the same
+  around a body that does nothing; collection on in the calling thread only, around the runs; a
+  dump of each.
 * **per call** (:func:`per_call`): each repeat's long run less its short run, less the same for the
   body that does nothing, over the calls between them: what every run does once (switching the
   count on and off, the loop's start) cancels, and the loop itself with the body that does
@@ -46,13 +52,17 @@ WARMUP_BODIES = 64
 #: runs about a hundred million instructions, several seconds under callgrind)
 FAST = ((1, 3), 5, WARMUP_BODIES)
 SLOW = ((1, 2), 1, 8)
-#: instructions per call from which a case's first repeat is its only one: what the repeats are
-#: for, a retried specialisation of a hundred instructions or so, is then under a thousandth of a
-#: per cent of the call, and each further repeat counts hundreds of millions (a launch with 512
-#: arguments: 2.4 million a call, 220 s of its five layouts on the H100 with five repeats). A case
-#: whose count crossed it between two builds would change how many runs come before the next cases
-#: in its process; the suite's lie far from it (on the H100 the nearest, 89,000 and 135,000)
+#: instructions per call (read by the probe) from which a case is counted after
+#: :data:`PROBE_WARMUP` bodies of warm-up, in one repeat: what the rest of the warm-up and the
+#: repeats are for, a retried specialisation of a hundred instructions or so, is then under a
+#: thousandth of a per cent of the call, and each further body counts hundreds of millions (a
+#: launch with 512 arguments: 2.4 million a call; on the H100 its 64 bodies of warm-up, 6,400
+#: calls, took longer under valgrind than its counted runs). A case whose count crossed it between
+#: two builds would change how many runs come before the next cases in its process; the suite's
+#: lie far from it (on the H100 the nearest, 89,000 and 135,000)
 HEAVY = 100_000
+#: the warm-up bodies before the probe: a heavy case's whole warm-up (800 calls of a body of 100)
+PROBE_WARMUP = 8
 #: operations whose work runs in threads they start: only the calling thread is counted, which
 #: waits, so their count would say nothing of the work (and run each thread instrumented)
 OTHER_THREADS = {
@@ -116,18 +126,29 @@ def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, re
     lengths, repeats, warmup = plan(unroll)
     step = batch or 1
     warmup = -(-warmup // step) * step
+    first = min(warmup, -(-PROBE_WARMUP // step) * step) if repeats > 1 else warmup
     loops = {"noop": _runner(), "body": _runner()}
     enabled = gc.isenabled()
     gc.disable()
-    runs = []
+    runs, probed = [], None
     try:
-        for _ in range(warmup // step):
-            loops["body"](body, step)
-            loops["noop"](_noop, step)
-            if drain is not None:
-                drain()
+        _warm(loops, body, first // step, step, drain)
         requests.instrument(True)
         try:
+            if repeats > 1:
+                _counted(requests, loops["body"], body, step, batch, drain)
+                number = requests.dump(f"{label} probe x{step}")
+                probe_file = callgrind.dump_file(template, os.getpid(), number)
+                try:
+                    probed = heavy(probe_file, step * unroll)
+                finally:
+                    os.unlink(probe_file)
+                if probed:
+                    repeats, warmup = 1, first
+                else:
+                    requests.instrument(False)
+                    _warm(loops, body, (warmup - first) // step, step, drain)
+                    requests.instrument(True)
             for repeat in range(repeats):
                 for length in lengths:
                     for what, fn in (("noop", _noop), ("body", body)):
@@ -144,24 +165,30 @@ def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, re
                                 "file": callgrind.dump_file(template, os.getpid(), number),
                             }
                         )
-                if repeat == 0 and repeats > 1 and heavy(runs):
-                    break
         finally:
             requests.instrument(False)
     finally:
         if enabled:
             gc.enable()
-    return {"runs": runs, "warmup": warmup, "unroll": unroll}
+    return {"runs": runs, "warmup": warmup, "unroll": unroll, "heavy": probed}
 
 
-def heavy(runs):
-    """Whether the first repeat of ``runs`` counted :data:`HEAVY` instructions per call or more,
-    read from its dumps' last lines (:func:`callgrind.total`): the same count its value is
-    taken from."""
-    totals = {r["file"]: callgrind.total(r["file"]) for r in runs}
-    if None in totals.values():
-        return False
-    return repeat_values(runs, totals)[0] >= HEAVY
+def _warm(loops, body, batches, step, drain):
+    """``batches`` runs of ``step`` bodies and of the body that does nothing, uncounted (drained
+    after each, for a queued operation)."""
+    for _ in range(batches):
+        loops["body"](body, step)
+        loops["noop"](_noop, step)
+        if drain is not None:
+            drain()
+
+
+def heavy(probe_file, calls):
+    """Whether the probe's dump (``calls`` calls, with its loop and switches) counted :data:`HEAVY`
+    instructions per call or more, read from its last line (:func:`callgrind.total`): the
+    costs a value is read from, not the header's summary, which is the process's so far."""
+    total = callgrind.total(probe_file)
+    return total is not None and total / calls >= HEAVY
 
 
 # --- what the counts say --------------------------------------------------------------------------

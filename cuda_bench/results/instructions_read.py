@@ -41,10 +41,26 @@ def percent(fraction):
 
 
 # --- two commits ----------------------------------------------------------------------------------
+#: the settings of a record that say how it counted (its processes do not): records counted by
+#: two methods are not compared (a case's warm-up changes what its count includes)
+METHOD = ("fast", "slow", "probe", "layouts")
+
+
 def comparable(base, head):
     """None where two records' counts may be compared, else why not: counts are compared only
-    between runs of one valgrind version and one Python, of packages compiled by one compiler and
-    one Cython where both records say what compiled them."""
+    between runs of one method (:data:`METHOD`), one valgrind version and one Python, of packages
+    compiled by one compiler and one Cython where both records say what compiled them."""
+    methods = [{k: (r.get("settings") or {}).get(k) for k in METHOD} for r in (base, head)]
+    if methods[0] != methods[1]:
+        return (
+            "instructions were counted by two methods ("
+            + "; ".join(
+                f"{k} {methods[0][k]} and {methods[1][k]}"
+                for k in METHOD
+                if methods[0][k] != methods[1][k]
+            )
+            + "): not compared"
+        )
     if base.get("valgrind") != head.get("valgrind"):
         return (
             f"instructions were counted by valgrind {base.get('valgrind')} on one side and "
@@ -285,16 +301,23 @@ def markdown(record):
     settings = record["settings"]
     (short, long), repeats, warmup = settings["fast"]
     (slow_short, slow_long), slow_repeats, slow_warmup = settings["slow"]
+    heavy = ""
+    if settings.get("probe"):
+        after, least = settings["probe"]
+        heavy = (
+            f", or once after {after} for a case of {least:,} instructions per call or more (as "
+            f"one body counted after those {after} says)"
+        )
     out = [
         f"### Instructions per call at {code(record['rev'])} ({record['commit'][:12]})",
         "",
         f"Counted by valgrind {record['valgrind']}'s callgrind in {settings['processes']} "
         f"processes, each case in {settings['layouts']} memory layouts (a compilation in one): "
         f"in each, a run of {long} "
-        f"bodies less one of {short}, the median of {repeats}, after {warmup} uncounted runs "
-        f"({slow_long} less {slow_short}, {slow_repeats}, after {slow_warmup}, for an operation "
-        "timed one call per body); the median of the layouts. Spread: the range of the layouts' "
-        "values. " + WHAT,
+        f"bodies less one of {short}, the median of {repeats}, after {warmup} uncounted runs"
+        f"{heavy} ({slow_long} less {slow_short}, {slow_repeats}, after {slow_warmup}, for an "
+        "operation timed one call per body); the median of the layouts. Spread: the range of the "
+        "layouts' values. " + WHAT,
         "",
         "| case | instructions per call | spread | seconds counting |",
         "|---|--:|--:|--:|",
