@@ -56,8 +56,8 @@ SLOW = ((1, 2), 1, 8)
 #: :data:`PROBE_WARMUP` bodies of warm-up, in one repeat: what the rest of the warm-up and the
 #: repeats are for, a retried specialisation of a hundred instructions or so, is then under a
 #: thousandth of a per cent of the call, and each further body counts hundreds of millions (a
-#: launch with 512 arguments: 2.4 million a call; on the H100 its 64 bodies of warm-up, 6,400
-#: calls, took longer under valgrind than its counted runs). A case whose count crossed it between
+#: launch with 512 arguments: 2.4 million a call; 64 bodies of warm-up, 6,400 calls, take longer
+#: under valgrind uninstrumented than the 400 calls counted). A case whose count crossed it between
 #: two builds would change how many runs come before the next cases in its process; the suite's
 #: lie far from it (on the H100 the nearest, 89,000 and 135,000)
 HEAVY = 100_000
