@@ -399,7 +399,7 @@ class Steady:
 
 
 class Heavy:
-    """Over HEAVY instructions a call (a sum over a range, in C): its first repeat is its only one."""
+    """Over HEAVY instructions a call (a sum over a range, in C): counted once, after the probe's warm-up."""
     params = [["py"]]
     param_names = ["api"]
     unroll = 100
