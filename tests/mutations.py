@@ -928,6 +928,10 @@ MUTATIONS = [
      '        if line.startswith("totals:"):\n            return int(line.split()[1])\n    return None',
      '        if line.startswith("summary:"):\n            return int(line.split()[1])\n    return None',
      [INSTRUCTIONS + "test_whether_a_call_is_heavy_is_read_from_the_costs_its_value_is_read_from"]),
+    ("an interrupt dropped in an at-fork hook is lost", "cuda_bench/foundations/process.py",
+     "                running[i] = (launch(i, core), core)\n                check_interrupted()\n",
+     "                running[i] = (launch(i, core), core)\n",
+     ["tests/test_interrupts.py::test_an_interrupt_python_drops_in_an_at_fork_hook_still_stops_the_tasks"]),
     ("a call's time limit closes the log under the command", "scripts/offline_run.sh",
      """>(trap '' INT TERM; exec tee -a "$out/bench.log")""", '>(exec tee -a "$out/bench.log")',
      ["tests/test_offline.py::test_a_signal_to_the_calls_process_group_loses_nothing_the_command_writes_or_says_"

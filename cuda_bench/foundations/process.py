@@ -38,14 +38,34 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM, raised as Ctrl-C is: the same clean stop."""
 
 
+#: set by the handlers :func:`stop_on_sigterm` installs, before they raise. Python prints and drops
+#: what a signal handler raises inside an at-fork hook or a finalizer, and the logging module
+#: releases its lock in a hook after every fork: an interrupt that lands there is lost, and the
+#: command would run on until a time limit's SIGKILL. Where the command forks from its main thread
+#: it calls :func:`check_interrupted` after.
+SIGNALLED = threading.Event()
+
+
 def stop_on_sigterm():
     """From now on SIGTERM stops this process as Ctrl-C does (:class:`Interrupted`), so every
-    ``finally`` runs."""
+    ``finally`` runs; both are noted in :data:`SIGNALLED`."""
+    SIGNALLED.clear()
 
     def stop(signum, frame):
+        SIGNALLED.set()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         raise Interrupted(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, stop)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, stop)
+
+
+def check_interrupted():
+    """Raise the interrupt whose handler could not (:data:`SIGNALLED`): after a fork."""
+    if SIGNALLED.is_set():
+        raise Interrupted("an interrupt that arrived while a process was started")
 
 
 # seconds a command started in a process group of its own (pip wheel and the compilers under it) has
@@ -200,6 +220,7 @@ def in_parallel(task, args, count, cores, total, progress, label, threads=False)
             while pending and free:
                 i, core = pending.pop(0), free.pop(0)
                 running[i] = (launch(i, core), core)
+                check_interrupted()
             try:
                 handle(messages.get(timeout=1))
             except queue.Empty:
