@@ -401,8 +401,9 @@ def record_of(side, parts, names, version, seconds, cut=False):
         # what compiled each package built from the commit (wheels.built_with), where known
         "built_with": wheels.compiled_by(side.record),
         "settings": {
-            "fast": list(instructions.FAST),
-            "slow": list(instructions.SLOW),
+            # as JSON reads them back (lists), so that a record written and one read compare
+            "fast": json.loads(json.dumps(instructions.FAST)),
+            "slow": json.loads(json.dumps(instructions.SLOW)),
             # (warm-up bodies before the probe, instructions per call from which a case is heavy)
             "probe": [instructions.PROBE_WARMUP, instructions.HEAVY],
             "layouts": LAYOUTS,

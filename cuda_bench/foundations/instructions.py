@@ -11,11 +11,11 @@ case's own ``setup``):
   suite times one call per body), uninstrumented: what the first calls fill is filled, and the
   interpreter has specialised what it can of the body's call sites.
 * **probe** (:data:`FAST` only): after the first :data:`PROBE_WARMUP` bodies of the warm-up,
-  one body counted. A case of :data:`HEAVY` instructions per call or more is counted from there,
-  in one repeat: what the rest of the warm-up and the repeats are for, a retried specialisation
-  of a hundred instructions or so, is under a thousandth of a per cent of its call, and its
-  warm-up under valgrind would cost more than its count. Any other case runs the rest of the
-  warm-up first.
+  one body counted (a batch, for a queued operation). A case of :data:`HEAVY` instructions per
+  call or more is counted from there, in one repeat: what the rest of the warm-up and the repeats
+  are for, a retried specialisation of a hundred instructions or so, is under a thousandth of a
+  per cent of its call, and its warm-up under valgrind would cost more than its count. Any other
+  case runs the rest of the warm-up first (the probe's bodies come on top of it).
 * **runs**: instrumentation on, then each repeat counts a short and a long run (:data:`FAST`: 1
   and 3 runs of the body, five times, once for a heavy case; :data:`SLOW`: 1 and 2, once; of a
   queued operation, whole batches, drained between batches outside the count), and the same
@@ -117,7 +117,8 @@ def _counted(requests, runs, fn, bodies, batch, drain):
 def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, requests=None):
     """Count ``body`` (``unroll`` calls a run; ``batch``: runs per sample of a queued operation,
     ``drain()`` after each) under callgrind: {"runs": [{"body": bool, "repeat", "bodies", "calls",
-    "file"}], "warmup": bodies, "unroll"} (the module docstring says how). ``template``: the
+    "file"}], "warmup": uncounted bodies, "unroll", "heavy": what the probe found (None where there
+    is none)} (the module docstring says how). ``template``: the
     worker's --callgrind-out-file (default ``$CUDA_BENCH_CALLGRIND_OUT``)."""
     requests = requests or callgrind.requests()
     if not requests.running():

@@ -38,21 +38,22 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM, raised as Ctrl-C is: the same clean stop."""
 
 
-#: set by the handlers :func:`stop_on_sigterm` installs, before they raise. Python prints and drops
-#: what a signal handler raises inside an at-fork hook or a finalizer, and the logging module
-#: releases its lock in a hook after every fork: an interrupt that lands there is lost, and the
-#: command would run on until a time limit's SIGKILL. Where the command forks from its main thread
-#: it calls :func:`check_interrupted` after.
-SIGNALLED = threading.Event()
+#: [whether an interrupt came]: set by the handlers :func:`stop_on_sigterm` installs, before they
+#: raise. Python prints and drops what a signal handler raises inside an at-fork hook or a
+#: finalizer, and the logging module releases its lock in a hook after every fork: an interrupt that
+#: lands there is lost, and the command would run on until a time limit's SIGKILL. Where the
+#: command forks from its main thread it calls :func:`check_interrupted` after. A plain value, not
+#: an Event: a second signal inside the first's ``Event.set`` would wait on its lock for ever.
+SIGNALLED = [False]
 
 
 def stop_on_sigterm():
     """From now on SIGTERM stops this process as Ctrl-C does (:class:`Interrupted`), so every
     ``finally`` runs; both are noted in :data:`SIGNALLED`."""
-    SIGNALLED.clear()
+    SIGNALLED[0] = False
 
     def stop(signum, frame):
-        SIGNALLED.set()
+        SIGNALLED[0] = True
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise Interrupted(f"signal {signum}")
@@ -64,7 +65,7 @@ def stop_on_sigterm():
 
 def check_interrupted():
     """Raise the interrupt whose handler could not (:data:`SIGNALLED`): after a fork."""
-    if SIGNALLED.is_set():
+    if SIGNALLED[0]:
         raise Interrupted("an interrupt that arrived while a process was started")
 
 

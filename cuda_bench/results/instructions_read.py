@@ -305,8 +305,8 @@ def markdown(record):
     if settings.get("probe"):
         after, least = settings["probe"]
         heavy = (
-            f", or once after {after} for a case of {least:,} instructions per call or more (as "
-            f"one body counted after those {after} says)"
+            f", or once after {after} for a case of {least:,} instructions per call or more, as "
+            f"one body counted after those {after} says;"
         )
     out = [
         f"### Instructions per call at {code(record['rev'])} ({record['commit'][:12]})",
@@ -315,8 +315,8 @@ def markdown(record):
         f"processes, each case in {settings['layouts']} memory layouts (a compilation in one): "
         f"in each, a run of {long} "
         f"bodies less one of {short}, the median of {repeats}, after {warmup} uncounted runs"
-        f"{heavy} ({slow_long} less {slow_short}, {slow_repeats}, after {slow_warmup}, for an "
-        "operation timed one call per body); the median of the layouts. Spread: the range of the "
+        f"{heavy or ';'} {slow_long} less {slow_short}, {slow_repeats}, after {slow_warmup}, for "
+        "an operation timed one call per body; the median of the layouts. Spread: the range of the "
         "layouts' values. " + WHAT,
         "",
         "| case | instructions per call | spread | seconds counting |",

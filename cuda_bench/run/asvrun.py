@@ -250,7 +250,6 @@ def asv(*args, config=CONF, timed=False, affinity=None, env=None):
     print("bench: $ " + " ".join(cmd), file=sys.stderr, flush=True)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, start_new_session=True)
     try:
-        process.check_interrupted()
         return proc.wait()
     except BaseException:
         stop_group(proc)
