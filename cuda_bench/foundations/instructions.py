@@ -117,9 +117,8 @@ def _counted(requests, runs, fn, bodies, batch, drain):
 def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, requests=None):
     """Count ``body`` (``unroll`` calls a run; ``batch``: runs per sample of a queued operation,
     ``drain()`` after each) under callgrind: {"runs": [{"body": bool, "repeat", "bodies", "calls",
-    "file"}], "warmup": uncounted bodies, "unroll", "heavy": what the probe found (None where there
-    is none)} (the module docstring says how). ``template``: the
-    worker's --callgrind-out-file (default ``$CUDA_BENCH_CALLGRIND_OUT``)."""
+    "file"}], "warmup": uncounted bodies, "unroll"} (the module docstring says how). ``template``:
+    the worker's --callgrind-out-file (default ``$CUDA_BENCH_CALLGRIND_OUT``)."""
     requests = requests or callgrind.requests()
     if not requests.running():
         raise RuntimeError("not running under valgrind: instructions are counted by callgrind")
@@ -131,7 +130,7 @@ def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, re
     loops = {"noop": _runner(), "body": _runner()}
     enabled = gc.isenabled()
     gc.disable()
-    runs, probed = [], None
+    runs = []
     try:
         _warm(loops, body, first // step, step, drain)
         requests.instrument(True)
@@ -171,7 +170,7 @@ def count(body, *, unroll=1, batch=None, drain=None, label="", template=None, re
     finally:
         if enabled:
             gc.enable()
-    return {"runs": runs, "warmup": warmup, "unroll": unroll, "heavy": probed}
+    return {"runs": runs, "warmup": warmup, "unroll": unroll}
 
 
 def _warm(loops, body, batches, step, drain):

@@ -53,7 +53,7 @@ def under_valgrind():
         print(f"{what:>42}: {seconds:5.2f} s")
     print(
         f"{'instructions per call':>42}: {value:,.0f} "
-        f"(heavy: {found['heavy']}, warm-up {found['warmup']} bodies)"
+        f"(repeats {len({r['repeat'] for r in found['runs']})}, warm-up {found['warmup']} bodies)"
     )
 
 
